@@ -1,0 +1,14 @@
+/* compiler.h - small compiler helpers shared by every layer. */
+#ifndef LUNAR_BASE_COMPILER_H
+#define LUNAR_BASE_COMPILER_H
+
+#include <stddef.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define LUNAR_PACKED __attribute__((packed))
+#define LUNAR_UNUSED __attribute__((unused))
+
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# test.sh - lunar's test command: from a fresh Debian 12 machine, install
+# what is needed, reserve hugepages, build the release, ASan+UBSan and fuzz
+# builds, run every suite, and end with one line "N passed, N failed".
+# Exits non-zero if anything failed. Run as root (namespaces, XDP, hugepages).
+#
+#   scripts/test.sh            everything CI runs
+#   scripts/test.sh --quick    release build, unit + integration only
+#   scripts/test.sh --long     also the long runs (see docs/TESTING.md)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+quick=0 long=0
+for a in "$@"; do
+	case "$a" in
+	--quick) quick=1 ;;
+	--long) long=1 ;;
+	-h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+	*) echo "test.sh: unknown option $a (try --help)" >&2; exit 2 ;;
+	esac
+done
+if [ "$(id -u)" != 0 ]; then
+	echo "test.sh: run as root: the tests create network namespaces, attach XDP programs and reserve hugepages" >&2
+	exit 2
+fi
+
+log_dir="$here/build-logs"
+mkdir -p "$log_dir"
+passed=0 failed=0
+failures=()
+
+step() { printf '\n== %s\n' "$*"; }
+
+# Run a meson test invocation and add its counts to the totals.
+run_suite() {
+	local label=$1 builddir=$2
+	shift 2
+	local out="$log_dir/$label.txt"
+	meson test -C "$builddir" --print-errorlogs --num-processes 1 "$@" 2>&1 | tee "$out" | grep -E '^ *[0-9]+/[0-9]+ ' || true
+	local ok fail
+	ok=$(awk '/^Ok:/ {print $2}' "$out" | tail -1)
+	fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $2} END {print s + 0}' "$out")
+	ok=${ok:-0}
+	if [ "$ok" = 0 ] && [ "$fail" = 0 ] && ! grep -q '^Ok:' "$out"; then
+		fail=1 # meson itself failed (no summary): count it
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + fail))
+	[ "$fail" = 0 ] || failures+=("$label (see $out)")
+}
+
+build() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >"$log_dir/setup-$(basename "$dir").txt" 2>&1 || {
+			cat "$log_dir/setup-$(basename "$dir").txt"
+			return 1
+		}
+	fi
+	ninja -C "$dir" >"$log_dir/ninja-$(basename "$dir").txt" 2>&1 || {
+		tail -40 "$log_dir/ninja-$(basename "$dir").txt"
+		return 1
+	}
+}
+
+build_or_fail() {
+	local label=$1
+	shift
+	if ! build "$@"; then
+		failed=$((failed + 1))
+		failures+=("build $label")
+		return 1
+	fi
+}
+
+step "dependencies"
+scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+step "hugepages"
+scripts/hugepages.sh || { echo "0 passed, 1 failed"; exit 1; }
+scripts/topo.sh down-all >/dev/null 2>&1 || true
+
+step "release build"
+if build_or_fail release build -Dbuildtype=release; then
+	step "unit tests (release)"
+	run_suite unit-release build --suite unit --suite unit-root
+	step "integration tests (release)"
+	run_suite integration-release build --suite integration
+	if [ "$long" = 1 ]; then
+		step "long tests (release)"
+		run_suite long-release build --suite long
+	fi
+fi
+
+if [ "$quick" = 0 ]; then
+	step "ASan+UBSan build"
+	if build_or_fail asan build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false; then
+		step "unit and integration tests (ASan+UBSan)"
+		run_suite unit-asan build-asan --suite unit --suite unit-root
+		run_suite integration-asan build-asan --suite integration
+	fi
+	step "fuzz build (clang, libFuzzer)"
+	if CC=clang build_or_fail fuzz build-fuzz -Dbuildtype=debug -Dfuzz=true; then
+		step "fuzz targets (short fixed runs)"
+		run_suite fuzz build-fuzz --suite fuzz
+	fi
+fi
+
+scripts/topo.sh down-all >/dev/null 2>&1 || true
+if [ ${#failures[@]} -gt 0 ]; then
+	printf '\nfailed:\n'
+	printf '  %s\n' "${failures[@]}"
+fi
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,352 @@
+/*
+ * env.c - bring-up and teardown of one lunar instance, and the loop
+ * iteration (see env.h). Order matters: everything that can be checked
+ * without side effects is checked before EAL creates anything.
+ */
+#include "loop/env.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "base/log.h"
+#include "ctl/netlink.h"
+#include "mem/zbuf.h"
+#include "port/port_ethdev.h"
+#include "port/port_fault.h"
+#include "port/port_pcap.h"
+
+#define RX_BURST 32
+#define POOL_MBUFS 8191
+#define TIMER_PERIOD_NS 10000000ull /* neighbour timers every 10 ms */
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+void lunar_handle_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+bool lunar_stop_requested(void)
+{
+	return stop_flag != 0;
+}
+
+uint64_t lunar_env_now_ns(const struct lunar_env *env)
+{
+	uint64_t t = rte_get_tsc_cycles();
+
+	return (uint64_t)((__uint128_t)t * 1000000000u / env->tsc_hz);
+}
+
+static const char *xdp_prog_path(void)
+{
+	const char *env = getenv("LUNAR_XDP_PROG");
+	struct stat st;
+
+	if (env && *env)
+		return env;
+	if (stat(LUNAR_XDP_PROG_BUILD, &st) == 0)
+		return LUNAR_XDP_PROG_BUILD;
+	return LUNAR_XDP_PROG_INSTALLED;
+}
+
+static unsigned long free_hugepages_2m(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	unsigned long n = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+static int eal_up(struct lunar_env *env, const char *prog, char *err, size_t errlen)
+{
+	char core[16], loglevel[32];
+	char *argv[] = {(char *)prog,	     "--no-pci",	  "--in-memory", "--no-telemetry",
+			"-l",		     core,		  loglevel,
+			NULL};
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+
+	snprintf(core, sizeof(core), "%u", env->opt.core);
+	snprintf(loglevel, sizeof(loglevel), "--log-level=%s", env->opt.verbose ? "7" : "4");
+	if (rte_eal_init(argc, argv) < 0) {
+		snprintf(err, errlen, "DPDK EAL init failed: %s; check that CPU %u exists and that "
+				      "hugepages are reserved (scripts/hugepages.sh)",
+			 rte_strerror(rte_errno), env->opt.core);
+		return -EIO;
+	}
+	env->eal_up = true;
+	env->tsc_hz = rte_get_tsc_hz();
+	return 0;
+}
+
+/* netlink -> netif: the kernel's neighbour and route tables, live. */
+static void on_kernel_neigh(void *ctx, uint32_t ip, const uint8_t mac[6], bool reachable)
+{
+	struct lunar_env *env = ctx;
+	struct rte_ether_addr a;
+
+	memcpy(a.addr_bytes, mac, 6);
+	env->nif.now_ns = lunar_env_now_ns(env);
+	netif_neigh_update(&env->nif, ip, &a, reachable);
+}
+
+static void on_kernel_route(void *ctx, uint32_t dst, uint8_t plen, uint32_t gw, bool add)
+{
+	struct lunar_env *env = ctx;
+
+	if (plen == 0) {
+		env->nif.gateway = add ? gw : 0;
+		return;
+	}
+	if (add)
+		netif_route_add(&env->nif, dst, plen, gw);
+	else
+		netif_route_del(&env->nif, dst, plen);
+}
+
+static int kernel_resolve(void *ctx, uint32_t ip)
+{
+	return nl_watch_resolve(ctx, ip);
+}
+
+static unsigned mbuf_zones_for(unsigned n_mbufs, unsigned stride)
+{
+	unsigned per_zone = ZBUF_ZONE_SIZE / stride - 1; /* first slot holds the zone header */
+
+	return (n_mbufs + per_zone - 1) / per_zone + 1;
+}
+
+int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar_env **out,
+		   char *err, size_t errlen)
+{
+	struct lunar_env *env;
+	struct nl_ifinfo ifi = {0};
+	struct netif_config nc = {0};
+	struct zbuf_config zc = {.backend = ZBUF_BACKEND_DPDK, .socket_id = -1};
+	struct port_ethdev_args pa = {0};
+	const struct nl_watch_ops nl_ops = {.neigh = on_kernel_neigh, .route = on_kernel_route};
+	uint16_t data_room;
+	struct port *p;
+	int rc;
+
+	rc = lunar_options_check(o, err, errlen);
+	if (rc)
+		return rc;
+	env = calloc(1, sizeof(*env));
+	if (!env)
+		return -ENOMEM;
+	env->opt = *o;
+
+	/* Checks without side effects first: a bad argument leaves nothing behind. */
+	rc = port_ethdev_precheck(&env->opt.port, err, errlen);
+	if (rc)
+		goto fail;
+	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
+		rc = nl_query_if(env->opt.port.ifname, &ifi, err, errlen);
+		if (rc && !env->opt.ip)
+			goto fail;
+		if (!env->opt.ip) {
+			env->opt.ip = ifi.addr;
+			env->opt.prefix_len = ifi.prefix_len;
+		}
+		if (!env->opt.gw)
+			env->opt.gw = ifi.gateway;
+		if (!env->opt.port.mtu && ifi.mtu)
+			env->opt.port.mtu = (uint16_t)(ifi.mtu > 3000 ? 3000 : ifi.mtu);
+	}
+	if (free_hugepages_2m() == 0) {
+		snprintf(err, errlen, "no free 2 MiB hugepages; reserve some with "
+				      "`sudo scripts/hugepages.sh` (or echo 512 > "
+				      "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)");
+		rc = -ENOMEM;
+		goto fail;
+	}
+
+	rc = eal_up(env, prog, err, errlen);
+	if (rc)
+		goto fail;
+	/*
+	 * One element per Zbuf object. af_xdp needs room in the frame for the
+	 * kernel's XDP headroom too, so it gets 4 KiB elements.
+	 */
+	data_room = (uint16_t)((env->opt.port.mtu ? env->opt.port.mtu : 1500) + 64);
+	{
+		unsigned need = 64 + 128 + RTE_PKTMBUF_HEADROOM + data_room, stride = 2048;
+
+		if (env->opt.port.kind == PORT_KIND_AF_XDP)
+			need += 256 + 128;
+		while (stride < need)
+			stride <<= 1;
+		data_room = (uint16_t)(stride - 64 - 128 - RTE_PKTMBUF_HEADROOM);
+		zc.mbuf_zones = mbuf_zones_for(POOL_MBUFS, stride);
+	}
+	for (int c = 0; c < ZBUF_CLASS_COUNT; c++)
+		zc.zones[c] = 2;
+	rc = zbuf_init(&zc);
+	if (rc) {
+		snprintf(err, errlen, "could not reserve Zbuf memory (%s); reserve more hugepages "
+				      "with scripts/hugepages.sh",
+			 strerror(-rc));
+		goto fail;
+	}
+	env->zbuf_up = true;
+	zbuf_thread_init(0);
+	env->pool = zbuf_pktpool_create("lunar_rx", POOL_MBUFS, data_room);
+	if (!env->pool) {
+		snprintf(err, errlen, "could not create the packet pool: %s",
+			 rte_strerror(rte_errno));
+		rc = -ENOMEM;
+		goto fail;
+	}
+
+	pa.spec = &env->opt.port;
+	pa.pool = env->pool;
+	pa.xdp_prog = xdp_prog_path();
+	rc = port_ethdev_open(&pa, &p, err, errlen);
+	if (rc)
+		goto fail;
+	env->port = p;
+	if (env->opt.fault.enabled) {
+		p = port_fault_wrap(env->port, &env->opt.fault);
+		if (!p) {
+			snprintf(err, errlen, "out of memory for the fault wrapper");
+			rc = -ENOMEM;
+			goto fail;
+		}
+		env->port = p;
+	}
+	if (env->opt.pcap[0]) {
+		p = port_pcap_wrap(env->port, env->opt.pcap, 0, err, errlen);
+		if (!p) {
+			rc = -EIO;
+			goto fail;
+		}
+		env->port = p;
+	}
+
+	nc.port = env->port;
+	nc.ip = env->opt.ip;
+	nc.prefix_len = env->opt.prefix_len;
+	nc.gateway = env->opt.gw;
+	nc.neigh_mode = env->opt.port.kind == PORT_KIND_AF_XDP ? NEIGH_MODE_KERNEL : NEIGH_MODE_ARP;
+	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
+		rc = xdp_steer_open(env->opt.port.ifname, &env->steer, err, errlen);
+		if (rc)
+			goto fail;
+		env->steer_open = true;
+		rc = xdp_steer_set_range(&env->steer, env->opt.reserved_lo, env->opt.reserved_hi);
+		if (rc) {
+			snprintf(err, errlen, "could not configure the XDP program: %s",
+				 strerror(-rc));
+			goto fail;
+		}
+		nc.kernel_resolve = kernel_resolve;
+	}
+	rc = netif_init(&env->nif, &nc);
+	if (rc) {
+		snprintf(err, errlen, "bad interface configuration");
+		goto fail;
+	}
+	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
+		env->nl = nl_watch_open(ifi.ifindex, &nl_ops, env);
+		if (!env->nl) {
+			snprintf(err, errlen, "could not open a netlink socket to follow the "
+					      "kernel's neighbour and route tables");
+			rc = -EIO;
+			goto fail;
+		}
+		env->nif.kernel_ctx = env->nl;
+		nl_watch_poll(env->nl); /* the initial dump */
+	}
+	*out = env;
+	return 0;
+fail:
+	lunar_env_close(env);
+	return rc;
+}
+
+int lunar_env_steer_port(struct lunar_env *env, uint16_t port)
+{
+	if (!env->steer_open)
+		return 0;
+	return xdp_steer_add_port(&env->steer, port);
+}
+
+unsigned lunar_env_poll(struct lunar_env *env)
+{
+	struct rte_mbuf *pkts[RX_BURST];
+	uint64_t now = lunar_env_now_ns(env);
+	uint16_t n;
+
+	if (!env->announced && env->nif.neigh_mode == NEIGH_MODE_ARP && port_link_up(env->port)) {
+		env->nif.now_ns = now;
+		netif_gratuitous_arp(&env->nif);
+		env->announced = true;
+	}
+	n = port_rx_burst(env->port, pkts, RX_BURST);
+	if (n)
+		netif_input(&env->nif, pkts, n, now);
+	if (now >= env->next_timer_ns) {
+		netif_timers(&env->nif, now);
+		if (env->nl)
+			nl_watch_poll(env->nl);
+		env->next_timer_ns = now + TIMER_PERIOD_NS;
+	}
+	/* Flush when the receive burst is not full: no timer-driven transmit. */
+	netif_flush(&env->nif);
+	return n;
+}
+
+uint64_t lunar_env_close(struct lunar_env *env)
+{
+	uint64_t leaked = 0;
+
+	if (!env)
+		return 0;
+	if (env->port) {
+		netif_fini(&env->nif);
+		port_close(env->port); /* the device returns the mbufs on its rings */
+		env->port = NULL;
+	}
+	if (env->zbuf_up)
+		leaked = zbuf_in_use();
+	if (env->steer_open)
+		xdp_steer_close(&env->steer);
+	if (env->nl)
+		nl_watch_close(env->nl);
+	if (env->pool)
+		rte_mempool_free(env->pool);
+	if (env->zbuf_up)
+		zbuf_fini();
+	if (env->eal_up)
+		rte_eal_cleanup();
+	free(env);
+	return leaked;
+}

@@ -1,0 +1,180 @@
+/* options.c - parsing and checking of the options every lunar program shares. */
+#include "loop/options.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void lunar_options_init(struct lunar_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->reserved_lo = 61440;
+	o->reserved_hi = 65535;
+	o->fault.seed = 1;
+}
+
+int parse_ipv4(const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return -EINVAL;
+	*out = ntohl(a.s_addr);
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (end == s || *end || errno || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_t errlen)
+{
+	char buf[64];
+	char *slash;
+	unsigned long plen = 32;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		if (parse_uint(slash + 1, 32, &plen) || plen == 0)
+			goto bad;
+	}
+	if (parse_ipv4(buf, &o->ip) || o->ip == 0)
+		goto bad;
+	o->prefix_len = (uint8_t)plen;
+	return 1;
+bad:
+	snprintf(err, errlen, "--ip %s: expected an IPv4 address with prefix length, e.g. "
+			      "--ip 192.168.77.2/24",
+		 arg);
+	return -EINVAL;
+}
+
+int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char *err,
+			size_t errlen)
+{
+	unsigned long v, lo, hi;
+	char *dash;
+	int rc;
+
+	switch (code) {
+	case LUNAR_OPT_PORT: {
+		uint16_t mtu = o->port.mtu;
+
+		rc = port_spec_parse(arg, &o->port, err, errlen);
+		o->port.mtu = mtu;
+		if (rc)
+			return rc;
+		o->has_port = true;
+		return 1;
+	}
+	case LUNAR_OPT_IP:
+		return parse_cidr(o, arg, err, errlen);
+	case LUNAR_OPT_GW:
+		if (parse_ipv4(arg, &o->gw) || o->gw == 0) {
+			snprintf(err, errlen, "--gw %s: expected an IPv4 address, e.g. --gw 10.0.0.1",
+				 arg);
+			return -EINVAL;
+		}
+		return 1;
+	case LUNAR_OPT_MTU:
+		if (parse_uint(arg, 9000, &v) || v < 576) {
+			snprintf(err, errlen, "--mtu %s: expected 576..9000", arg);
+			return -EINVAL;
+		}
+		o->port.mtu = (uint16_t)v;
+		return 1;
+	case LUNAR_OPT_FAULT:
+		rc = fault_spec_parse(arg, &o->fault, err, errlen);
+		return rc ? rc : 1;
+	case LUNAR_OPT_PCAP:
+		if (strlen(arg) >= sizeof(o->pcap)) {
+			snprintf(err, errlen, "--pcap: path too long");
+			return -EINVAL;
+		}
+		strcpy(o->pcap, arg);
+		return 1;
+	case LUNAR_OPT_RESERVED: {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%s", arg);
+		dash = strchr(buf, '-');
+		if (!dash)
+			goto bad_range;
+		*dash = '\0';
+		if (parse_uint(buf, 65535, &lo) || parse_uint(dash + 1, 65535, &hi) || lo == 0 ||
+		    lo > hi)
+			goto bad_range;
+		o->reserved_lo = (uint16_t)lo;
+		o->reserved_hi = (uint16_t)hi;
+		return 1;
+bad_range:
+		snprintf(err, errlen, "--reserved %s: expected LO-HI with 1 <= LO <= HI <= 65535, "
+				      "e.g. --reserved 61440-65535",
+			 arg);
+		return -EINVAL;
+	}
+	case LUNAR_OPT_CORE:
+		if (parse_uint(arg, 1023, &v)) {
+			snprintf(err, errlen, "--core %s: expected a CPU number", arg);
+			return -EINVAL;
+		}
+		o->core = (unsigned)v;
+		return 1;
+	case LUNAR_OPT_VERBOSE:
+		o->verbose = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
+{
+	if (!o->has_port) {
+		snprintf(err, errlen, "no --port given; use --port af_xdp:<ifname>, "
+				      "--port memif:<socket-path>[:server|client] or --port tap:<name>");
+		return -EINVAL;
+	}
+	if (o->port.kind != PORT_KIND_AF_XDP && !o->ip) {
+		snprintf(err, errlen, "--port %s needs --ip ADDR/LEN (only af_xdp can borrow the "
+				      "kernel's address)",
+			 port_kind_name(o->port.kind));
+		return -EINVAL;
+	}
+	if (o->port.kind == PORT_KIND_AF_XDP && o->port.mtu > 3000) {
+		snprintf(err, errlen, "--mtu %u: af_xdp in copy mode carries at most 3000 bytes "
+				      "(no XDP multi-buffer); use memif or tap for jumbo frames",
+			 o->port.mtu);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void lunar_options_usage(FILE *f)
+{
+	fputs("common options:\n"
+	      "  --port KIND:ARGS   af_xdp:<ifname> | memif:<socket-path>[:server|client] | "
+	      "tap:<name>\n"
+	      "  --ip ADDR/LEN      our IPv4 address (af_xdp: default is the interface's)\n"
+	      "  --gw ADDR          default gateway (af_xdp: default is the kernel's)\n"
+	      "  --mtu N            IP MTU, 576..9000 (jumbo on memif and tap)\n"
+	      "  --fault SPEC       [rx:|tx:]drop=P,dup=P,reorder=P,corrupt=P,delay=Nus|Nms or "
+	      "seed=N\n"
+	      "  --pcap FILE        write every frame sent and received to FILE (pcap)\n"
+	      "  --reserved LO-HI   TCP ports steered to lunar on af_xdp (default 61440-65535)\n"
+	      "  --core N           CPU to run on (default 0)\n"
+	      "  --verbose          more log output\n",
+	      f);
+}

@@ -1,0 +1,79 @@
+/*
+ * options.h - the command-line options every lunar program shares:
+ *   --port KIND:ARGS   af_xdp:<ifname> | memif:<path>[:server|client] | tap:<name>
+ *   --ip ADDR/LEN      our address (af_xdp: defaults to the interface's)
+ *   --gw ADDR          default gateway (af_xdp: defaults to the kernel's)
+ *   --mtu N            IP MTU (memif and tap: up to 9000)
+ *   --fault SPEC       fault injection on the port (repeatable)
+ *   --pcap FILE        capture the port's traffic
+ *   --reserved LO-HI   TCP ports steered to lunar (default 61440-65535)
+ *   --core N           CPU to run on (default 0)
+ *   --verbose          more log lines (DPDK's too)
+ * Tools add their own options and hand unknown ones to lunar_options_apply().
+ */
+#ifndef LUNAR_LOOP_OPTIONS_H
+#define LUNAR_LOOP_OPTIONS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "port/port_spec.h"
+
+struct lunar_options {
+	struct port_spec port;
+	bool has_port;
+	uint32_t ip; /* host order; 0: not given */
+	uint8_t prefix_len;
+	uint32_t gw;
+	struct fault_spec fault;
+	char pcap[256];
+	uint16_t reserved_lo, reserved_hi;
+	unsigned core;
+	bool verbose;
+};
+
+enum {
+	LUNAR_OPT_PORT = 0x1000,
+	LUNAR_OPT_IP,
+	LUNAR_OPT_GW,
+	LUNAR_OPT_MTU,
+	LUNAR_OPT_FAULT,
+	LUNAR_OPT_PCAP,
+	LUNAR_OPT_RESERVED,
+	LUNAR_OPT_CORE,
+	LUNAR_OPT_VERBOSE,
+};
+
+/** struct option entries for getopt_long; put them in every tool's table. */
+#define LUNAR_COMMON_LONGOPTS                                                                      \
+	{"port", required_argument, NULL, LUNAR_OPT_PORT},                                         \
+		{"ip", required_argument, NULL, LUNAR_OPT_IP},                                     \
+		{"gw", required_argument, NULL, LUNAR_OPT_GW},                                     \
+		{"mtu", required_argument, NULL, LUNAR_OPT_MTU},                                   \
+		{"fault", required_argument, NULL, LUNAR_OPT_FAULT},                               \
+		{"pcap", required_argument, NULL, LUNAR_OPT_PCAP},                                 \
+		{"reserved", required_argument, NULL, LUNAR_OPT_RESERVED},                         \
+		{"core", required_argument, NULL, LUNAR_OPT_CORE},                                 \
+		{"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE}
+
+/** Fill defaults. */
+void lunar_options_init(struct lunar_options *o);
+/**
+ * Apply one parsed option.
+ * @return 1 if it was a common option, 0 if not ours, negative errno with
+ *         a message in @err when its value is wrong.
+ */
+int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char *err,
+			size_t errlen);
+/** Check the options that depend on each other (e.g. memif/tap need --ip). */
+int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen);
+/** Print the common options' help. */
+void lunar_options_usage(FILE *f);
+
+/** Parse "a.b.c.d" (host order out). @return 0 or -EINVAL. */
+int parse_ipv4(const char *s, uint32_t *out);
+
+#endif

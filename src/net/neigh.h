@@ -1,0 +1,53 @@
+/*
+ * neigh.h - the neighbour table: IPv4 next hop -> MAC, with a small hold
+ * queue per unresolved entry. Pure data structure: it decides, the netif
+ * sends (ARP requests or kernel asks) and transmits released packets.
+ */
+#ifndef LUNAR_NET_NEIGH_H
+#define LUNAR_NET_NEIGH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+struct rte_mbuf;
+
+enum neigh_mode { NEIGH_MODE_ARP, NEIGH_MODE_KERNEL };
+
+enum neigh_state {
+	NEIGH_FREE = 0,
+	NEIGH_INCOMPLETE, /* asked, no answer yet; packets wait in hold[] */
+	NEIGH_REACHABLE,  /* MAC known and fresh */
+	NEIGH_STALE,      /* ARP mode: lifetime over; still used while we re-ask */
+};
+
+#define NEIGH_TABLE_SIZE 256 /* power of two; open addressing */
+#define NEIGH_HOLD 8         /* packets kept per unresolved neighbour */
+
+struct neigh_entry {
+	uint32_t ip;
+	enum neigh_state state;
+	struct rte_ether_addr mac;
+	uint64_t expires_ns;  /* REACHABLE -> STALE (ARP mode) */
+	uint64_t next_try_ns; /* next request/ask */
+	unsigned tries;
+	unsigned n_hold;
+	struct rte_mbuf *hold[NEIGH_HOLD];
+};
+
+struct neigh_table {
+	struct neigh_entry e[NEIGH_TABLE_SIZE];
+	unsigned used;
+};
+
+/** @return the entry for @ip, or NULL. */
+struct neigh_entry *neigh_find(struct neigh_table *t, uint32_t ip);
+/** @return the entry for @ip, created FREE->INCOMPLETE if absent; NULL if the table is full. */
+struct neigh_entry *neigh_get(struct neigh_table *t, uint32_t ip);
+/** Remove @e (its held packets must have been released by the caller). */
+void neigh_remove(struct neigh_table *t, struct neigh_entry *e);
+/** Record @mac for @e: state REACHABLE until @expires_ns (UINT64_MAX: never). */
+void neigh_confirm(struct neigh_entry *e, const struct rte_ether_addr *mac, uint64_t expires_ns);
+
+#endif

@@ -1,0 +1,666 @@
+/*
+ * netif.c - Ethernet, ARP, IPv4, ICMP echo and UDP for one interface (see
+ * netif.h). Receive: parse with wire/, validate, dispatch, count every
+ * drop by reason. Transmit: build headers into the mbuf headroom, resolve
+ * the next hop, batch for netif_flush().
+ */
+#include "net/netif.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "mem/zbuf.h"
+#include "port/port.h"
+#include "wire/arp.h"
+#include "wire/eth.h"
+#include "wire/icmp.h"
+#include "wire/ipv4.h"
+#include "wire/tcp.h"
+#include "wire/udp.h"
+
+#define ONE_SECOND_NS 1000000000ull
+
+static const struct rte_ether_addr eth_bcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+
+const char *ip4_str(uint32_t ip, char *buf)
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+	return buf;
+}
+
+void netif_drop(struct netif *nif, struct rte_mbuf *m, enum lunar_drop reason)
+{
+	nif->ctr.drops[reason]++;
+	rte_pktmbuf_free(m);
+}
+
+/* ---- transmit ---- */
+
+static void tx_enqueue(struct netif *nif, struct rte_mbuf *m)
+{
+	if (nif->txq_len == NETIF_TX_BURST)
+		netif_flush(nif);
+	nif->txq[nif->txq_len++] = m;
+}
+
+void netif_flush(struct netif *nif)
+{
+	unsigned sent = 0;
+
+	/* A full ring gets a few more tries within this flush, then drops. */
+	for (int tries = 0; sent < nif->txq_len && tries < 4; tries++)
+		sent += port_tx_burst(nif->port, nif->txq + sent, (uint16_t)(nif->txq_len - sent));
+	nif->ctr.tx_frames += sent;
+	for (unsigned i = sent; i < nif->txq_len; i++)
+		netif_drop(nif, nif->txq[i], LUNAR_DROP_TX_RING_FULL);
+	nif->txq_len = 0;
+}
+
+/* Prepend the Ethernet header and queue. */
+static void eth_output(struct netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
+		       uint16_t ethertype)
+{
+	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, RTE_ETHER_HDR_LEN);
+
+	if (!h) {
+		netif_drop(nif, m, LUNAR_DROP_NO_MBUF);
+		return;
+	}
+	eth_emit(h, RTE_ETHER_HDR_LEN, dst, &nif->mac, ethertype);
+	tx_enqueue(nif, m);
+}
+
+static struct rte_mbuf *alloc_pkt(struct netif *nif)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->port->pool);
+
+	if (!m)
+		nif->ctr.drops[LUNAR_DROP_NO_MBUF]++;
+	return m;
+}
+
+static void arp_send(struct netif *nif, uint16_t op, const struct rte_ether_addr *eth_dst,
+		     const struct rte_ether_addr *tha, uint32_t tpa)
+{
+	struct rte_mbuf *m = alloc_pkt(nif);
+	struct arp_repr ar = {.op = op, .sha = nif->mac, .spa = nif->ip, .tpa = tpa};
+	uint8_t *p;
+
+	if (!m)
+		return;
+	if (tha)
+		ar.tha = *tha;
+	p = (uint8_t *)rte_pktmbuf_append(m, sizeof(struct rte_arp_hdr));
+	arp_emit(p, sizeof(struct rte_arp_hdr), &ar);
+	if (op == RTE_ARP_OP_REQUEST)
+		nif->ctr.tx_arp_request++;
+	else
+		nif->ctr.tx_arp_reply++;
+	eth_output(nif, m, eth_dst, RTE_ETHER_TYPE_ARP);
+}
+
+void netif_gratuitous_arp(struct netif *nif)
+{
+	/* RFC 5227 announcement: a request with sender and target both our address. */
+	if (nif->neigh_mode == NEIGH_MODE_ARP)
+		arp_send(nif, RTE_ARP_OP_REQUEST, &eth_bcast, NULL, nif->ip);
+}
+
+/* Ask for @e's MAC: ARP request (our ARP) or a kernel resolution request. */
+static void neigh_ask(struct netif *nif, struct neigh_entry *e, bool unicast)
+{
+	e->tries++;
+	e->next_try_ns = nif->now_ns + nif->arp_retry_ns;
+	if (nif->neigh_mode == NEIGH_MODE_KERNEL) {
+		nif->ctr.neigh_kernel_asks++;
+		if (nif->kernel_resolve)
+			nif->kernel_resolve(nif->kernel_ctx, e->ip);
+		return;
+	}
+	/* RFC 1122 2.3.2.1: refresh a stale entry with a unicast request. */
+	arp_send(nif, RTE_ARP_OP_REQUEST, unicast ? &e->mac : &eth_bcast, NULL, e->ip);
+}
+
+static void neigh_release(struct netif *nif, struct neigh_entry *e)
+{
+	for (unsigned i = 0; i < e->n_hold; i++)
+		eth_output(nif, e->hold[i], &e->mac, RTE_ETHER_TYPE_IPV4);
+	e->n_hold = 0;
+}
+
+static void neigh_fail(struct netif *nif, struct neigh_entry *e)
+{
+	for (unsigned i = 0; i < e->n_hold; i++)
+		netif_drop(nif, e->hold[i], LUNAR_DROP_NEIGH_FAILED);
+	e->n_hold = 0;
+	neigh_remove(&nif->neigh, e);
+}
+
+static uint64_t reachable_until(const struct netif *nif)
+{
+	return nif->neigh_mode == NEIGH_MODE_KERNEL ? UINT64_MAX : nif->now_ns + nif->arp_reachable_ns;
+}
+
+void netif_neigh_update(struct netif *nif, uint32_t ip, const struct rte_ether_addr *mac,
+			bool reachable)
+{
+	struct neigh_entry *e = reachable ? neigh_get(&nif->neigh, ip) : neigh_find(&nif->neigh, ip);
+
+	if (!e)
+		return;
+	if (!reachable) {
+		/* The kernel forgot it or failed; held packets get another ask. */
+		if (e->n_hold == 0)
+			neigh_remove(&nif->neigh, e);
+		else
+			e->state = NEIGH_INCOMPLETE;
+		return;
+	}
+	if (e->state != NEIGH_REACHABLE)
+		nif->ctr.neigh_resolved++;
+	neigh_confirm(e, mac, reachable_until(nif));
+	neigh_release(nif, e);
+}
+
+/* Route and resolve, then queue. Takes @m (L3 packet at data offset). */
+static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
+{
+	uint32_t hop = netif_next_hop(nif, dst);
+	struct neigh_entry *e;
+
+	if (dst == 0xffffffffu || (nif->netmask && dst == (nif->ip | ~nif->netmask))) {
+		eth_output(nif, m, &eth_bcast, RTE_ETHER_TYPE_IPV4);
+		return 0;
+	}
+	if (!hop) {
+		netif_drop(nif, m, LUNAR_DROP_NO_ROUTE);
+		return -ENETUNREACH;
+	}
+	e = neigh_get(&nif->neigh, hop);
+	if (!e) {
+		netif_drop(nif, m, LUNAR_DROP_NEIGH_UNRESOLVED);
+		return -ENOBUFS;
+	}
+	if (e->state == NEIGH_REACHABLE || e->state == NEIGH_STALE) {
+		if (e->state == NEIGH_STALE && nif->now_ns >= e->next_try_ns)
+			neigh_ask(nif, e, true);
+		eth_output(nif, m, &e->mac, RTE_ETHER_TYPE_IPV4);
+		return 0;
+	}
+	nif->ctr.neigh_miss++;
+	if (e->n_hold == NEIGH_HOLD) {
+		netif_drop(nif, m, LUNAR_DROP_NEIGH_UNRESOLVED);
+		return -ENOBUFS;
+	}
+	e->hold[e->n_hold++] = m;
+	if (e->tries == 0)
+		neigh_ask(nif, e, false);
+	return 0;
+}
+
+int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto)
+{
+	struct ipv4_repr ir = {
+		.src = nif->ip,
+		.dst = dst,
+		.proto = proto,
+		.ttl = 64,
+		.id = nif->ip_id++,
+		.df = true,
+		.payload_len = rte_pktmbuf_pkt_len(m),
+	};
+	uint8_t *h;
+
+	if (ir.payload_len + sizeof(struct rte_ipv4_hdr) > nif->mtu) {
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE; /* caller's mistake, not a network drop */
+	}
+	h = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(struct rte_ipv4_hdr));
+	if (!h) {
+		netif_drop(nif, m, LUNAR_DROP_NO_MBUF);
+		return -ENOBUFS;
+	}
+	ipv4_emit(h, sizeof(struct rte_ipv4_hdr), &ir, true);
+	return l3_output(nif, m, dst);
+}
+
+/* ---- routes ---- */
+
+static uint32_t mask_of(uint8_t plen)
+{
+	return plen ? ~0u << (32 - plen) : 0;
+}
+
+int netif_route_add(struct netif *nif, uint32_t dst, uint8_t plen, uint32_t gw)
+{
+	netif_route_del(nif, dst, plen);
+	if (nif->n_routes == NETIF_MAX_ROUTES)
+		return -ENOSPC;
+	nif->routes[nif->n_routes++] = (struct netif_route){dst & mask_of(plen), gw, plen};
+	return 0;
+}
+
+void netif_route_del(struct netif *nif, uint32_t dst, uint8_t plen)
+{
+	for (unsigned i = 0; i < nif->n_routes; i++) {
+		if (nif->routes[i].plen == plen && nif->routes[i].dst == (dst & mask_of(plen))) {
+			nif->routes[i] = nif->routes[--nif->n_routes];
+			return;
+		}
+	}
+}
+
+uint32_t netif_next_hop(const struct netif *nif, uint32_t dst)
+{
+	const struct netif_route *best = NULL;
+
+	if (((dst ^ nif->ip) & nif->netmask) == 0)
+		return dst; /* on-link: the connected subnet */
+	for (unsigned i = 0; i < nif->n_routes; i++) {
+		const struct netif_route *r = &nif->routes[i];
+
+		if ((dst & mask_of(r->plen)) == r->dst && (!best || r->plen > best->plen))
+			best = r;
+	}
+	if (best)
+		return best->gw ? best->gw : dst;
+	return nif->gateway;
+}
+
+/* ---- receive ---- */
+
+static void arp_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, size_t len)
+{
+	struct arp_repr ar;
+	enum lunar_drop why = arp_parse(p, len, &ar);
+	struct neigh_entry *e;
+
+	if (why) {
+		netif_drop(nif, m, why);
+		return;
+	}
+	nif->ctr.rx_arp++;
+	if (nif->neigh_mode == NEIGH_MODE_KERNEL) {
+		/* The XDP program leaves ARP to the kernel; seeing one is a steering bug. */
+		netif_drop(nif, m, LUNAR_DROP_STEERED_WRONG);
+		return;
+	}
+	/* RFC 826 merge: update a sender we already know, whoever the target. */
+	e = neigh_find(&nif->neigh, ar.spa);
+	if (e && ar.spa != 0) {
+		if (e->state != NEIGH_REACHABLE)
+			nif->ctr.neigh_resolved++;
+		neigh_confirm(e, &ar.sha, reachable_until(nif));
+		neigh_release(nif, e);
+	}
+	if (ar.tpa != nif->ip || ar.spa == nif->ip) {
+		netif_drop(nif, m, LUNAR_DROP_ARP_NOT_FOR_US);
+		return;
+	}
+	if (!e && ar.spa != 0) {
+		e = neigh_get(&nif->neigh, ar.spa);
+		if (e) {
+			nif->ctr.neigh_resolved++;
+			neigh_confirm(e, &ar.sha, reachable_until(nif));
+		}
+	}
+	if (ar.op == RTE_ARP_OP_REQUEST)
+		arp_send(nif, RTE_ARP_OP_REPLY, &ar.sha, &ar.sha, ar.spa);
+	rte_pktmbuf_free(m);
+}
+
+static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_repr *ir,
+		       bool to_bcast)
+{
+	struct icmp_repr icr;
+	enum lunar_drop why = icmp_parse(ir->payload, ir->payload_len, &icr);
+
+	if (why) {
+		netif_drop(nif, m, why);
+		return;
+	}
+	nif->ctr.rx_icmp++;
+	if (icr.type == RTE_IP_ICMP_ECHO_REQUEST && icr.code == 0) {
+		struct rte_mbuf *r;
+		uint8_t *p;
+
+		if (to_bcast) {
+			/* RFC 1122 3.2.2.6: a host MAY ignore echo to broadcast; we do. */
+			netif_drop(nif, m, LUNAR_DROP_ICMP_BROADCAST_ECHO);
+			return;
+		}
+		r = alloc_pkt(nif);
+		if (!r) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		p = (uint8_t *)rte_pktmbuf_append(r, (uint16_t)(8 + icr.data_len));
+		if (!p) {
+			rte_pktmbuf_free(r);
+			netif_drop(nif, m, LUNAR_DROP_NO_MBUF);
+			return;
+		}
+		icr.type = RTE_IP_ICMP_ECHO_REPLY;
+		icmp_emit(p, 8 + icr.data_len, &icr);
+		rte_pktmbuf_free(m);
+		nif->ctr.tx_icmp_echo_reply++;
+		netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP);
+		return;
+	}
+	if (icr.type == RTE_IP_ICMP_ECHO_REPLY) {
+		nif->ctr.rx_icmp_echo_reply++;
+		if (nif->echo_fn)
+			nif->echo_fn(nif->echo_ctx, ir->src, icr.id, icr.seq, icr.data,
+				     icr.data_len, nif->now_ns);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	netif_drop(nif, m, LUNAR_DROP_ICMP_UNHANDLED_TYPE);
+}
+
+static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_repr *ir,
+		      bool l4_verified)
+{
+	struct udp_repr ur;
+	enum lunar_drop why = udp_parse(ir->payload, ir->payload_len, ir->src, ir->dst,
+					!l4_verified, &ur);
+
+	if (why) {
+		netif_drop(nif, m, why);
+		return;
+	}
+	for (unsigned i = 0; i < nif->n_udp; i++) {
+		struct udp_binding *b = &nif->udp[i];
+
+		if (b->port != ur.dport)
+			continue;
+		nif->ctr.rx_udp++;
+		/* Zero-copy: the payload stays in the received Zbuf frame. */
+		if (!b->fn(b->ctx, ir->src, ur.sport, ur.dport, ur.payload, ur.payload_len,
+			   nif->now_ns))
+			rte_pktmbuf_free(m);
+		return;
+	}
+	netif_drop(nif, m, LUNAR_DROP_UDP_NO_LISTENER);
+}
+
+static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, size_t len)
+{
+	uint64_t ol = m->ol_flags;
+	bool ip_ok = (ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+	bool l4_ok = (ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	struct ipv4_repr ir;
+	enum lunar_drop why;
+	bool bcast;
+
+	if ((ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD) {
+		netif_drop(nif, m, LUNAR_DROP_IP_BAD_CHECKSUM);
+		return;
+	}
+	if ((ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD) {
+		/* The port checked it; report under the protocol's own reason below. */
+		l4_ok = false;
+	}
+	if (ip_ok)
+		nif->ctr.rx_csum_hw_ok++;
+	why = ipv4_parse(p, len, !ip_ok, &ir);
+	if (why) {
+		netif_drop(nif, m, why);
+		return;
+	}
+	bcast = ir.dst == 0xffffffffu || (nif->netmask && ir.dst == (nif->ip | ~nif->netmask));
+	if (ir.dst != nif->ip && !bcast) {
+		netif_drop(nif, m, LUNAR_DROP_IP_NOT_FOR_US);
+		return;
+	}
+	nif->ctr.rx_ipv4++;
+	switch (ir.proto) {
+	case IPPROTO_ICMP:
+		icmp_input(nif, m, &ir, bcast);
+		return;
+	case IPPROTO_UDP:
+		udp_input(nif, m, &ir, l4_ok);
+		return;
+	case IPPROTO_TCP: {
+		struct tcp_repr tr;
+
+		why = tcp_parse(ir.payload, ir.payload_len, ir.src, ir.dst, !l4_ok, &tr);
+		if (why) {
+			netif_drop(nif, m, why);
+			return;
+		}
+		/* TCP arrives with the TCP issue; until then count what was steered here. */
+		nif->ctr.rx_tcp++;
+		netif_drop(nif, m, LUNAR_DROP_TCP_NO_LISTENER);
+		return;
+	}
+	default:
+		netif_drop(nif, m, LUNAR_DROP_IP_UNKNOWN_PROTO);
+	}
+}
+
+void netif_input(struct netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	nif->now_ns = now_ns;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct eth_repr er;
+		enum lunar_drop why;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		nif->ctr.rx_frames++;
+		if (m->nb_segs != 1) {
+			/* Only jumbo frames on ports without big buffers chain; linearize later. */
+			netif_drop(nif, m, LUNAR_DROP_ETH_SHORT);
+			continue;
+		}
+		why = eth_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &er);
+		if (why) {
+			netif_drop(nif, m, why);
+			continue;
+		}
+		if (!rte_is_same_ether_addr(&er.dst, &nif->mac) &&
+		    !rte_is_broadcast_ether_addr(&er.dst)) {
+			netif_drop(nif, m, LUNAR_DROP_ETH_NOT_FOR_US);
+			continue;
+		}
+		switch (er.ethertype) {
+		case RTE_ETHER_TYPE_ARP:
+			arp_input(nif, m, er.payload, er.payload_len);
+			break;
+		case RTE_ETHER_TYPE_IPV4:
+			ipv4_input(nif, m, er.payload, er.payload_len);
+			break;
+		default:
+			netif_drop(nif, m, LUNAR_DROP_ETH_UNKNOWN_TYPE);
+		}
+	}
+}
+
+void netif_timers(struct netif *nif, uint64_t now_ns)
+{
+	nif->now_ns = now_ns;
+	for (unsigned i = 0; i < NEIGH_TABLE_SIZE; i++) {
+		struct neigh_entry *e = &nif->neigh.e[i];
+
+		switch (e->state) {
+		case NEIGH_INCOMPLETE:
+			if (now_ns < e->next_try_ns)
+				break;
+			if (e->tries >= nif->arp_retries) {
+				neigh_fail(nif, e);
+				i--; /* backward shift may have moved an entry here */
+				break;
+			}
+			neigh_ask(nif, e, false);
+			break;
+		case NEIGH_REACHABLE:
+			if (now_ns >= e->expires_ns) {
+				/* RFC 1122 2.3.2.1: stale entries are revalidated, not trusted forever. */
+				e->state = NEIGH_STALE;
+				e->tries = 0;
+				e->next_try_ns = now_ns;
+				nif->ctr.neigh_expired++;
+			}
+			break;
+		case NEIGH_STALE:
+			if (e->tries >= nif->arp_retries && now_ns >= e->next_try_ns) {
+				neigh_remove(&nif->neigh, e);
+				i--;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- ICMP echo and UDP sockets ---- */
+
+int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, size_t len)
+{
+	struct rte_mbuf *m = alloc_pkt(nif);
+	uint8_t data[2048];
+	uint8_t *p;
+
+	if (!m)
+		return -ENOBUFS;
+	if (len > sizeof(data))
+		len = sizeof(data);
+	for (size_t i = 0; i < len; i++)
+		data[i] = (uint8_t)i;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(8 + len));
+	if (!p) {
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
+	}
+	icmp_emit(p, 8 + len,
+		  &(struct icmp_repr){.type = RTE_IP_ICMP_ECHO_REQUEST, .id = id, .seq = seq,
+				      .data = data, .data_len = len});
+	nif->ctr.tx_icmp_echo_request++;
+	return netif_ipv4_output(nif, m, dst, IPPROTO_ICMP);
+}
+
+void netif_set_echo_handler(struct netif *nif, netif_echo_fn fn, void *ctx)
+{
+	nif->echo_fn = fn;
+	nif->echo_ctx = ctx;
+}
+
+int netif_udp_bind(struct netif *nif, uint16_t port, netif_udp_fn fn, void *ctx)
+{
+	for (unsigned i = 0; i < nif->n_udp; i++)
+		if (nif->udp[i].port == port)
+			return -EADDRINUSE;
+	if (nif->n_udp == UDP_MAX_SOCKETS)
+		return -ENOSPC;
+	nif->udp[nif->n_udp++] = (struct udp_binding){port, fn, ctx};
+	return 0;
+}
+
+void netif_udp_unbind(struct netif *nif, uint16_t port)
+{
+	for (unsigned i = 0; i < nif->n_udp; i++)
+		if (nif->udp[i].port == port)
+			nif->udp[i] = nif->udp[--nif->n_udp];
+}
+
+int netif_udp_send(struct netif *nif, uint16_t sport, uint32_t dst, uint16_t dport,
+		   const void *data, size_t len)
+{
+	struct udp_repr ur = {.sport = sport, .dport = dport, .payload_len = len};
+	struct rte_mbuf *m;
+	uint8_t *p;
+
+	if (len + 8 + sizeof(struct rte_ipv4_hdr) > nif->mtu)
+		return -EMSGSIZE;
+	m = alloc_pkt(nif);
+	if (!m)
+		return -ENOBUFS;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(8 + len));
+	if (!p) {
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
+	}
+	memcpy(p + 8, data, len); /* the copying API; zero-copy send comes with api/ */
+	udp_emit(p, 8 + len, &ur, nif->ip, dst, true);
+	nif->ctr.tx_udp++;
+	return netif_ipv4_output(nif, m, dst, IPPROTO_UDP);
+}
+
+/* ---- setup and introspection ---- */
+
+int netif_init(struct netif *nif, const struct netif_config *cfg)
+{
+	memset(nif, 0, sizeof(*nif));
+	if (!cfg->port || !cfg->ip || cfg->prefix_len > 32)
+		return -EINVAL;
+	nif->port = cfg->port;
+	nif->mac = cfg->port->mac;
+	nif->mtu = cfg->port->mtu ? cfg->port->mtu : 1500;
+	nif->ip = cfg->ip;
+	nif->prefix_len = cfg->prefix_len;
+	nif->netmask = mask_of(cfg->prefix_len);
+	nif->gateway = cfg->gateway;
+	nif->neigh_mode = cfg->neigh_mode;
+	nif->arp_reachable_ns = cfg->arp_reachable_ns ? cfg->arp_reachable_ns : 30 * ONE_SECOND_NS;
+	nif->arp_retry_ns = cfg->arp_retry_ns ? cfg->arp_retry_ns : ONE_SECOND_NS;
+	nif->arp_retries = cfg->arp_retries ? cfg->arp_retries : 3;
+	nif->kernel_resolve = cfg->kernel_resolve;
+	nif->kernel_ctx = cfg->kernel_ctx;
+	return 0;
+}
+
+void netif_fini(struct netif *nif)
+{
+	for (unsigned i = 0; i < NEIGH_TABLE_SIZE; i++) {
+		struct neigh_entry *e = &nif->neigh.e[i];
+
+		for (unsigned k = 0; k < e->n_hold; k++)
+			rte_pktmbuf_free(e->hold[k]);
+		e->n_hold = 0;
+	}
+	for (unsigned i = 0; i < nif->txq_len; i++)
+		rte_pktmbuf_free(nif->txq[i]);
+	nif->txq_len = 0;
+}
+
+static const char *const counter_names[] = {
+#define X(name, desc) #name,
+#include "net/counters.def"
+#undef X
+};
+
+int64_t netif_counter(const struct netif *nif, const char *name)
+{
+	const uint64_t *v = (const uint64_t *)&nif->ctr;
+
+	for (unsigned i = 0; i < sizeof(counter_names) / sizeof(counter_names[0]); i++)
+		if (!strcmp(counter_names[i], name))
+			return (int64_t)v[i];
+	for (unsigned i = 1; i < LUNAR_DROP_COUNT; i++)
+		if (!strcmp(lunar_drop_name(i), name))
+			return (int64_t)nif->ctr.drops[i];
+	return -1;
+}
+
+void netif_dump(const struct netif *nif, FILE *f)
+{
+	const uint64_t *v = (const uint64_t *)&nif->ctr;
+	char a[16];
+
+	fprintf(f, "netif %s mac " RTE_ETHER_ADDR_PRT_FMT " mtu %u mode %s\n",
+		ip4_str(nif->ip, a), RTE_ETHER_ADDR_BYTES(&nif->mac), nif->mtu,
+		nif->neigh_mode == NEIGH_MODE_KERNEL ? "kernel-neigh" : "own-arp");
+	for (unsigned i = 0; i < sizeof(counter_names) / sizeof(counter_names[0]); i++)
+		if (v[i])
+			fprintf(f, "  %-22s %lu\n", counter_names[i], v[i]);
+	for (unsigned i = 1; i < LUNAR_DROP_COUNT; i++)
+		if (nif->ctr.drops[i])
+			fprintf(f, "  drop %-17s %lu  (%s)\n", lunar_drop_name(i), nif->ctr.drops[i],
+				lunar_drop_desc(i));
+}

@@ -1,0 +1,332 @@
+/*
+ * port_ethdev.c - DPDK ethdev ports (memif, af_xdp, tap): device creation
+ * from a port_spec, queue setup, offload discovery, burst I/O, teardown.
+ */
+#include "port/port_ethdev.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "base/log.h"
+#include "ctl/xdp.h"
+
+struct ethdev_port {
+	struct port base;
+	uint16_t port_id;
+	char devname[32];
+	char ifname[32];
+	enum port_kind kind;
+	struct port_stats sw; /* rx/tx counted in software: vdevs' xstats differ */
+};
+
+static struct ethdev_port *to_ethdev(struct port *p)
+{
+	return (struct ethdev_port *)p;
+}
+
+static uint16_t ethdev_rx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ethdev_port *e = to_ethdev(p);
+	uint16_t got = rte_eth_rx_burst(e->port_id, 0, pkts, n);
+
+	e->sw.rx_packets += got;
+	for (uint16_t i = 0; i < got; i++)
+		e->sw.rx_bytes += pkts[i]->pkt_len;
+	return got;
+}
+
+static uint16_t ethdev_tx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ethdev_port *e = to_ethdev(p);
+	uint64_t bytes = 0;
+	uint16_t sent;
+
+	/* Sum before sending: the PMD may free the mbufs as soon as it has them. */
+	for (uint16_t i = 0; i < n; i++)
+		bytes += pkts[i]->pkt_len;
+	sent = rte_eth_tx_burst(e->port_id, 0, pkts, n);
+	if (sent < n) {
+		for (uint16_t i = sent; i < n; i++)
+			bytes -= pkts[i]->pkt_len;
+		e->sw.tx_full += n - sent;
+	}
+	e->sw.tx_packets += sent;
+	e->sw.tx_bytes += bytes;
+	return sent;
+}
+
+static void ethdev_stats(struct port *p, struct port_stats *st)
+{
+	struct ethdev_port *e = to_ethdev(p);
+	struct rte_eth_stats hw;
+
+	*st = e->sw;
+	if (rte_eth_stats_get(e->port_id, &hw) == 0)
+		st->rx_missed = hw.imissed + hw.rx_nombuf;
+}
+
+static bool ethdev_link_up(struct port *p)
+{
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(to_ethdev(p)->port_id, &link) != 0)
+		return false;
+	return link.link_status == RTE_ETH_LINK_UP;
+}
+
+static void ethdev_dump(struct port *p, void *f)
+{
+	struct port_stats st;
+
+	ethdev_stats(p, &st);
+	fprintf(f, "port %s: rx %lu pkts %lu bytes, tx %lu pkts %lu bytes, tx_full %lu, missed %lu\n",
+		p->name, st.rx_packets, st.rx_bytes, st.tx_packets, st.tx_bytes, st.tx_full,
+		st.rx_missed);
+}
+
+static void ethdev_close(struct port *p)
+{
+	struct ethdev_port *e = to_ethdev(p);
+
+	rte_eth_dev_stop(e->port_id);
+	rte_eth_dev_close(e->port_id);
+	rte_vdev_uninit(e->devname);
+	/* The af_xdp PMD detaches its program on close; make sure nothing stays. */
+	if (e->kind == PORT_KIND_AF_XDP)
+		xdp_detach(e->ifname);
+	free(e);
+}
+
+static const struct port_ops ethdev_ops = {
+	.rx_burst = ethdev_rx,
+	.tx_burst = ethdev_tx,
+	.stats = ethdev_stats,
+	.dump = ethdev_dump,
+	.link_up = ethdev_link_up,
+	.close = ethdev_close,
+};
+
+/*
+ * Is a process listening on the unix socket at @path? Read /proc/net/unix
+ * rather than connecting: a connect would make a live memif server start
+ * (and then abort) a control channel.
+ */
+static bool unix_path_listening(const char *path)
+{
+	FILE *f = fopen("/proc/net/unix", "r");
+	char line[512];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long flags;
+		char p[256] = "";
+
+		/* Num RefCount Protocol Flags Type St Inode Path */
+		if (sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %255s", &flags, p) == 2 &&
+		    !strcmp(p, path) && (flags & 0x10000 /* __SO_ACCEPTCON */))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static int memif_precheck(const struct port_spec *spec, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!spec->memif_server)
+		return 0; /* a client waits for its server; nothing to check */
+	if (stat(spec->path, &st) != 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen,
+			 "memif socket path %s exists and is not a socket; choose another path or "
+			 "remove the file",
+			 spec->path);
+		return -EEXIST;
+	}
+	if (unix_path_listening(spec->path)) {
+		snprintf(err, errlen,
+			 "memif socket %s is in use by another process; stop it or choose another "
+			 "socket path",
+			 spec->path);
+		return -EADDRINUSE;
+	}
+	/* Nobody listens: a leftover of a process that died. Remove it. */
+	LOG_INFO("removing stale memif socket %s", spec->path);
+	unlink(spec->path);
+	return 0;
+}
+
+int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen)
+{
+	switch (spec->kind) {
+	case PORT_KIND_AF_XDP:
+		if (if_nametoindex(spec->ifname) == 0) {
+			snprintf(err, errlen,
+				 "interface %s not found; create it (see scripts/topo.sh) or check "
+				 "`ip link`",
+				 spec->ifname);
+			return -ENODEV;
+		}
+		return xdp_check_free(spec->ifname, err, errlen);
+	case PORT_KIND_MEMIF:
+		return memif_precheck(spec, err, errlen);
+	case PORT_KIND_TAP:
+		if (if_nametoindex(spec->ifname) != 0) {
+			snprintf(err, errlen,
+				 "interface %s already exists; a tap port creates its own interface: "
+				 "choose another name or delete it (ip link del %s)",
+				 spec->ifname, spec->ifname);
+			return -EEXIST;
+		}
+		return 0;
+	default:
+		snprintf(err, errlen, "no port given; use --port");
+		return -EINVAL;
+	}
+}
+
+static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t dn,
+			 char *args, size_t an)
+{
+	static unsigned seq;
+	const struct port_spec *s = a->spec;
+
+	switch (s->kind) {
+	case PORT_KIND_AF_XDP:
+		snprintf(devname, dn, "net_af_xdp%u", seq++);
+		snprintf(args, an, "iface=%s,start_queue=0,queue_count=1,force_copy=1%s%s",
+			 s->ifname, a->xdp_prog ? ",xdp_prog=" : "",
+			 a->xdp_prog ? a->xdp_prog : "");
+		return 0;
+	case PORT_KIND_MEMIF:
+		snprintf(devname, dn, "net_memif%u", seq++);
+		snprintf(args, an, "role=%s,socket=%s,socket-abstract=no,id=0",
+			 s->memif_server ? "server" : "client", s->path);
+		return 0;
+	case PORT_KIND_TAP:
+		snprintf(devname, dn, "net_tap%u", seq++);
+		snprintf(args, an, "iface=%s", s->ifname);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static uint32_t discover_offloads(const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
+{
+	uint32_t off = 0;
+	const uint64_t rx_l4 = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+	const uint64_t tx_l4 = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+
+	if (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) {
+		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+		off |= PORT_OFFLOAD_RX_IPV4_CKSUM;
+	}
+	if ((info->rx_offload_capa & rx_l4) == rx_l4) {
+		conf->rxmode.offloads |= rx_l4;
+		off |= PORT_OFFLOAD_RX_L4_CKSUM;
+	}
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		off |= PORT_OFFLOAD_TX_IPV4_CKSUM;
+	}
+	if ((info->tx_offload_capa & tx_l4) == tx_l4) {
+		conf->txmode.offloads |= tx_l4;
+		off |= PORT_OFFLOAD_TX_L4_CKSUM;
+	}
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO)
+		off |= PORT_OFFLOAD_TX_TSO; /* enabled by the TCP layer when it needs it */
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	return off;
+}
+
+int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *err, size_t errlen)
+{
+	struct rte_eth_conf conf = {0};
+	struct rte_eth_dev_info info;
+	struct ethdev_port *e;
+	char args[256];
+	uint16_t mtu;
+	int rc;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->kind = a->spec->kind;
+	snprintf(e->ifname, sizeof(e->ifname), "%s", a->spec->ifname);
+	build_devargs(a, e->devname, sizeof(e->devname), args, sizeof(args));
+	rc = rte_vdev_init(e->devname, args);
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "could not create %s port (%s %s): %s; see the DPDK log lines above",
+			 port_kind_name(a->spec->kind), e->devname, args, strerror(-rc));
+		free(e);
+		return rc;
+	}
+	rc = rte_eth_dev_get_port_by_name(e->devname, &e->port_id);
+	if (rc < 0)
+		goto fail_uninit;
+	rc = rte_eth_dev_info_get(e->port_id, &info);
+	if (rc < 0)
+		goto fail_uninit;
+	e->base.offloads = discover_offloads(&info, &conf);
+	rc = rte_eth_dev_configure(e->port_id, 1, 1, &conf);
+	if (rc < 0)
+		goto fail_uninit;
+	rc = rte_eth_rx_queue_setup(e->port_id, 0, a->rx_desc ? a->rx_desc : 1024,
+				    rte_eth_dev_socket_id(e->port_id), NULL, a->pool);
+	if (rc < 0)
+		goto fail_uninit;
+	rc = rte_eth_tx_queue_setup(e->port_id, 0, a->tx_desc ? a->tx_desc : 1024,
+				    rte_eth_dev_socket_id(e->port_id), NULL);
+	if (rc < 0)
+		goto fail_uninit;
+	mtu = a->spec->mtu ? a->spec->mtu : 1500;
+	if (a->spec->mtu && rte_eth_dev_set_mtu(e->port_id, mtu) < 0)
+		LOG_WARN("%s: could not set MTU %u; keeping the device's", e->devname, mtu);
+	if (rte_eth_dev_get_mtu(e->port_id, &mtu) == 0)
+		e->base.mtu = mtu;
+	else
+		e->base.mtu = 1500;
+	rc = rte_eth_dev_start(e->port_id);
+	if (rc < 0)
+		goto fail_uninit;
+	rte_eth_macaddr_get(e->port_id, &e->base.mac);
+	e->base.ops = &ethdev_ops;
+	e->base.pool = a->pool;
+	snprintf(e->base.name, sizeof(e->base.name), "%s:%.56s", port_kind_name(a->spec->kind),
+		 a->spec->kind == PORT_KIND_MEMIF ? a->spec->path : a->spec->ifname);
+	*out = &e->base;
+	return 0;
+
+fail_uninit:
+	snprintf(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),
+		 e->devname, strerror(rc < 0 ? -rc : rc));
+	rte_eth_dev_close(e->port_id);
+	rte_vdev_uninit(e->devname);
+	if (e->kind == PORT_KIND_AF_XDP)
+		xdp_detach(e->ifname);
+	free(e);
+	return rc < 0 ? rc : -EIO;
+}
+
+uint16_t port_ethdev_id(struct port *p)
+{
+	while (p->inner)
+		p = p->inner;
+	return to_ethdev(p)->port_id;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# bad_input.sh - bad arguments and bad environments get an error that names
+# the problem and the fix, a non-zero exit, and leave nothing behind (no XDP
+# program, no hugepage file, no stray socket).
+source "$(dirname "$0")/lib.sh"
+setup_test bad_input "$1"
+
+# run_bad DESC WANT_RC PATTERN ARGS...: expect exit code and a message on stderr
+run_bad() {
+	local desc=$1 want=$2 pattern=$3
+	shift 3
+	"$@" >"$OUT/out.log" 2>"$OUT/err.log"
+	local rc=$?
+	expect_eq "$desc: exit code" "$rc" "$want"
+	expect_grep "$desc: message" "$pattern" "$OUT/err.log"
+}
+
+run_bad "unknown port kind" 2 "unknown port kind 'foo'.*af_xdp:<ifname>" \
+	"$PING" --port foo:bar --responder
+run_bad "port without kind" 2 "expected af_xdp:<ifname>" "$PING" --port eth0 --responder
+run_bad "memif without --ip" 1 "needs --ip" "$PING" --port memif:/run/lunar/x.sock --responder
+run_bad "bad --ip" 2 "expected an IPv4 address with prefix length" \
+	"$PING" --port memif:/run/lunar/x.sock --ip 300.1.1.1/24 --responder
+run_bad "bad --fault" 2 "not a probability" \
+	"$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --fault drop=2 --responder
+run_bad "bad memif role" 2 "neither 'server' nor 'client'" \
+	"$PING" --port memif:/run/lunar/x.sock:master --ip 10.0.0.1/24 --responder
+run_bad "missing interface" 1 "interface nosuch0 not found" \
+	"$PING" --port af_xdp:nosuch0 --responder
+
+# No hugepages: the error says how to reserve them.
+hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+saved=$(cat $hp)
+on_exit "echo $saved > $hp"
+echo 0 >$hp
+run_bad "no hugepages" 1 "no free 2 MiB hugepages.*hugepages.sh" \
+	"$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --responder
+echo "$saved" >$hp
+
+# A memif socket in use by another lunar process.
+"$TOPO" memif up >/dev/null
+sock=/run/lunar/test-busy-$$.sock
+on_exit rm -f "$sock"
+bg first "$PING" --port "memif:$sock:server" --ip 192.168.79.2/24 --core 1 --responder
+wait_for "memif socket" 100 test -S "$sock"
+run_bad "memif socket in use" 1 "memif socket .* is in use by another process" \
+	"$PING" --port "memif:$sock:server" --ip 192.168.79.3/24 --core 0 --responder
+"$PING" --port "memif:$sock:client" --ip 192.168.79.1/24 --core 0 -c 3 -i 10 192.168.79.2 >"$OUT/ok.log" 2>&1
+expect_eq "the first server still works after the refused second one" "$?" 0
+stop first
+
+# A stale memif socket (its process died) is cleaned up, not an error.
+python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.bind(sys.argv[1])" "$sock"
+"$PING" --port "memif:$sock:server" --ip 192.168.79.2/24 --responder --duration 0.5 >"$OUT/stale.log" 2>&1
+expect_eq "a stale memif socket is replaced" "$?" 0
+
+# An interface that already carries an XDP program is refused and left as it was.
+"$TOPO" veth up >/dev/null
+on_exit "$TOPO" veth down
+ip -n lunar-b link set dev veth-b xdpgeneric obj "$BUILD/bpf/lunar_steer.bpf.o" sec xdp
+run_bad "interface with an XDP program" 1 "already has XDP program.*xdp off" \
+	ip netns exec lunar-b "$PING" --port af_xdp:veth-b --responder
+expect_eq "the other XDP program is left in place" \
+	"$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 1
+ip -n lunar-b link set dev veth-b xdpgeneric off
+
+expect_eq "no hugepage files left behind" "$(find /dev/hugepages -type f 2>/dev/null | wc -l)" 0

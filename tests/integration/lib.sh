@@ -1,0 +1,110 @@
+# lib.sh - helpers shared by the integration tests (sourced, not run).
+# Each test: source this, call `setup_test NAME BUILDDIR`, register cleanup
+# with `on_exit CMD...`, start lunar processes with `bg NAME CMD...`, and
+# assert with `expect_eq`, `expect_ge`, `expect_grep`. Everything the test
+# started is stopped and removed on exit, whether it passed or not.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TOPO="$ROOT/scripts/topo.sh"
+FAILS=0
+CLEANUPS=()
+PIDS=()
+
+setup_test() {
+	TEST_NAME=$1
+	BUILD=$(cd "$2" && pwd)
+	PING="$BUILD/tools/lunar-ping"
+	OUT=$(mktemp -d "/tmp/lunar-$TEST_NAME.XXXXXX")
+	trap finish EXIT
+	trap 'exit 130' INT TERM
+	echo "# $TEST_NAME: logs in $OUT"
+}
+
+on_exit() { CLEANUPS+=("$*"); }
+
+# bg NAME CMD... : start CMD in the background, output to $OUT/NAME.log
+bg() {
+	local name=$1
+	shift
+	"$@" >"$OUT/$name.log" 2>&1 &
+	PIDS+=($!)
+	eval "PID_$name=$!"
+}
+
+# stop NAME: SIGTERM the process and wait for it (bounded), keep its exit code in RC_NAME
+stop() {
+	local name=$1 pid
+	eval "pid=\${PID_$name}"
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null
+	eval "RC_$name=$?"
+}
+
+# wait_for DESC TRIES CMD...: retry CMD every 0.1 s (bounded), fail if never true
+wait_for() {
+	local desc=$1 tries=$2
+	shift 2
+	for _ in $(seq 1 "$tries"); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for $desc"
+	return 1
+}
+
+fail() {
+	echo "FAIL: $*"
+	FAILS=$((FAILS + 1))
+}
+
+pass() { echo "ok: $*"; }
+
+expect_eq() { # DESC GOT WANT
+	if [ "$2" = "$3" ]; then pass "$1 = $3"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+expect_ge() { # DESC GOT MIN
+	if [ "${2:-0}" -ge "$3" ] 2>/dev/null; then pass "$1 = $2 (>= $3)"; else fail "$1: got '$2', want >= $3"; fi
+}
+
+expect_le() { # DESC GOT MAX
+	if [ "${2:-0}" -le "$3" ] 2>/dev/null; then pass "$1 = $2 (<= $3)"; else fail "$1: got '$2', want <= $3"; fi
+}
+
+expect_grep() { # DESC PATTERN FILE
+	if grep -qE "$2" "$3"; then pass "$1"; else fail "$1: /$2/ not in $3"; sed 's/^/    | /' "$3" | tail -20; fi
+}
+
+# counter FILE NAME: value of a counter line "  NAME VALUE" printed by --counters (0 if absent)
+counter() {
+	awk -v n="$2" '($1 == n) {print $2; f = 1} ($1 == "drop" && $2 == n) {print $3; f = 1} END {if (!f) print 0}' "$1" | head -1
+}
+
+finish() {
+	local rc=$?
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	sleep 0.2
+	for pid in "${PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do
+		eval "${CLEANUPS[$i]}" >/dev/null 2>&1 || true
+	done
+	if [ "$FAILS" -gt 0 ]; then
+		echo "# $TEST_NAME: $FAILS check(s) failed; logs kept in $OUT"
+		exit 1
+	fi
+	[ "$rc" = 0 ] || [ "$rc" = 130 ] || { echo "# $TEST_NAME: script error (exit $rc)"; exit "$rc"; }
+	rm -rf "$OUT"
+	echo "# $TEST_NAME: all checks passed"
+	exit 0
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tap_ping.sh - lunar to lunar over two tap ports joined by a kernel bridge,
+# inside a namespace of its own: lunar's own ARP across a real L2 segment.
+source "$(dirname "$0")/lib.sh"
+setup_test tap_ping "$1"
+
+ns=lunar-tap-$$
+ip netns add "$ns"
+on_exit ip netns del "$ns"
+ip -n "$ns" link set lo up
+ip -n "$ns" link add lunarbr0 type bridge
+ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ip -n "$ns" link set lunarbr0 up
+
+bg resp ip netns exec "$ns" "$PING" --port tap:ltap0 --ip 192.168.78.2/24 --core 1 --responder --counters
+wait_for "tap ltap0" 100 ip -n "$ns" link show ltap0
+ip -n "$ns" link set ltap0 master lunarbr0 up
+# The pinger's tap appears once it starts; join it to the bridge from here.
+(
+	for _ in $(seq 1 100); do
+		ip -n "$ns" link show ltap1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ip -n "$ns" link set ltap1 master lunarbr0 up
+) &
+PIDS+=($!)
+ip netns exec "$ns" "$PING" --port tap:ltap1 --ip 192.168.78.1/24 --core 0 -c 20 -i 20 -W 1000 \
+	--counters 192.168.78.2 >"$OUT/ping.log" 2>&1
+ping_rc=$?
+stop resp
+
+expect_eq "pinger exit code" "$ping_rc" 0
+expect_eq "echo replies received" "$(awk '/transmitted/ {print $4}' "$OUT/ping.log")" 20
+expect_ge "pinger ARP requests" "$(counter "$OUT/ping.log" tx_arp_request)" 1
+expect_ge "responder ARP replies" "$(counter "$OUT/resp.log" tx_arp_reply)" 1
+expect_grep "pinger leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/ping.log"
+expect_grep "responder leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/resp.log"
+expect_eq "responder exit code" "$RC_resp" 0

@@ -149,7 +149,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	struct lunar_env *env;
 	struct nl_ifinfo ifi = {0};
 	struct netif_config nc = {0};
-	struct zbuf_config zc = {.backend = ZBUF_BACKEND_DPDK, .socket_id = -1};
+	struct zbuf_config zc = {.backend = ZBUF_BACKEND_DPDK, .socket_id = SOCKET_ID_ANY};
 	struct port_ethdev_args pa = {0};
 	const struct nl_watch_ops nl_ops = {.neigh = on_kernel_neigh, .route = on_kernel_route};
 	uint16_t data_room;
@@ -341,10 +341,8 @@ uint64_t lunar_env_close(struct lunar_env *env)
 		xdp_steer_close(&env->steer);
 	if (env->nl)
 		nl_watch_close(env->nl);
-	if (env->pool)
-		rte_mempool_free(env->pool);
 	if (env->zbuf_up)
-		zbuf_fini();
+		zbuf_fini(); /* frees the packet pool too */
 	if (env->eal_up)
 		rte_eal_cleanup();
 	free(env);

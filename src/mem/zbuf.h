@@ -30,6 +30,10 @@
 #define ZBUF_ZONE_SHIFT 21
 #define ZBUF_ZONE_SIZE (1u << ZBUF_ZONE_SHIFT) /* 2 MiB */
 #define ZBUF_MAX_CORES 64
+/** zbuf_iova() of a pointer that is not Zbuf memory. */
+#define ZBUF_BAD_IOVA UINT64_MAX
+/** Packet pools one region can hold (each takes at least one mbuf zone). */
+#define ZBUF_MAX_PKTPOOLS 8
 
 /** Size classes for application and stack buffers. */
 enum zbuf_class {
@@ -38,6 +42,12 @@ enum zbuf_class {
 	ZBUF_CLASS_16K,
 	ZBUF_CLASS_64K,
 	ZBUF_CLASS_COUNT
+};
+
+/** What a zone holds. */
+enum zbuf_zone_kind {
+	ZBUF_KIND_GENERIC, /* objects of one zbuf_class, refcount in zone metadata */
+	ZBUF_KIND_MBUF,	   /* elements of a DPDK packet mempool, refcount = mbuf refcnt */
 };
 
 enum zbuf_backend {
@@ -77,6 +87,12 @@ void zbuf_fini(void);
  * Threads that never call this use a locked shared path (correct, slower).
  */
 void zbuf_thread_init(unsigned core);
+/**
+ * Return the calling thread's cached objects to the zones and unbind it.
+ * Call before a bound thread exits, or its cached free objects stay
+ * unavailable to other cores until zbuf_fini().
+ */
+void zbuf_thread_fini(void);
 
 /** Allocate from the smallest class that holds @size bytes. Refcount 1.
  *  @return the object's start, or NULL (errno ENOMEM, or EINVAL if too big). */
@@ -105,6 +121,9 @@ uint64_t zbuf_iova(const void *p);
 /** @return the current reference count of the object containing @p. */
 uint32_t zbuf_refcnt(const void *p);
 
+/** @return the object size of class @cls (0 for an invalid class). */
+size_t zbuf_class_size(enum zbuf_class cls);
+
 /** Totals over every class (mbuf zones included). */
 void zbuf_stats(struct zbuf_stats *out);
 /** Counters of one class. */
@@ -113,17 +132,44 @@ void zbuf_class_stats(enum zbuf_class cls, struct zbuf_stats *out);
 uint64_t zbuf_in_use(void);
 
 /**
- * Misuse handler: called with a message naming the misuse (pointer not in
- * Zbuf memory, double free, unref below zero). The default prints the
- * message and aborts. Tests install their own to assert on misuse.
+ * Misuse handler: called with "zbuf: <what> at <ptr>" naming the misuse
+ * (pointer not in Zbuf memory, pointer into a zone header, double free, ref
+ * of a free object). The default prints the message and aborts. Tests
+ * install their own to assert on misuse; if a handler returns, the
+ * offending zbuf_ref()/zbuf_unref() does nothing. NULL restores the default.
  */
 typedef void (*zbuf_misuse_fn)(const char *msg);
 void zbuf_set_misuse_handler(zbuf_misuse_fn fn);
 
 struct rte_mempool;
+
+/** One zone as its header describes it (introspection for tests and tools). */
+struct zbuf_zone_info {
+	void *start; /**< zone start (2 MiB aligned), where the header lives */
+	enum zbuf_zone_kind kind;
+	enum zbuf_class cls;	/**< GENERIC zones only */
+	uint32_t stride;	/**< bytes from one object (or mempool element) to the next */
+	uint32_t nobjs;		/**< objects in circulation (0: mbuf zone not yet in a pool) */
+	uint32_t first_obj_off; /**< offset in the zone of the first object / element */
+	uint32_t obj_off;	/**< offset of zbuf_obj() in a slot (mempool header size) */
+	uint64_t iova;		/**< IOVA of the zone start */
+	struct rte_mempool *mp; /**< MBUF zones: the pool its elements belong to */
+};
+
+/** @return the number of zones in the region (0 before zbuf_init()). */
+unsigned zbuf_zone_count(void);
+/** Describe zone @zone. @return 0, or -EINVAL if there is no such zone. */
+int zbuf_zone_info(unsigned zone, struct zbuf_zone_info *out);
+
 /**
  * Create a DPDK packet mempool whose elements live in the region's mbuf
  * zones (DPDK backend only). Each element is one Zbuf object of kind mbuf.
+ * The element stride is the smallest power of two holding the mempool
+ * object header, struct rte_mbuf, RTE_PKTMBUF_HEADROOM and @data_room; the
+ * mbuf data room is grown to fill the stride. The pool takes whole zones
+ * (slot 0 of each is withheld: the zone header lives there), so it may
+ * hold a few more than @n_mbufs. zbuf_fini() frees it; do not
+ * rte_mempool_free() it yourself.
  * @return the pool, or NULL (errno set; log says why).
  */
 struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs,

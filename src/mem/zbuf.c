@@ -1,0 +1,1106 @@
+/*
+ * zbuf.c - the Zbuf region: zone carving (mmap or DPDK memzone), pointer
+ * translation, refcounts, per-core caches, counters, misuse checks, and the
+ * DPDK packet mempools whose elements live in mbuf zones.
+ * Design and ownership rules: docs/MEMORY.md.
+ */
+#include "mem/zbuf.h"
+
+#include "base/compiler.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_memory.h>
+#include <rte_mempool.h>
+#include <rte_memzone.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ZB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZB_ASAN 1
+#endif
+#endif
+#ifdef ZB_ASAN
+#include <sanitizer/asan_interface.h>
+/* Free objects are poisoned so a use-after-free in a test is an ASan report. */
+#define zb_poison(p, n)	  ASAN_POISON_MEMORY_REGION(p, n)
+#define zb_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define zb_poison(p, n)	  ((void)(p), (void)(n))
+#define zb_unpoison(p, n) ((void)(p), (void)(n))
+#endif
+
+#define ZONE_MAGIC    0x5a4f4e45u /* "ZONE" */
+#define META_LIVE     0x11feu
+#define META_FREE     0xf4eeu
+#define IDX_NONE      UINT16_MAX
+#define DEFAULT_ZONES 4
+#define CACHE_MAX     64 /* largest per-core, per-class cache */
+
+/* Per-object metadata of a GENERIC zone; 8 bytes so the 2K class keeps 1019 objects. */
+struct zbuf_meta {
+	uint32_t refcnt; /* 0 = free (in a cache or a zone free list) */
+	uint16_t next;	 /* zone free-list link while free */
+	uint16_t state;	 /* META_LIVE / META_FREE, checked in LUNAR_DEBUG builds */
+};
+
+/*
+ * Zone header, at the start of every zone. Its first cache line is left to
+ * DPDK: in MBUF zones slot 0 starts at the zone start, and the mempool keeps
+ * that slot's object header (linked into mp->elt_list) there.
+ */
+struct zbuf_zone {
+	uint8_t mp_objhdr[RTE_MEMPOOL_ALIGN];
+	uint32_t magic;
+	uint8_t kind; /* enum zbuf_zone_kind */
+	uint8_t cls;  /* enum zbuf_class, GENERIC only */
+	uint8_t stride_shift;
+	uint8_t pad0;
+	uint32_t stride;
+	uint32_t nobjs;		/* objects in circulation */
+	uint32_t first_obj_off; /* zone offset of object 0 (of its mempool element for MBUF) */
+	uint32_t obj_off;	/* object start within a slot: mempool header size, 0 for GENERIC */
+	uint32_t index;		/* zone number in the region */
+	uint64_t iova;
+	struct rte_mempool *mp;
+	/* GENERIC: free list, protected by the class lock */
+	struct zbuf_zone *next_partial; /* next zone of the class with free objects */
+	uint32_t nfree;
+	uint16_t free_head;
+	uint8_t on_partial;
+	uint8_t pad1;
+	struct zbuf_meta meta[];
+};
+
+_Static_assert(sizeof(struct zbuf_meta) == 8, "metadata size is part of the zone layout");
+_Static_assert(sizeof(struct zbuf_zone) == 128, "docs/MEMORY.md documents a 128-byte header");
+_Static_assert(ZBUF_ZONE_SIZE / 2048 < IDX_NONE, "free-list links are 16-bit object indices");
+_Static_assert(offsetof(struct zbuf_zone, magic) >= sizeof(struct rte_mempool_objhdr),
+	       "slot 0's mempool object header must fit before the zone fields");
+
+/* Shared state of one class: zones with free objects, counters of unbound threads. */
+struct zbuf_class_pool {
+	pthread_mutex_t lock;
+	struct zbuf_zone *partial; /* zones with nfree > 0 */
+	uint32_t first_zone, nzones;
+	uint32_t first_obj_off, nobjs;	  /* same layout in every zone of the class */
+	uint64_t allocs, frees, failures; /* threads without a core index, under lock */
+};
+
+struct zbuf_ctr {
+	uint64_t allocs, frees, failures;
+};
+
+struct zbuf_cache {
+	uint32_t len;
+	void *objs[CACHE_MAX];
+};
+
+/* Written only by the thread bound to the core; others read counters relaxed. */
+struct zbuf_pcpu {
+	struct zbuf_cache cache[ZBUF_CLASS_COUNT];
+	struct zbuf_ctr ctr[ZBUF_CLASS_COUNT];
+} __attribute__((aligned(64)));
+
+struct zbuf_pktpool {
+	struct rte_mempool *mp;
+	uint32_t first_zone, nzones;
+	uint32_t withheld; /* slots overlapping zone headers, kept out of circulation */
+};
+
+static const uint32_t class_size[ZBUF_CLASS_COUNT] = {2048, 4096, 16384, 65536};
+static const char *const class_name[ZBUF_CLASS_COUNT] = {"2K", "4K", "16K", "64K"};
+/*
+ * Cache capacity and refill/flush batch per class. Big objects get small
+ * caches: 64 cached 64K objects would be 4 MiB parked on one core, more
+ * than a whole 64K zone (31 objects).
+ */
+static const uint32_t cache_max[ZBUF_CLASS_COUNT] = {64, 64, 32, 16};
+static const uint32_t cache_batch[ZBUF_CLASS_COUNT] = {32, 32, 16, 8};
+
+/* Read on every translation; written only by zbuf_init()/zbuf_fini(). */
+static struct {
+	uintptr_t base;
+	size_t len;
+	uint32_t nzones;
+	bool ready;
+	enum zbuf_backend backend;
+	void *map;
+	size_t map_len;
+	const struct rte_memzone *mz;
+	uint32_t mbuf_first, mbuf_nzones, mbuf_next;
+	struct zbuf_pktpool pools[ZBUF_MAX_PKTPOOLS];
+	unsigned npools;
+	pthread_mutex_t pool_lock;
+	struct zbuf_class_pool cls[ZBUF_CLASS_COUNT];
+} zb = {
+    .pool_lock = PTHREAD_MUTEX_INITIALIZER,
+    .cls = {[0 ... ZBUF_CLASS_COUNT - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}},
+};
+
+static struct zbuf_pcpu pcpu[ZBUF_MAX_CORES];
+static _Thread_local int tls_core = -1;
+
+static void default_misuse(const char *msg)
+{
+	fprintf(stderr, "%s\n", msg);
+	abort();
+}
+
+static zbuf_misuse_fn misuse_fn = default_misuse;
+
+void zbuf_set_misuse_handler(zbuf_misuse_fn fn)
+{
+	misuse_fn = fn ? fn : default_misuse;
+}
+
+/* Cold: keeps the message formatting out of the inlined fast paths. */
+static __attribute__((cold, noinline)) void misuse(const char *what, const void *p)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "zbuf: %s at %p", what, p);
+	misuse_fn(msg);
+}
+
+/* Plain load/store, not a locked RMW: each counter has a single writer. */
+static inline void ctr_inc(uint64_t *c)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t ctr_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static inline struct zbuf_zone *zone_at(uint32_t i)
+{
+	return (struct zbuf_zone *)(zb.base + ((uintptr_t)i << ZBUF_ZONE_SHIFT));
+}
+
+static inline struct zbuf_zone *zone_of(uintptr_t a)
+{
+	/* The region base is 2 MiB aligned, so masking equals base + (off >> 21 << 21). */
+	return (struct zbuf_zone *)(a & ~(uintptr_t)(ZBUF_ZONE_SIZE - 1));
+}
+
+static inline bool in_region(uintptr_t a)
+{
+	return a - zb.base < zb.len;
+}
+
+static inline char *slot_start(const struct zbuf_zone *z, uint32_t idx)
+{
+	return (char *)z + z->first_obj_off + ((uintptr_t)idx << z->stride_shift);
+}
+
+/*
+ * Translate @a (known to be in the region) to its zone and object index.
+ * One subtraction, one shift, one compare: a pointer below the first object
+ * wraps to a huge index, so the same compare rejects the header area and
+ * anything past the last object.
+ */
+static inline bool locate(uintptr_t a, struct zbuf_zone **zp, uint32_t *idxp)
+{
+	struct zbuf_zone *z = zone_of(a);
+	uint32_t rel = (uint32_t)(a & (ZBUF_ZONE_SIZE - 1)) - z->first_obj_off;
+	uint32_t idx = rel >> z->stride_shift;
+
+#ifdef LUNAR_DEBUG
+	if (unlikely(z->magic != ZONE_MAGIC))
+		return false;
+#endif
+	if (unlikely(idx >= z->nobjs))
+		return false;
+	/* MBUF slots start with the mempool object header, which is not the object. */
+	if (unlikely((rel & (z->stride - 1)) < z->obj_off))
+		return false;
+	*zp = z;
+	*idxp = idx;
+	return true;
+}
+
+/* Slow path: say precisely why @p was rejected. */
+static __attribute__((cold, noinline)) void misuse_where(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct zbuf_zone *z;
+	uint32_t off;
+
+	if (!in_region(a)) {
+		misuse("pointer not in Zbuf memory", p);
+		return;
+	}
+	z = zone_of(a);
+	off = (uint32_t)(a & (ZBUF_ZONE_SIZE - 1));
+	if (z->magic != ZONE_MAGIC)
+		misuse("corrupt zone header (bad magic)", p);
+	else if (z->kind == ZBUF_KIND_MBUF && z->mp == NULL)
+		misuse("pointer into an mbuf zone no packet pool uses", p);
+	else if (off < z->first_obj_off)
+		misuse("pointer into a zone header", p);
+	else if (off >= z->first_obj_off + z->nobjs * z->stride)
+		misuse("pointer past the last object of a zone", p);
+	else
+		misuse("pointer into a mempool object header", p);
+}
+
+static inline struct rte_mbuf *zone_mbuf(const struct zbuf_zone *z, uint32_t idx)
+{
+	return (struct rte_mbuf *)(slot_start(z, idx) + z->obj_off);
+}
+
+/* ---- shared free lists (class lock held) ---- */
+
+static unsigned pool_get(struct zbuf_class_pool *cp, void **objs, unsigned n)
+{
+	unsigned got = 0;
+
+	while (got < n && cp->partial) {
+		struct zbuf_zone *z = cp->partial;
+
+		while (got < n && z->free_head != IDX_NONE) {
+			uint16_t idx = z->free_head;
+
+			z->free_head = z->meta[idx].next;
+			z->nfree--;
+			objs[got++] = slot_start(z, idx);
+		}
+		if (z->free_head == IDX_NONE) {
+			cp->partial = z->next_partial;
+			z->next_partial = NULL;
+			z->on_partial = 0;
+		}
+	}
+	return got;
+}
+
+static void pool_put(struct zbuf_class_pool *cp, void *const *objs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct zbuf_zone *z = zone_of((uintptr_t)objs[i]);
+		uint16_t idx = (uint16_t)(((uintptr_t)objs[i] - (uintptr_t)z - z->first_obj_off) >>
+					  z->stride_shift);
+
+		z->meta[idx].next = z->free_head;
+		z->free_head = idx;
+		z->nfree++;
+		if (!z->on_partial) {
+			z->on_partial = 1;
+			z->next_partial = cp->partial;
+			cp->partial = z;
+		}
+	}
+}
+
+/* ---- allocation ---- */
+
+size_t zbuf_class_size(enum zbuf_class cls)
+{
+	return (unsigned)cls < ZBUF_CLASS_COUNT ? class_size[cls] : 0;
+}
+
+void *zbuf_alloc_class(enum zbuf_class cls)
+{
+	struct zbuf_class_pool *cp;
+	struct zbuf_zone *z;
+	struct zbuf_meta *m;
+	int core = tls_core;
+	void *obj;
+	uint32_t idx;
+
+	if (unlikely((unsigned)cls >= ZBUF_CLASS_COUNT)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cp = &zb.cls[cls];
+	if (likely(core >= 0)) {
+		struct zbuf_pcpu *pc = &pcpu[core];
+		struct zbuf_cache *c = &pc->cache[cls];
+
+		if (unlikely(c->len == 0)) {
+			pthread_mutex_lock(&cp->lock);
+			c->len = pool_get(cp, c->objs, cache_batch[cls]);
+			pthread_mutex_unlock(&cp->lock);
+			if (c->len == 0) {
+				ctr_inc(&pc->ctr[cls].failures);
+				errno = ENOMEM;
+				return NULL;
+			}
+		}
+		obj = c->objs[--c->len];
+		ctr_inc(&pc->ctr[cls].allocs);
+	} else {
+		unsigned got;
+
+		pthread_mutex_lock(&cp->lock);
+		got = pool_get(cp, &obj, 1);
+		ctr_inc(got ? &cp->allocs : &cp->failures);
+		pthread_mutex_unlock(&cp->lock);
+		if (!got) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	z = zone_of((uintptr_t)obj);
+	idx = (uint32_t)(((uintptr_t)obj - (uintptr_t)z - z->first_obj_off) >> z->stride_shift);
+	m = &z->meta[idx];
+#ifdef LUNAR_DEBUG
+	if (unlikely(__atomic_load_n(&m->state, __ATOMIC_RELAXED) != META_FREE ||
+		     __atomic_load_n(&m->refcnt, __ATOMIC_RELAXED) != 0))
+		misuse("free object with live metadata (heap corruption?)", obj);
+#endif
+	__atomic_store_n(&m->state, META_LIVE, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->refcnt, 1, __ATOMIC_RELAXED);
+	zb_unpoison(obj, z->stride);
+	return obj;
+}
+
+void *zbuf_alloc(size_t size)
+{
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++)
+		if (size <= class_size[c])
+			return zbuf_alloc_class((enum zbuf_class)c);
+	errno = EINVAL;
+	return NULL;
+}
+
+/* The last reference is gone: back to this core's cache, or the zone list. */
+static void obj_release(struct zbuf_zone *z, uint32_t idx)
+{
+	struct zbuf_class_pool *cp = &zb.cls[z->cls];
+	void *obj = slot_start(z, idx);
+	int core = tls_core;
+
+	__atomic_store_n(&z->meta[idx].state, META_FREE, __ATOMIC_RELAXED);
+	zb_poison(obj, z->stride);
+	if (likely(core >= 0)) {
+		struct zbuf_pcpu *pc = &pcpu[core];
+		struct zbuf_cache *c = &pc->cache[z->cls];
+
+		if (unlikely(c->len == cache_max[z->cls])) {
+			uint32_t b = cache_batch[z->cls];
+
+			/* Flush the oldest; the recently freed ones stay cache-hot. */
+			pthread_mutex_lock(&cp->lock);
+			pool_put(cp, c->objs, b);
+			pthread_mutex_unlock(&cp->lock);
+			memmove(c->objs, c->objs + b, (c->len - b) * sizeof(c->objs[0]));
+			c->len -= b;
+		}
+		c->objs[c->len++] = obj;
+		ctr_inc(&pc->ctr[z->cls].frees);
+	} else {
+		pthread_mutex_lock(&cp->lock);
+		pool_put(cp, &obj, 1);
+		ctr_inc(&cp->frees);
+		pthread_mutex_unlock(&cp->lock);
+	}
+}
+
+void zbuf_ref(const void *p)
+{
+	struct zbuf_zone *z;
+	struct zbuf_meta *m;
+	uint32_t idx;
+
+	if (unlikely(!in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))) {
+		misuse_where(p);
+		return;
+	}
+	if (z->kind == ZBUF_KIND_MBUF) {
+		rte_mbuf_refcnt_update(zone_mbuf(z, idx), 1);
+		return;
+	}
+	m = &z->meta[idx];
+	if (unlikely(__atomic_load_n(&m->refcnt, __ATOMIC_RELAXED) == 0)) {
+		misuse("ref of a free object", p);
+		return;
+	}
+#ifdef LUNAR_DEBUG
+	if (unlikely(__atomic_load_n(&m->state, __ATOMIC_RELAXED) != META_LIVE)) {
+		misuse("ref of an object whose metadata is not live", p);
+		return;
+	}
+#endif
+	__atomic_fetch_add(&m->refcnt, 1, __ATOMIC_RELAXED);
+}
+
+void zbuf_unref(const void *p)
+{
+	struct zbuf_zone *z;
+	struct zbuf_meta *m;
+	uint32_t idx, r;
+
+	if (unlikely(!in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))) {
+		misuse_where(p);
+		return;
+	}
+	if (z->kind == ZBUF_KIND_MBUF) {
+		/* One refcount: the mbuf's. DPDK returns it to its pool at zero. */
+		rte_pktmbuf_free_seg(zone_mbuf(z, idx));
+		return;
+	}
+	m = &z->meta[idx];
+	/* Acquire: other holders' writes to the object happen before its reuse. */
+	r = __atomic_load_n(&m->refcnt, __ATOMIC_ACQUIRE);
+	if (likely(r == 1)) {
+		/* Sole owner (like rte_mbuf's refcnt == 1 path): no atomic RMW. */
+		__atomic_store_n(&m->refcnt, 0, __ATOMIC_RELAXED);
+	} else if (unlikely(r == 0)) {
+		misuse("double free", p);
+		return;
+	} else if (__atomic_sub_fetch(&m->refcnt, 1, __ATOMIC_ACQ_REL) != 0) {
+		return;
+	}
+#ifdef LUNAR_DEBUG
+	if (unlikely(__atomic_load_n(&m->state, __ATOMIC_RELAXED) != META_LIVE)) {
+		misuse("free of an object whose metadata is not live", p);
+		return;
+	}
+#endif
+	obj_release(z, idx);
+}
+
+/* ---- translation queries (no misuse report: callers may probe any pointer) ---- */
+
+static inline bool query(const void *p, struct zbuf_zone **z, uint32_t *idx)
+{
+	return zb.ready && in_region((uintptr_t)p) && locate((uintptr_t)p, z, idx);
+}
+
+bool zbuf_contains(const void *p)
+{
+	return in_region((uintptr_t)p);
+}
+
+void *zbuf_obj(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx;
+
+	if (!query(p, &z, &idx))
+		return NULL;
+	return slot_start(z, idx) + z->obj_off;
+}
+
+size_t zbuf_obj_size(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx;
+
+	if (!query(p, &z, &idx))
+		return 0;
+	return z->stride - z->obj_off;
+}
+
+uint64_t zbuf_iova(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (!in_region(a))
+		return ZBUF_BAD_IOVA;
+	return zone_of(a)->iova + (a & (ZBUF_ZONE_SIZE - 1));
+}
+
+uint32_t zbuf_refcnt(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx;
+
+	if (!query(p, &z, &idx))
+		return 0;
+	if (z->kind == ZBUF_KIND_MBUF)
+		return rte_mbuf_refcnt_read(zone_mbuf(z, idx));
+	return __atomic_load_n(&z->meta[idx].refcnt, __ATOMIC_RELAXED);
+}
+
+unsigned zbuf_zone_count(void)
+{
+	return zb.nzones;
+}
+
+int zbuf_zone_info(unsigned zone, struct zbuf_zone_info *out)
+{
+	struct zbuf_zone *z;
+
+	if (zone >= zb.nzones)
+		return -EINVAL;
+	z = zone_at(zone);
+	*out = (struct zbuf_zone_info){
+	    .start = z,
+	    .kind = (enum zbuf_zone_kind)z->kind,
+	    .cls = (enum zbuf_class)z->cls,
+	    .stride = z->stride,
+	    .nobjs = z->nobjs,
+	    .first_obj_off = z->first_obj_off,
+	    .obj_off = z->obj_off,
+	    .iova = z->iova,
+	    .mp = z->mp,
+	};
+	return 0;
+}
+
+/* ---- per-core caches ---- */
+
+static void cache_flush_all(struct zbuf_pcpu *pc)
+{
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++) {
+		struct zbuf_cache *cache = &pc->cache[c];
+
+		if (cache->len == 0)
+			continue;
+		pthread_mutex_lock(&zb.cls[c].lock);
+		pool_put(&zb.cls[c], cache->objs, cache->len);
+		pthread_mutex_unlock(&zb.cls[c].lock);
+		cache->len = 0;
+	}
+}
+
+void zbuf_thread_init(unsigned core)
+{
+	if (core >= ZBUF_MAX_CORES) {
+		LOG_ERR("zbuf_thread_init: core %u out of range (max %u); thread stays on the "
+			"locked path",
+			core, ZBUF_MAX_CORES - 1);
+		return;
+	}
+	if (tls_core >= 0 && (unsigned)tls_core != core)
+		cache_flush_all(&pcpu[tls_core]);
+	tls_core = (int)core;
+}
+
+void zbuf_thread_fini(void)
+{
+	if (tls_core < 0)
+		return;
+	cache_flush_all(&pcpu[tls_core]);
+	tls_core = -1;
+}
+
+/* ---- counters ---- */
+
+static void class_stats_raw(unsigned cls, struct zbuf_stats *out)
+{
+	struct zbuf_class_pool *cp = &zb.cls[cls];
+	uint64_t allocs = 0, frees = 0, failures = 0;
+
+	/* frees before allocs: a concurrent alloc+free then cannot make in_use negative. */
+	frees = ctr_read(&cp->frees);
+	for (unsigned i = 0; i < ZBUF_MAX_CORES; i++)
+		frees += ctr_read(&pcpu[i].ctr[cls].frees);
+	allocs = ctr_read(&cp->allocs);
+	failures = ctr_read(&cp->failures);
+	for (unsigned i = 0; i < ZBUF_MAX_CORES; i++) {
+		allocs += ctr_read(&pcpu[i].ctr[cls].allocs);
+		failures += ctr_read(&pcpu[i].ctr[cls].failures);
+	}
+	out->allocs = allocs;
+	out->frees = frees;
+	out->failures = failures;
+	out->in_use = allocs > frees ? allocs - frees : 0;
+}
+
+void zbuf_class_stats(enum zbuf_class cls, struct zbuf_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if ((unsigned)cls < ZBUF_CLASS_COUNT)
+		class_stats_raw(cls, out);
+}
+
+static uint64_t mbuf_in_use(void)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&zb.pool_lock);
+	for (unsigned i = 0; i < zb.npools; i++)
+		n += rte_mempool_in_use_count(zb.pools[i].mp) - zb.pools[i].withheld;
+	pthread_mutex_unlock(&zb.pool_lock);
+	return n;
+}
+
+void zbuf_stats(struct zbuf_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++) {
+		struct zbuf_stats s;
+
+		class_stats_raw(c, &s);
+		out->in_use += s.in_use;
+		out->allocs += s.allocs;
+		out->frees += s.frees;
+		out->failures += s.failures;
+	}
+	out->in_use += mbuf_in_use();
+}
+
+uint64_t zbuf_in_use(void)
+{
+	struct zbuf_stats s;
+
+	zbuf_stats(&s);
+	return s.in_use;
+}
+
+/* ---- region setup ---- */
+
+/*
+ * Largest object count whose header + metadata, rounded up to the object
+ * alignment, still leaves room for the objects. Aligning objects to the
+ * class size costs nothing here: every class loses exactly one object's
+ * worth of space to the header either way (see docs/MEMORY.md).
+ */
+static void class_layout(uint32_t stride, uint32_t *first_off, uint32_t *nobjs)
+{
+	for (uint32_t n = ZBUF_ZONE_SIZE / stride; n > 0; n--) {
+		uint32_t hdr = (uint32_t)(sizeof(struct zbuf_zone) + n * sizeof(struct zbuf_meta));
+		uint32_t off = (hdr + stride - 1) & ~(stride - 1);
+
+		if (off + (uint64_t)n * stride <= ZBUF_ZONE_SIZE) {
+			*first_off = off;
+			*nobjs = n;
+			return;
+		}
+	}
+	*first_off = ZBUF_ZONE_SIZE;
+	*nobjs = 0;
+}
+
+static void zone_init_generic(struct zbuf_zone *z, unsigned cls, uint32_t first_off, uint32_t nobjs)
+{
+	struct zbuf_class_pool *cp = &zb.cls[cls];
+
+	z->magic = ZONE_MAGIC;
+	z->kind = ZBUF_KIND_GENERIC;
+	z->cls = (uint8_t)cls;
+	z->stride = class_size[cls];
+	z->stride_shift = (uint8_t)__builtin_ctz(class_size[cls]);
+	z->first_obj_off = first_off;
+	z->nobjs = nobjs;
+	z->obj_off = 0;
+	z->mp = NULL;
+	/* Linked so that the first allocations come out in ascending address order. */
+	for (uint32_t i = 0; i < nobjs; i++) {
+		z->meta[i].refcnt = 0;
+		z->meta[i].state = META_FREE;
+		z->meta[i].next = i + 1 < nobjs ? (uint16_t)(i + 1) : IDX_NONE;
+	}
+	z->free_head = nobjs ? 0 : IDX_NONE;
+	z->nfree = nobjs;
+	z->on_partial = 0;
+	z->next_partial = NULL;
+	if (nobjs) {
+		/* Appending keeps the partial list in zone order. */
+		struct zbuf_zone **tail = &cp->partial;
+
+		while (*tail)
+			tail = &(*tail)->next_partial;
+		*tail = z;
+		z->on_partial = 1;
+	}
+	zb_poison((char *)z + first_off, (size_t)nobjs * z->stride);
+}
+
+/*
+ * (Re)write a whole MBUF zone header: rte_pktmbuf_init() writes slot 0's
+ * mbuf over it while a pool is created, so nothing of it survives that.
+ */
+static void zone_set_mbuf(struct zbuf_zone *z, uint32_t index, uint64_t iova,
+			  struct rte_mempool *mp, uint32_t stride, uint32_t first_off,
+			  uint32_t obj_off, uint32_t nobjs)
+{
+	z->magic = ZONE_MAGIC;
+	z->kind = ZBUF_KIND_MBUF;
+	z->cls = 0;
+	z->index = index;
+	z->iova = iova;
+	z->stride = stride;
+	z->stride_shift = (uint8_t)__builtin_ctz(stride);
+	z->first_obj_off = first_off;
+	z->obj_off = obj_off;
+	z->mp = mp;
+	z->free_head = IDX_NONE;
+	z->nfree = 0;
+	z->on_partial = 0;
+	z->next_partial = NULL;
+	/* A zone no pool uses has no objects: every pointer into it is rejected. */
+	__atomic_store_n(&z->nobjs, nobjs, __ATOMIC_RELEASE);
+}
+
+static unsigned read_nr_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "r");
+	unsigned n = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+static int region_reserve_mmap(size_t len)
+{
+	size_t map_len = len + ZBUF_ZONE_SIZE;
+	char *m = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t base;
+
+	if (m == MAP_FAILED) {
+		LOG_ERR("zbuf: mmap of %zu MiB failed: %s", map_len >> 20, strerror(errno));
+		return -ENOMEM;
+	}
+	/* Over-allocate by one zone and trim, so the region starts 2 MiB aligned. */
+	base = ((uintptr_t)m + ZBUF_ZONE_SIZE - 1) & ~(uintptr_t)(ZBUF_ZONE_SIZE - 1);
+	if (base > (uintptr_t)m)
+		munmap(m, base - (uintptr_t)m);
+	if ((uintptr_t)m + map_len > base + len)
+		munmap((void *)(base + len), (uintptr_t)m + map_len - (base + len));
+	/* THP where the kernel allows it: fewer TLB misses, same semantics. */
+	(void)madvise((void *)base, len, MADV_HUGEPAGE);
+	zb.map = (void *)base;
+	zb.map_len = len;
+	zb.base = base;
+	return 0;
+}
+
+/* IOVA of a zone start, after checking the zone is IOVA-contiguous. */
+static int dpdk_zone_iova(const char *zone, uint64_t *iova)
+{
+	const struct rte_memseg *ms = rte_mem_virt2memseg(zone, NULL);
+	rte_iova_t base = rte_mem_virt2iova(zone);
+	size_t pg = ms && ms->hugepage_sz ? ms->hugepage_sz : 4096;
+
+	if (base == RTE_BAD_IOVA)
+		return -1;
+	for (size_t off = pg; off < ZBUF_ZONE_SIZE; off += pg) {
+		const struct rte_memseg *m2 = rte_mem_virt2memseg(zone + off, NULL);
+		rte_iova_t io = m2 && m2->iova != RTE_BAD_IOVA
+				    ? m2->iova + (rte_iova_t)(zone + off - (const char *)m2->addr)
+				    : rte_mem_virt2iova(zone + off);
+
+		if (io != base + off)
+			return -1;
+	}
+	*iova = base;
+	return 0;
+}
+
+static int region_reserve_dpdk(size_t len, int socket)
+{
+	const struct rte_memzone *mz;
+	unsigned flags = RTE_MEMZONE_SIZE_HINT_ONLY;
+
+#ifdef RTE_MEMZONE_2MB
+	flags |= RTE_MEMZONE_2MB;
+#endif
+	if (rte_lcore_count() == 0) {
+		LOG_ERR("zbuf: the DPDK backend needs rte_eal_init() before zbuf_init()");
+		return -EINVAL;
+	}
+	mz = rte_memzone_reserve_aligned("lunar_zbuf", len, socket, flags, ZBUF_ZONE_SIZE);
+	if (mz == NULL) {
+		unsigned need = (unsigned)(len >> 20);
+		unsigned sugg = read_nr_hugepages() + need / 2 + 64;
+		char where[32] = "";
+
+		if (socket != SOCKET_ID_ANY)
+			snprintf(where, sizeof(where), " on socket %d", socket);
+		if (sugg < 512)
+			sugg = 512;
+		if (rte_errno == ENOMEM || rte_errno == ENOSPC)
+			LOG_ERR("zbuf: not enough hugepages for %u zones (need %u MiB%s); reserve "
+				"more: echo %u > "
+				"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+				(unsigned)(len >> ZBUF_ZONE_SHIFT), need, where, sugg);
+		else
+			LOG_ERR("zbuf: rte_memzone_reserve_aligned(%u MiB) failed: %s", need,
+				rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	zb.mz = mz;
+	zb.base = (uintptr_t)mz->addr;
+	return 0;
+}
+
+int zbuf_init(const struct zbuf_config *cfg)
+{
+	uint32_t nz[ZBUF_CLASS_COUNT], total = 0, zi = 0;
+	size_t len;
+	int ret;
+
+	if (zb.ready) {
+		LOG_ERR("zbuf_init: already initialised (call zbuf_fini() first)");
+		return -EBUSY;
+	}
+	if (cfg->backend != ZBUF_BACKEND_MMAP && cfg->backend != ZBUF_BACKEND_DPDK)
+		return -EINVAL;
+	if (cfg->backend == ZBUF_BACKEND_MMAP && cfg->mbuf_zones) {
+		LOG_ERR(
+		    "zbuf_init: mbuf zones need the DPDK backend (set mbuf_zones = 0 for mmap)");
+		return -EINVAL;
+	}
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++) {
+		nz[c] = cfg->zones[c] ? cfg->zones[c] : DEFAULT_ZONES;
+		total += nz[c];
+	}
+	total += cfg->mbuf_zones;
+	if (total > (1u << 20)) /* 2 TiB: surely a config error */
+		return -EINVAL;
+	len = (size_t)total << ZBUF_ZONE_SHIFT;
+
+	zb.backend = cfg->backend;
+	ret = cfg->backend == ZBUF_BACKEND_MMAP ? region_reserve_mmap(len)
+						: region_reserve_dpdk(len, cfg->socket_id);
+	if (ret)
+		return ret;
+	zb.nzones = total;
+
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++) {
+		struct zbuf_class_pool *cp = &zb.cls[c];
+
+		class_layout(class_size[c], &cp->first_obj_off, &cp->nobjs);
+		cp->first_zone = zi;
+		cp->nzones = nz[c];
+		cp->partial = NULL;
+		cp->allocs = cp->frees = cp->failures = 0;
+		for (uint32_t i = 0; i < nz[c]; i++, zi++) {
+			struct zbuf_zone *z = zone_at(zi);
+
+			z->index = zi;
+			zone_init_generic(z, c, cp->first_obj_off, cp->nobjs);
+		}
+	}
+	zb.mbuf_first = zb.mbuf_next = zi;
+	zb.mbuf_nzones = cfg->mbuf_zones;
+	for (uint32_t i = 0; i < cfg->mbuf_zones; i++, zi++)
+		zone_set_mbuf(zone_at(zi), zi, 0, NULL, ZBUF_ZONE_SIZE, 0, 0, 0);
+	for (uint32_t i = 0; i < total; i++) {
+		struct zbuf_zone *z = zone_at(i);
+
+		if (cfg->backend == ZBUF_BACKEND_MMAP) {
+			z->iova = (uint64_t)(uintptr_t)z;
+		} else if (dpdk_zone_iova((const char *)z, &z->iova) != 0) {
+			LOG_ERR("zbuf: zone %u at %p is not IOVA-contiguous (pages smaller than "
+				"2 MiB with physical addressing); use 2 MiB hugepages or "
+				"--iova-mode=va",
+				i, (void *)z);
+			zb.len = len; /* so the release below unpoisons it all */
+			zb.ready = true;
+			zbuf_fini();
+			return -ENOMEM;
+		}
+	}
+	memset(pcpu, 0, sizeof(pcpu));
+	zb.npools = 0;
+	/* Publish last: translation treats anything outside [base, base+len) as foreign. */
+	zb.len = len;
+	zb.ready = true;
+	return 0;
+}
+
+void zbuf_fini(void)
+{
+	struct zbuf_stats s;
+
+	if (!zb.ready)
+		return;
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++) {
+		class_stats_raw(c, &s);
+		if (s.in_use)
+			LOG_WARN("zbuf_fini: leak: %" PRIu64 " objects of class %s still in use",
+				 s.in_use, class_name[c]);
+	}
+	for (unsigned i = 0; i < zb.npools; i++) {
+		uint64_t n = rte_mempool_in_use_count(zb.pools[i].mp) - zb.pools[i].withheld;
+
+		if (n)
+			LOG_WARN("zbuf_fini: leak: %" PRIu64 " mbufs of pool %s still in use", n,
+				 zb.pools[i].mp->name);
+		rte_mempool_free(zb.pools[i].mp);
+	}
+	zb.npools = 0;
+	zb_unpoison((void *)zb.base, zb.len);
+	if (zb.backend == ZBUF_BACKEND_MMAP && zb.map)
+		munmap(zb.map, zb.map_len);
+	else if (zb.mz)
+		rte_memzone_free(zb.mz);
+	zb.map = NULL;
+	zb.mz = NULL;
+	zb.ready = false;
+	zb.len = 0;
+	zb.base = 0;
+	zb.nzones = 0;
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++) {
+		zb.cls[c].partial = NULL;
+		zb.cls[c].nzones = 0;
+	}
+	/* Other threads must be quiescent; their core bindings stay valid for the next init. */
+	memset(pcpu, 0, sizeof(pcpu));
+}
+
+/* ---- packet pools in mbuf zones ---- */
+
+struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint16_t data_room)
+{
+	struct rte_pktmbuf_pool_private priv = {0};
+	uint32_t hdr_sz =
+	    (uint32_t)RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN);
+	uint32_t need =
+	    hdr_sz + (uint32_t)sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + data_room;
+	uint32_t stride = 64, slots, skip, per_zone, nzones, total, withheld = 0;
+	uint32_t zone_hdr = (uint32_t)sizeof(struct zbuf_zone);
+	struct rte_mempool *mp = NULL;
+	void **objs = NULL, **keep;
+	uint64_t *iova = NULL;
+	uint32_t first = 0;
+	unsigned nkeep = 0;
+	int ret;
+
+	if (!zb.ready || zb.backend != ZBUF_BACKEND_DPDK || n_mbufs == 0) {
+		LOG_ERR("zbuf_pktpool_create(%s): needs zbuf_init() with the DPDK backend and "
+			"n_mbufs > 0",
+			name);
+		errno = EINVAL;
+		return NULL;
+	}
+	while (stride < need)
+		stride <<= 1;
+	/* rte_mbuf.buf_len is 16 bits: the element must stay within 64 KiB. */
+	if (stride > 65536) {
+		LOG_ERR("zbuf_pktpool_create(%s): data room %u too large (max %u)", name, data_room,
+			65536 - (need - data_room));
+		errno = EINVAL;
+		return NULL;
+	}
+	slots = ZBUF_ZONE_SIZE / stride;
+	skip = (zone_hdr + stride - 1) / stride;
+	per_zone = slots - skip;
+	nzones = (n_mbufs + per_zone - 1) / per_zone;
+	total = nzones * slots;
+
+	pthread_mutex_lock(&zb.pool_lock);
+	if (zb.npools == ZBUF_MAX_PKTPOOLS ||
+	    zb.mbuf_next + nzones > zb.mbuf_first + zb.mbuf_nzones) {
+		LOG_ERR("zbuf_pktpool_create(%s): %u mbufs of stride %u need %u mbuf zones, %u "
+			"left (raise zbuf_config.mbuf_zones; at most %u pools)",
+			name, n_mbufs, stride, nzones,
+			zb.mbuf_first + zb.mbuf_nzones - zb.mbuf_next, ZBUF_MAX_PKTPOOLS);
+		errno = ENOMEM;
+		goto fail;
+	}
+	first = zb.mbuf_next;
+	iova = malloc(sizeof(*iova) * nzones);
+	if (!iova) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < nzones; i++)
+		iova[i] = zone_at(first + i)->iova;
+
+	/* Elements fill the stride exactly: data room grows to take the slack. */
+	priv.mbuf_data_room_size = (uint16_t)(stride - hdr_sz - sizeof(struct rte_mbuf));
+	priv.mbuf_priv_size = 0;
+	mp = rte_mempool_create_empty(
+	    name, total, stride - hdr_sz, per_zone * nzones >= 1024 ? 256 : 0,
+	    sizeof(struct rte_pktmbuf_pool_private), zb.mz->socket_id, RTE_MEMPOOL_F_NO_SPREAD);
+	if (mp == NULL) {
+		LOG_ERR("zbuf_pktpool_create(%s): rte_mempool_create_empty: %s", name,
+			rte_strerror(rte_errno));
+		errno = rte_errno;
+		goto fail;
+	}
+	/* af_xdp maps populated_size * element size from the first chunk: no padding allowed. */
+	if (mp->header_size != hdr_sz ||
+	    mp->header_size + mp->elt_size + mp->trailer_size != stride) {
+		LOG_ERR("zbuf_pktpool_create(%s): mempool element is %u+%u+%u bytes, not the "
+			"stride %u",
+			name, mp->header_size, mp->elt_size, mp->trailer_size, stride);
+		errno = EINVAL;
+		goto fail;
+	}
+	ret = rte_mempool_set_ops_byname(mp, "ring_mp_mc", NULL);
+	if (ret) {
+		LOG_ERR("zbuf_pktpool_create(%s): mempool ops ring_mp_mc: %s (is the "
+			"mempool_ring driver loaded?)",
+			name, rte_strerror(-ret));
+		errno = -ret;
+		goto fail;
+	}
+	rte_pktmbuf_pool_init(mp, &priv);
+	/* Ascending order, one call per zone: chunk 0 starts the single VA span. */
+	for (uint32_t i = 0; i < nzones; i++) {
+		ret = rte_mempool_populate_iova(mp, (char *)zone_at(first + i), iova[i],
+						ZBUF_ZONE_SIZE, NULL, NULL);
+		if (ret != (int)slots) {
+			LOG_ERR("zbuf_pktpool_create(%s): populate zone %u gave %d of %u "
+				"elements: %s",
+				name, first + i, ret, slots,
+				ret < 0 ? rte_strerror(-ret) : "short");
+			errno = ret < 0 ? -ret : EINVAL;
+			goto fail;
+		}
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+
+	/* The zone headers sit in the first slot(s) of each zone: take those out. */
+	objs = malloc(sizeof(*objs) * total);
+	if (!objs) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	if (rte_mempool_get_bulk(mp, objs, total) != 0) {
+		LOG_ERR("zbuf_pktpool_create(%s): could not drain the new pool", name);
+		errno = EIO;
+		goto fail;
+	}
+	keep = objs;
+	for (uint32_t i = 0; i < total; i++) {
+		uintptr_t slot = (uintptr_t)objs[i] - hdr_sz;
+
+		if ((slot & (ZBUF_ZONE_SIZE - 1)) < skip * stride)
+			withheld++;
+		else
+			keep[nkeep++] = objs[i];
+	}
+	rte_mempool_put_bulk(mp, keep, nkeep);
+	free(objs);
+	objs = NULL;
+
+	for (uint32_t i = 0; i < nzones; i++)
+		zone_set_mbuf(zone_at(first + i), first + i, iova[i], mp, stride, skip * stride,
+			      hdr_sz, per_zone);
+	free(iova);
+	zb.pools[zb.npools++] = (struct zbuf_pktpool){
+	    .mp = mp, .first_zone = first, .nzones = nzones, .withheld = withheld};
+	zb.mbuf_next += nzones;
+	pthread_mutex_unlock(&zb.pool_lock);
+	return mp;
+
+fail:
+	free(objs);
+	if (mp) {
+		rte_mempool_free(mp);
+		/* The failed pool may have written mbufs over these zones' headers. */
+		for (uint32_t i = 0; iova && i < nzones; i++)
+			zone_set_mbuf(zone_at(first + i), first + i, iova[i], NULL, ZBUF_ZONE_SIZE,
+				      0, 0, 0);
+	}
+	free(iova);
+	pthread_mutex_unlock(&zb.pool_lock);
+	return NULL;
+}

@@ -1,0 +1,364 @@
+/*
+ * test_zbuf.c - Zbuf on the mmap backend: zone layout, interior-pointer
+ * translation at every byte, refcount lifecycle, counters, exhaustion and
+ * misuse detection. Every test ends with nothing in use.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "zbuf_test_util.h"
+
+#define ZONES 3
+
+/* Objects per zone per class: the table in docs/MEMORY.md. */
+static const uint32_t expect_objs[ZBUF_CLASS_COUNT] = {1019, 510, 127, 31};
+
+static int setup(void **state)
+{
+	struct zbuf_config cfg = {.backend = ZBUF_BACKEND_MMAP,
+				  .zones = {ZONES, ZONES, ZONES, ZONES}};
+
+	(void)state;
+	return zbuf_init(&cfg);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	zbuf_fini();
+	return 0;
+}
+
+static void test_layout(void **state)
+{
+	struct zbuf_zone_info zi;
+
+	(void)state;
+	assert_int_equal(zbuf_zone_count(), ZONES * ZBUF_CLASS_COUNT);
+	for (unsigned i = 0; i < zbuf_zone_count(); i++) {
+		unsigned cls = i / ZONES;
+
+		assert_int_equal(zbuf_zone_info(i, &zi), 0);
+		assert_int_equal((uintptr_t)zi.start & (ZBUF_ZONE_SIZE - 1), 0);
+		assert_int_equal(zi.kind, ZBUF_KIND_GENERIC);
+		assert_int_equal(zi.cls, cls);
+		assert_int_equal(zi.stride, zbuf_class_size(cls));
+		assert_int_equal(zi.nobjs, expect_objs[cls]);
+		/* objects aligned to their class size, and the zone fully used */
+		assert_int_equal(zi.first_obj_off % zi.stride, 0);
+		assert_true(zi.first_obj_off + (uint64_t)zi.nobjs * zi.stride <= ZBUF_ZONE_SIZE);
+		assert_true(zi.first_obj_off >= 64);
+		assert_int_equal(zi.iova, (uint64_t)(uintptr_t)zi.start);
+		if (i > 0) {
+			struct zbuf_zone_info prev;
+
+			zbuf_zone_info(i - 1, &prev);
+			assert_ptr_equal((char *)prev.start + ZBUF_ZONE_SIZE, zi.start);
+		}
+	}
+	assert_int_equal(zbuf_zone_info(zbuf_zone_count(), &zi), -EINVAL);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void check_every_byte(char *obj, size_t size)
+{
+	uint64_t iova = zbuf_iova(obj);
+	struct zbuf_zone_info zi = zone_info_of(obj);
+
+	assert_int_equal(iova, zi.iova + (uint64_t)(obj - (char *)zi.start));
+	for (size_t o = 0; o < size; o++) {
+		char *q = obj + o;
+
+		/* plain ifs: a cmocka assert per byte would dominate the run time */
+		if (zbuf_obj(q) != obj)
+			fail_msg("zbuf_obj(%p + %zu) = %p", (void *)obj, o, zbuf_obj(q));
+		if (zbuf_obj_size(q) != size)
+			fail_msg("zbuf_obj_size(%p + %zu) = %zu", (void *)obj, o, zbuf_obj_size(q));
+		if (zbuf_iova(q) != iova + o)
+			fail_msg("zbuf_iova(%p + %zu) wrong", (void *)obj, o);
+		if (zbuf_refcnt(q) != 1)
+			fail_msg("zbuf_refcnt(%p + %zu) = %u", (void *)obj, o, zbuf_refcnt(q));
+		if (!zbuf_contains(q))
+			fail_msg("zbuf_contains(%p + %zu) false", (void *)obj, o);
+	}
+	/* references through interior pointers act on the same object */
+	zbuf_ref(obj + size - 1);
+	assert_int_equal(zbuf_refcnt(obj), 2);
+	zbuf_ref(obj + size / 2);
+	assert_int_equal(zbuf_refcnt(obj + 1), 3);
+	zbuf_unref(obj + 7);
+	zbuf_unref(obj + size - 1);
+	assert_int_equal(zbuf_refcnt(obj), 1);
+}
+
+static void test_translate_every_byte(void **state)
+{
+	(void)state;
+	for (unsigned cls = 0; cls < ZBUF_CLASS_COUNT; cls++) {
+		size_t size = zbuf_class_size(cls), n = 0, cap = ZONES * expect_objs[cls];
+		char **objs = calloc(cap + 1, sizeof(*objs));
+		char *first_last_zone = NULL, *last_zone0 = NULL, *last = NULL;
+		struct zbuf_zone_info z0, zl;
+		char *p;
+
+		assert_non_null(objs);
+		zbuf_zone_info(cls * ZONES, &z0);
+		zbuf_zone_info(cls * ZONES + ZONES - 1, &zl);
+		while ((p = zbuf_alloc_class(cls)) != NULL) {
+			assert_true(n < cap);
+			objs[n++] = p;
+			assert_ptr_equal(zbuf_obj(p), p);
+			if (p == (char *)z0.start + z0.first_obj_off + (z0.nobjs - 1) * size)
+				last_zone0 = p;
+			if (p == (char *)zl.start + zl.first_obj_off)
+				first_last_zone = p;
+			if (p == (char *)zl.start + zl.first_obj_off + (zl.nobjs - 1) * size)
+				last = p;
+		}
+		assert_int_equal(n, cap);
+		assert_non_null(last_zone0);
+		assert_non_null(first_last_zone);
+		assert_non_null(last);
+
+		check_every_byte(objs[0], size);
+		check_every_byte(last_zone0, size);
+		check_every_byte(first_last_zone, size);
+		check_every_byte(last, size);
+		check_every_byte(objs[n / 2], size);
+
+		/* the bytes before an object's zone's first object are the header */
+		assert_null(zbuf_obj((char *)zl.start + zl.first_obj_off - 1));
+		assert_null(zbuf_obj(zl.start));
+		assert_true(zbuf_contains(zl.start));
+		assert_int_equal(zbuf_obj_size(zl.start), 0);
+		assert_int_equal(zbuf_refcnt(zl.start), 0);
+
+		for (size_t i = 0; i < n; i++)
+			zbuf_unref(objs[i]);
+		free(objs);
+	}
+	/* outside the region */
+	int local;
+	assert_false(zbuf_contains(&local));
+	assert_null(zbuf_obj(&local));
+	assert_int_equal(zbuf_iova(&local), ZBUF_BAD_IOVA);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void test_alloc_size_classes(void **state)
+{
+	static const struct {
+		size_t size;
+		size_t cls_size;
+	} cases[] = {{0, 2048},	    {1, 2048},	    {2048, 2048},   {2049, 4096},  {4096, 4096},
+		     {4097, 16384}, {16384, 16384}, {16385, 65536}, {65536, 65536}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		void *p = zbuf_alloc(cases[i].size);
+
+		assert_non_null(p);
+		assert_int_equal(zbuf_obj_size(p), cases[i].cls_size);
+		zbuf_free(p);
+	}
+	errno = 0;
+	assert_null(zbuf_alloc(65537));
+	assert_int_equal(errno, EINVAL);
+	assert_null(zbuf_alloc_class(ZBUF_CLASS_COUNT));
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void test_refcount_lifecycle(void **state)
+{
+	struct zbuf_stats s;
+	char *p;
+
+	(void)state;
+	p = zbuf_alloc(1000);
+	assert_non_null(p);
+	memset(p, 0xab, 2048);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	zbuf_class_stats(ZBUF_CLASS_2K, &s);
+	assert_int_equal(s.allocs, 1);
+	assert_int_equal(s.in_use, 1);
+	assert_int_equal(s.frees, 0);
+
+	zbuf_ref(p + 100);
+	assert_int_equal(zbuf_refcnt(p), 2);
+	zbuf_unref(p + 2047);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	assert_int_equal(zbuf_in_use(), 1);
+
+	zbuf_unref(p);
+	assert_int_equal(zbuf_refcnt(p), 0);
+	zbuf_class_stats(ZBUF_CLASS_2K, &s);
+	assert_int_equal(s.allocs, 1);
+	assert_int_equal(s.frees, 1);
+	assert_int_equal(s.in_use, 0);
+	zbuf_stats(&s);
+	assert_int_equal(s.allocs, 1);
+	assert_int_equal(s.frees, 1);
+	assert_int_equal(s.failures, 0);
+
+	/* LIFO reuse: the freed object comes back first, with refcount 1 */
+	assert_ptr_equal(zbuf_alloc(10), p);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	zbuf_free(p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void exhaust(enum zbuf_class cls)
+{
+	size_t cap = ZONES * expect_objs[cls], n = 0;
+	void **objs = calloc(cap + 1, sizeof(*objs));
+	struct zbuf_stats before, after;
+	void *p;
+
+	assert_non_null(objs);
+	zbuf_class_stats(cls, &before);
+	while ((p = zbuf_alloc_class(cls)) != NULL) {
+		assert_true(n < cap);
+		objs[n++] = p;
+	}
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(n, cap);
+	zbuf_class_stats(cls, &after);
+	assert_int_equal(after.failures, before.failures + 1);
+	assert_int_equal(after.in_use, cap);
+	assert_null(zbuf_alloc_class(cls));
+	zbuf_class_stats(cls, &after);
+	assert_int_equal(after.failures, before.failures + 2);
+
+	zbuf_free(objs[n / 2]);
+	p = zbuf_alloc_class(cls);
+	assert_ptr_equal(p, objs[n / 2]);
+	assert_null(zbuf_alloc_class(cls));
+	for (size_t i = 0; i < n; i++)
+		zbuf_free(objs[i]);
+	zbuf_class_stats(cls, &after);
+	assert_int_equal(after.in_use, 0);
+	free(objs);
+}
+
+static void test_exhaustion_unbound(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++)
+		exhaust(c);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void test_exhaustion_bound(void **state)
+{
+	(void)state;
+	zbuf_thread_init(3);
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++)
+		exhaust(c);
+	zbuf_thread_fini();
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void test_misuse(void **state)
+{
+	struct zbuf_zone_info zi;
+	char *p, *q;
+	int local = 0;
+	void *heap = malloc(64);
+
+	(void)state;
+	EXPECT_MISUSE(zbuf_unref(&local), "pointer not in Zbuf memory");
+	EXPECT_MISUSE(zbuf_ref(heap), "pointer not in Zbuf memory");
+	EXPECT_MISUSE(zbuf_free(NULL), "pointer not in Zbuf memory");
+	free(heap);
+
+	zbuf_zone_info(ZONES, &zi);
+	EXPECT_MISUSE(zbuf_unref(zi.start), "pointer into a zone header");
+	EXPECT_MISUSE(zbuf_ref((char *)zi.start + 200), "pointer into a zone header");
+	EXPECT_MISUSE(zbuf_unref((char *)zi.start + zi.first_obj_off - 1),
+		      "pointer into a zone header");
+	/* one byte past the region */
+	zbuf_zone_info(zbuf_zone_count() - 1, &zi);
+	EXPECT_MISUSE(zbuf_unref((char *)zi.start + ZBUF_ZONE_SIZE), "not in Zbuf memory");
+
+	p = zbuf_alloc(3000);
+	q = zbuf_alloc(3000);
+	assert_non_null(p);
+	zbuf_unref(p);
+	EXPECT_MISUSE(zbuf_unref(p), "double free");
+	EXPECT_MISUSE(zbuf_unref(p + 1234), "double free");
+	EXPECT_MISUSE(zbuf_ref(p + 5), "ref of a free object");
+	assert_int_equal(zbuf_refcnt(p), 0);
+	/* the misuse left the allocator intact */
+	assert_int_equal(zbuf_refcnt(q), 1);
+	zbuf_unref(q);
+	assert_ptr_equal(zbuf_alloc(3000), q);
+	zbuf_unref(q);
+	assert_true(strstr(misuse_msg, " at 0x") != NULL);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+/* Without a handler the misuse must stop the process with the message on stderr. */
+static void test_default_handler_aborts(void **state)
+{
+	int fds[2], status;
+	char buf[256] = {0};
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int x;
+
+		dup2(fds[1], 2);
+		zbuf_unref(&x);
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	assert_true(n > 0);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGABRT);
+	assert_non_null(strstr(buf, "zbuf: pointer not in Zbuf memory at 0x"));
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void test_init_errors(void **state)
+{
+	struct zbuf_config cfg = {.backend = ZBUF_BACKEND_MMAP, .mbuf_zones = 1};
+
+	(void)state;
+	assert_int_equal(zbuf_init(&cfg), -EBUSY);
+	zbuf_fini();
+	assert_int_equal(zbuf_init(&cfg), -EINVAL); /* mbuf zones need DPDK */
+	assert_null(zbuf_pktpool_create("x", 10, 2048));
+	cfg.mbuf_zones = 0;
+	assert_int_equal(zbuf_init(&cfg), 0);
+	/* zones[] = 0 means 4 zones per class */
+	assert_int_equal(zbuf_zone_count(), 4 * ZBUF_CLASS_COUNT);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_translate_every_byte, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_alloc_size_classes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refcount_lifecycle, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exhaustion_unbound, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exhaustion_bound, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_default_handler_aborts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_init_errors, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

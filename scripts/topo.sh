@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# topo.sh - the test topologies lunar runs on (no physical NIC here):
+#
+#   topo.sh veth up|down     lunar-a (veth-a 10.77.0.1/24) <-> lunar-b (veth-b 10.77.0.2/24)
+#   topo.sh arb up|down      lunar-a (10.78.1.1/24) - lunar-r (router) - lunar-b (10.78.2.2/24)
+#   topo.sh arb loss <pct>   drop pct% of packets forwarded by lunar-r at random
+#                            (nftables; 0 removes the rule; no argument shows it)
+#   topo.sh memif up|down    run directory for memif sockets (/run/lunar); removes stale sockets
+#   topo.sh down-all         everything above, plus XDP programs and processes left inside
+#   topo.sh status           what exists now
+#
+# Every command is idempotent: `up` twice keeps one topology, `down` on
+# nothing succeeds. `up` repairs a half-built topology (e.g. after a crash).
+# veth and arb may be up together: they share the namespaces lunar-a and
+# lunar-b, which are deleted when the last topology using them goes down.
+#
+# Environment (defaults in brackets):
+#   LUNAR_NS_A [lunar-a] LUNAR_NS_B [lunar-b] LUNAR_NS_R [lunar-r]
+#   LUNAR_MTU [1500]                 MTU of every link created
+#   LUNAR_VETH_A [veth-a] LUNAR_VETH_A_IP [10.77.0.1/24]
+#   LUNAR_VETH_B [veth-b] LUNAR_VETH_B_IP [10.77.0.2/24]
+#   LUNAR_ARB_A [arb-a] LUNAR_ARB_A_IP [10.78.1.1/24]     in lunar-a
+#   LUNAR_ARB_RA [arb-ra] LUNAR_ARB_RA_IP [10.78.1.254/24] in lunar-r, towards A
+#   LUNAR_ARB_RB [arb-rb] LUNAR_ARB_RB_IP [10.78.2.254/24] in lunar-r, towards B
+#   LUNAR_ARB_B [arb-b] LUNAR_ARB_B_IP [10.78.2.2/24]     in lunar-b
+#   LUNAR_RUN_DIR [/run/lunar]       memif socket directory
+#
+# Checksums: with transmit checksum offload on (the veth default) the kernel
+# hands its veth peer TCP frames whose checksum is not filled in; an AF_XDP
+# reader (lunar) would see wrong checksums. Real NICs do not do this. So the
+# offload is turned off (`ethtool -K <if> tx off`) on the kernel's side of
+# every veth. Which side is the kernel's depends on the test (lunar may run
+# on either end of veth, on A or B in arb; a router forwards frames with the
+# sender's unfinished checksum), so it is turned off on every end: on lunar's
+# own end it costs nothing, because AF_XDP transmit bypasses the offload.
+set -euo pipefail
+
+NS_A=${LUNAR_NS_A:-lunar-a}
+NS_B=${LUNAR_NS_B:-lunar-b}
+NS_R=${LUNAR_NS_R:-lunar-r}
+MTU=${LUNAR_MTU:-1500}
+VETH_A=${LUNAR_VETH_A:-veth-a}
+VETH_B=${LUNAR_VETH_B:-veth-b}
+VETH_A_IP=${LUNAR_VETH_A_IP:-10.77.0.1/24}
+VETH_B_IP=${LUNAR_VETH_B_IP:-10.77.0.2/24}
+ARB_A=${LUNAR_ARB_A:-arb-a}
+ARB_RA=${LUNAR_ARB_RA:-arb-ra}
+ARB_RB=${LUNAR_ARB_RB:-arb-rb}
+ARB_B=${LUNAR_ARB_B:-arb-b}
+ARB_A_IP=${LUNAR_ARB_A_IP:-10.78.1.1/24}
+ARB_RA_IP=${LUNAR_ARB_RA_IP:-10.78.1.254/24}
+ARB_RB_IP=${LUNAR_ARB_RB_IP:-10.78.2.254/24}
+ARB_B_IP=${LUNAR_ARB_B_IP:-10.78.2.2/24}
+RUN_DIR=${LUNAR_RUN_DIR:-/run/lunar}
+LOSS_TABLE=lunar_loss
+
+# The header comment is the help text.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+die() { echo "topo.sh: $*" >&2; exit 1; }
+say() { echo "topo.sh: $*"; }
+
+ns_exists() { [ -e "/run/netns/$1" ]; }
+link_exists() { ns_exists "$1" && ip -n "$1" link show dev "$2" >/dev/null 2>&1; }
+addr_of() { echo "${1%/*}"; }
+
+ensure_ns() {
+	local ns=$1
+	if ! ns_exists "$ns"; then
+		ip netns add "$ns"
+		say "created namespace $ns"
+	fi
+	ip -n "$ns" link set lo up
+}
+
+# A veth pair $2 (in $1) <-> $4 (in $3). A half-built pair (one end
+# missing, e.g. after a crash) is deleted and made again.
+ensure_veth() {
+	local ns1=$1 if1=$2 ns2=$3 if2=$4
+	if link_exists "$ns1" "$if1" && link_exists "$ns2" "$if2"; then
+		return
+	fi
+	ip -n "$ns1" link del "$if1" 2>/dev/null || true
+	ip -n "$ns2" link del "$if2" 2>/dev/null || true
+	ip -n "$ns1" link add "$if1" type veth peer name "$if2" netns "$ns2"
+	say "created veth $ns1/$if1 <-> $ns2/$if2"
+}
+
+# Address, MTU, checksum offload off (see the header), up.
+config_if() {
+	local ns=$1 ifname=$2 cidr=$3
+	ip -n "$ns" link set dev "$ifname" mtu "$MTU"
+	ip -n "$ns" addr replace "$cidr" dev "$ifname"
+	ip netns exec "$ns" ethtool -K "$ifname" tx off >/dev/null
+	ip -n "$ns" link set dev "$ifname" up
+}
+
+# Wait (bounded, 3 s) until the kernel reports carrier on each named
+# "ns/if": link-state changes go through linkwatch, which may delay them up
+# to a second, and until then the device drops what it transmits. Callers
+# that start traffic right after `up` would otherwise lose their first
+# packets.
+wait_carrier() {
+	local spec ns ifname
+	for _ in $(seq 30); do
+		local all=1
+		for spec in "$@"; do
+			ns=${spec%%/*} ifname=${spec#*/}
+			[ "$(ip netns exec "$ns" cat "/sys/class/net/$ifname/carrier" 2>/dev/null)" = 1 ] &&
+				[ "$(ip netns exec "$ns" cat "/sys/class/net/$ifname/operstate" 2>/dev/null)" = up ] || all=0
+		done
+		[ "$all" = 1 ] && return 0
+		sleep 0.1
+	done
+	echo "topo.sh: warning: no carrier yet on $* after 3 s" >&2
+}
+
+# Remove a veth pair (deleting one end deletes both), its XDP program first
+# so a DPDK process still holding it sees a clean detach.
+del_veth() {
+	local ns=$1 ifname=$2
+	if link_exists "$ns" "$ifname"; then
+		ip -n "$ns" link set dev "$ifname" xdp off 2>/dev/null || true
+		ip -n "$ns" link del "$ifname"
+		say "deleted $ns/$ifname and its peer"
+	fi
+}
+
+# Kill what still runs inside $1 (TERM, then KILL), never this script.
+kill_ns_pids() {
+	local ns=$1 pids p
+	ns_exists "$ns" || return 0
+	pids=$(ip netns pids "$ns" 2>/dev/null | grep -vx "$$" || true)
+	[ -n "$pids" ] || return 0
+	say "stopping processes in $ns: $(echo $pids)"
+	kill -TERM $pids 2>/dev/null || true
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		pids=$(ip netns pids "$ns" 2>/dev/null | grep -vx "$$" || true)
+		[ -n "$pids" ] || return 0
+		sleep 0.2
+	done
+	kill -KILL $pids 2>/dev/null || true
+}
+
+# Delete namespace $1 once no interface but lo is left in it.
+del_ns_if_empty() {
+	local ns=$1
+	ns_exists "$ns" || return 0
+	if ip -n "$ns" -o link show | awk -F': ' '{print $2}' | grep -qvx lo; then
+		return 0
+	fi
+	kill_ns_pids "$ns"
+	ip netns del "$ns"
+	say "deleted namespace $ns"
+}
+
+del_ns() {
+	local ns=$1 ifname
+	ns_exists "$ns" || return 0
+	# XDP programs go first: they may hold AF_XDP sockets of killed processes.
+	for ifname in $(ip -n "$ns" -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
+		[ "$ifname" = lo ] && continue
+		ip -n "$ns" link set dev "$ifname" xdp off 2>/dev/null || true
+	done
+	kill_ns_pids "$ns"
+	ip netns del "$ns"
+	say "deleted namespace $ns"
+}
+
+show_ns() {
+	local ns=$1 line
+	ns_exists "$ns" || return 0
+	echo "namespace $ns:"
+	ip -n "$ns" -br addr show | grep -v '^lo ' | sed 's/^/  /' || true
+	# `ip -o link` puts each link, its XDP program included, on one line.
+	ip -n "$ns" -o link show | while read -r line; do
+		if [[ "$line" =~ prog/xdp[a-z]*\ id\ ([0-9]+) ]]; then
+			echo "  xdp program id ${BASH_REMATCH[1]} on $(awk -F': ' '{print $2}' <<<"$line" | cut -d@ -f1)"
+		fi
+	done
+	ip -n "$ns" route show | sed 's/^/  route: /'
+}
+
+veth_up() {
+	ensure_ns "$NS_A"
+	ensure_ns "$NS_B"
+	ensure_veth "$NS_A" "$VETH_A" "$NS_B" "$VETH_B"
+	config_if "$NS_A" "$VETH_A" "$VETH_A_IP"
+	config_if "$NS_B" "$VETH_B" "$VETH_B_IP"
+	wait_carrier "$NS_A/$VETH_A" "$NS_B/$VETH_B"
+	say "veth: $NS_A/$VETH_A $VETH_A_IP <-> $NS_B/$VETH_B $VETH_B_IP, mtu $MTU, tx checksum offload off"
+}
+
+veth_down() {
+	del_veth "$NS_A" "$VETH_A"
+	del_veth "$NS_B" "$VETH_B"
+	del_ns_if_empty "$NS_A"
+	del_ns_if_empty "$NS_B"
+	say "veth: down"
+}
+
+arb_up() {
+	ensure_ns "$NS_A"
+	ensure_ns "$NS_B"
+	ensure_ns "$NS_R"
+	ensure_veth "$NS_A" "$ARB_A" "$NS_R" "$ARB_RA"
+	ensure_veth "$NS_B" "$ARB_B" "$NS_R" "$ARB_RB"
+	config_if "$NS_A" "$ARB_A" "$ARB_A_IP"
+	config_if "$NS_R" "$ARB_RA" "$ARB_RA_IP"
+	config_if "$NS_R" "$ARB_RB" "$ARB_RB_IP"
+	config_if "$NS_B" "$ARB_B" "$ARB_B_IP"
+	ip netns exec "$NS_R" sysctl -qw net.ipv4.ip_forward=1
+	wait_carrier "$NS_A/$ARB_A" "$NS_R/$ARB_RA" "$NS_R/$ARB_RB" "$NS_B/$ARB_B"
+	# A default route on each host via its router address. `replace`
+	# keeps a second `up` from failing on the existing route.
+	ip -n "$NS_A" route replace default via "$(addr_of "$ARB_RA_IP")" dev "$ARB_A"
+	ip -n "$NS_B" route replace default via "$(addr_of "$ARB_RB_IP")" dev "$ARB_B"
+	say "arb: $NS_A/$ARB_A $ARB_A_IP -> $NS_R ($ARB_RA $ARB_RA_IP | $ARB_RB $ARB_RB_IP, forwarding) <- $NS_B/$ARB_B $ARB_B_IP, mtu $MTU, tx checksum offload off"
+}
+
+arb_down() {
+	del_veth "$NS_A" "$ARB_A"
+	del_veth "$NS_B" "$ARB_B"
+	del_ns "$NS_R"
+	del_ns_if_empty "$NS_A"
+	del_ns_if_empty "$NS_B"
+	say "arb: down"
+}
+
+# Random drops in the router's forward hook: on the receiver XDP runs before
+# nftables, and AF_XDP transmit skips the sender's egress hook, so the
+# router is the only place that sees every packet (ENVIRONMENT.md).
+arb_loss() {
+	ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"
+	if [ $# -eq 0 ]; then
+		if ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" 2>/dev/null; then :; else
+			say "arb: no loss rule in $NS_R"
+		fi
+		return
+	fi
+	local pct=$1
+	[[ "$pct" =~ ^[0-9]+$ ]] && [ "$pct" -le 100 ] || die "loss must be an integer percentage 0..100, got '$pct'"
+	# Replace, never stack: delete our table, then add it back if wanted.
+	if ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" >/dev/null 2>&1; then
+		ip netns exec "$NS_R" nft delete table ip "$LOSS_TABLE"
+	fi
+	if [ "$pct" -eq 0 ]; then
+		say "arb: loss rule removed from $NS_R"
+		return
+	fi
+	ip netns exec "$NS_R" nft -f - <<-EOF
+		table ip $LOSS_TABLE {
+			chain forward {
+				type filter hook forward priority 0; policy accept;
+				numgen random mod 100 < $pct counter drop
+			}
+		}
+	EOF
+	say "arb: $NS_R drops $pct% of forwarded packets at random"
+}
+
+# A memif socket file is stale when nothing listens on it any more (its
+# server crashed); a new server would fail with "address in use".
+memif_clean() {
+	[ -d "$RUN_DIR" ] || return 0
+	local live f
+	live=$(ss -xlnH 2>/dev/null | awk '{print $5}')
+	for f in "$RUN_DIR"/*; do
+		[ -S "$f" ] || continue
+		if ! grep -qxF "$f" <<<"$live"; then
+			rm -f "$f"
+			say "removed stale socket $f"
+		fi
+	done
+}
+
+memif_up() {
+	mkdir -p "$RUN_DIR"
+	chmod 0755 "$RUN_DIR"
+	memif_clean
+	say "memif: socket directory $RUN_DIR ready"
+}
+
+memif_down() {
+	memif_clean
+	if [ -d "$RUN_DIR" ] && rmdir "$RUN_DIR" 2>/dev/null; then
+		say "memif: removed $RUN_DIR"
+	else
+		say "memif: down"
+	fi
+}
+
+status() {
+	local any=0 ns
+	for ns in "$NS_A" "$NS_R" "$NS_B"; do
+		if ns_exists "$ns"; then
+			show_ns "$ns"
+			any=1
+		fi
+	done
+	[ "$any" = 1 ] || echo "no lunar namespaces ($NS_A, $NS_R, $NS_B)"
+	if ns_exists "$NS_R" && ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" >/dev/null 2>&1; then
+		echo "loss rule in $NS_R: $(ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" | grep -o 'numgen.*')"
+	fi
+	if [ -d "$RUN_DIR" ]; then
+		echo "memif directory $RUN_DIR: $(ls -A "$RUN_DIR" | wc -l) entries"
+	else
+		echo "memif directory $RUN_DIR: absent"
+	fi
+}
+
+[ $# -ge 1 ] || { usage >&2; exit 2; }
+case "$1" in
+-h | --help | help) usage; exit 0 ;;
+esac
+[ "$(id -u)" = 0 ] || die "run as root (network namespaces, nftables, XDP)"
+[[ "$MTU" =~ ^[0-9]+$ ]] && [ "$MTU" -ge 68 ] || die "LUNAR_MTU must be a number >= 68, got '$MTU'"
+
+cmd=$1
+shift
+case "$cmd" in
+veth | arb | memif)
+	[ $# -ge 1 ] || die "usage: topo.sh $cmd up|down (try --help)"
+	sub=$1
+	shift
+	case "$cmd:$sub" in
+	veth:up) veth_up ;;
+	veth:down) veth_down ;;
+	arb:up) arb_up ;;
+	arb:down) arb_down ;;
+	arb:loss) arb_loss "$@" ;;
+	memif:up) memif_up ;;
+	memif:down) memif_down ;;
+	*) die "unknown command '$cmd $sub' (try --help)" ;;
+	esac
+	;;
+down-all)
+	veth_down
+	arb_down
+	# Whatever else was left inside (other links, processes, XDP).
+	del_ns "$NS_A"
+	del_ns "$NS_B"
+	del_ns "$NS_R"
+	memif_down
+	;;
+status) status ;;
+*) die "unknown command '$cmd' (try --help)" ;;
+esac

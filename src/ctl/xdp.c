@@ -1,0 +1,377 @@
+/*
+ * xdp.c - host side of the XDP steering program: pre-flight check of the
+ * interface, discovery of the attached program's maps by name, range/port
+ * configuration, counters and crash cleanup (see xdp.h). Uses libbpf only;
+ * the program itself is loaded by DPDK's net_af_xdp.
+ */
+#include "ctl/xdp.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+
+#include "base/compiler.h"
+#include "ctl/steer_abi.h"
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Resolve @ifname or explain how to get one. */
+static int ifindex_of(const char *ifname, char *err, size_t errlen)
+{
+	unsigned int idx;
+
+	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
+		set_err(err, errlen, "invalid interface name '%s'",
+			ifname ? ifname : "(null)");
+		return -EINVAL;
+	}
+	idx = if_nametoindex(ifname);
+	if (!idx) {
+		set_err(err, errlen,
+			"interface %s not found; create it or check `ip link`",
+			ifname);
+		return -ENODEV;
+	}
+	return (int)idx;
+}
+
+/* Name of program @id, or "?" if it vanished meanwhile. */
+static void prog_name(uint32_t id, char *name, size_t len)
+{
+	struct bpf_prog_info info;
+	uint32_t ilen = sizeof(info);
+	int fd;
+
+	snprintf(name, len, "?");
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return;
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen) && info.name[0])
+		snprintf(name, len, "%s", info.name);
+	close(fd);
+}
+
+/*
+ * The id of whatever XDP program is attached, in any mode. A driver-mode
+ * program is what net_af_xdp attaches on veth; generic (skb) mode is what a
+ * forced-copy or older setup leaves; hw for completeness.
+ */
+static int attached_prog(int ifindex, uint32_t *id, const char **mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int ret;
+
+	ret = bpf_xdp_query(ifindex, 0, &q);
+	if (ret < 0)
+		return ret;
+	*id = 0;
+	*mode = "";
+	if (q.drv_prog_id) {
+		*id = q.drv_prog_id;
+		*mode = "driver";
+	} else if (q.skb_prog_id) {
+		*id = q.skb_prog_id;
+		*mode = "generic";
+	} else if (q.hw_prog_id) {
+		*id = q.hw_prog_id;
+		*mode = "offload";
+	} else if (q.prog_id) {
+		*id = q.prog_id;
+		*mode = "unknown";
+	}
+	return 0;
+}
+
+int xdp_check_free(const char *ifname, char *err, size_t errlen)
+{
+	const char *mode;
+	char name[BPF_OBJ_NAME_LEN];
+	uint32_t id;
+	int ifindex, ret;
+
+	ifindex = ifindex_of(ifname, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	ret = attached_prog(ifindex, &id, &mode);
+	if (ret < 0) {
+		set_err(err, errlen, "cannot query XDP state of %s: %s",
+			ifname, strerror(-ret));
+		return ret;
+	}
+	if (!id)
+		return 0;
+	prog_name(id, name, sizeof(name));
+	set_err(err, errlen,
+		"interface %s already has XDP program %s (id %u, %s mode); "
+		"remove it with `ip link set dev %s xdp off` (or "
+		"xdp-loader unload %s --all) if it is stale, or stop the "
+		"program that owns it",
+		ifname, name, id, mode, ifname, ifname);
+	return -EBUSY;
+}
+
+struct want_map {
+	const char *name;
+	uint32_t type;
+	uint32_t value_size;
+	uint32_t min_entries;
+	int *fd;
+};
+
+/* Keep @fd if map @info is one of @want (and has the agreed layout). */
+static int match_map(int fd, const struct bpf_map_info *info,
+		     struct want_map *want, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(info->name, want[i].name))
+			continue;
+		if (*want[i].fd >= 0)
+			break; /* duplicate name: keep the first */
+		if (info->type != want[i].type ||
+		    info->value_size != want[i].value_size ||
+		    info->max_entries < want[i].min_entries) {
+			set_err(err, errlen,
+				"map %s of the attached XDP program has another "
+				"layout (type %u, value %u B, %u entries) than "
+				"this lunar expects; rebuild and reload "
+				"lunar_steer.bpf.o from the same version",
+				info->name, info->type, info->value_size,
+				info->max_entries);
+			return -EPROTO;
+		}
+		*want[i].fd = fd;
+		return 1;
+	}
+	return 0;
+}
+
+int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
+		   size_t errlen)
+{
+	struct xdp_steer st = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1 };
+	struct want_map want[] = {
+		{ LUNAR_STEER_CFG_MAP, BPF_MAP_TYPE_ARRAY,
+		  sizeof(struct lunar_steer_cfg), 1, &st.cfg_fd },
+		{ LUNAR_STEER_PORTS_MAP, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		  LUNAR_STEER_NPORTS, &st.ports_fd },
+		{ LUNAR_STEER_STATS_MAP, BPF_MAP_TYPE_PERCPU_ARRAY,
+		  sizeof(__u64), LUNAR_STEER_NSTATS, &st.stats_fd },
+	};
+	struct bpf_prog_info info;
+	uint32_t ilen, nmaps, *ids = NULL;
+	char name[BPF_OBJ_NAME_LEN];
+	const char *mode;
+	int ifindex, prog_fd = -1, ret;
+
+	ifindex = ifindex_of(ifname, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	st.ifindex = ifindex;
+	ret = attached_prog(ifindex, &st.prog_id, &mode);
+	if (ret < 0) {
+		set_err(err, errlen, "cannot query XDP state of %s: %s",
+			ifname, strerror(-ret));
+		return ret;
+	}
+	if (!st.prog_id) {
+		set_err(err, errlen,
+			"interface %s has no XDP program; the af_xdp port must "
+			"load lunar_steer.bpf.o first (net_af_xdp xdp_prog=...)",
+			ifname);
+		return -ENOENT;
+	}
+	prog_fd = bpf_prog_get_fd_by_id(st.prog_id);
+	if (prog_fd < 0) {
+		ret = -errno;
+		set_err(err, errlen, "cannot open XDP program id %u on %s: %s",
+			st.prog_id, ifname, strerror(errno));
+		return ret;
+	}
+
+	/* First call learns the number of maps, second fetches their ids. */
+	memset(&info, 0, sizeof(info));
+	ilen = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &ilen)) {
+		ret = -errno;
+		set_err(err, errlen, "cannot read XDP program id %u: %s",
+			st.prog_id, strerror(errno));
+		goto out;
+	}
+	snprintf(name, sizeof(name), "%s", info.name);
+	nmaps = info.nr_map_ids;
+	ids = calloc(nmaps ? nmaps : 1, sizeof(*ids));
+	if (!ids) {
+		ret = -ENOMEM;
+		set_err(err, errlen, "out of memory");
+		goto out;
+	}
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = nmaps;
+	info.map_ids = (uint64_t)(uintptr_t)ids;
+	ilen = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &ilen)) {
+		ret = -errno;
+		set_err(err, errlen, "cannot read maps of XDP program id %u: %s",
+			st.prog_id, strerror(errno));
+		goto out;
+	}
+	if (info.nr_map_ids < nmaps)
+		nmaps = info.nr_map_ids;
+
+	for (uint32_t i = 0; i < nmaps; i++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue; /* map freed meanwhile: reported as missing below */
+		memset(&mi, 0, sizeof(mi));
+		ret = bpf_obj_get_info_by_fd(fd, &mi, &mlen) ? -errno :
+			match_map(fd, &mi, want, ARRAY_SIZE(want), err, errlen);
+		if (ret <= 0)
+			close(fd);
+		if (ret < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		if (*want[i].fd >= 0)
+			continue;
+		set_err(err, errlen,
+			"XDP program %s (id %u) on %s is not lunar's steering "
+			"program (no map %s); remove it with `ip link set dev %s "
+			"xdp off` and let the af_xdp port load lunar_steer.bpf.o",
+			name, st.prog_id, ifname, want[i].name, ifname);
+		ret = -ENOENT;
+		goto out;
+	}
+	*out = st;
+	ret = 0;
+out:
+	if (ret < 0)
+		xdp_steer_close(&st);
+	free(ids);
+	close(prog_fd);
+	return ret;
+}
+
+int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi)
+{
+	struct lunar_steer_cfg cfg = { .valid = 1, .lo = lo, .hi = hi };
+	uint32_t key = 0;
+
+	if (!st || st->cfg_fd < 0)
+		return -EINVAL;
+	/* One map write: the program sees either the old or the new range. */
+	return bpf_map_update_elem(st->cfg_fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+static int set_port(struct xdp_steer *st, uint16_t port, uint32_t val)
+{
+	uint32_t key = port;
+
+	if (!st || st->ports_fd < 0)
+		return -EINVAL;
+	return bpf_map_update_elem(st->ports_fd, &key, &val, BPF_ANY) ? -errno : 0;
+}
+
+int xdp_steer_add_port(struct xdp_steer *st, uint16_t port)
+{
+	return set_port(st, port, 1);
+}
+
+int xdp_steer_del_port(struct xdp_steer *st, uint16_t port)
+{
+	return set_port(st, port, 0);
+}
+
+int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
+		    uint64_t *to_kernel, uint64_t *redirect_failed)
+{
+	uint64_t sum[LUNAR_STEER_NSTATS] = { 0 };
+	uint64_t *vals;
+	int ncpu, ret = 0;
+
+	if (!st || st->stats_fd < 0)
+		return -EINVAL;
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	/* A per-CPU lookup returns one 8-byte-aligned value per possible CPU. */
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < LUNAR_STEER_NSTATS; k++) {
+		if (bpf_map_lookup_elem(st->stats_fd, &k, vals)) {
+			ret = -errno;
+			goto out;
+		}
+		for (int c = 0; c < ncpu; c++)
+			sum[k] += vals[c];
+	}
+	if (to_lunar)
+		*to_lunar = sum[LUNAR_STEER_TO_LUNAR];
+	if (to_kernel)
+		*to_kernel = sum[LUNAR_STEER_TO_KERNEL];
+	if (redirect_failed)
+		*redirect_failed = sum[LUNAR_STEER_REDIRECT_FAILED];
+out:
+	free(vals);
+	return ret;
+}
+
+void xdp_steer_close(struct xdp_steer *st)
+{
+	if (!st)
+		return;
+	int *fds[] = { &st->cfg_fd, &st->ports_fd, &st->stats_fd };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+		/*
+		 * "> 0", not ">= 0": a zeroed handle must not close stdin; a
+		 * map fd is never 0 while stdin is open.
+		 */
+		if (*fds[i] > 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int xdp_detach(const char *ifname)
+{
+	static const uint32_t modes[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	int ifindex, ret = 0;
+
+	ifindex = ifindex_of(ifname, NULL, 0);
+	if (ifindex < 0)
+		return ifindex;
+	/* Try both modes: a stale program may sit in either; keep the first error. */
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+		int r = bpf_xdp_detach(ifindex, modes[i], NULL);
+
+		if (r < 0 && !ret)
+			ret = r;
+	}
+	return ret;
+}

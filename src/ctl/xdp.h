@@ -1,0 +1,119 @@
+/*
+ * xdp.h - host side of lunar's XDP steering program (bpf/lunar_steer.bpf.c).
+ *
+ * DPDK's net_af_xdp loads and attaches the program (xdp_prog=<object>) and
+ * fills its xsks_map; this module owns everything else: checking before
+ * start-up that the interface exists and is free of other XDP programs,
+ * finding the attached program's maps afterwards, writing the reserved port
+ * range and the listening ports, reading the steering counters, and
+ * detaching a stale program after a crash.
+ *
+ * Every function returns 0 or a negative errno; functions taking err/errlen
+ * also write a message naming the problem and its fix.
+ */
+#ifndef LUNAR_CTL_XDP_H
+#define LUNAR_CTL_XDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Handles on the maps of the steering program attached to one interface. */
+struct xdp_steer {
+	int ifindex;	  /**< interface the program is attached to */
+	uint32_t prog_id; /**< kernel id of the attached program */
+	int cfg_fd;	  /**< lunar_cfg: reserved range */
+	int ports_fd;	  /**< lunar_ports: one entry per listening port */
+	int stats_fd;	  /**< lunar_stats: per-CPU counters */
+};
+
+/**
+ * xdp_check_free() - check that @ifname exists and carries no XDP program.
+ * @ifname: interface name.
+ * @err: buffer for a message naming the problem and its fix (may be NULL).
+ * @errlen: size of @err.
+ *
+ * Call before handing the interface to net_af_xdp: the kernel allows one XDP
+ * program per interface here (no libxdp dispatcher), so a stale program left
+ * by a crashed run would make DPDK fail with a less helpful message.
+ *
+ * Return: 0 if free; -ENODEV if the interface does not exist; -EBUSY if a
+ * program is attached (in any mode); another negative errno on query error.
+ */
+int xdp_check_free(const char *ifname, char *err, size_t errlen);
+
+/**
+ * xdp_steer_open() - find the maps of the steering program on @ifname.
+ * @ifname: interface on which net_af_xdp attached lunar_steer.bpf.o.
+ * @out: filled with the map fds on success; untouched on failure.
+ * @err: buffer for a message naming the problem and its fix (may be NULL).
+ * @errlen: size of @err.
+ *
+ * Return: 0 on success; -ENODEV if the interface does not exist; -ENOENT if
+ * no program is attached or it lacks lunar's maps; -EPROTO if a map has a
+ * layout other than steer_abi.h (object from another lunar version).
+ */
+int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
+		   size_t errlen);
+
+/**
+ * xdp_steer_set_range() - set the reserved destination-port range.
+ * @st: opened steering handle.
+ * @lo: first port of the range.
+ * @hi: last port of the range (inclusive); @lo > @hi makes the range empty,
+ *      so only ports added with xdp_steer_add_port() are steered.
+ *
+ * Until this is called the program uses 61440..65535 (LUNA §7.1).
+ *
+ * Return: 0 or a negative errno.
+ */
+int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi);
+
+/**
+ * xdp_steer_add_port() - steer TCP segments to destination @port to lunar.
+ * @st: opened steering handle.
+ * @port: a port lunar listens on (host byte order).
+ *
+ * Return: 0 or a negative errno.
+ */
+int xdp_steer_add_port(struct xdp_steer *st, uint16_t port);
+
+/**
+ * xdp_steer_del_port() - stop steering @port (undo xdp_steer_add_port()).
+ * @st: opened steering handle.
+ * @port: port in host byte order. Ports inside the range stay steered.
+ *
+ * Return: 0 or a negative errno.
+ */
+int xdp_steer_del_port(struct xdp_steer *st, uint16_t port);
+
+/**
+ * xdp_steer_stats() - read the steering counters, summed over all CPUs.
+ * @st: opened steering handle.
+ * @to_lunar: frames redirected into an AF_XDP socket (may be NULL).
+ * @to_kernel: frames that were not lunar's, passed to the kernel (may be NULL).
+ * @redirect_failed: lunar's frames that found no socket on their rx queue
+ *                   and went to the kernel instead (may be NULL).
+ *
+ * Return: 0 or a negative errno.
+ */
+int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
+		    uint64_t *to_kernel, uint64_t *redirect_failed);
+
+/**
+ * xdp_steer_close() - close the map fds (the program stays attached; it
+ * belongs to DPDK's port). Safe on a zeroed or already closed handle.
+ * @st: handle from xdp_steer_open().
+ */
+void xdp_steer_close(struct xdp_steer *st);
+
+/**
+ * xdp_detach() - remove any XDP program from @ifname, in driver and generic
+ * mode. For cleanup after a crash, when DPDK could not detach its program.
+ * @ifname: interface name.
+ *
+ * Return: 0 (also when nothing was attached), -ENODEV if the interface does
+ * not exist, or another negative errno.
+ */
+int xdp_detach(const char *ifname);
+
+#endif

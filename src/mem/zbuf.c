@@ -117,7 +117,8 @@ struct zbuf_pcpu {
 struct zbuf_pktpool {
 	struct rte_mempool *mp;
 	uint32_t first_zone, nzones;
-	uint32_t withheld; /* slots overlapping zone headers, kept out of circulation */
+	uint32_t withheld; /* slots overlapping zone headers, kept out of circulation,
+			     plus mbufs a closed device kept (zbuf_pktpool_device_held) */
 };
 
 static const uint32_t class_size[ZBUF_CLASS_COUNT] = {2048, 4096, 16384, 65536};
@@ -1103,4 +1104,11 @@ fail:
 	free(iova);
 	pthread_mutex_unlock(&zb.pool_lock);
 	return NULL;
+}
+
+void zbuf_pktpool_device_held(struct rte_mempool *mp, unsigned n)
+{
+	for (unsigned i = 0; i < zb.npools; i++)
+		if (zb.pools[i].mp == mp)
+			zb.pools[i].withheld += n;
 }

@@ -175,4 +175,12 @@ int zbuf_zone_info(unsigned zone, struct zbuf_zone_info *out);
 struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs,
 					uint16_t data_room);
 
+/**
+ * Declare that a device keeps @n of @mp's mbufs for good. DPDK's af_xdp PMD
+ * abandons the mbufs on its fill ring when the port closes (they belong to
+ * the UMEM, which is the pool's memory); they come back only when the pool
+ * is destroyed. They are then counted neither as in use nor as leaked.
+ */
+void zbuf_pktpool_device_held(struct rte_mempool *mp, unsigned n);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include "base/log.h"
 #include "ctl/xdp.h"
+#include "mem/zbuf.h"
 
 struct ethdev_port {
 	struct port base;
@@ -26,6 +27,7 @@ struct ethdev_port {
 	char ifname[32];
 	enum port_kind kind;
 	struct port_stats sw; /* rx/tx counted in software: vdevs' xstats differ */
+	unsigned fill_ring_mbufs; /* af_xdp: mbufs the PMD keeps on its fill ring */
 };
 
 static struct ethdev_port *to_ethdev(struct port *p)
@@ -97,12 +99,21 @@ static void ethdev_close(struct port *p)
 {
 	struct ethdev_port *e = to_ethdev(p);
 
+	/*
+	 * af_xdp reaps its completion ring at the start of a transmit call, so
+	 * the last frames sent stay on it until the next one: make that call.
+	 */
+	rte_eth_tx_done_cleanup(e->port_id, 0, 0);
+	rte_eth_tx_burst(e->port_id, 0, NULL, 0);
 	rte_eth_dev_stop(e->port_id);
 	rte_eth_dev_close(e->port_id);
 	rte_vdev_uninit(e->devname);
 	/* The af_xdp PMD detaches its program on close; make sure nothing stays. */
-	if (e->kind == PORT_KIND_AF_XDP)
+	if (e->kind == PORT_KIND_AF_XDP) {
 		xdp_detach(e->ifname);
+		/* It also abandons its fill ring's mbufs (see zbuf_pktpool_device_held). */
+		zbuf_pktpool_device_held(e->base.pool, e->fill_ring_mbufs);
+	}
 	free(e);
 }
 
@@ -183,15 +194,22 @@ int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen)
 		return xdp_check_free(spec->ifname, err, errlen);
 	case PORT_KIND_MEMIF:
 		return memif_precheck(spec, err, errlen);
-	case PORT_KIND_TAP:
-		if (if_nametoindex(spec->ifname) != 0) {
-			snprintf(err, errlen,
-				 "interface %s already exists; a tap port creates its own interface: "
-				 "choose another name or delete it (ip link del %s)",
-				 spec->ifname, spec->ifname);
-			return -EEXIST;
-		}
-		return 0;
+	case PORT_KIND_TAP: {
+		char path[96];
+		struct stat st;
+
+		if (if_nametoindex(spec->ifname) == 0)
+			return 0; /* the tap PMD creates it */
+		/* An existing persistent tap (ip tuntap add ... multi_queue) is attached to. */
+		snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", spec->ifname);
+		if (stat(path, &st) == 0)
+			return 0;
+		snprintf(err, errlen,
+			 "interface %s exists and is not a tap; choose another name, or create a "
+			 "persistent tap first (ip tuntap add dev %s mode tap multi_queue)",
+			 spec->ifname, spec->ifname);
+		return -EEXIST;
+	}
 	default:
 		snprintf(err, errlen, "no port given; use --port");
 		return -EINVAL;
@@ -260,6 +278,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	struct rte_eth_dev_info info;
 	struct ethdev_port *e;
 	char args[256];
+	unsigned in_use_before;
 	uint16_t mtu;
 	int rc;
 
@@ -284,6 +303,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	if (rc < 0)
 		goto fail_uninit;
 	e->base.offloads = discover_offloads(&info, &conf);
+	in_use_before = rte_mempool_in_use_count(a->pool);
 	rc = rte_eth_dev_configure(e->port_id, 1, 1, &conf);
 	if (rc < 0)
 		goto fail_uninit;
@@ -306,6 +326,17 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	if (rc < 0)
 		goto fail_uninit;
 	rte_eth_macaddr_get(e->port_id, &e->base.mac);
+	if (e->kind == PORT_KIND_AF_XDP)
+		e->fill_ring_mbufs = rte_mempool_in_use_count(a->pool) - in_use_before;
+	if (e->kind == PORT_KIND_TAP) {
+		/*
+		 * The tap PMD gives the kernel's side of the tap the port's MAC. A
+		 * bridge would then take frames for that MAC as its own and never
+		 * forward them to lunar, so lunar speaks with a MAC of its own
+		 * (the tap hands lunar every frame the kernel sends into it).
+		 */
+		rte_eth_random_addr(e->base.mac.addr_bytes);
+	}
 	e->base.ops = &ethdev_ops;
 	e->base.pool = a->pool;
 	snprintf(e->base.name, sizeof(e->base.name), "%s:%.56s", port_kind_name(a->spec->kind),

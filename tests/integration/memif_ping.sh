@@ -20,7 +20,7 @@ fault_args=()
 ping_rc=$?
 stop resp
 
-received=$(awk '/transmitted/ {print $4}' "$OUT/ping.log")
+received=$(awk '/transmitted/ {print $3}' "$OUT/ping.log")
 if [ -z "${FAULT:-}" ]; then
 	expect_eq "pinger exit code" "$ping_rc" 0
 	expect_eq "echo replies received" "$received" "$count"
@@ -30,7 +30,7 @@ else
 	# 20% loss each way: about 64% of echoes come back; far from 0 and from all.
 	expect_ge "echo replies received under loss" "$received" $((count * 25 / 100))
 	expect_le "echo replies received under loss" "$received" $((count * 90 / 100))
-	expect_ge "fault wrapper drops" "$(awk '/^fault tx:/ {print $5}' "$OUT/ping.log")" 1
+	expect_ge "fault wrapper drops" "$(awk '/^fault tx:/ {print $6}' "$OUT/ping.log")" 1
 	expect_ge "ARP requests sent (retried through loss)" "$(counter "$OUT/ping.log" tx_arp_request)" 1
 fi
 expect_ge "pinger resolved the responder by ARP" "$(counter "$OUT/ping.log" neigh_resolved)" 1

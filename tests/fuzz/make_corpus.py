@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""Generate the seed corpora in tests/fuzz/corpus/<target>/ with scapy.
+
+Run from anywhere (needs python3-scapy; use the system /usr/bin/python3):
+    /usr/bin/python3 tests/fuzz/make_corpus.py
+and commit the result. Each file is one fuzz input in the format of
+tests/fuzz/fuzz_common.h: a flags byte (0x01 verify checksums, 0x02 fix
+checksums up first, 0x04 odd address), for fuzz_udp/fuzz_tcp then the IPv4
+source and destination (8 bytes), then the packet. Existing files in the
+corpus directories are replaced.
+"""
+import os
+import shutil
+import socket
+import struct
+
+from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_Router_Alert,
+                       IPOption_RR, Padding, raw)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAC_A, MAC_B = "02:00:00:00:00:01", "02:00:00:00:00:02"
+A, B = "10.0.0.1", "10.0.0.2"
+
+VERIFY, FIXUP, UNALIGNED = 0x01, 0x02, 0x04
+
+
+def eth(payload, dst=MAC_B, src=MAC_A):
+    return Ether(dst=dst, src=src) / payload
+
+
+ARPS = {
+    "arp_request": ARP(op=1, hwsrc=MAC_A, psrc=A, pdst=B) / Padding(load=b"\0" * 18),
+    "arp_reply": ARP(op=2, hwsrc=MAC_B, psrc=B, hwdst=MAC_A, pdst=A),
+    "arp_probe": ARP(op=1, hwsrc=MAC_A, psrc="0.0.0.0", pdst=B),
+}
+
+L4 = {
+    "icmp_echo": ICMP(type=8, id=0x1234, seq=1) / b"lunar-ping-0123456789",
+    "icmp_reply": ICMP(type=0, id=0x1234, seq=2) / (b"x" * 56),
+    "icmp_unreach": ICMP(type=3, code=3) / raw(IP(src=B, dst=A) / UDP(sport=1, dport=2)),
+    "udp": UDP(sport=40000, dport=4791) / b"hello, lunar",
+    "udp_nocsum": UDP(sport=53, dport=5353, chksum=0) / b"q",
+    "udp_empty": UDP(sport=1, dport=2),
+    "tcp_syn": TCP(sport=43210, dport=80, seq=1000, flags="S", window=64240,
+                   options=[("MSS", 1460), ("SAckOK", b""), ("Timestamp", (12345, 0)),
+                            ("NOP", None), ("WScale", 7)]),
+    "tcp_synack": TCP(sport=80, dport=43210, seq=5000, ack=1001, flags="SA", window=65160,
+                      options=[("MSS", 8960), ("NOP", None), ("NOP", None), ("SAckOK", b""),
+                               ("NOP", None), ("WScale", 9)]),
+    "tcp_sack": TCP(sport=80, dport=43210, seq=0x11223344, ack=0x55667788, flags="PA",
+                    window=502, options=[("NOP", None), ("NOP", None),
+                                         ("Timestamp", (100, 200)), ("NOP", None),
+                                         ("NOP", None),
+                                         ("SAck", (3000, 4000, 5000, 6000, 7000, 8000))])
+    / b"data",
+    "tcp_data": TCP(sport=5001, dport=5002, seq=1, ack=1, flags="A", window=1024) / (b"z" * 100),
+    "tcp_fin_unknown_opt": TCP(sport=7, dport=8, flags="FA",
+                               options=[(30, b"\x01\x02"), ("NOP", None), ("NOP", None)]),
+}
+
+
+def ip(l4, **kw):
+    fields = dict(src=A, dst=B, ttl=64, id=7)
+    fields.update(kw)
+    return IP(**fields) / l4
+
+
+def ips():
+    out = {name: ip(pkt) for name, pkt in L4.items()}
+    out["ip_options"] = IP(src="10.1.2.3", dst="10.4.5.6", ttl=1,
+                           options=[IPOption_RR(routers=["0.0.0.0"]),
+                                    IPOption_Router_Alert()]) / UDP(sport=1, dport=2) / b"o"
+    out["ip_padded"] = ip(UDP(sport=9, dport=9) / b"ab") / Padding(load=b"\0" * 16)
+    out["ip_df"] = ip(L4["udp"], flags="DF", tos=0xb8)
+    return out
+
+
+def addrs(src=A, dst=B):
+    return socket.inet_aton(src) + socket.inet_aton(dst)
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    for target in ["fuzz_eth", "fuzz_arp", "fuzz_ipv4", "fuzz_icmp", "fuzz_udp", "fuzz_tcp",
+                   "fuzz_frame"]:
+        shutil.rmtree(os.path.join(HERE, "corpus", target), ignore_errors=True)
+
+    frames = {name: eth(p) for name, p in ips().items()}
+    frames.update({name: eth(p, dst="ff:ff:ff:ff:ff:ff") for name, p in ARPS.items()})
+    frames["vlan"] = Ether(dst=MAC_B, src=MAC_A) / Dot1Q(vlan=5) / ip(L4["udp"])
+
+    for name, f in frames.items():
+        write("fuzz_eth", name, bytes([0]) + raw(f))
+        write("fuzz_frame", name, bytes([VERIFY]) + raw(f))
+    write("fuzz_frame", "tcp_syn_fixup_unaligned", bytes([VERIFY | FIXUP | UNALIGNED])
+          + raw(frames["tcp_syn"]))
+
+    for name, a in ARPS.items():
+        write("fuzz_arp", name, bytes([0]) + raw(a))
+
+    for name, p in ips().items():
+        write("fuzz_ipv4", name, bytes([VERIFY]) + raw(p))
+    write("fuzz_ipv4", "udp_fixup", bytes([VERIFY | FIXUP | UNALIGNED]) + raw(ips()["udp"]))
+
+    for name, p in L4.items():
+        # Build inside IP so scapy computes the pseudo-header checksums.
+        seg = raw(ip(p))[20:]
+        if name.startswith("icmp"):
+            write("fuzz_icmp", name, bytes([0]) + seg)
+        elif name.startswith("udp"):
+            write("fuzz_udp", name, bytes([VERIFY]) + addrs() + seg)
+        else:
+            write("fuzz_tcp", name, bytes([VERIFY]) + addrs() + seg)
+    write("fuzz_icmp", "echo_fixup", bytes([FIXUP | UNALIGNED]) + raw(L4["icmp_echo"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,12 @@
 
 static const struct rte_ether_addr eth_bcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
 
+/* Limited or directed broadcast? /31 (RFC 3021) and /32 have no directed broadcast. */
+static bool is_broadcast(const struct netif *nif, uint32_t ip)
+{
+	return ip == 0xffffffffu || (nif->prefix_len <= 30 && ip == (nif->ip | ~nif->netmask));
+}
+
 const char *ip4_str(uint32_t ip, char *buf)
 {
 	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
@@ -171,7 +177,7 @@ static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
 	uint32_t hop = netif_next_hop(nif, dst);
 	struct neigh_entry *e;
 
-	if (dst == 0xffffffffu || (nif->netmask && dst == (nif->ip | ~nif->netmask))) {
+	if (is_broadcast(nif, dst)) {
 		eth_output(nif, m, &eth_bcast, RTE_ETHER_TYPE_IPV4);
 		return 0;
 	}
@@ -255,18 +261,24 @@ void netif_route_del(struct netif *nif, uint32_t dst, uint8_t plen)
 
 uint32_t netif_next_hop(const struct netif *nif, uint32_t dst)
 {
+	/* Longest prefix wins; the connected subnet is an on-link route. */
 	const struct netif_route *best = NULL;
+	int best_plen = -1;
 
 	if (((dst ^ nif->ip) & nif->netmask) == 0)
-		return dst; /* on-link: the connected subnet */
+		best_plen = nif->prefix_len;
 	for (unsigned i = 0; i < nif->n_routes; i++) {
 		const struct netif_route *r = &nif->routes[i];
 
-		if ((dst & mask_of(r->plen)) == r->dst && (!best || r->plen > best->plen))
+		if ((dst & mask_of(r->plen)) == r->dst && (int)r->plen > best_plen) {
 			best = r;
+			best_plen = r->plen;
+		}
 	}
 	if (best)
 		return best->gw ? best->gw : dst;
+	if (best_plen >= 0)
+		return dst;
 	return nif->gateway;
 }
 
@@ -411,7 +423,7 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 		netif_drop(nif, m, why);
 		return;
 	}
-	bcast = ir.dst == 0xffffffffu || (nif->netmask && ir.dst == (nif->ip | ~nif->netmask));
+	bcast = is_broadcast(nif, ir.dst);
 	if (ir.dst != nif->ip && !bcast) {
 		netif_drop(nif, m, LUNAR_DROP_IP_NOT_FOR_US);
 		return;

@@ -70,7 +70,7 @@ struct netif_config {
 	enum neigh_mode neigh_mode;
 	uint64_t arp_reachable_ns; /* ARP mode: entry lifetime (default 30 s) */
 	uint64_t arp_retry_ns;     /* between ARP requests / kernel asks (default 1 s) */
-	unsigned arp_retries;      /* before an entry fails (default 3) */
+	unsigned arp_retries;      /* requests sent before an entry fails (default 3) */
 	/* kernel mode: how to ask the kernel to resolve a next hop */
 	int (*kernel_resolve)(void *ctx, uint32_t ip);
 	void *kernel_ctx;

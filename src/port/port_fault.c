@@ -24,6 +24,7 @@ struct fault_dir_state {
 	uint64_t rng[4];
 	struct rte_mbuf *reorder_slot; /* held back until the next packet passes */
 	uint64_t reorder_since;        /* ...or until REORDER_MAX_HOLD_US has gone by */
+	uint64_t reorder_due;          /* its own delay still applies */
 	struct held q[FAULT_QUEUE];    /* FIFO: due times are monotonic per direction */
 	unsigned head, count;
 	struct fault_counters ctr;
@@ -98,20 +99,26 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 	}
 	if (chance(d, d->cfg.corrupt) && rte_pktmbuf_data_len(m) > 0) {
 		uint64_t r = rng_next(d->rng);
-		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 
-		/* Corrupt a copy if the buffer is shared: the sender may retransmit it. */
+		/*
+		 * Corrupt a private copy if the buffer is shared: its other owner
+		 * (a retransmission queue) must keep the good bytes. No copy, no
+		 * corruption: the wire never touches a buffer it does not own.
+		 */
 		if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m)) {
 			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 
 			if (c) {
 				rte_pktmbuf_free(m);
 				m = c;
-				p = rte_pktmbuf_mtod(m, uint8_t *);
 			}
 		}
-		p[(r >> 8) % rte_pktmbuf_data_len(m)] ^= (uint8_t)(1u << (r & 7));
-		d->ctr.corrupted++;
+		if (rte_mbuf_refcnt_read(m) == 1 && !RTE_MBUF_HAS_EXTBUF(m)) {
+			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+			p[(r >> 8) % rte_pktmbuf_data_len(m)] ^= (uint8_t)(1u << (r & 7));
+			d->ctr.corrupted++;
+		}
 	}
 	out[n++] = m;
 	if (chance(d, d->cfg.dup)) {
@@ -130,6 +137,7 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 		if (!d->reorder_slot && chance(d, d->cfg.reorder)) {
 			d->reorder_slot = x; /* goes out right after the next packet */
 			d->reorder_since = now;
+			d->reorder_due = due;
 			d->ctr.reordered++;
 			continue;
 		}
@@ -139,7 +147,7 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 			continue;
 		}
 		if (d->reorder_slot) {
-			if (!q_push(d, d->reorder_slot, due))
+			if (!q_push(d, d->reorder_slot, due > d->reorder_due ? due : d->reorder_due))
 				rte_pktmbuf_free(d->reorder_slot);
 			d->reorder_slot = NULL;
 		}
@@ -150,7 +158,7 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 static void reorder_expire(struct fault_port *f, struct fault_dir_state *d, uint64_t now)
 {
 	if (d->reorder_slot && now - d->reorder_since > REORDER_MAX_HOLD_US * f->tsc_per_us &&
-	    q_push(d, d->reorder_slot, now))
+	    q_push(d, d->reorder_slot, d->reorder_due))
 		d->reorder_slot = NULL;
 }
 

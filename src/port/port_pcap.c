@@ -13,21 +13,21 @@ struct pcap_port {
 	pcap_t *dead;
 	pcap_dumper_t *dumper;
 	unsigned snaplen;
+	uint8_t *linear; /* snaplen bytes: where chained frames are gathered */
 	uint64_t frames, bytes;
 };
 
+#define PCAP_MAX_SNAPLEN 262144 /* libpcap's own limit (MAXIMUM_SNAPLEN) */
+
 static void capture(struct pcap_port *c, struct rte_mbuf *m)
 {
-	uint8_t linear[16384];
 	struct pcap_pkthdr h;
 	const uint8_t *data;
 
 	gettimeofday(&h.ts, NULL);
-	unsigned limit = c->snaplen < sizeof(linear) ? c->snaplen : (unsigned)sizeof(linear);
-
 	h.len = m->pkt_len;
-	h.caplen = m->pkt_len < limit ? m->pkt_len : limit;
-	data = rte_pktmbuf_read(m, 0, h.caplen, linear); /* copies only chained mbufs */
+	h.caplen = m->pkt_len < c->snaplen ? m->pkt_len : c->snaplen;
+	data = rte_pktmbuf_read(m, 0, h.caplen, c->linear); /* copies only chained mbufs */
 	if (!data)
 		return;
 	pcap_dump((u_char *)c->dumper, &h, data);
@@ -52,17 +52,20 @@ static uint16_t pcap_tx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 
 	/*
 	 * Capture only what the inner port accepted, but the inner port may
-	 * free an mbuf the moment it takes it: hold a reference across the call.
+	 * free a frame the moment it takes it: hold a reference on every
+	 * segment (rte_pktmbuf_free drops one per segment) across the call.
 	 */
 	for (uint16_t i = 0; i < n; i++)
-		rte_mbuf_refcnt_update(pkts[i], 1);
+		for (struct rte_mbuf *s = pkts[i]; s; s = s->next)
+			rte_mbuf_refcnt_update(s, 1);
 	sent = port_tx_burst(p->inner, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		if (i < sent) {
 			capture(c, pkts[i]);
 			rte_pktmbuf_free(pkts[i]);
 		} else {
-			rte_mbuf_refcnt_update(pkts[i], -1);
+			for (struct rte_mbuf *s = pkts[i]; s; s = s->next)
+				rte_mbuf_refcnt_update(s, -1);
 		}
 	}
 	return sent;
@@ -93,6 +96,7 @@ static void capture_close(struct port *p)
 	pcap_dump_close(c->dumper);
 	pcap_close(c->dead);
 	port_close(p->inner);
+	free(c->linear);
 	free(c);
 }
 
@@ -114,7 +118,13 @@ struct port *port_pcap_wrap(struct port *inner, const char *path, unsigned snapl
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	c->snaplen = snaplen ? snaplen : 65535;
+	c->snaplen = snaplen && snaplen < PCAP_MAX_SNAPLEN ? snaplen : PCAP_MAX_SNAPLEN;
+	c->linear = malloc(c->snaplen);
+	if (!c->linear) {
+		snprintf(err, errlen, "out of memory");
+		free(c);
+		return NULL;
+	}
 	c->dead = pcap_open_dead(DLT_EN10MB, (int)c->snaplen);
 	c->dumper = c->dead ? pcap_dump_open(c->dead, path) : NULL;
 	if (!c->dumper) {
@@ -122,6 +132,7 @@ struct port *port_pcap_wrap(struct port *inner, const char *path, unsigned snapl
 			 c->dead ? pcap_geterr(c->dead) : "pcap_open_dead failed");
 		if (c->dead)
 			pcap_close(c->dead);
+		free(c->linear);
 		free(c);
 		return NULL;
 	}

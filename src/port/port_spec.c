@@ -22,6 +22,21 @@ const char *port_kind_name(enum port_kind kind)
 	}
 }
 
+/* Linux interface names: 1..15 bytes, no '/', ':' or white space (dev_valid_name). */
+static int check_ifname(const char *name, char *err, size_t errlen)
+{
+	size_t len = strlen(name);
+
+	if (len > 15 || strpbrk(name, "/: \t\n")) {
+		snprintf(err, errlen,
+			 "--port: '%s' is not a valid interface name (at most 15 characters, no "
+			 "'/', ':' or spaces)",
+			 name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int copy_name(char *dst, size_t cap, const char *src, size_t len, const char *what,
 		     char *err, size_t errlen)
 {
@@ -54,13 +69,17 @@ int port_spec_parse(const char *text, struct port_spec *out, char *err, size_t e
 	args = colon + 1;
 	if (kind_len == 6 && !strncmp(text, "af_xdp", 6)) {
 		out->kind = PORT_KIND_AF_XDP;
-		return copy_name(out->ifname, sizeof(out->ifname), args, strlen(args),
-				 "interface name", err, errlen);
+		if (copy_name(out->ifname, sizeof(out->ifname), args, strlen(args),
+			      "interface name", err, errlen))
+			return -EINVAL;
+		return check_ifname(out->ifname, err, errlen);
 	}
 	if (kind_len == 3 && !strncmp(text, "tap", 3)) {
 		out->kind = PORT_KIND_TAP;
-		return copy_name(out->ifname, sizeof(out->ifname), args, strlen(args), "tap name",
-				 err, errlen);
+		if (copy_name(out->ifname, sizeof(out->ifname), args, strlen(args), "tap name",
+			      err, errlen))
+			return -EINVAL;
+		return check_ifname(out->ifname, err, errlen);
 	}
 	if (kind_len == 5 && !strncmp(text, "memif", 5)) {
 		const char *role = strrchr(args, ':');
@@ -96,7 +115,7 @@ static int parse_prob(const char *key, const char *val, double *out, char *err, 
 		v /= 100.0;
 		end++;
 	}
-	if (*end != '\0' || v < 0.0 || v > 1.0)
+	if (*end != '\0' || !(v >= 0.0 && v <= 1.0)) /* written so NaN fails too */
 		goto bad;
 	*out = v;
 	return 0;
@@ -111,14 +130,20 @@ bad:
 static int parse_delay(const char *val, uint32_t *out, char *err, size_t errlen)
 {
 	char *end;
-	unsigned long v = strtoul(val, &end, 10);
+	unsigned long v;
 
-	if (end == val)
+	errno = 0;
+	v = strtoul(val, &end, 10);
+
+	if (end == val || errno == ERANGE)
 		goto bad;
-	if (!strcmp(end, "ms"))
+	if (!strcmp(end, "ms")) {
+		if (v > 10 * 1000) /* check before scaling: the product could wrap */
+			goto bad;
 		v *= 1000;
-	else if (strcmp(end, "us") && *end != '\0')
+	} else if (strcmp(end, "us") && *end != '\0') {
 		goto bad;
+	}
 	if (v > 10 * 1000 * 1000)
 		goto bad;
 	*out = (uint32_t)v;

@@ -9,6 +9,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TOPO="$ROOT/scripts/topo.sh"
 FAILS=0
 CLEANUPS=()
+# ASan builds: leaks inside DPDK's af_xdp PMD are suppressed (tests/lsan.supp);
+# the full unwinder is needed for the suppression to see the PMD's frame.
+export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 PIDS=()
 
 setup_test() {

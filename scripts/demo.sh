@@ -58,16 +58,33 @@ echo "-- lunar's counters (it saw only what its XDP program steered to it):"
 grep -E 'rx_tcp|rx_frames|^xdp:|zbuf:' "$out/lunar.log"
 scripts/topo.sh veth down >/dev/null
 
-say "2. lunar to lunar over memif (lunar's own ARP), 1000 pings"
+say "2. lunar to lunar over memif (lunar's own ARP), next to the kernel over veth: 2000 pings each"
 scripts/topo.sh memif up >/dev/null
 "$PING" --port memif:/run/lunar/demo.sock:server --ip 192.168.77.2/24 --core 1 --responder >"$out/resp.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do [ -S /run/lunar/demo.sock ] && break; sleep 0.1; done
-"$PING" --port memif:/run/lunar/demo.sock:client --ip 192.168.77.1/24 --core 0 -q -c 1000 -i 1 192.168.77.2 | tail -3
-say "   the kernel: ping between two namespaces over veth, 1000 pings"
+"$PING" --port memif:/run/lunar/demo.sock:client --ip 192.168.77.1/24 --core 0 -c 2000 -i 1 192.168.77.2 >"$out/lunar-ping.log"
 scripts/topo.sh veth up >/dev/null
-$A taskset -c 0 ping -q -c 1000 -i 0.001 10.77.0.2 | tail -2
+$A taskset -c 0 ping -c 2000 -i 0.001 10.77.0.2 >"$out/kernel-ping.log"
+python3 - "$out/lunar-ping.log" "$out/kernel-ping.log" <<'PY'
+import re, sys
+
+def rtts_us(path):
+    text = open(path).read()
+    us = [float(x) for x in re.findall(r"time=([\d.]+) us", text)]
+    ms = [float(x) * 1000 for x in re.findall(r"time=([\d.]+) ms", text)]
+    return sorted(us + ms)
+
+def pct(v, p):
+    return v[min(len(v) - 1, int(len(v) * p))]
+
+lunar, kernel = rtts_us(sys.argv[1]), rtts_us(sys.argv[2])
+print(f"{'ICMP echo round trip (us)':<28}{'p50':>8}{'p90':>8}{'p99':>8}{'replies':>9}")
+for name, v in (("lunar <-> lunar, memif", lunar), ("kernel <-> kernel, veth", kernel)):
+    print(f"{name:<28}{pct(v, .5):>8.1f}{pct(v, .9):>8.1f}{pct(v, .99):>8.1f}{len(v):>9}")
+print(f"{'ratio kernel / lunar':<28}{pct(kernel, .5) / pct(lunar, .5):>8.2f}{pct(kernel, .9) / pct(lunar, .9):>8.2f}{pct(kernel, .99) / pct(lunar, .99):>8.2f}")
+PY
 echo
-echo "lunar-ping measures in-process from the TSC and the kernel's ping from the socket;"
-echo "the TCP benchmark (knb, coming next) compares both stacks with one tool."
+echo "Both are pings on this machine, in one run: lunar's timed from the TSC in-process,"
+echo "the kernel's by ping(8). The TCP comparison with one tool for both stacks (knb) comes next."
 echo "logs: $out"

@@ -247,11 +247,14 @@ arb_loss() {
 		say "arb: loss rule removed from $NS_R"
 		return
 	fi
+	# numgen's range is 0..99, so 100% is a plain drop.
+	local match="numgen random mod 100 < $pct "
+	[ "$pct" -lt 100 ] || match=""
 	ip netns exec "$NS_R" nft -f - <<-EOF
 		table ip $LOSS_TABLE {
 			chain forward {
 				type filter hook forward priority 0; policy accept;
-				numgen random mod 100 < $pct counter drop
+				${match}counter drop
 			}
 		}
 	EOF
@@ -299,7 +302,7 @@ status() {
 	done
 	[ "$any" = 1 ] || echo "no lunar namespaces ($NS_A, $NS_R, $NS_B)"
 	if ns_exists "$NS_R" && ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" >/dev/null 2>&1; then
-		echo "loss rule in $NS_R: $(ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" | grep -o 'numgen.*')"
+		echo "loss rule in $NS_R: $(ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" | grep -oE '(numgen.*|counter.*drop)' | head -1)"
 	fi
 	if [ -d "$RUN_DIR" ]; then
 		echo "memif directory $RUN_DIR: $(ls -A "$RUN_DIR" | wc -l) entries"

@@ -174,10 +174,12 @@ int main(int argc, char **argv)
 	st.id = (uint16_t)getpid();
 	netif_set_echo_handler(&env->nif, on_echo_reply, &st);
 	{
-		char a[16];
+		char a[16], g[16];
 
-		printf("lunar-ping: ready on %s, %s/%u, mac " RTE_ETHER_ADDR_PRT_FMT ", mtu %u\n",
+		printf("lunar-ping: ready on %s, %s/%u, gateway %s, mac " RTE_ETHER_ADDR_PRT_FMT
+		       ", mtu %u\n",
 		       env->port->name, ip4_str(env->nif.ip, a), env->nif.prefix_len,
+		       env->nif.gateway ? ip4_str(env->nif.gateway, g) : "none",
 		       RTE_ETHER_ADDR_BYTES(&env->nif.mac), env->nif.mtu);
 	}
 

@@ -15,6 +15,7 @@
 #include "mem/zbuf.h"
 #include "port/port.h"
 #include "wire/arp.h"
+#include "wire/checksum.h"
 #include "wire/eth.h"
 #include "wire/icmp.h"
 #include "wire/ipv4.h"
@@ -229,7 +230,16 @@ int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8
 		netif_drop(nif, m, LUNAR_DROP_NO_MBUF);
 		return -ENOBUFS;
 	}
-	ipv4_emit(h, sizeof(struct rte_ipv4_hdr), &ir, true);
+	if (nif->port->offloads & PORT_OFFLOAD_TX_IPV4_CKSUM) {
+		/* The port fills the header checksum (DPDK tx offload contract). */
+		m->l2_len = RTE_ETHER_HDR_LEN;
+		m->l3_len = sizeof(struct rte_ipv4_hdr);
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+		nif->ctr.tx_csum_offload++;
+		ipv4_emit(h, sizeof(struct rte_ipv4_hdr), &ir, false);
+	} else {
+		ipv4_emit(h, sizeof(struct rte_ipv4_hdr), &ir, true);
+	}
 	return l3_output(nif, m, dst);
 }
 
@@ -599,7 +609,17 @@ int netif_udp_send(struct netif *nif, uint16_t sport, uint32_t dst, uint16_t dpo
 		return -EMSGSIZE;
 	}
 	memcpy(p + 8, data, len); /* the copying API; zero-copy send comes with api/ */
-	udp_emit(p, 8 + len, &ur, nif->ip, dst, true);
+	if (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) {
+		/* DPDK contract: the checksum field holds the pseudo-header sum. */
+		uint16_t phdr = inet_csum_pseudo(nif->ip, dst, IPPROTO_UDP, (uint32_t)(8 + len));
+
+		udp_emit(p, 8 + len, &ur, nif->ip, dst, false);
+		memcpy(p + 6, &phdr, sizeof(phdr));
+		m->l4_len = 8;
+		m->ol_flags |= RTE_MBUF_F_TX_UDP_CKSUM;
+	} else {
+		udp_emit(p, 8 + len, &ur, nif->ip, dst, true);
+	}
 	nif->ctr.tx_udp++;
 	return netif_ipv4_output(nif, m, dst, IPPROTO_UDP);
 }

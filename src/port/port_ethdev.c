@@ -154,8 +154,23 @@ static bool unix_path_listening(const char *path)
 
 static int memif_precheck(const struct port_spec *spec, char *err, size_t errlen)
 {
+	char dir[sizeof(spec->path)];
+	char *slash;
 	struct stat st;
 
+	snprintf(dir, sizeof(dir), "%s", spec->path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		strcpy(dir, ".");
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen,
+			 "memif socket directory %s does not exist; create it (mkdir -p %s, or "
+			 "scripts/topo.sh memif up for /run/lunar)",
+			 dir, dir);
+		return -ENOENT;
+	}
 	if (!spec->memif_server)
 		return 0; /* a client waits for its server; nothing to check */
 	if (stat(spec->path, &st) != 0)

@@ -18,9 +18,14 @@ mac_b=$(ip -n lunar-b -br link show veth-b | awk '{print $3}')
 bg socat $B socat TCP-LISTEN:8080,reuseaddr,fork SYSTEM:'echo kernel-tcp-ok'
 wait_for "socat on 8080" 50 $B ss -ltn 'sport = :8080' -H
 
+# lunar takes B's address, prefix and default gateway from the kernel (LUNA §7.3).
+ip -n lunar-b route replace default via 10.77.0.1 dev veth-b
 bg lunar $B "$PING" --port af_xdp:veth-b --core 1 --responder --counters
 wait_for "XDP program on veth-b" 100 sh -c "ip -n lunar-b link show veth-b | grep -q xdp"
 wait_for "lunar ready" 100 grep -q "ready" "$OUT/lunar.log"
+
+expect_grep "address, prefix and gateway borrowed from the kernel" \
+	"ready on af_xdp:veth-b, 10.77.0.2/24, gateway 10.77.0.1," "$OUT/lunar.log"
 
 # The kernel keeps ICMP and its own TCP ports.
 $A ping -c 3 -i 0.2 -W 2 10.77.0.2 >"$OUT/kping.log" 2>&1

@@ -15,6 +15,7 @@ run_bad() {
 	expect_grep "$desc: message" "$pattern" "$OUT/err.log"
 }
 
+"$TOPO" memif up >/dev/null # /run/lunar, where the memif sockets below live
 run_bad "unknown port kind" 2 "unknown port kind 'foo'.*af_xdp:<ifname>" \
 	"$PING" --port foo:bar --responder
 run_bad "port without kind" 2 "expected af_xdp:<ifname>" "$PING" --port eth0 --responder
@@ -25,6 +26,8 @@ run_bad "bad --fault" 2 "not a probability" \
 	"$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --fault drop=2 --responder
 run_bad "bad memif role" 2 "neither 'server' nor 'client'" \
 	"$PING" --port memif:/run/lunar/x.sock:master --ip 10.0.0.1/24 --responder
+run_bad "memif socket in a missing directory" 1 "directory /nonexistent/dir does not exist.*mkdir -p" \
+	"$PING" --port memif:/nonexistent/dir/x.sock:client --ip 10.0.0.1/24 --responder
 run_bad "missing interface" 1 "interface nosuch0 not found" \
 	"$PING" --port af_xdp:nosuch0 --responder
 
@@ -38,7 +41,6 @@ run_bad "no hugepages" 1 "no free 2 MiB hugepages.*hugepages.sh" \
 echo "$saved" >$hp
 
 # A memif socket in use by another lunar process.
-"$TOPO" memif up >/dev/null
 sock=/run/lunar/test-busy-$$.sock
 on_exit rm -f "$sock"
 bg first "$PING" --port "memif:$sock:server" --ip 192.168.79.2/24 --core 1 --responder

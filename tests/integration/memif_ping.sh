@@ -13,7 +13,7 @@ count=${COUNT:-20}
 
 bg resp "$PING" --port "memif:$sock:server" --ip 192.168.77.2/24 --core 1 --responder --counters
 wait_for "memif socket" 100 test -S "$sock"
-fault_args=()
+fault_args=(--pcap "$OUT/ping.pcap")
 [ -n "${FAULT:-}" ] && fault_args=(--fault "$FAULT" --fault seed=7)
 "$PING" --port "memif:$sock:client" --ip 192.168.77.1/24 --core 0 -c "$count" -i "${INTERVAL:-10}" \
 	-W 500 --counters "${fault_args[@]}" 192.168.77.2 >"$OUT/ping.log" 2>&1
@@ -26,6 +26,14 @@ if [ -z "${FAULT:-}" ]; then
 	expect_eq "echo replies received" "$received" "$count"
 	expect_eq "responder ARP replies" "$(counter "$OUT/resp.log" tx_arp_reply)" 1
 	expect_eq "responder echo replies" "$(counter "$OUT/resp.log" tx_icmp_echo_reply)" "$count"
+	# The capture: tshark reads it, sees every frame, and finds nothing malformed or bad.
+	frames=$(tshark -r "$OUT/ping.pcap" 2>/dev/null | wc -l)
+	expect_eq "frames in the pcap capture (rx + tx)" "$frames" \
+		$(($(counter "$OUT/ping.log" rx_frames) + $(counter "$OUT/ping.log" tx_frames)))
+	bad=$(tshark -r "$OUT/ping.pcap" -o ip.check_checksum:TRUE -Y \
+		'ip.checksum.status == "Bad" || icmp.checksum.status == "Bad" || _ws.malformed || _ws.expert.severity >= "Warning"' \
+		2>/dev/null | wc -l)
+	expect_eq "malformed frames or bad checksums in the capture" "$bad" 0
 else
 	# 20% loss each way: about 64% of echoes come back; far from 0 and from all.
 	expect_ge "echo replies received under loss" "$received" $((count * 25 / 100))

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# topo_scripts.sh - the topology scripts are idempotent and clean up: each
+# topology comes up twice without error, carries traffic (A - R - B routed,
+# with nftables loss in the router), and goes down twice leaving nothing.
+source "$(dirname "$0")/lib.sh"
+setup_test topo_scripts "$1"
+on_exit "$TOPO" down-all
+
+for t in veth arb memif; do
+	"$TOPO" $t up >"$OUT/up1.log" 2>&1
+	expect_eq "$t up" "$?" 0
+	"$TOPO" $t up >"$OUT/up2.log" 2>&1
+	expect_eq "$t up again (idempotent)" "$?" 0
+done
+expect_eq "namespaces after up" "$(ip netns list | grep -cE '^lunar-(a|b|r)( |$)')" 3
+test -d /run/lunar
+expect_eq "memif run directory exists" "$?" 0
+
+ip netns exec lunar-a ping -c 2 -i 0.2 -W 2 10.77.0.2 >/dev/null 2>&1
+expect_eq "veth: A reaches B" "$?" 0
+ip netns exec lunar-a ping -c 2 -i 0.2 -W 2 10.78.2.2 >/dev/null 2>&1
+expect_eq "arb: A reaches B through the router" "$?" 0
+expect_eq "kernel side of veth-a has tx checksum offload off" \
+	"$(ip netns exec lunar-a ethtool -k veth-a | awk '/^tx-checksumming:/ {print $2}')" off
+
+# 100% loss in the router: nothing gets through; 0% restores it.
+"$TOPO" arb loss 100 >/dev/null
+ip netns exec lunar-a ping -c 2 -i 0.2 -W 1 10.78.2.2 >/dev/null 2>&1
+expect_eq "arb loss 100: nothing crosses the router" "$?" 1
+"$TOPO" arb loss 0 >/dev/null
+ip netns exec lunar-a ping -c 2 -i 0.2 -W 2 10.78.2.2 >/dev/null 2>&1
+expect_eq "arb loss 0: traffic flows again" "$?" 0
+
+for t in veth arb memif; do
+	"$TOPO" $t down >/dev/null 2>&1
+	expect_eq "$t down" "$?" 0
+	"$TOPO" $t down >/dev/null 2>&1
+	expect_eq "$t down again (idempotent)" "$?" 0
+done
+expect_eq "namespaces after down" "$(ip netns list | grep -cE '^lunar-(a|b|r)( |$)')" 0

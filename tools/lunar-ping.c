@@ -113,23 +113,25 @@ int main(int argc, char **argv)
 		}
 		if (rc > 0)
 			continue;
+		unsigned long v = 0;
+
 		switch (c) {
 		case 'c':
-			count = (unsigned)strtoul(optarg, NULL, 10);
+			rc = parse_uint_opt("count", optarg, 1, 10000000, &v, err, sizeof(err));
+			count = (unsigned)v;
 			break;
 		case 'i':
-			interval_ms = (unsigned)strtoul(optarg, NULL, 10);
+			rc = parse_uint_opt("interval", optarg, 0, 3600000, &v, err, sizeof(err));
+			interval_ms = (unsigned)v;
 			break;
 		case 's':
-			st.size = strtoul(optarg, NULL, 10);
-			if (st.size > 1400) {
-				fprintf(stderr, "lunar-ping: --size %zu: at most 1400 bytes\n",
-					st.size);
-				return 2;
-			}
+			/* An ICMP echo fits one frame: up to a 9000-byte MTU less 28 header bytes. */
+			rc = parse_uint_opt("size", optarg, 0, 8972, &v, err, sizeof(err));
+			st.size = v;
 			break;
 		case 'W':
-			timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
+			rc = parse_uint_opt("timeout", optarg, 0, 3600000, &v, err, sizeof(err));
+			timeout_ms = (unsigned)v;
 			break;
 		case 'q':
 			st.quiet = true;
@@ -138,10 +140,12 @@ int main(int argc, char **argv)
 			responder = true;
 			break;
 		case OPT_DURATION:
-			duration_s = strtod(optarg, NULL);
+			rc = parse_seconds_opt("duration", optarg, 1e6, &duration_s, err,
+					       sizeof(err));
 			break;
 		case OPT_LINK_TIMEOUT:
-			link_timeout_s = (unsigned)strtoul(optarg, NULL, 10);
+			rc = parse_uint_opt("link-timeout", optarg, 1, 3600, &v, err, sizeof(err));
+			link_timeout_s = (unsigned)v;
 			break;
 		case OPT_COUNTERS:
 			counters = true;
@@ -151,6 +155,10 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			usage(stderr);
+			return 2;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "lunar-ping: %s\n", err);
 			return 2;
 		}
 	}
@@ -170,6 +178,13 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "lunar-ping: %s\n", err);
 		return 1;
+	}
+	if (st.size + 28 > env->nif.mtu) {
+		fprintf(stderr, "lunar-ping: --size %zu does not fit the MTU %u (at most %u); raise "
+				"--mtu (memif, tap) or send less\n",
+			st.size, env->nif.mtu, env->nif.mtu - 28);
+		lunar_env_close(env);
+		return 2;
 	}
 	st.id = (uint16_t)getpid();
 	netif_set_echo_handler(&env->nif, on_echo_reply, &st);

@@ -37,6 +37,34 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
+int parse_uint_opt(const char *name, const char *s, unsigned long min, unsigned long max,
+		   unsigned long *out, char *err, size_t errlen)
+{
+	if (parse_uint(s, max, out) || *out < min) {
+		snprintf(err, errlen, "--%s %s: expected a whole number from %lu to %lu", name, s,
+			 min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int parse_seconds_opt(const char *name, const char *s, double max, double *out, char *err,
+		      size_t errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= 0.0 && v <= max)) {
+		snprintf(err, errlen, "--%s %s: expected seconds from 0 to %g (e.g. 1.5)", name, s,
+			 max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_t errlen)
 {
 	char buf[64];

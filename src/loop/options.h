@@ -73,6 +73,16 @@ int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 /** Print the common options' help. */
 void lunar_options_usage(FILE *f);
 
+/**
+ * Parse a tool's numeric option: a decimal in [@min, @max].
+ * @return 0, or -EINVAL with "--@name VALUE: expected MIN..MAX" in @err.
+ */
+int parse_uint_opt(const char *name, const char *s, unsigned long min, unsigned long max,
+		   unsigned long *out, char *err, size_t errlen);
+/** Same for a non-negative decimal number of seconds (fractions allowed) up to @max. */
+int parse_seconds_opt(const char *name, const char *s, double max, double *out, char *err,
+		      size_t errlen);
+
 /** Parse "a.b.c.d" (host order out). @return 0 or -EINVAL. */
 int parse_ipv4(const char *s, uint32_t *out);
 

@@ -476,8 +476,8 @@ void netif_input(struct netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		nif->ctr.rx_frames++;
 		if (m->nb_segs != 1) {
-			/* Only jumbo frames on ports without big buffers chain; linearize later. */
-			netif_drop(nif, m, LUNAR_DROP_ETH_SHORT);
+			/* The pool is sized for the MTU, so only an oversized frame chains. */
+			netif_drop(nif, m, LUNAR_DROP_ETH_CHAINED);
 			continue;
 		}
 		why = eth_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &er);
@@ -545,24 +545,24 @@ void netif_timers(struct netif *nif, uint64_t now_ns)
 
 int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, size_t len)
 {
-	struct rte_mbuf *m = alloc_pkt(nif);
-	uint8_t data[2048];
+	struct rte_mbuf *m;
 	uint8_t *p;
 
+	if (len + 8 + sizeof(struct rte_ipv4_hdr) > nif->mtu)
+		return -EMSGSIZE;
+	m = alloc_pkt(nif);
 	if (!m)
 		return -ENOBUFS;
-	if (len > sizeof(data))
-		len = sizeof(data);
-	for (size_t i = 0; i < len; i++)
-		data[i] = (uint8_t)i;
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(8 + len));
 	if (!p) {
 		rte_pktmbuf_free(m);
-		return -EMSGSIZE;
+		return -EMSGSIZE; /* larger than one buffer: the pool was sized for the MTU */
 	}
+	for (size_t i = 0; i < len; i++)
+		p[8 + i] = (uint8_t)i; /* a pattern, like ping(8), to spot corruption */
 	icmp_emit(p, 8 + len,
 		  &(struct icmp_repr){.type = RTE_IP_ICMP_ECHO_REQUEST, .id = id, .seq = seq,
-				      .data = data, .data_len = len});
+				      .data = p + 8, .data_len = len});
 	nif->ctr.tx_icmp_echo_request++;
 	return netif_ipv4_output(nif, m, dst, IPPROTO_ICMP);
 }

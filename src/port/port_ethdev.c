@@ -294,7 +294,8 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	struct ethdev_port *e;
 	char args[256];
 	unsigned in_use_before;
-	uint16_t mtu;
+	uint32_t dev_max;
+	uint16_t mtu, link_mtu = 0;
 	int rc;
 
 	e = calloc(1, sizeof(*e));
@@ -318,6 +319,26 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	if (rc < 0)
 		goto fail_uninit;
 	e->base.offloads = discover_offloads(&info, &conf);
+	mtu = a->spec->mtu ? a->spec->mtu : 1500;
+	dev_max = RTE_MIN((uint32_t)info.max_mtu, info.max_rx_pktlen - RTE_ETHER_HDR_LEN -
+							      RTE_ETHER_CRC_LEN);
+	if (mtu > dev_max && a->spec->kind == PORT_KIND_MEMIF) {
+		/*
+		 * DPDK 22.11's memif reports 1518-byte frames, but its data path
+		 * moves frames of any size over chained descriptors: the MTU of a
+		 * memif link is whatever both lunar ends agree on.
+		 */
+		conf.rxmode.mtu = 1500;
+		link_mtu = mtu;
+	} else if (mtu > dev_max) {
+		snprintf(err, errlen, "--mtu %u: the %s device carries at most %u", mtu,
+			 port_kind_name(a->spec->kind), dev_max);
+		rc = -EINVAL;
+		goto fail_quiet;
+	} else {
+		/* ethdev takes the MTU at configure time; not every PMD has mtu_set. */
+		conf.rxmode.mtu = mtu;
+	}
 	in_use_before = rte_mempool_in_use_count(a->pool);
 	rc = rte_eth_dev_configure(e->port_id, 1, 1, &conf);
 	if (rc < 0)
@@ -330,10 +351,9 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 				    rte_eth_dev_socket_id(e->port_id), NULL);
 	if (rc < 0)
 		goto fail_uninit;
-	mtu = a->spec->mtu ? a->spec->mtu : 1500;
-	if (a->spec->mtu && rte_eth_dev_set_mtu(e->port_id, mtu) < 0)
-		LOG_WARN("%s: could not set MTU %u; keeping the device's", e->devname, mtu);
-	if (rte_eth_dev_get_mtu(e->port_id, &mtu) == 0)
+	if (link_mtu)
+		e->base.mtu = link_mtu;
+	else if (rte_eth_dev_get_mtu(e->port_id, &mtu) == 0)
 		e->base.mtu = mtu;
 	else
 		e->base.mtu = 1500;
@@ -362,6 +382,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 fail_uninit:
 	snprintf(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),
 		 e->devname, strerror(rc < 0 ? -rc : rc));
+fail_quiet:
 	rte_eth_dev_close(e->port_id);
 	rte_vdev_uninit(e->devname);
 	if (e->kind == PORT_KIND_AF_XDP)

@@ -2,21 +2,25 @@
 # memif_ping.sh - lunar to lunar over memif with lunar's own ARP: a responder
 # (memif server) and a pinger (memif client); every echo is answered, ARP
 # resolved the peer, and neither side leaked a Zbuf object.
-# Optional FAULT env: a --fault spec for the pinger (the fault test reuses this).
+# Optional FAULT env: a --fault spec for the pinger (the fault test reuses this);
+# optional MTU env: both ends use that MTU and the pings fill it (jumbo test).
 source "$(dirname "$0")/lib.sh"
-setup_test "memif_ping${FAULT:+_fault}" "$1"
+setup_test "memif_ping${FAULT:+_fault}${MTU:+_mtu$MTU}" "$1"
 
 sock=/run/lunar/test-ping-$$.sock
 "$TOPO" memif up >/dev/null
 on_exit rm -f "$sock"
 count=${COUNT:-20}
 
-bg resp "$PING" --port "memif:$sock:server" --ip 192.168.77.2/24 --core 1 --responder --counters
+mtu_args=()
+[ -n "${MTU:-}" ] && mtu_args=(--mtu "$MTU" -s $((MTU - 28)))
+bg resp "$PING" --port "memif:$sock:server" --ip 192.168.77.2/24 --core 1 --responder --counters \
+	${MTU:+--mtu "$MTU"}
 wait_for "memif socket" 100 test -S "$sock"
 fault_args=(--pcap "$OUT/ping.pcap")
 [ -n "${FAULT:-}" ] && fault_args=(--fault "$FAULT" --fault seed=7)
 "$PING" --port "memif:$sock:client" --ip 192.168.77.1/24 --core 0 -c "$count" -i "${INTERVAL:-10}" \
-	-W 500 --counters "${fault_args[@]}" 192.168.77.2 >"$OUT/ping.log" 2>&1
+	-W 500 --counters "${fault_args[@]}" "${mtu_args[@]}" 192.168.77.2 >"$OUT/ping.log" 2>&1
 ping_rc=$?
 stop resp
 

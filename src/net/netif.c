@@ -543,21 +543,33 @@ void netif_timers(struct netif *nif, uint64_t now_ns)
 
 /* ---- ICMP echo and UDP sockets ---- */
 
+/*
+ * A new packet with room for @l4_len bytes of L4 header and data at *@p, or
+ * an error: -EMSGSIZE if it cannot fit the MTU, -ENOBUFS if the pool is empty.
+ */
+static int alloc_l4(struct netif *nif, size_t l4_len, struct rte_mbuf **m, uint8_t **p)
+{
+	if (l4_len + sizeof(struct rte_ipv4_hdr) > nif->mtu)
+		return -EMSGSIZE;
+	*m = alloc_pkt(nif);
+	if (!*m)
+		return -ENOBUFS;
+	*p = (uint8_t *)rte_pktmbuf_append(*m, (uint16_t)l4_len);
+	if (!*p) {
+		rte_pktmbuf_free(*m);
+		return -EMSGSIZE; /* larger than one buffer: the pool was sized for the MTU */
+	}
+	return 0;
+}
+
 int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, size_t len)
 {
 	struct rte_mbuf *m;
 	uint8_t *p;
+	int rc = alloc_l4(nif, 8 + len, &m, &p);
 
-	if (len + 8 + sizeof(struct rte_ipv4_hdr) > nif->mtu)
-		return -EMSGSIZE;
-	m = alloc_pkt(nif);
-	if (!m)
-		return -ENOBUFS;
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(8 + len));
-	if (!p) {
-		rte_pktmbuf_free(m);
-		return -EMSGSIZE; /* larger than one buffer: the pool was sized for the MTU */
-	}
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < len; i++)
 		p[8 + i] = (uint8_t)i; /* a pattern, like ping(8), to spot corruption */
 	icmp_emit(p, 8 + len,
@@ -597,17 +609,10 @@ int netif_udp_send(struct netif *nif, uint16_t sport, uint32_t dst, uint16_t dpo
 	struct udp_repr ur = {.sport = sport, .dport = dport, .payload_len = len};
 	struct rte_mbuf *m;
 	uint8_t *p;
+	int rc = alloc_l4(nif, 8 + len, &m, &p);
 
-	if (len + 8 + sizeof(struct rte_ipv4_hdr) > nif->mtu)
-		return -EMSGSIZE;
-	m = alloc_pkt(nif);
-	if (!m)
-		return -ENOBUFS;
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(8 + len));
-	if (!p) {
-		rte_pktmbuf_free(m);
-		return -EMSGSIZE;
-	}
+	if (rc)
+		return rc;
 	memcpy(p + 8, data, len); /* the copying API; zero-copy send comes with api/ */
 	if (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) {
 		/* DPDK contract: the checksum field holds the pseudo-header sum. */

@@ -27,7 +27,7 @@ fi
 
 log_dir="$here/build-logs"
 mkdir -p "$log_dir"
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 failures=()
 
 step() { printf '\n== %s\n' "$*"; }
@@ -42,6 +42,7 @@ run_suite() {
 	ok=$(awk '/^Ok:/ {print $2}' "$out" | tail -1)
 	fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $2} END {print s + 0}' "$out")
 	ok=${ok:-0}
+	skipped=$((skipped + $(awk '/^Skipped:/ {print $2}' "$out" | tail -1)))
 	if [ "$ok" = 0 ] && [ "$fail" = 0 ] && ! grep -q '^Ok:' "$out"; then
 		fail=1 # meson itself failed (no summary): count it
 	fi
@@ -113,5 +114,5 @@ if [ ${#failures[@]} -gt 0 ]; then
 	printf '  %s\n' "${failures[@]}"
 fi
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

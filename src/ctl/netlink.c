@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -179,6 +180,34 @@ static bool parse_route(const struct nlmsghdr *nlh, int ifindex,
 /* ---- one-shot requests ------------------------------------------------- */
 
 /*
+ * Bytes at the start of datagram @buf (@n bytes) that hold whole messages:
+ * the walk stops at the first message shorter than its header or not
+ * fitting, padding included, in what remains. libmnl cannot be left to
+ * walk raw input: mnl_nlmsg_ok() compares nlmsg_len as an int, so a length
+ * of 2^31 or more passes it and mnl_nlmsg_next() jumps far outside the
+ * buffer (or, 0xffffffff aligning to 0, never moves: an endless loop);
+ * and libmnl's attribute walk runs to the padded end of a message, up to
+ * 3 bytes past an unpadded last one. The kernel pads every message
+ * (NLMSG_ALIGN), so it never sends what this cuts off.
+ */
+static size_t nl_whole_len(const void *buf, size_t n)
+{
+	size_t off = 0;
+
+	while (n - off >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh =
+			(const struct nlmsghdr *)((const char *)buf + off);
+		size_t len = nlh->nlmsg_len;
+
+		if (len < sizeof(*nlh) || len > n - off ||
+		    MNL_ALIGN(len) > n - off)
+			break;
+		off += MNL_ALIGN(len);
+	}
+	return off;
+}
+
+/*
  * Send @nlh and feed every reply to @cb until NLMSG_DONE (dumps) or the
  * ACK (requests sent with NLM_F_ACK). Returns 0 or a negative errno, the
  * kernel's own error included.
@@ -205,6 +234,10 @@ static int nl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 			if (errno == EINTR)
 				continue;
 			ret = -errno;
+			break;
+		}
+		if (nl_whole_len(buf, (size_t)n) != (size_t)n) {
+			ret = -EPROTO; /* malformed reply (see nl_whole_len) */
 			break;
 		}
 		errno = 0;
@@ -428,6 +461,7 @@ struct kroute {
 struct nl_watch {
 	struct mnl_socket *ev;	/* subscribed; also carries the dumps */
 	struct mnl_socket *req; /* synchronous requests (resolve) */
+	bool detached;		/* no sockets: nl_watch_open_detached() */
 	unsigned int portid;
 	int ifindex;
 	struct nl_watch_ops ops;
@@ -697,7 +731,12 @@ static int start_next_dump(struct nl_watch *w)
 		struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 		rtm->rtm_family = AF_INET;
 	}
-	if (mnl_socket_sendto(w->ev, nlh, nlh->nlmsg_len) < 0) {
+	/*
+	 * Detached: nothing to send to. The dump is recorded as requested all
+	 * the same, so that replies fed with this sequence number drive the
+	 * same state machine as the kernel's would.
+	 */
+	if (!w->detached && mnl_socket_sendto(w->ev, nlh, nlh->nlmsg_len) < 0) {
 		int e = errno;
 
 		LOG_ERR("netlink watcher: cannot request a %s dump: %s",
@@ -791,11 +830,11 @@ static void handle_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 	}
 }
 
-struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
-			       void *ctx)
+/* A watcher without sockets or receive buffer; NULL with errno set. */
+static struct nl_watch *watch_alloc(int ifindex, const struct nl_watch_ops *ops,
+				    void *ctx)
 {
 	struct nl_watch *w;
-	int e, rcvbuf = NL_RCVBUF;
 
 	if (ifindex <= 0 || !ops) {
 		errno = EINVAL;
@@ -804,12 +843,24 @@ struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->buf = malloc(NL_BUF_SIZE);
-	if (!w->buf)
-		goto fail;
 	w->ifindex = ifindex;
 	w->ops = *ops;
 	w->ctx = ctx;
+	return w;
+}
+
+struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
+			       void *ctx)
+{
+	struct nl_watch *w;
+	int e, rcvbuf = NL_RCVBUF;
+
+	w = watch_alloc(ifindex, ops, ctx);
+	if (!w)
+		return NULL;
+	w->buf = malloc(NL_BUF_SIZE);
+	if (!w->buf)
+		goto fail;
 	w->seq = (uint32_t)time(NULL);
 
 	/* Subscribe before dumping: a change after the dump cannot be missed. */
@@ -847,9 +898,43 @@ fail:
 	return NULL;
 }
 
+struct nl_watch *nl_watch_open_detached(int ifindex,
+					const struct nl_watch_ops *ops,
+					void *ctx)
+{
+	struct nl_watch *w = watch_alloc(ifindex, ops, ctx);
+
+	if (!w)
+		return NULL;
+	w->detached = true; /* portid and seq stay 0: the first dump is seq 1 */
+	resync(w, T_NEIGH);
+	resync(w, T_ROUTE);
+	start_next_dump(w); /* cannot fail detached: it sends nothing */
+	return w;
+}
+
 int nl_watch_fd(struct nl_watch *w)
 {
-	return w ? mnl_socket_get_fd(w->ev) : -EINVAL;
+	if (!w)
+		return -EINVAL;
+	return w->detached ? -EBADF : mnl_socket_get_fd(w->ev);
+}
+
+/* Notifications were lost (or a datagram truncated): rebuild both tables. */
+static void rx_lost(struct nl_watch *w)
+{
+	resync(w, T_NEIGH);
+	resync(w, T_ROUTE);
+}
+
+/* Handle every whole message of one received datagram (see nl_whole_len). */
+static void rx_datagram(struct nl_watch *w, const void *buf, size_t n)
+{
+	const struct nlmsghdr *nlh = buf;
+	int len = (int)nl_whole_len(buf, n > INT_MAX ? INT_MAX : n);
+
+	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
+		handle_msg(w, nlh);
 }
 
 int nl_watch_poll(struct nl_watch *w)
@@ -858,12 +943,12 @@ int nl_watch_poll(struct nl_watch *w)
 
 	if (!w)
 		return -EINVAL;
+	if (w->detached)
+		return -EBADF;
 	fd = mnl_socket_get_fd(w->ev);
 	w->delivered = 0;
 	for (;;) {
-		const struct nlmsghdr *nlh;
 		ssize_t n;
-		int len;
 
 		n = recv(fd, w->buf, NL_BUF_SIZE, MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0) {
@@ -876,23 +961,33 @@ int nl_watch_poll(struct nl_watch *w)
 			/* Notifications were lost: rebuild both tables. */
 			LOG_WARN("netlink watcher: notifications lost (socket "
 				 "overrun); re-reading neighbours and routes");
-			resync(w, T_NEIGH);
-			resync(w, T_ROUTE);
+			rx_lost(w);
 		} else if (n > NL_BUF_SIZE) {
 			/* Cannot happen with 64 KiB; treat like an overrun. */
-			resync(w, T_NEIGH);
-			resync(w, T_ROUTE);
+			rx_lost(w);
 		} else {
-			len = (int)n;
-			for (nlh = (const struct nlmsghdr *)w->buf;
-			     mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
-				handle_msg(w, nlh);
+			rx_datagram(w, w->buf, (size_t)n);
 		}
 		ret = start_next_dump(w);
 		if (ret < 0)
 			return ret;
 	}
 	return w->delivered;
+}
+
+int nl_watch_feed(struct nl_watch *w, const void *buf, size_t len)
+{
+	int ret;
+
+	if (!w || (!buf && len))
+		return -EINVAL;
+	w->delivered = 0;
+	if (buf)
+		rx_datagram(w, buf, len);
+	else
+		rx_lost(w);
+	ret = start_next_dump(w);
+	return ret < 0 ? ret : w->delivered;
 }
 
 int nl_watch_resolve(struct nl_watch *w, uint32_t ip)
@@ -904,6 +999,8 @@ int nl_watch_resolve(struct nl_watch *w, uint32_t ip)
 
 	if (!w || !ip)
 		return -EINVAL;
+	if (w->detached)
+		return -EBADF; /* no kernel to ask, and no UDP fallback either */
 	/*
 	 * NTF_USE makes the kernel call neigh_event_send(): an absent entry is
 	 * created (NLM_F_CREATE) in NUD_NONE and moved to INCOMPLETE with an

@@ -85,10 +85,57 @@ struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
 			       void *ctx);
 
 /**
+ * nl_watch_open_detached() - a watcher without sockets, for tests and fuzzing.
+ * @ifindex: interface to watch (> 0).
+ * @ops: callbacks, copied.
+ * @ctx: passed to every callback.
+ *
+ * Exists so that the message handling can be driven without a kernel
+ * (tests/fuzz/fuzz_netlink.c): messages come only from nl_watch_feed().
+ * The state is that of nl_watch_open() just after it requested the first
+ * dump, except that dump requests are recorded, never sent: the watcher's
+ * port id is 0 and its sequence numbers start at 0, so the neighbour dump
+ * is in progress with sequence number 1, and each later dump (routes once
+ * the neighbour dump ends with NLMSG_DONE or NLMSG_ERROR, then any resync)
+ * takes the next number. Replies count as dump replies when they carry the
+ * pending dump's sequence number and port id 0.
+ *
+ * nl_watch_fd(), nl_watch_poll() and nl_watch_resolve() return -EBADF
+ * (nothing is sent, not even nl_resolve_udp()'s datagram); free it with
+ * nl_watch_close().
+ *
+ * Return: the watcher, or NULL with errno set (EINVAL, ENOMEM).
+ */
+struct nl_watch *nl_watch_open_detached(int ifindex,
+					const struct nl_watch_ops *ops,
+					void *ctx);
+
+/**
+ * nl_watch_feed() - handle one datagram as if nl_watch_poll() received it.
+ * @w: watcher, normally from nl_watch_open_detached().
+ * @buf: the datagram: netlink messages back to back, as recv() returns
+ *       them; only read, and never past @len. NULL (with @len 0) stands
+ *       for a receive error ENOBUFS (notifications lost), which makes the
+ *       watcher re-dump both tables just as nl_watch_poll() does.
+ * @len: bytes in @buf.
+ *
+ * Runs the same path as nl_watch_poll() for one datagram: every complete
+ * message is handled (callbacks run here), malformed ones are skipped,
+ * then the next wanted dump is requested (on a detached watcher: only
+ * recorded, see nl_watch_open_detached()).
+ *
+ * Return: number of callbacks delivered (>= 0), or a negative errno
+ * (-EINVAL for bad arguments; on a watcher with sockets also a failed dump
+ * request).
+ */
+int nl_watch_feed(struct nl_watch *w, const void *buf, size_t len);
+
+/**
  * nl_watch_fd() - file descriptor that becomes readable when events wait.
  * @w: watcher.
  *
- * Return: the netlink socket fd, for epoll (EPOLLIN).
+ * Return: the netlink socket fd, for epoll (EPOLLIN); -EBADF for a detached
+ * watcher.
  */
 int nl_watch_fd(struct nl_watch *w);
 
@@ -100,7 +147,8 @@ int nl_watch_fd(struct nl_watch *w);
  * (ENOBUFS), both tables are dumped again and entries that vanished meanwhile
  * are reported as unreachable / removed.
  *
- * Return: number of callbacks delivered (>= 0), or a negative errno.
+ * Return: number of callbacks delivered (>= 0), or a negative errno
+ * (-EBADF for a detached watcher).
  */
 int nl_watch_poll(struct nl_watch *w);
 
@@ -116,7 +164,8 @@ int nl_watch_poll(struct nl_watch *w);
  * If the kernel refuses the request (EPERM without CAP_NET_ADMIN, or
  * EINVAL/EOPNOTSUPP), falls back to nl_resolve_udp().
  *
- * Return: 0 if the kernel accepted the request, or a negative errno.
+ * Return: 0 if the kernel accepted the request, or a negative errno
+ * (-EBADF for a detached watcher).
  */
 int nl_watch_resolve(struct nl_watch *w, uint32_t ip);
 

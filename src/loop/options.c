@@ -71,7 +71,9 @@ static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_
 	char *slash;
 	unsigned long plen = 32;
 
-	snprintf(buf, sizeof(buf), "%s", arg);
+	if (strlen(arg) >= sizeof(buf))
+		goto bad; /* judge the whole argument, never a truncated copy */
+	strcpy(buf, arg);
 	slash = strchr(buf, '/');
 	if (slash) {
 		*slash = '\0';
@@ -136,7 +138,9 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 	case LUNAR_OPT_RESERVED: {
 		char buf[32];
 
-		snprintf(buf, sizeof(buf), "%s", arg);
+		if (strlen(arg) >= sizeof(buf))
+			goto bad_range; /* judge the whole argument, never a truncated copy */
+		strcpy(buf, arg);
 		dash = strchr(buf, '-');
 		if (!dash)
 			goto bad_range;

@@ -6,8 +6,11 @@ Run from anywhere (needs python3-scapy; use the system /usr/bin/python3):
 and commit the result. Each file is one fuzz input in the format of
 tests/fuzz/fuzz_common.h: a flags byte (0x01 verify checksums, 0x02 fix
 checksums up first, 0x04 odd address), for fuzz_udp/fuzz_tcp then the IPv4
-source and destination (8 bytes), then the packet. Existing files in the
-corpus directories are replaced.
+source and destination (8 bytes), then the packet. fuzz_options seeds are
+argument lists in the format of fuzz_options.c (flags byte, then option code
+and NUL-terminated argument pairs). Existing files in the corpus directories
+are replaced. (fuzz_netlink's seeds are captured from the kernel by
+capture_netlink.py instead.)
 """
 import os
 import shutil
@@ -79,6 +82,46 @@ def addrs(src=A, dst=B):
     return socket.inet_aton(src) + socket.inet_aton(dst)
 
 
+# fuzz_options: code % 16 -> what the argument is fed to (see fuzz_options.c).
+OPT = {"port": 0, "ip": 1, "gw": 2, "mtu": 3, "fault": 4, "pcap": 5, "reserved": 6, "core": 7,
+       "verbose": 8, "tool": 9, "port_spec": 10, "fault_spec": 11, "count": 12, "duration": 13,
+       "ipv4": 14, "check": 15}
+
+OPTIONS = {
+    "af_xdp": [("port", "af_xdp:eth0"), ("reserved", "61440-65535"), ("core", "1")],
+    "memif_server": [("port", "memif:/run/lunar/memif.sock:server"), ("ip", "192.168.77.2/24"),
+                     ("gw", "192.168.77.1"), ("mtu", "9000"), ("pcap", "/tmp/lunar.pcap"),
+                     ("verbose", "")],
+    "memif_client": [("port", "memif:/tmp/a:b/memif.sock:client"), ("ip", "10.0.0.1"),
+                     ("check", "")],
+    "tap_fault": [("port", "tap:lunar0"), ("ip", "10.1.0.2/16"),
+                  ("fault", "rx:drop=0.05,dup=1%,delay=2ms"),
+                  ("fault", "tx:reorder=0.5,corrupt=0.001,delay=500us"), ("fault", "seed=0x1234"),
+                  ("fault", "drop=0,dup=100%,delay=10000ms")],
+    "tool_options": [("tool", "c"), ("count", "10"), ("duration", "1.5"), ("ipv4", "10.0.0.2"),
+                     ("port_spec", "tap:t0"), ("fault_spec", "drop=5%,seed=7")],
+    "bad_port": [("port", "af_xdp:this-name-is-too-long"), ("port", "memif:/x:sideways"),
+                 ("port", "pcap:foo"), ("port", "tap:"), ("port", "af_xdp:a/b"),
+                 ("port_spec", "memif::server"), ("port_spec", "nocolon")],
+    "bad_fault": [("fault", "drop=1.5"), ("fault", "dup=nan"), ("fault", "delay=11s"),
+                  ("fault", "delay=99999999999999999999us"), ("fault", "rx:"),
+                  ("fault", "jitter=1"),
+                  ("fault_spec", "drop"), ("fault_spec", "seed=x"), ("fault_spec", "x" * 300)],
+    "bad_numbers": [("mtu", "575"), ("mtu", "9001"), ("reserved", "0-10"), ("reserved", "10-9"),
+                    ("reserved", "1-65536"), ("core", "1024"), ("ip", "10.0.0.1/0"),
+                    ("ip", "0.0.0.0/8"), ("ip", "10.0.0.256/24"), ("gw", "0.0.0.0"),
+                    ("count", "0"), ("duration", "-1"), ("duration", "inf"), ("pcap", "p" * 300)],
+    "long_args": [("reserved", "0000000000000000000000000001-65535"),
+                  ("ip", "10.0.0.1/" + "0" * 60 + "24"), ("port", "memif:/" + "d" * 120)],
+    "check_fails": [("check", ""), ("port", "tap:t0"), ("check", ""), ("port", "af_xdp:eth1"),
+                    ("mtu", "9000"), ("check", "")],
+}
+
+
+def options_seed(flags, pairs):
+    return bytes([flags]) + b"".join(bytes([OPT[k]]) + v.encode() + b"\0" for k, v in pairs)
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -88,7 +131,7 @@ def write(target, name, data):
 
 def main():
     for target in ["fuzz_eth", "fuzz_arp", "fuzz_ipv4", "fuzz_icmp", "fuzz_udp", "fuzz_tcp",
-                   "fuzz_frame"]:
+                   "fuzz_frame", "fuzz_options"]:
         shutil.rmtree(os.path.join(HERE, "corpus", target), ignore_errors=True)
 
     frames = {name: eth(p) for name, p in ips().items()}
@@ -118,6 +161,12 @@ def main():
         else:
             write("fuzz_tcp", name, bytes([VERIFY]) + addrs() + seg)
     write("fuzz_icmp", "echo_fixup", bytes([FIXUP | UNALIGNED]) + raw(L4["icmp_echo"]))
+
+    # Error buffer size: flags & 3 picks 512 (the tools'), 64, 8 or 2 bytes.
+    for name, pairs in OPTIONS.items():
+        write("fuzz_options", name, options_seed(0, pairs))
+    write("fuzz_options", "bad_port_err8", options_seed(2, OPTIONS["bad_port"]))
+    write("fuzz_options", "bad_numbers_err2", options_seed(3, OPTIONS["bad_numbers"]))
 
 
 if __name__ == "__main__":

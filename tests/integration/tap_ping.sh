@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # tap_ping.sh - lunar to lunar over two tap ports joined by a kernel bridge,
 # inside a namespace of its own: lunar's own ARP across a real L2 segment.
+# Optional FAULT env: a --fault spec for the pinger (tap_fault.sh uses it).
 source "$(dirname "$0")/lib.sh"
-setup_test tap_ping "$1"
+setup_test "tap_ping${FAULT:+_fault}" "$1"
+count=${COUNT:-20}
+fault_args=()
+[ -n "${FAULT:-}" ] && fault_args=(--fault "$FAULT" --fault seed=11)
 
 ns=lunar-tap-$$
 ip netns add "$ns"
@@ -20,17 +24,25 @@ for t in ltap0 ltap1; do
 done
 bg resp ip netns exec "$ns" "$PING" --port tap:ltap0 --ip 192.168.78.2/24 --core 1 --responder --counters
 wait_for "responder ready" 100 grep -q ready "$OUT/resp.log"
-ip netns exec "$ns" "$PING" --port tap:ltap1 --ip 192.168.78.1/24 --core 0 -c 20 -i 20 -W 1000 \
-	--counters 192.168.78.2 >"$OUT/ping.log" 2>&1
+ip netns exec "$ns" "$PING" --port tap:ltap1 --ip 192.168.78.1/24 --core 0 -c "$count" -i 20 -W 1000 \
+	--counters "${fault_args[@]}" 192.168.78.2 >"$OUT/ping.log" 2>&1
 ping_rc=$?
 stop resp
 
-expect_eq "pinger exit code" "$ping_rc" 0
-expect_eq "echo replies received" "$(awk '/transmitted/ {print $3}' "$OUT/ping.log")" 20
-# net_tap offers IPv4 checksum offload: lunar hands the header checksum to it,
-# and the responder (which verifies in software or trusts the tap's rx flags)
-# still answered every echo.
-expect_ge "IPv4 checksums left to the port's offload" "$(counter "$OUT/ping.log" tx_csum_offload)" 20
+received=$(awk '/transmitted/ {print $3}' "$OUT/ping.log")
+if [ -z "${FAULT:-}" ]; then
+	expect_eq "pinger exit code" "$ping_rc" 0
+	expect_eq "echo replies received" "$received" "$count"
+	# net_tap offers IPv4 checksum offload: lunar hands the header checksum to it,
+	# and the responder (which verifies in software or trusts the tap's rx flags)
+	# still answered every echo.
+	expect_ge "IPv4 checksums left to the port's offload" "$(counter "$OUT/ping.log" tx_csum_offload)" "$count"
+else
+	# 20% loss each way: about 64% of echoes come back; far from 0 and from all.
+	expect_ge "echo replies received under loss" "$received" $((count * 25 / 100))
+	expect_le "echo replies received under loss" "$received" $((count * 90 / 100))
+	expect_ge "fault wrapper drops" "$(awk '/^fault tx:/ {print $6}' "$OUT/ping.log")" 1
+fi
 expect_ge "pinger ARP requests" "$(counter "$OUT/ping.log" tx_arp_request)" 1
 expect_ge "responder ARP replies" "$(counter "$OUT/resp.log" tx_arp_reply)" 1
 expect_grep "pinger leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/ping.log"

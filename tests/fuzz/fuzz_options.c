@@ -1,0 +1,308 @@
+/*
+ * fuzz_options.c - libFuzzer target for the command-line parsers every
+ * lunar program uses: lunar_options_apply() / lunar_options_check() and
+ * the tool helpers parse_uint_opt(), parse_seconds_opt(), parse_ipv4()
+ * (src/loop/options.c), and port_spec_parse() / fault_spec_parse()
+ * (src/port/port_spec.c), which apply() also reaches through --port and
+ * --fault.
+ *
+ * Input: a flags byte (bits 0-1 pick the size of the error buffer: 512,
+ * as the tools use, 64, 8 or 2 bytes), then (code byte, argument) pairs;
+ * each argument runs to the next NUL or the end of the input. Code % 16:
+ *   0-8  LUNAR_OPT_PORT .. LUNAR_OPT_VERBOSE through lunar_options_apply()
+ *   9    a tool's own option code: apply() must return 0 and touch nothing
+ *   10   port_spec_parse() into a separate struct port_spec
+ *   11   fault_spec_parse() into a separate struct fault_spec (accumulates)
+ *   12   parse_uint_opt("count", 1..10000000), as lunar-ping
+ *   13   parse_seconds_opt("duration", up to 1e6), as lunar-ping
+ *   14   parse_ipv4()
+ *   15   lunar_options_check() now (it is also called after the last pair)
+ * Arguments and the error buffer are heap copies of exactly their size,
+ * so AddressSanitizer catches any read or write past them.
+ *
+ * Checks: after every successful apply() the options are sane (reserved
+ * range 1 <= lo <= hi, fault rates in [0,1] and not NaN, delays <= 10 s,
+ * names NUL-terminated within their buffers, interface names of 1..15
+ * characters without '/', ':' or spaces, memif path non-empty, MTU 0 or
+ * 576..9000, prefix length 1..32 with an address, core <= 1023); every
+ * error returns -EINVAL and leaves a non-empty, NUL-terminated message.
+ * After an error the options are reset (a tool would exit). For --ip and
+ * --reserved, a differential check compares the result with a reference
+ * parse of the whole argument.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "fuzz_check.h"
+#include "loop/options.h"
+#include "port/port_spec.h"
+
+
+static const size_t errlens[4] = {512, 64, 8, 2};
+
+/* An error: -EINVAL and a non-empty message within the buffer. */
+static void check_err(int rc, const char *err, size_t errlen)
+{
+	FUZZ_CHECK(rc == -EINVAL);
+	FUZZ_CHECK(memchr(err, '\0', errlen) != NULL);
+	FUZZ_CHECK(err[0] != '\0');
+}
+
+static bool nul_within(const char *s, size_t cap)
+{
+	return memchr(s, '\0', cap) != NULL;
+}
+
+static void check_port(const struct port_spec *p)
+{
+	size_t n;
+
+	FUZZ_CHECK(nul_within(p->ifname, sizeof(p->ifname)));
+	FUZZ_CHECK(nul_within(p->path, sizeof(p->path)));
+	switch (p->kind) {
+	case PORT_KIND_AF_XDP:
+	case PORT_KIND_TAP:
+		n = strlen(p->ifname);
+		FUZZ_CHECK(n >= 1 && n <= 15);
+		FUZZ_CHECK(strpbrk(p->ifname, "/: \t\n") == NULL);
+		break;
+	case PORT_KIND_MEMIF:
+		FUZZ_CHECK(p->path[0] != '\0');
+		break;
+	default:
+		FUZZ_CHECK(!"parsed port without a kind");
+	}
+}
+
+static bool prob_ok(double p)
+{
+	return p >= 0.0 && p <= 1.0; /* false for NaN */
+}
+
+static void check_fault_dir(const struct fault_dir *d)
+{
+	FUZZ_CHECK(prob_ok(d->drop) && prob_ok(d->dup));
+	FUZZ_CHECK(prob_ok(d->reorder) && prob_ok(d->corrupt));
+	FUZZ_CHECK(d->delay_us <= 10u * 1000 * 1000);
+}
+
+static void check_opts(const struct lunar_options *o)
+{
+	FUZZ_CHECK(o->reserved_lo >= 1 && o->reserved_lo <= o->reserved_hi);
+	check_fault_dir(&o->fault.rx);
+	check_fault_dir(&o->fault.tx);
+	FUZZ_CHECK(nul_within(o->pcap, sizeof(o->pcap)));
+	FUZZ_CHECK(o->port.mtu == 0 || (o->port.mtu >= 576 && o->port.mtu <= 9000));
+	if (o->has_port)
+		check_port(&o->port);
+	else
+		FUZZ_CHECK(o->port.kind == PORT_KIND_NONE);
+	if (o->ip)
+		FUZZ_CHECK(o->prefix_len >= 1 && o->prefix_len <= 32);
+	FUZZ_CHECK(o->core <= 1023);
+}
+
+/* parse_uint() of options.c, restated: a whole decimal <= @max. */
+static bool ref_uint(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return end != s && !*end && !errno && *v <= max;
+}
+
+/* --reserved LO-HI on the whole argument; true and the range if valid. */
+static bool ref_reserved(const char *arg, unsigned long *lo, unsigned long *hi)
+{
+	char *s = strdup(arg), *dash;
+	bool ok;
+
+	FUZZ_CHECK(s != NULL);
+	dash = strchr(s, '-');
+	ok = dash != NULL;
+	if (ok) {
+		*dash = '\0';
+		ok = ref_uint(s, 65535, lo) && ref_uint(dash + 1, 65535, hi) && *lo >= 1 &&
+		     *lo <= *hi;
+	}
+	free(s);
+	return ok;
+}
+
+/* --ip A.B.C.D[/LEN] on the whole argument. */
+static bool ref_cidr(const char *arg, uint32_t *ip, unsigned long *plen)
+{
+	char *s = strdup(arg), *slash;
+	struct in_addr a;
+	bool ok = true;
+
+	FUZZ_CHECK(s != NULL);
+	*plen = 32;
+	slash = strchr(s, '/');
+	if (slash) {
+		*slash = '\0';
+		ok = ref_uint(slash + 1, 32, plen) && *plen != 0;
+	}
+	ok = ok && inet_pton(AF_INET, s, &a) == 1 && a.s_addr != 0;
+	*ip = ok ? ntohl(a.s_addr) : 0;
+	free(s);
+	return ok;
+}
+
+static void differential(int code, const char *arg, int rc, const struct lunar_options *o)
+{
+	unsigned long lo, hi, plen;
+	uint32_t ip;
+
+	/*
+	 * options.c refuses over-long arguments outright (a --reserved of 32
+	 * characters or more, an --ip of 64 or more) rather than judging a
+	 * truncated copy; the reference applies the same rule.
+	 */
+	if (code == LUNAR_OPT_RESERVED) {
+		FUZZ_CHECK((rc == 1) == (strlen(arg) < 32 && ref_reserved(arg, &lo, &hi)));
+		if (rc == 1)
+			FUZZ_CHECK(o->reserved_lo == lo && o->reserved_hi == hi);
+	} else if (code == LUNAR_OPT_IP) {
+		FUZZ_CHECK((rc == 1) == (strlen(arg) < 64 && ref_cidr(arg, &ip, &plen)));
+		if (rc == 1)
+			FUZZ_CHECK(o->ip == ip && o->prefix_len == plen);
+	}
+}
+
+struct state {
+	struct lunar_options o;
+	struct port_spec ps;
+	struct fault_spec fs;
+	char *err;
+	size_t errlen;
+};
+
+static void run_check(struct state *st)
+{
+	const struct lunar_options *o = &st->o;
+	int rc = lunar_options_check(o, st->err, st->errlen);
+
+	if (rc) {
+		check_err(rc, st->err, st->errlen);
+		return;
+	}
+	FUZZ_CHECK(o->has_port && o->port.kind != PORT_KIND_NONE);
+	if (o->port.kind == PORT_KIND_AF_XDP)
+		FUZZ_CHECK(o->port.mtu <= 3000);
+	else
+		FUZZ_CHECK(o->ip != 0);
+}
+
+static void one(struct state *st, uint8_t code_byte, const char *arg)
+{
+	unsigned code = code_byte % 16;
+	unsigned long ul;
+	double d;
+	uint32_t ip;
+	int rc;
+
+	memset(st->err, 'X', st->errlen); /* no NUL: an error must write one */
+	if (code <= 8) {
+		int opt = LUNAR_OPT_PORT + (int)code;
+
+		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);
+		differential(opt, arg, rc, &st->o);
+		if (rc == 1) {
+			check_opts(&st->o);
+			return;
+		}
+		FUZZ_CHECK(rc != 0); /* every common option is ours */
+		check_err(rc, st->err, st->errlen);
+		lunar_options_init(&st->o);
+		return;
+	}
+	switch (code) {
+	case 9: {
+		struct lunar_options before = st->o;
+
+		/* A tool's own code ('c' for lunar-ping's --count, 0, 0x0fff, ...). */
+		rc = lunar_options_apply(&st->o, code_byte < 128 ? code_byte : 0x0fff, arg,
+					 st->err, st->errlen);
+		FUZZ_CHECK(rc == 0);
+		FUZZ_CHECK(!memcmp(&before, &st->o, sizeof(before)));
+		FUZZ_CHECK(st->err[0] == 'X');
+		break;
+	}
+	case 10:
+		rc = port_spec_parse(arg, &st->ps, st->err, st->errlen);
+		if (rc == 0)
+			check_port(&st->ps);
+		else
+			check_err(rc, st->err, st->errlen);
+		break;
+	case 11:
+		rc = fault_spec_parse(arg, &st->fs, st->err, st->errlen);
+		if (rc == 0) {
+			FUZZ_CHECK(st->fs.enabled);
+			check_fault_dir(&st->fs.rx);
+			check_fault_dir(&st->fs.tx);
+		} else {
+			check_err(rc, st->err, st->errlen);
+			memset(&st->fs, 0, sizeof(st->fs));
+		}
+		break;
+	case 12:
+		rc = parse_uint_opt("count", arg, 1, 10000000, &ul, st->err, st->errlen);
+		if (rc == 0)
+			FUZZ_CHECK(ul >= 1 && ul <= 10000000);
+		else
+			check_err(rc, st->err, st->errlen);
+		break;
+	case 13:
+		rc = parse_seconds_opt("duration", arg, 1e6, &d, st->err, st->errlen);
+		if (rc == 0)
+			FUZZ_CHECK(d >= 0.0 && d <= 1e6);
+		else
+			check_err(rc, st->err, st->errlen);
+		break;
+	case 14:
+		rc = parse_ipv4(arg, &ip);
+		FUZZ_CHECK(rc == 0 || rc == -EINVAL);
+		break;
+	default:
+		run_check(st);
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct state st;
+	size_t off = 1;
+
+	if (size < 1)
+		return 0;
+	memset(&st, 0, sizeof(st));
+	lunar_options_init(&st.o);
+	check_opts(&st.o); /* the defaults are sane too */
+	st.errlen = errlens[data[0] & 3];
+	st.err = malloc(st.errlen);
+	FUZZ_CHECK(st.err != NULL);
+
+	while (off < size) {
+		uint8_t code = data[off++];
+		const uint8_t *nul = memchr(data + off, '\0', size - off);
+		size_t n = nul ? (size_t)(nul - (data + off)) : size - off;
+		char *arg = malloc(n + 1);
+
+		FUZZ_CHECK(arg != NULL);
+		memcpy(arg, data + off, n);
+		arg[n] = '\0';
+		one(&st, code, arg);
+		free(arg);
+		off += n + (nul ? 1 : 0);
+	}
+	memset(st.err, 'X', st.errlen);
+	run_check(&st);
+	free(st.err);
+	return 0;
+}

@@ -42,7 +42,9 @@ run_suite() {
 	ok=$(awk '/^Ok:/ {print $2}' "$out" | tail -1)
 	fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $2} END {print s + 0}' "$out")
 	ok=${ok:-0}
-	skipped=$((skipped + $(awk '/^Skipped:/ {print $2}' "$out" | tail -1)))
+	local skip
+	skip=$(awk '/^Skipped:/ {print $2}' "$out" | tail -1)
+	skipped=$((skipped + ${skip:-0}))
 	if [ "$ok" = 0 ] && [ "$fail" = 0 ] && ! grep -q '^Ok:' "$out"; then
 		fail=1 # meson itself failed (no summary): count it
 	fi

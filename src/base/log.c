@@ -24,3 +24,14 @@ void lunar_log(enum lunar_log_level level, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 }
+
+void lunar_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

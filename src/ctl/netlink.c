@@ -50,20 +50,6 @@
 #define NL_NUD_VALID (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | \
 		      NUD_STALE | NUD_DELAY)
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- attribute helpers ------------------------------------------------ */
 
 struct attrs {
@@ -370,13 +356,13 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	int ret;
 
 	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
-		set_err(err, errlen, "invalid interface name '%s'",
+		lunar_set_err(err, errlen, "invalid interface name '%s'",
 			ifname ? ifname : "(null)");
 		return -EINVAL;
 	}
 	idx = if_nametoindex(ifname);
 	if (!idx) {
-		set_err(err, errlen,
+		lunar_set_err(err, errlen,
 			"interface %s not found; create it or check `ip link`",
 			ifname);
 		return -ENODEV;
@@ -386,7 +372,7 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	nl = open_sock(0);
 	if (!nl) {
 		ret = -errno;
-		set_err(err, errlen, "cannot open a netlink socket: %s",
+		lunar_set_err(err, errlen, "cannot open a netlink socket: %s",
 			strerror(errno));
 		return ret;
 	}
@@ -397,12 +383,12 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	ifi->ifi_index = info.ifindex;
 	ret = nl_talk(nl, nlh, link_cb, &q);
 	if (ret < 0) {
-		set_err(err, errlen, "cannot read link %s: %s", ifname,
+		lunar_set_err(err, errlen, "cannot read link %s: %s", ifname,
 			strerror(-ret));
 		goto out;
 	}
 	if (q.link_type != ARPHRD_ETHER || !q.have_mac) {
-		set_err(err, errlen,
+		lunar_set_err(err, errlen,
 			"interface %s is not Ethernet (link type %u); lunar "
 			"needs an Ethernet interface (veth, NIC, tap)",
 			ifname, q.link_type);
@@ -415,12 +401,12 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	ifa->ifa_family = AF_INET;
 	ret = nl_talk(nl, nlh, addr_cb, &q);
 	if (ret < 0) {
-		set_err(err, errlen, "cannot read addresses of %s: %s", ifname,
+		lunar_set_err(err, errlen, "cannot read addresses of %s: %s", ifname,
 			strerror(-ret));
 		goto out;
 	}
 	if (!q.have_addr) {
-		set_err(err, errlen,
+		lunar_set_err(err, errlen,
 			"interface %s has no IPv4 address; give it one (ip addr "
 			"add A.B.C.D/N dev %s) or pass --ip",
 			ifname, ifname);
@@ -433,7 +419,7 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	rtm->rtm_family = AF_INET;
 	ret = nl_talk(nl, nlh, gw_cb, &q);
 	if (ret < 0) {
-		set_err(err, errlen, "cannot read routes of %s: %s", ifname,
+		lunar_set_err(err, errlen, "cannot read routes of %s: %s", ifname,
 			strerror(-ret));
 		goto out;
 	}

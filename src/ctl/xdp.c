@@ -20,21 +20,8 @@
 #include <linux/if_link.h>
 
 #include "base/compiler.h"
+#include "base/log.h"
 #include "ctl/steer_abi.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Resolve @ifname or explain how to get one. */
 static int ifindex_of(const char *ifname, char *err, size_t errlen)
@@ -42,13 +29,13 @@ static int ifindex_of(const char *ifname, char *err, size_t errlen)
 	unsigned int idx;
 
 	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
-		set_err(err, errlen, "invalid interface name '%s'",
+		lunar_set_err(err, errlen, "invalid interface name '%s'",
 			ifname ? ifname : "(null)");
 		return -EINVAL;
 	}
 	idx = if_nametoindex(ifname);
 	if (!idx) {
-		set_err(err, errlen,
+		lunar_set_err(err, errlen,
 			"interface %s not found; create it or check `ip link`",
 			ifname);
 		return -ENODEV;
@@ -116,14 +103,14 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 		return ifindex;
 	ret = attached_prog(ifindex, &id, &mode);
 	if (ret < 0) {
-		set_err(err, errlen, "cannot query XDP state of %s: %s",
+		lunar_set_err(err, errlen, "cannot query XDP state of %s: %s",
 			ifname, strerror(-ret));
 		return ret;
 	}
 	if (!id)
 		return 0;
 	prog_name(id, name, sizeof(name));
-	set_err(err, errlen,
+	lunar_set_err(err, errlen,
 		"interface %s already has XDP program %s (id %u, %s mode); "
 		"remove it with `ip link set dev %s xdp off` (or "
 		"xdp-loader unload %s --all) if it is stale, or stop the "
@@ -152,7 +139,7 @@ static int match_map(int fd, const struct bpf_map_info *info,
 		if (info->type != want[i].type ||
 		    info->value_size != want[i].value_size ||
 		    info->max_entries < want[i].min_entries) {
-			set_err(err, errlen,
+			lunar_set_err(err, errlen,
 				"map %s of the attached XDP program has another "
 				"layout (type %u, value %u B, %u entries) than "
 				"this lunar expects; rebuild and reload "
@@ -191,12 +178,12 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	st.ifindex = ifindex;
 	ret = attached_prog(ifindex, &st.prog_id, &mode);
 	if (ret < 0) {
-		set_err(err, errlen, "cannot query XDP state of %s: %s",
+		lunar_set_err(err, errlen, "cannot query XDP state of %s: %s",
 			ifname, strerror(-ret));
 		return ret;
 	}
 	if (!st.prog_id) {
-		set_err(err, errlen,
+		lunar_set_err(err, errlen,
 			"interface %s has no XDP program; the af_xdp port must "
 			"load lunar_steer.bpf.o first (net_af_xdp xdp_prog=...)",
 			ifname);
@@ -205,7 +192,7 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	prog_fd = bpf_prog_get_fd_by_id(st.prog_id);
 	if (prog_fd < 0) {
 		ret = -errno;
-		set_err(err, errlen, "cannot open XDP program id %u on %s: %s",
+		lunar_set_err(err, errlen, "cannot open XDP program id %u on %s: %s",
 			st.prog_id, ifname, strerror(errno));
 		return ret;
 	}
@@ -215,7 +202,7 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	ilen = sizeof(info);
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &ilen)) {
 		ret = -errno;
-		set_err(err, errlen, "cannot read XDP program id %u: %s",
+		lunar_set_err(err, errlen, "cannot read XDP program id %u: %s",
 			st.prog_id, strerror(errno));
 		goto out;
 	}
@@ -224,7 +211,7 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	ids = calloc(nmaps ? nmaps : 1, sizeof(*ids));
 	if (!ids) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "out of memory");
+		lunar_set_err(err, errlen, "out of memory");
 		goto out;
 	}
 	memset(&info, 0, sizeof(info));
@@ -233,7 +220,7 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	ilen = sizeof(info);
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &ilen)) {
 		ret = -errno;
-		set_err(err, errlen, "cannot read maps of XDP program id %u: %s",
+		lunar_set_err(err, errlen, "cannot read maps of XDP program id %u: %s",
 			st.prog_id, strerror(errno));
 		goto out;
 	}
@@ -258,7 +245,7 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		if (*want[i].fd >= 0)
 			continue;
-		set_err(err, errlen,
+		lunar_set_err(err, errlen,
 			"XDP program %s (id %u) on %s is not lunar's steering "
 			"program (no map %s); remove it with `ip link set dev %s "
 			"xdp off` and let the af_xdp port load lunar_steer.bpf.o",

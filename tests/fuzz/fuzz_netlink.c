@@ -81,6 +81,18 @@ void lunar_log(enum lunar_log_level level, const char *fmt, ...)
 		fprintf(stderr, "lunar: [%d] %s\n", (int)level, line);
 }
 
+/* base/log.c's, which this target does not link either. */
+void lunar_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
 static void *grow(void *arr, size_t *cap, size_t elem)
 {
 	size_t ncap = *cap ? *cap * 2 : 16;

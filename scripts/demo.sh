@@ -51,8 +51,7 @@ echo "-- kernel TCP service on B:8080 (a port lunar does not own):"
 $A socat -T 5 - TCP:10.77.0.2:8080 </dev/null
 echo "-- 10 TCP SYNs to B:61500 (lunar's reserved range), 3 UDP and 2 TCP to the kernel's ports:"
 $A "$CRAFT" veth-a 10.77.0.1 10.77.0.2 "$(ip -n lunar-b -br link show veth-b | awk '{print $3}')" steer
-sleep 0.5
-kill -TERM $lunar_pid
+kill -TERM $lunar_pid # it drains its port before printing the counters
 wait $lunar_pid || true
 echo "-- lunar's counters (it saw only what its XDP program steered to it):"
 grep -E 'rx_tcp|rx_frames|^xdp:|zbuf:' "$out/lunar.log"

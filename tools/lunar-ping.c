@@ -32,18 +32,24 @@ static void on_echo_reply(void *ctx, uint32_t src, uint16_t id, uint16_t seq, co
 			  size_t len, uint64_t now_ns)
 {
 	struct ping_state *st = ctx;
+	uint32_t back, slot;
 	char a[16];
 	double us;
 
 	(void)data;
-	if (id != st->id || seq >= st->sent || st->sent - seq > RING)
+	if (id != st->id || st->sent == 0)
+		return;
+	/* The 16-bit sequence number names one of the last RING requests sent. */
+	back = (uint16_t)((uint16_t)(st->sent - 1) - seq);
+	if (back >= RING || back >= st->sent)
 		return; /* not ours, or too old to match */
-	if (st->seen[seq % RING]) {
+	slot = (st->sent - 1 - back) % RING;
+	if (st->seen[slot]) {
 		st->dups++;
 		return;
 	}
-	st->seen[seq % RING] = 1;
-	us = (double)(now_ns - st->sent_at[seq % RING]) / 1000.0;
+	st->seen[slot] = 1;
+	us = (double)(now_ns - st->sent_at[slot]) / 1000.0;
 	st->received++;
 	st->sum_us += us;
 	st->sum2_us += us * us;
@@ -237,6 +243,15 @@ int main(int argc, char **argv)
 		    (st.received == count || now > last_send + (uint64_t)timeout_ms * 1000000ull))
 			break;
 	}
+	/*
+	 * Stopping: take what is already on its way (a veth delivers to XDP
+	 * from the kernel's softirq, a little later) until the port has been
+	 * quiet for 20 ms, so the counters printed below are final.
+	 */
+	for (uint64_t quiet_since = lunar_env_now_ns(env);
+	     lunar_env_now_ns(env) - quiet_since < 20000000ull;)
+		if (lunar_env_poll(env))
+			quiet_since = lunar_env_now_ns(env);
 	if (!responder) {
 		char a[16];
 		double avg = st.received ? st.sum_us / st.received : 0;

@@ -345,6 +345,23 @@ void xdp_steer_close(struct xdp_steer *st)
 	}
 }
 
+int xdp_detach_lunar(const char *ifname)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	const char *mode;
+	uint32_t id;
+	int ifindex = ifindex_of(ifname, NULL, 0);
+
+	if (ifindex < 0)
+		return ifindex;
+	if (attached_prog(ifindex, &id, &mode) < 0 || !id)
+		return 0;
+	prog_name(id, name, sizeof(name));
+	if (strcmp(name, "lunar_steer"))
+		return -EPERM; /* someone else's program: not ours to remove */
+	return xdp_detach(ifname);
+}
+
 int xdp_detach(const char *ifname)
 {
 	static const uint32_t modes[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };

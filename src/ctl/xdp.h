@@ -116,4 +116,14 @@ void xdp_steer_close(struct xdp_steer *st);
  */
 int xdp_detach(const char *ifname);
 
+/**
+ * xdp_detach_lunar() - remove the XDP program on @ifname only if it is
+ * lunar's steering program (by its kernel name, "lunar_steer"): a port's
+ * cleanup must never remove a program someone else attached meanwhile.
+ *
+ * Return: 0 if removed or nothing is attached, -EPERM if another program
+ * is attached, or a negative errno.
+ */
+int xdp_detach_lunar(const char *ifname);
+
 #endif

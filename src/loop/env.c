@@ -96,7 +96,7 @@ static int eal_up(struct lunar_env *env, const char *prog, char *err, size_t err
 	snprintf(core, sizeof(core), "%u", env->opt.core);
 	snprintf(loglevel, sizeof(loglevel), "--log-level=%s", env->opt.verbose ? "7" : "4");
 	if (rte_eal_init(argc, argv) < 0) {
-		snprintf(err, errlen, "DPDK EAL init failed: %s; check that CPU %u exists and that "
+		lunar_set_err(err, errlen, "DPDK EAL init failed: %s; check that CPU %u exists and that "
 				      "hugepages are reserved (scripts/hugepages.sh)",
 			 rte_strerror(rte_errno), env->opt.core);
 		return -EIO;
@@ -136,13 +136,6 @@ static int kernel_resolve(void *ctx, uint32_t ip)
 	return nl_watch_resolve(ctx, ip);
 }
 
-static unsigned mbuf_zones_for(unsigned n_mbufs, unsigned stride)
-{
-	unsigned per_zone = ZBUF_ZONE_SIZE / stride - 1; /* first slot holds the zone header */
-
-	return (n_mbufs + per_zone - 1) / per_zone + 1;
-}
-
 int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar_env **out,
 		   char *err, size_t errlen)
 {
@@ -172,6 +165,11 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		rc = nl_query_if(env->opt.port.ifname, &ifi, err, errlen);
 		if (rc && !env->opt.ip)
 			goto fail;
+		if (rc) {
+			/* No IPv4 address in the kernel, but --ip was given: that is enough. */
+			ifi = (struct nl_ifinfo){.ifindex = (int)if_nametoindex(env->opt.port.ifname)};
+			err[0] = '\0';
+		}
 		if (!env->opt.ip) {
 			env->opt.ip = ifi.addr;
 			env->opt.prefix_len = ifi.prefix_len;
@@ -182,7 +180,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 			env->opt.port.mtu = (uint16_t)(ifi.mtu > 3000 ? 3000 : ifi.mtu);
 	}
 	if (free_hugepages_2m() == 0) {
-		snprintf(err, errlen, "no free 2 MiB hugepages; reserve some with "
+		lunar_set_err(err, errlen, "no free 2 MiB hugepages; reserve some with "
 				      "`sudo scripts/hugepages.sh` (or echo 512 > "
 				      "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)");
 		rc = -ENOMEM;
@@ -193,25 +191,26 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	if (rc)
 		goto fail;
 	/*
-	 * One element per Zbuf object. af_xdp needs room in the frame for the
-	 * kernel's XDP headroom too, so it gets 4 KiB elements.
+	 * One element per Zbuf object, sized for the MTU. af_xdp also needs room
+	 * in each frame for the kernel's XDP headroom (256) and its own 128.
 	 */
-	data_room = (uint16_t)((env->opt.port.mtu ? env->opt.port.mtu : 1500) + 64);
 	{
-		unsigned need = 64 + 128 + RTE_PKTMBUF_HEADROOM + data_room, stride = 2048;
+		uint32_t min_room = (env->opt.port.mtu ? env->opt.port.mtu : 1500) + 64;
 
 		if (env->opt.port.kind == PORT_KIND_AF_XDP)
-			need += 256 + 128;
-		while (stride < need)
-			stride <<= 1;
-		data_room = (uint16_t)(stride - 64 - 128 - RTE_PKTMBUF_HEADROOM);
-		zc.mbuf_zones = mbuf_zones_for(POOL_MBUFS, stride);
+			min_room += 256 + 128;
+		if (zbuf_pktpool_geometry(POOL_MBUFS, min_room, &data_room, &zc.mbuf_zones)) {
+			lunar_set_err(err, errlen, "MTU %u is too large for one packet buffer",
+				      env->opt.port.mtu);
+			rc = -EINVAL;
+			goto fail;
+		}
 	}
 	for (int c = 0; c < ZBUF_CLASS_COUNT; c++)
 		zc.zones[c] = 2;
 	rc = zbuf_init(&zc);
 	if (rc) {
-		snprintf(err, errlen, "could not reserve Zbuf memory (%s); reserve more hugepages "
+		lunar_set_err(err, errlen, "could not reserve Zbuf memory (%s); reserve more hugepages "
 				      "with scripts/hugepages.sh",
 			 strerror(-rc));
 		goto fail;
@@ -220,7 +219,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	zbuf_thread_init(0);
 	env->pool = zbuf_pktpool_create("lunar_rx", POOL_MBUFS, data_room);
 	if (!env->pool) {
-		snprintf(err, errlen, "could not create the packet pool: %s",
+		lunar_set_err(err, errlen, "could not create the packet pool: %s",
 			 rte_strerror(rte_errno));
 		rc = -ENOMEM;
 		goto fail;
@@ -236,7 +235,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	if (env->opt.fault.enabled) {
 		p = port_fault_wrap(env->port, &env->opt.fault);
 		if (!p) {
-			snprintf(err, errlen, "out of memory for the fault wrapper");
+			lunar_set_err(err, errlen, "out of memory for the fault wrapper");
 			rc = -ENOMEM;
 			goto fail;
 		}
@@ -263,7 +262,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		env->steer_open = true;
 		rc = xdp_steer_set_range(&env->steer, env->opt.reserved_lo, env->opt.reserved_hi);
 		if (rc) {
-			snprintf(err, errlen, "could not configure the XDP program: %s",
+			lunar_set_err(err, errlen, "could not configure the XDP program: %s",
 				 strerror(-rc));
 			goto fail;
 		}
@@ -271,13 +270,13 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	}
 	rc = netif_init(&env->nif, &nc);
 	if (rc) {
-		snprintf(err, errlen, "bad interface configuration");
+		lunar_set_err(err, errlen, "bad interface configuration");
 		goto fail;
 	}
 	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
 		env->nl = nl_watch_open(ifi.ifindex, &nl_ops, env);
 		if (!env->nl) {
-			snprintf(err, errlen, "could not open a netlink socket to follow the "
+			lunar_set_err(err, errlen, "could not open a netlink socket to follow the "
 					      "kernel's neighbour and route tables");
 			rc = -EIO;
 			goto fail;
@@ -319,7 +318,7 @@ unsigned lunar_env_poll(struct lunar_env *env)
 			nl_watch_poll(env->nl);
 		env->next_timer_ns = now + TIMER_PERIOD_NS;
 	}
-	/* Flush when the receive burst is not full: no timer-driven transmit. */
+	/* Transmit at the end of every iteration: replies go out with the burst that caused them. */
 	netif_flush(&env->nif);
 	return n;
 }

@@ -1,5 +1,6 @@
 /* options.c - parsing and checking of the options every lunar program shares. */
 #include "loop/options.h"
+#include "base/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,7 +42,7 @@ int parse_uint_opt(const char *name, const char *s, unsigned long min, unsigned 
 		   unsigned long *out, char *err, size_t errlen)
 {
 	if (parse_uint(s, max, out) || *out < min) {
-		snprintf(err, errlen, "--%s %s: expected a whole number from %lu to %lu", name, s,
+		lunar_set_err(err, errlen, "--%s %s: expected a whole number from %lu to %lu", name, s,
 			 min, max);
 		return -EINVAL;
 	}
@@ -57,7 +58,7 @@ int parse_seconds_opt(const char *name, const char *s, double max, double *out, 
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || *end || errno || !(v >= 0.0 && v <= max)) {
-		snprintf(err, errlen, "--%s %s: expected seconds from 0 to %g (e.g. 1.5)", name, s,
+		lunar_set_err(err, errlen, "--%s %s: expected seconds from 0 to %g (e.g. 1.5)", name, s,
 			 max);
 		return -EINVAL;
 	}
@@ -85,7 +86,7 @@ static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_
 	o->prefix_len = (uint8_t)plen;
 	return 1;
 bad:
-	snprintf(err, errlen, "--ip %s: expected an IPv4 address with prefix length, e.g. "
+	lunar_set_err(err, errlen, "--ip %s: expected an IPv4 address with prefix length, e.g. "
 			      "--ip 192.168.77.2/24",
 		 arg);
 	return -EINVAL;
@@ -113,14 +114,14 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		return parse_cidr(o, arg, err, errlen);
 	case LUNAR_OPT_GW:
 		if (parse_ipv4(arg, &o->gw) || o->gw == 0) {
-			snprintf(err, errlen, "--gw %s: expected an IPv4 address, e.g. --gw 10.0.0.1",
+			lunar_set_err(err, errlen, "--gw %s: expected an IPv4 address, e.g. --gw 10.0.0.1",
 				 arg);
 			return -EINVAL;
 		}
 		return 1;
 	case LUNAR_OPT_MTU:
 		if (parse_uint(arg, 9000, &v) || v < 576) {
-			snprintf(err, errlen, "--mtu %s: expected 576..9000", arg);
+			lunar_set_err(err, errlen, "--mtu %s: expected 576..9000", arg);
 			return -EINVAL;
 		}
 		o->port.mtu = (uint16_t)v;
@@ -130,7 +131,7 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		return rc ? rc : 1;
 	case LUNAR_OPT_PCAP:
 		if (strlen(arg) >= sizeof(o->pcap)) {
-			snprintf(err, errlen, "--pcap: path too long");
+			lunar_set_err(err, errlen, "--pcap: path too long");
 			return -EINVAL;
 		}
 		strcpy(o->pcap, arg);
@@ -152,14 +153,14 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		o->reserved_hi = (uint16_t)hi;
 		return 1;
 bad_range:
-		snprintf(err, errlen, "--reserved %s: expected LO-HI with 1 <= LO <= HI <= 65535, "
+		lunar_set_err(err, errlen, "--reserved %s: expected LO-HI with 1 <= LO <= HI <= 65535, "
 				      "e.g. --reserved 61440-65535",
 			 arg);
 		return -EINVAL;
 	}
 	case LUNAR_OPT_CORE:
 		if (parse_uint(arg, 1023, &v)) {
-			snprintf(err, errlen, "--core %s: expected a CPU number", arg);
+			lunar_set_err(err, errlen, "--core %s: expected a CPU number", arg);
 			return -EINVAL;
 		}
 		o->core = (unsigned)v;
@@ -175,18 +176,18 @@ bad_range:
 int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 {
 	if (!o->has_port) {
-		snprintf(err, errlen, "no --port given; use --port af_xdp:<ifname>, "
+		lunar_set_err(err, errlen, "no --port given; use --port af_xdp:<ifname>, "
 				      "--port memif:<socket-path>[:server|client] or --port tap:<name>");
 		return -EINVAL;
 	}
 	if (o->port.kind != PORT_KIND_AF_XDP && !o->ip) {
-		snprintf(err, errlen, "--port %s needs --ip ADDR/LEN (only af_xdp can borrow the "
+		lunar_set_err(err, errlen, "--port %s needs --ip ADDR/LEN (only af_xdp can borrow the "
 				      "kernel's address)",
 			 port_kind_name(o->port.kind));
 		return -EINVAL;
 	}
 	if (o->port.kind == PORT_KIND_AF_XDP && o->port.mtu > 3000) {
-		snprintf(err, errlen, "--mtu %u: af_xdp in copy mode carries at most 3000 bytes "
+		lunar_set_err(err, errlen, "--mtu %u: af_xdp in copy mode carries at most 3000 bytes "
 				      "(no XDP multi-buffer); use memif or tap for jumbo frames",
 			 o->port.mtu);
 		return -EINVAL;

@@ -956,6 +956,37 @@ void zbuf_fini(void)
 
 /* ---- packet pools in mbuf zones ---- */
 
+/* Element stride for @data_room: a power of two that holds header, mbuf, headroom and data. */
+static uint32_t pktpool_stride(uint32_t data_room)
+{
+	uint32_t hdr_sz =
+	    (uint32_t)RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN);
+	uint32_t need = hdr_sz + (uint32_t)sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + data_room;
+	uint32_t stride = 64;
+
+	while (stride < need)
+		stride <<= 1;
+	return stride;
+}
+
+int zbuf_pktpool_geometry(unsigned n_mbufs, uint32_t min_data_room, uint16_t *data_room,
+			  unsigned *zones)
+{
+	uint32_t stride = pktpool_stride(min_data_room);
+	uint32_t hdr_sz =
+	    (uint32_t)RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN);
+	uint32_t slots, skip, per_zone;
+
+	if (stride > 65536 || n_mbufs == 0)
+		return -EINVAL;
+	slots = ZBUF_ZONE_SIZE / stride;
+	skip = ((uint32_t)sizeof(struct zbuf_zone) + stride - 1) / stride;
+	per_zone = slots - skip;
+	*data_room = (uint16_t)(stride - hdr_sz - sizeof(struct rte_mbuf) - RTE_PKTMBUF_HEADROOM);
+	*zones = (n_mbufs + per_zone - 1) / per_zone;
+	return 0;
+}
+
 struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint16_t data_room)
 {
 	struct rte_pktmbuf_pool_private priv = {0};
@@ -963,7 +994,8 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 	    (uint32_t)RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN);
 	uint32_t need =
 	    hdr_sz + (uint32_t)sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + data_room;
-	uint32_t stride = 64, slots, skip, per_zone, nzones, total, withheld = 0;
+	uint32_t stride = pktpool_stride(data_room), slots, skip, per_zone, nzones, total;
+	uint32_t withheld = 0;
 	uint32_t zone_hdr = (uint32_t)sizeof(struct zbuf_zone);
 	struct rte_mempool *mp = NULL;
 	void **objs = NULL, **keep;
@@ -979,8 +1011,6 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 		errno = EINVAL;
 		return NULL;
 	}
-	while (stride < need)
-		stride <<= 1;
 	/* rte_mbuf.buf_len is 16 bits: the element must stay within 64 KiB. */
 	if (stride > 65536) {
 		LOG_ERR("zbuf_pktpool_create(%s): data room %u too large (max %u)", name, data_room,

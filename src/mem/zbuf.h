@@ -176,6 +176,16 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs,
 					uint16_t data_room);
 
 /**
+ * The geometry zbuf_pktpool_create() will use: the element is the smallest
+ * power of two holding the mempool header, the mbuf, the headroom and
+ * @min_data_room bytes. @data_room gets the data room that element really
+ * has (pass it to zbuf_pktpool_create), @zones the mbuf zones @n_mbufs need
+ * (for zbuf_config.mbuf_zones). @return 0 or -EINVAL (too large, or 0 mbufs).
+ */
+int zbuf_pktpool_geometry(unsigned n_mbufs, uint32_t min_data_room, uint16_t *data_room,
+			  unsigned *zones);
+
+/**
  * Declare that a device keeps @n of @mp's mbufs for good. DPDK's af_xdp PMD
  * abandons the mbufs on its fill ring when the port closes (they belong to
  * the UMEM, which is the pool's memory); they come back only when the pool

@@ -27,8 +27,22 @@ struct neigh_entry *neigh_get(struct neigh_table *t, uint32_t ip)
 
 	if (e)
 		return e;
-	if (t->used >= NEIGH_TABLE_SIZE * 3 / 4)
-		return NULL; /* keep probes short; callers count the drop */
+	if (t->used >= NEIGH_TABLE_SIZE * 3 / 4) {
+		/* Keep probes short: make room by evicting the least recently used idle entry. */
+		struct neigh_entry *victim = NULL;
+
+		for (unsigned i = 0; i < NEIGH_TABLE_SIZE; i++) {
+			struct neigh_entry *x = &t->e[i];
+
+			if (x->state != NEIGH_FREE && x->n_hold == 0 &&
+			    (!victim || x->last_used_ns < victim->last_used_ns))
+				victim = x;
+		}
+		if (!victim)
+			return NULL;
+		neigh_remove(t, victim);
+		s = slot_of(ip);
+	}
 	while (t->e[s].state != NEIGH_FREE)
 		s = (s + 1) & (NEIGH_TABLE_SIZE - 1);
 	e = &t->e[s];

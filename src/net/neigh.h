@@ -31,6 +31,7 @@ struct neigh_entry {
 	struct rte_ether_addr mac;
 	uint64_t expires_ns;  /* REACHABLE -> STALE (ARP mode) */
 	uint64_t next_try_ns; /* next request/ask */
+	uint64_t last_used_ns; /* last packet sent to it (idle STALE entries are removed) */
 	unsigned tries;
 	unsigned n_hold;
 	struct rte_mbuf *hold[NEIGH_HOLD];
@@ -43,7 +44,11 @@ struct neigh_table {
 
 /** @return the entry for @ip, or NULL. */
 struct neigh_entry *neigh_find(struct neigh_table *t, uint32_t ip);
-/** @return the entry for @ip, created FREE->INCOMPLETE if absent; NULL if the table is full. */
+/**
+ * @return the entry for @ip, created FREE->INCOMPLETE if absent. A full
+ * table makes room by evicting its least recently used entry that holds no
+ * packets; NULL only if every entry has packets waiting.
+ */
 struct neigh_entry *neigh_get(struct neigh_table *t, uint32_t ip);
 /** Remove @e (its held packets must have been released by the caller). */
 void neigh_remove(struct neigh_table *t, struct neigh_entry *e);

@@ -191,6 +191,7 @@ static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
 		netif_drop(nif, m, LUNAR_DROP_NEIGH_UNRESOLVED);
 		return -ENOBUFS;
 	}
+	e->last_used_ns = nif->now_ns;
 	if (e->state == NEIGH_REACHABLE || e->state == NEIGH_STALE) {
 		if (e->state == NEIGH_STALE && nif->now_ns >= e->next_try_ns)
 			neigh_ask(nif, e, true);
@@ -229,6 +230,12 @@ int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8
 	if (!h) {
 		netif_drop(nif, m, LUNAR_DROP_NO_MBUF);
 		return -ENOBUFS;
+	}
+	if (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) {
+		/* An L4 checksum offload needs the header lengths whatever the IPv4 one does. */
+		m->l2_len = RTE_ETHER_HDR_LEN;
+		m->l3_len = sizeof(struct rte_ipv4_hdr);
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4;
 	}
 	if (nif->port->offloads & PORT_OFFLOAD_TX_IPV4_CKSUM) {
 		/* The port fills the header checksum (DPDK tx offload contract). */
@@ -409,7 +416,8 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 	netif_drop(nif, m, LUNAR_DROP_UDP_NO_LISTENER);
 }
 
-static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, size_t len)
+static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, size_t len,
+		       bool link_bcast)
 {
 	uint64_t ol = m->ol_flags;
 	bool ip_ok = (ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD;
@@ -436,6 +444,16 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 	bcast = is_broadcast(nif, ir.dst);
 	if (ir.dst != nif->ip && !bcast) {
 		netif_drop(nif, m, LUNAR_DROP_IP_NOT_FOR_US);
+		return;
+	}
+	/* RFC 1122 3.2.1.3: a (directed) broadcast is never a source. */
+	if (is_broadcast(nif, ir.src)) {
+		netif_drop(nif, m, LUNAR_DROP_IP_BAD_SRC);
+		return;
+	}
+	/* RFC 1122 3.3.6: a link-layer broadcast must carry an IP broadcast. */
+	if (link_bcast && !bcast) {
+		netif_drop(nif, m, LUNAR_DROP_IP_LINK_BCAST);
 		return;
 	}
 	nif->ctr.rx_ipv4++;
@@ -495,7 +513,8 @@ void netif_input(struct netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t
 			arp_input(nif, m, er.payload, er.payload_len);
 			break;
 		case RTE_ETHER_TYPE_IPV4:
-			ipv4_input(nif, m, er.payload, er.payload_len);
+			ipv4_input(nif, m, er.payload, er.payload_len,
+				   rte_is_broadcast_ether_addr(&er.dst));
 			break;
 		default:
 			netif_drop(nif, m, LUNAR_DROP_ETH_UNKNOWN_TYPE);
@@ -526,12 +545,16 @@ void netif_timers(struct netif *nif, uint64_t now_ns)
 				e->state = NEIGH_STALE;
 				e->tries = 0;
 				e->next_try_ns = now_ns;
-				nif->ctr.neigh_expired++;
+				if (e->last_used_ns < e->expires_ns - nif->arp_reachable_ns)
+					e->last_used_ns = e->expires_ns - nif->arp_reachable_ns;
 			}
 			break;
 		case NEIGH_STALE:
-			if (e->tries >= nif->arp_retries && now_ns >= e->next_try_ns) {
+			/* Unanswered refreshes, or nobody sent to it for a lifetime: forget it. */
+			if ((e->tries >= nif->arp_retries && now_ns >= e->next_try_ns) ||
+			    now_ns - e->last_used_ns >= nif->arp_reachable_ns) {
 				neigh_remove(&nif->neigh, e);
+				nif->ctr.neigh_expired++;
 				i--;
 			}
 			break;
@@ -549,7 +572,7 @@ void netif_timers(struct netif *nif, uint64_t now_ns)
  */
 static int alloc_l4(struct netif *nif, size_t l4_len, struct rte_mbuf **m, uint8_t **p)
 {
-	if (l4_len + sizeof(struct rte_ipv4_hdr) > nif->mtu)
+	if (l4_len > UINT16_MAX || l4_len + sizeof(struct rte_ipv4_hdr) > nif->mtu)
 		return -EMSGSIZE;
 	*m = alloc_pkt(nif);
 	if (!*m)

@@ -17,7 +17,7 @@ void port_stats(struct port *p, struct port_stats *st)
 		p->ops->stats(p, st);
 }
 
-void port_dump(struct port *p, void *f)
+void port_dump(struct port *p, FILE *f)
 {
 	for (; p; p = p->inner)
 		if (p->ops->dump)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_ether.h>
 
@@ -46,7 +47,7 @@ struct port_ops {
 	/** Fill @st; wrappers report their inner port's counters. */
 	void (*stats)(struct port *p, struct port_stats *st);
 	/** Print kind-specific counters (fault decisions, pcap bytes...) to @f. */
-	void (*dump)(struct port *p, void *f);
+	void (*dump)(struct port *p, FILE *f);
 	/** true once the link can carry packets (memif: peer connected). */
 	bool (*link_up)(struct port *p);
 	void (*close)(struct port *p);
@@ -82,6 +83,6 @@ void port_close(struct port *p);
 /** Counters of @p (for a wrapper, of the device underneath). */
 void port_stats(struct port *p, struct port_stats *st);
 /** Print the counters of @p and of every wrapper around it. */
-void port_dump(struct port *p, void *f);
+void port_dump(struct port *p, FILE *f);
 
 #endif

@@ -85,7 +85,7 @@ static bool ethdev_link_up(struct port *p)
 	return link.link_status == RTE_ETH_LINK_UP;
 }
 
-static void ethdev_dump(struct port *p, void *f)
+static void ethdev_dump(struct port *p, FILE *f)
 {
 	struct port_stats st;
 
@@ -110,7 +110,7 @@ static void ethdev_close(struct port *p)
 	rte_vdev_uninit(e->devname);
 	/* The af_xdp PMD detaches its program on close; make sure nothing stays. */
 	if (e->kind == PORT_KIND_AF_XDP) {
-		xdp_detach(e->ifname);
+		xdp_detach_lunar(e->ifname);
 		/* It also abandons its fill ring's mbufs (see zbuf_pktpool_device_held). */
 		zbuf_pktpool_device_held(e->base.pool, e->fill_ring_mbufs);
 	}
@@ -165,7 +165,7 @@ static int memif_precheck(const struct port_spec *spec, char *err, size_t errlen
 	else
 		strcpy(dir, ".");
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen,
+		lunar_set_err(err, errlen,
 			 "memif socket directory %s does not exist; create it (mkdir -p %s, or "
 			 "scripts/topo.sh memif up for /run/lunar)",
 			 dir, dir);
@@ -176,14 +176,14 @@ static int memif_precheck(const struct port_spec *spec, char *err, size_t errlen
 	if (stat(spec->path, &st) != 0)
 		return 0;
 	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen,
+		lunar_set_err(err, errlen,
 			 "memif socket path %s exists and is not a socket; choose another path or "
 			 "remove the file",
 			 spec->path);
 		return -EEXIST;
 	}
 	if (unix_path_listening(spec->path)) {
-		snprintf(err, errlen,
+		lunar_set_err(err, errlen,
 			 "memif socket %s is in use by another process; stop it or choose another "
 			 "socket path",
 			 spec->path);
@@ -200,7 +200,7 @@ int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen)
 	switch (spec->kind) {
 	case PORT_KIND_AF_XDP:
 		if (if_nametoindex(spec->ifname) == 0) {
-			snprintf(err, errlen,
+			lunar_set_err(err, errlen,
 				 "interface %s not found; create it (see scripts/topo.sh) or check "
 				 "`ip link`",
 				 spec->ifname);
@@ -219,14 +219,14 @@ int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen)
 		snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", spec->ifname);
 		if (stat(path, &st) == 0)
 			return 0;
-		snprintf(err, errlen,
+		lunar_set_err(err, errlen,
 			 "interface %s exists and is not a tap; choose another name, or create a "
 			 "persistent tap first (ip tuntap add dev %s mode tap multi_queue)",
 			 spec->ifname, spec->ifname);
 		return -EEXIST;
 	}
 	default:
-		snprintf(err, errlen, "no port given; use --port");
+		lunar_set_err(err, errlen, "no port given; use --port");
 		return -EINVAL;
 	}
 }
@@ -306,7 +306,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	build_devargs(a, e->devname, sizeof(e->devname), args, sizeof(args));
 	rc = rte_vdev_init(e->devname, args);
 	if (rc < 0) {
-		snprintf(err, errlen,
+		lunar_set_err(err, errlen,
 			 "could not create %s port (%s %s): %s; see the DPDK log lines above",
 			 port_kind_name(a->spec->kind), e->devname, args, strerror(-rc));
 		free(e);
@@ -331,7 +331,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		conf.rxmode.mtu = 1500;
 		link_mtu = mtu;
 	} else if (mtu > dev_max) {
-		snprintf(err, errlen, "--mtu %u: the %s device carries at most %u", mtu,
+		lunar_set_err(err, errlen, "--mtu %u: the %s device carries at most %u", mtu,
 			 port_kind_name(a->spec->kind), dev_max);
 		rc = -EINVAL;
 		goto fail_quiet;
@@ -380,13 +380,13 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	return 0;
 
 fail_uninit:
-	snprintf(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),
+	lunar_set_err(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),
 		 e->devname, strerror(rc < 0 ? -rc : rc));
 fail_quiet:
 	rte_eth_dev_close(e->port_id);
 	rte_vdev_uninit(e->devname);
 	if (e->kind == PORT_KIND_AF_XDP)
-		xdp_detach(e->ifname);
+		xdp_detach_lunar(e->ifname);
 	free(e);
 	return rc < 0 ? rc : -EIO;
 }

@@ -117,6 +117,8 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 
 			p[(r >> 8) % rte_pktmbuf_data_len(m)] ^= (uint8_t)(1u << (r & 7));
+			/* The port's "checksum good" no longer holds: make the stack check. */
+			m->ol_flags &= ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 			d->ctr.corrupted++;
 		}
 	}
@@ -147,8 +149,10 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 			continue;
 		}
 		if (d->reorder_slot) {
-			if (!q_push(d, d->reorder_slot, due > d->reorder_due ? due : d->reorder_due))
+			if (!q_push(d, d->reorder_slot, due > d->reorder_due ? due : d->reorder_due)) {
+				d->ctr.dropped++;
 				rte_pktmbuf_free(d->reorder_slot);
+			}
 			d->reorder_slot = NULL;
 		}
 	}
@@ -243,7 +247,7 @@ static bool fault_link_up(struct port *p)
 	return port_link_up(p->inner);
 }
 
-static void fault_dump(struct port *p, void *fp)
+static void fault_dump(struct port *p, FILE *fp)
 {
 	struct fault_port *f = (struct fault_port *)p;
 
@@ -292,6 +296,13 @@ struct port *port_fault_wrap(struct port *inner, const struct fault_spec *spec)
 	if (!f)
 		return NULL;
 	f->base = *inner;
+	/*
+	 * Corruption must reach the wire after the checksums are computed, so
+	 * the stack above computes them in software: the wrapper offers no
+	 * transmit checksum offload (nor TSO, which implies it).
+	 */
+	f->base.offloads &= ~(PORT_OFFLOAD_TX_IPV4_CKSUM | PORT_OFFLOAD_TX_L4_CKSUM |
+			      PORT_OFFLOAD_TX_TSO);
 	f->base.ops = &fault_ops;
 	f->base.inner = inner;
 	snprintf(f->base.name, sizeof(f->base.name), "fault(%.50s)", inner->name);

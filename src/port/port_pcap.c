@@ -1,5 +1,6 @@
 /* port_pcap.c - the pcap capture wrapper (see port_pcap.h), built on libpcap. */
 #include "port/port_pcap.h"
+#include "base/log.h"
 
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -81,7 +82,7 @@ static bool capture_link_up(struct port *p)
 	return port_link_up(p->inner);
 }
 
-static void pcap_port_dump(struct port *p, void *f)
+static void pcap_port_dump(struct port *p, FILE *f)
 {
 	struct pcap_port *c = (struct pcap_port *)p;
 
@@ -115,20 +116,20 @@ struct port *port_pcap_wrap(struct port *inner, const char *path, unsigned snapl
 	struct pcap_port *c = calloc(1, sizeof(*c));
 
 	if (!c) {
-		snprintf(err, errlen, "out of memory");
+		lunar_set_err(err, errlen, "out of memory");
 		return NULL;
 	}
 	c->snaplen = snaplen && snaplen < PCAP_MAX_SNAPLEN ? snaplen : PCAP_MAX_SNAPLEN;
 	c->linear = malloc(c->snaplen);
 	if (!c->linear) {
-		snprintf(err, errlen, "out of memory");
+		lunar_set_err(err, errlen, "out of memory");
 		free(c);
 		return NULL;
 	}
 	c->dead = pcap_open_dead(DLT_EN10MB, (int)c->snaplen);
 	c->dumper = c->dead ? pcap_dump_open(c->dead, path) : NULL;
 	if (!c->dumper) {
-		snprintf(err, errlen, "--pcap %s: cannot open for writing: %s", path,
+		lunar_set_err(err, errlen, "--pcap %s: cannot open for writing: %s", path,
 			 c->dead ? pcap_geterr(c->dead) : "pcap_open_dead failed");
 		if (c->dead)
 			pcap_close(c->dead);

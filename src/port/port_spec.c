@@ -1,5 +1,6 @@
 /* port_spec.c - parsing of --port and --fault arguments (see port_spec.h). */
 #include "port/port_spec.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static int check_ifname(const char *name, char *err, size_t errlen)
 	size_t len = strlen(name);
 
 	if (len > 15 || strpbrk(name, "/: \t\n")) {
-		snprintf(err, errlen,
+		lunar_set_err(err, errlen,
 			 "--port: '%s' is not a valid interface name (at most 15 characters, no "
 			 "'/', ':' or spaces)",
 			 name);
@@ -41,11 +42,11 @@ static int copy_name(char *dst, size_t cap, const char *src, size_t len, const c
 		     char *err, size_t errlen)
 {
 	if (len == 0) {
-		snprintf(err, errlen, "--port: missing %s; expected " PORT_FORMS, what);
+		lunar_set_err(err, errlen, "--port: missing %s; expected " PORT_FORMS, what);
 		return -EINVAL;
 	}
 	if (len >= cap) {
-		snprintf(err, errlen, "--port: %s '%.*s' is too long (at most %zu characters)", what,
+		lunar_set_err(err, errlen, "--port: %s '%.*s' is too long (at most %zu characters)", what,
 			 (int)len, src, cap - 1);
 		return -EINVAL;
 	}
@@ -62,7 +63,7 @@ int port_spec_parse(const char *text, struct port_spec *out, char *err, size_t e
 
 	memset(out, 0, sizeof(*out));
 	if (!colon) {
-		snprintf(err, errlen, "--port '%s': expected " PORT_FORMS, text);
+		lunar_set_err(err, errlen, "--port '%s': expected " PORT_FORMS, text);
 		return -EINVAL;
 	}
 	kind_len = (size_t)(colon - text);
@@ -91,7 +92,7 @@ int port_spec_parse(const char *text, struct port_spec *out, char *err, size_t e
 			out->memif_server = !strcmp(role, ":server");
 			path_len = (size_t)(role - args);
 		} else if (role && !strchr(role, '/')) {
-			snprintf(err, errlen,
+			lunar_set_err(err, errlen,
 				 "--port '%s': memif role '%s' is neither 'server' nor 'client'",
 				 text, role + 1);
 			return -EINVAL;
@@ -99,7 +100,7 @@ int port_spec_parse(const char *text, struct port_spec *out, char *err, size_t e
 		return copy_name(out->path, sizeof(out->path), args, path_len, "memif socket path",
 				 err, errlen);
 	}
-	snprintf(err, errlen, "--port '%s': unknown port kind '%.*s'; expected " PORT_FORMS, text,
+	lunar_set_err(err, errlen, "--port '%s': unknown port kind '%.*s'; expected " PORT_FORMS, text,
 		 (int)kind_len, text);
 	return -EINVAL;
 }
@@ -120,7 +121,7 @@ static int parse_prob(const char *key, const char *val, double *out, char *err, 
 	*out = v;
 	return 0;
 bad:
-	snprintf(err, errlen,
+	lunar_set_err(err, errlen,
 		 "--fault: %s=%s is not a probability; write a number in [0,1] or a percentage "
 		 "(e.g. %s=0.05 or %s=5%%)",
 		 key, val, key, key);
@@ -149,7 +150,7 @@ static int parse_delay(const char *val, uint32_t *out, char *err, size_t errlen)
 	*out = (uint32_t)v;
 	return 0;
 bad:
-	snprintf(err, errlen, "--fault: delay=%s: write microseconds or milliseconds up to 10 s, "
+	lunar_set_err(err, errlen, "--fault: delay=%s: write microseconds or milliseconds up to 10 s, "
 			      "e.g. delay=500us or delay=2ms", val);
 	return -EINVAL;
 }
@@ -169,7 +170,7 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 		body = text + 3;
 	}
 	if (strlen(body) >= sizeof(buf) || !*body) {
-		snprintf(err, errlen, "--fault '%s': expected [rx:|tx:]key=value,... with keys "
+		lunar_set_err(err, errlen, "--fault '%s': expected [rx:|tx:]key=value,... with keys "
 				      "drop, dup, reorder, corrupt, delay, seed", text);
 		return -EINVAL;
 	}
@@ -182,7 +183,7 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 		int rc = 0;
 
 		if (!eq) {
-			snprintf(err, errlen, "--fault: '%s' is not key=value", item);
+			lunar_set_err(err, errlen, "--fault: '%s' is not key=value", item);
 			return -EINVAL;
 		}
 		*eq = '\0';
@@ -192,7 +193,7 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 
 			out->seed = strtoull(val, &end, 0);
 			if (end == val || *end) {
-				snprintf(err, errlen, "--fault: seed=%s is not a number", val);
+				lunar_set_err(err, errlen, "--fault: seed=%s is not a number", val);
 				return -EINVAL;
 			}
 			continue;
@@ -228,7 +229,7 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 		else if (!strcmp(key, "corrupt"))
 			SET(corrupt);
 		else {
-			snprintf(err, errlen, "--fault: unknown key '%s'; keys are drop, dup, reorder, "
+			lunar_set_err(err, errlen, "--fault: unknown key '%s'; keys are drop, dup, reorder, "
 					      "corrupt, delay, seed", key);
 			return -EINVAL;
 		}

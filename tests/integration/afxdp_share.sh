@@ -38,10 +38,10 @@ $A "$CRAFT" veth-a 10.77.0.1 10.77.0.2 "$mac_b" steer >"$OUT/steer.log" 2>&1
 expect_grep "crafted steer traffic sent" "sent tcp-reserved 10" "$OUT/steer.log"
 $A "$CRAFT" veth-a 10.77.0.1 10.77.0.2 "$mac_b" hostile >"$OUT/hostile.log" 2>&1
 expect_grep "crafted hostile traffic sent" "sent TCP_BAD_OPTION 1" "$OUT/hostile.log"
-sleep 0.5 # let lunar's loop drain its ring before it prints counters
-stop lunar
+stop lunar # lunar-ping drains its port before it prints the counters
 
 expect_eq "lunar exit code" "$RC_lunar" 0
+expect_eq "frames lunar received: exactly the 16 steered ones" "$(counter "$OUT/lunar.log" rx_frames)" 16
 expect_eq "TCP segments to the reserved range reached lunar" "$(counter "$OUT/lunar.log" rx_tcp)" 10
 expect_eq "lunar saw no ARP (the kernel's)" "$(counter "$OUT/lunar.log" rx_arp)" 0
 expect_eq "lunar saw no ICMP (the kernel's)" "$(counter "$OUT/lunar.log" rx_icmp)" 0

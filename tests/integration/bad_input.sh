@@ -66,4 +66,4 @@ expect_eq "the other XDP program is left in place" \
 	"$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 1
 ip -n lunar-b link set dev veth-b xdpgeneric off
 
-expect_eq "no hugepage files left behind" "$(find /dev/hugepages -type f 2>/dev/null | wc -l)" 0
+expect_eq "no XDP program left on veth-b" "$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 0

@@ -249,27 +249,41 @@ static void test_random_against_model(void **state)
  * entries are still found (and returned by neigh_get) and a removal makes
  * room again.
  */
+/*
+ * A full table makes room by evicting its least recently used entry that
+ * has no packets waiting (an idle neighbour can always be asked again);
+ * only when every entry holds packets does neigh_get() fail.
+ */
 static void test_table_full(void **state)
 {
 	struct neigh_table *t = calloc(1, sizeof(*t));
 	unsigned n = 0;
 	uint32_t ip = 0x0a000000;
+	struct neigh_entry *e;
 
 	(void)state;
-	while (neigh_get(t, ip + n))
-		assert_true(++n <= NEIGH_TABLE_SIZE);
-	assert_true(n >= NEIGH_TABLE_SIZE / 2);
-	assert_int_equal(t->used, n);
-	assert_null(neigh_get(t, ip + n));
-	assert_null(neigh_get(t, 0xc0000201));
-	for (unsigned i = 0; i < n; i++) {
-		assert_non_null(neigh_find(t, ip + i));
-		assert_ptr_equal(neigh_get(t, ip + i), neigh_find(t, ip + i));
+	for (n = 0; n < NEIGH_TABLE_SIZE * 3 / 4; n++) {
+		e = neigh_get(t, ip + n);
+		assert_non_null(e);
+		e->last_used_ns = 1000 + n; /* entry 0 is the least recently used */
 	}
+	assert_int_equal(t->used, n);
 	check_table(t);
-	neigh_remove(t, neigh_find(t, ip + n / 2));
-	assert_non_null(neigh_get(t, 0xc0000201));
+	/* Full: the next neighbour evicts entry 0, and only it. */
+	e = neigh_get(t, 0xc0000201);
+	assert_non_null(e);
+	assert_int_equal(t->used, n);
+	assert_null(neigh_find(t, ip));
+	for (unsigned i = 1; i < n; i++)
+		assert_non_null(neigh_find(t, ip + i));
+	check_table(t);
+	/* Every entry has packets waiting: nothing can be evicted. */
+	for (unsigned i = 0; i < NEIGH_TABLE_SIZE; i++)
+		if (t->e[i].state != NEIGH_FREE)
+			t->e[i].n_hold = 1;
 	assert_null(neigh_get(t, 0xc0000202));
+	for (unsigned i = 0; i < NEIGH_TABLE_SIZE; i++)
+		t->e[i].n_hold = 0;
 	check_table(t);
 	free(t);
 }

@@ -1,0 +1,731 @@
+/*
+ * tcp_conn.c - a connection's buffers, the application requests (connect,
+ * listen, send, recv, close, abort), segment construction and output, and
+ * the timers. Segment arrival is in tcp_input.c. See tcp_conn.h.
+ */
+#include "tcp/tcp_conn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem/zbuf.h"
+#include "tcp/tcp_internal.h"
+#include "tcp/tcp_seq.h"
+
+#define NS_PER_MS 1000000ull
+#define NS_PER_US 1000ull
+
+const char *tcp_state_name(enum tcp_state s)
+{
+	static const char *const names[] = {
+		[TCP_CLOSED] = "CLOSED",	 [TCP_LISTEN] = "LISTEN",
+		[TCP_SYN_SENT] = "SYN-SENT",	 [TCP_SYN_RECEIVED] = "SYN-RECEIVED",
+		[TCP_ESTABLISHED] = "ESTABLISHED", [TCP_FIN_WAIT_1] = "FIN-WAIT-1",
+		[TCP_FIN_WAIT_2] = "FIN-WAIT-2", [TCP_CLOSE_WAIT] = "CLOSE-WAIT",
+		[TCP_CLOSING] = "CLOSING",	 [TCP_LAST_ACK] = "LAST-ACK",
+		[TCP_TIME_WAIT] = "TIME-WAIT",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+void tcp_config_default(struct tcp_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mss = 1460;
+	cfg->rcv_buf = 1u << 20;
+	cfg->snd_buf = 1u << 20;
+	cfg->window_scaling = true;
+	cfg->timestamps = true;
+	cfg->sack = true;
+	cfg->nodelay = false;
+	cfg->delayed_ack = true;
+	cfg->delack_ns = 500 * NS_PER_US;      /* well under the 4 ms RTO floor */
+	cfg->rto_init_ns = 100 * NS_PER_MS;    /* datacenter: far below RFC 6298's 1 s */
+	cfg->rto_min_ns = 4 * NS_PER_MS;       /* LUNA §9 */
+	cfg->rto_max_ns = 1000 * NS_PER_MS;    /* LUNA recovers from failures in under 2 s */
+	cfg->msl_ns = 500 * NS_PER_MS;         /* TIME-WAIT 1 s in the datacenter */
+	cfg->user_timeout_ns = 5000 * NS_PER_MS;
+	cfg->syn_retries = 6;
+	cfg->keepalive = false;
+	cfg->keepalive_idle_ns = 7200000 * NS_PER_MS; /* RFC 1122 4.2.3.6: >= 2 hours */
+	cfg->keepalive_intvl_ns = 75000 * NS_PER_MS;
+	cfg->keepalive_probes = 9;
+	cfg->iw_segments = 10; /* RFC 6928 */
+	cfg->reass_max_segs = TCP_REASS_MAX_SEGS;
+}
+
+/* ---- timestamps: a 1 ms clock with a per-connection random offset (RFC 7323 5.4) ---- */
+
+uint32_t tcp_ts_now(const struct tcp_conn *c, uint64_t now)
+{
+	return (uint32_t)(now / NS_PER_MS) + c->iss;
+}
+
+/* ---- send buffer ---- */
+
+static int sndbuf_grow(struct tcp_sndbuf *b)
+{
+	uint32_t ncap = b->cap ? b->cap * 2 : 16;
+	struct tcp_chunk *r = malloc(ncap * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->count; i++)
+		r[i] = b->ring[(b->head + i) & (b->cap - 1)];
+	free(b->ring);
+	b->ring = r;
+	b->cap = ncap;
+	b->head = 0;
+	return 0;
+}
+
+/* Release @bytes acknowledged bytes from the front of the send buffer. */
+static void sndbuf_ack(struct tcp_sndbuf *b, uint32_t bytes)
+{
+	b->bytes -= bytes;
+	while (bytes) {
+		struct tcp_chunk *ch = &b->ring[b->head];
+		uint32_t left = ch->len - b->head_off;
+
+		if (bytes < left) {
+			b->head_off += bytes;
+			return;
+		}
+		bytes -= left;
+		zbuf_unref(ch->data);
+		b->head = (b->head + 1) & (b->cap - 1);
+		b->count--;
+		b->head_off = 0;
+	}
+}
+
+static void sndbuf_clear(struct tcp_sndbuf *b)
+{
+	for (uint32_t i = 0; i < b->count; i++)
+		zbuf_unref(b->ring[(b->head + i) & (b->cap - 1)].data);
+	free(b->ring);
+	memset(b, 0, sizeof(*b));
+}
+
+unsigned tcp_tx_slices(const struct tcp_conn *c, uint32_t seq, uint32_t len, struct tcp_slice *out,
+		       unsigned max)
+{
+	const struct tcp_sndbuf *b = &c->snd;
+	uint32_t off = seq - c->snd_una + b->head_off; /* offset from the head chunk's start */
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < b->count && len && n < max; i++) {
+		const struct tcp_chunk *ch = &b->ring[(b->head + i) & (b->cap - 1)];
+		uint32_t take;
+
+		if (off >= ch->len) {
+			off -= ch->len;
+			continue;
+		}
+		take = ch->len - off < len ? ch->len - off : len;
+		out[n++] = (struct tcp_slice){.seq = seq, .len = take, .data = ch->data + off};
+		seq += take;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+/* ---- receive queue ---- */
+
+static int rcvq_push(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len)
+{
+	if (c->rcvq_count == c->rcvq_cap) {
+		uint32_t ncap = c->rcvq_cap ? c->rcvq_cap * 2 : 64;
+		struct tcp_slice *q = malloc(ncap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < c->rcvq_count; i++)
+			q[i] = c->rcvq[(c->rcvq_head + i) & (c->rcvq_cap - 1)];
+		free(c->rcvq);
+		c->rcvq = q;
+		c->rcvq_cap = ncap;
+		c->rcvq_head = 0;
+	}
+	c->rcvq[(c->rcvq_head + c->rcvq_count) & (c->rcvq_cap - 1)] =
+		(struct tcp_slice){.seq = seq, .len = len, .data = data};
+	c->rcvq_count++;
+	c->rcvq_bytes += len;
+	return 0;
+}
+
+int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len, bool take_ref)
+{
+	if (take_ref)
+		zbuf_ref(data);
+	if (rcvq_push(c, data, seq, len)) {
+		zbuf_unref(data);
+		return -ENOMEM;
+	}
+	c->events |= TCP_EV_READABLE;
+	return 0;
+}
+
+static void rcvq_clear(struct tcp_conn *c)
+{
+	for (uint32_t i = 0; i < c->rcvq_count; i++)
+		zbuf_unref(c->rcvq[(c->rcvq_head + i) & (c->rcvq_cap - 1)].data);
+	free(c->rcvq);
+	c->rcvq = NULL;
+	c->rcvq_cap = c->rcvq_head = c->rcvq_count = c->rcvq_bytes = 0;
+}
+
+/* ---- windows ---- */
+
+/* Free receive buffer: what we could offer right now. */
+static uint32_t rcv_space(const struct tcp_conn *c)
+{
+	uint32_t used = c->rcvq_bytes + tcp_reass_bytes(&c->reass);
+
+	return used >= c->cfg.rcv_buf ? 0 : c->cfg.rcv_buf - used;
+}
+
+/*
+ * The window to advertise (RFC 9293 3.8.6.2.2, receiver-side SWS avoidance):
+ * never move the right edge left, and move it right only by at least
+ * min(RCV.BUFF / 2, MSS).
+ */
+static uint32_t rcv_window(const struct tcp_conn *c)
+{
+	uint32_t cur = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t space = rcv_space(c);
+	uint32_t step = c->cfg.rcv_buf / 2 < c->cfg.mss ? c->cfg.rcv_buf / 2 : c->cfg.mss;
+
+	if (space <= cur || space - cur < step)
+		return cur;
+	return space;
+}
+
+/* ---- segment construction ---- */
+
+static struct tcp_tx *tx_slot(struct tcp_out *out)
+{
+	return out->n < TCP_OUT_MAX ? &out->seg[out->n++] : NULL;
+}
+
+/*
+ * Append one segment: @flags, [seq, seq + len) of the send buffer. Fills in
+ * ACK, window and options, and records what the peer now knows.
+ */
+struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, uint32_t seq,
+			uint32_t len, uint64_t now)
+{
+	struct tcp_tx *t = tx_slot(out);
+	uint32_t wnd;
+
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->seq = seq;
+	t->len = len;
+	t->flags = flags;
+	if (flags & RTE_TCP_SYN_FLAG) {
+		/* RFC 7323 2.2: the window in a SYN is never scaled. */
+		wnd = rcv_space(c);
+		t->wnd = wnd > 65535 ? 65535 : (uint16_t)wnd;
+		t->opts.has_mss = true;
+		t->opts.mss = c->cfg.mss;
+		if (c->cfg.window_scaling && (c->state == TCP_SYN_SENT || c->ws_ok)) {
+			t->opts.has_wscale = true;
+			t->opts.wscale = c->rcv_wscale;
+		}
+		if (c->cfg.sack && (c->state == TCP_SYN_SENT || c->sack_ok))
+			t->opts.sack_permitted = true;
+		if (c->cfg.timestamps && (c->state == TCP_SYN_SENT || c->ts_ok)) {
+			t->opts.has_ts = true;
+			t->opts.ts_val = tcp_ts_now(c, now);
+			t->opts.ts_ecr = c->state == TCP_SYN_SENT ? 0 : c->ts_recent;
+		}
+		if (c->state != TCP_SYN_SENT || (flags & RTE_TCP_ACK_FLAG))
+			c->rcv_adv = c->rcv_nxt + t->wnd;
+	} else {
+		uint32_t field;
+
+		wnd = rcv_window(c);
+		field = wnd >> c->rcv_wscale;
+		if (field > 65535)
+			field = 65535;
+		t->wnd = (uint16_t)field;
+		if (seq_gt(c->rcv_nxt + (field << c->rcv_wscale), c->rcv_adv))
+			c->rcv_adv = c->rcv_nxt + (field << c->rcv_wscale);
+		if (c->ts_ok) {
+			t->opts.has_ts = true;
+			t->opts.ts_val = tcp_ts_now(c, now);
+			t->opts.ts_ecr = c->ts_recent;
+		}
+		if (c->sack_ok && c->reass.n) {
+			struct tcp_sack_block b[TCP_SACK_MAX_BLOCKS];
+			unsigned nb = tcp_reass_sack(&c->reass, c->rcv_nxt, b, c->ts_ok ? 3 : 4);
+
+			for (unsigned i = 0; i < nb; i++) {
+				t->opts.sack[i].left = b[i].left;
+				t->opts.sack[i].right = b[i].right;
+			}
+			t->opts.sack_count = (uint8_t)nb;
+		}
+	}
+	c->rcv_wnd = c->rcv_adv - c->rcv_nxt;
+	if (flags & RTE_TCP_ACK_FLAG) {
+		t->ack = c->rcv_nxt;
+		c->last_ack_sent = c->rcv_nxt;
+		c->ack_pending = 0;
+		c->ack_now = false;
+		c->delack_at = 0;
+	}
+	c->stats.segs_out++;
+	c->stats.bytes_out += len;
+	return t;
+}
+
+void tcp_send_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_nxt, 0, now);
+}
+
+void tcp_send_rst(struct tcp_out *out, uint32_t seq)
+{
+	struct tcp_tx *t = tx_slot(out);
+
+	if (t)
+		*t = (struct tcp_tx){.seq = seq, .flags = RTE_TCP_RST_FLAG};
+}
+
+/* ---- state changes ---- */
+
+void tcp_set_state(struct tcp_conn *c, enum tcp_state s, uint64_t now)
+{
+	c->state = s;
+	if (s == TCP_ESTABLISHED)
+		c->events |= TCP_EV_CONNECTED;
+	if (s == TCP_TIME_WAIT) {
+		/* RFC 9293 3.10.7.4: wait 2 MSL; nothing else is pending. */
+		c->rto_at = c->delack_at = c->persist_at = c->keepalive_at = 0;
+		c->timewait_at = now + 2 * c->cfg.msl_ns;
+	}
+	if (s == TCP_CLOSED) {
+		c->rto_at = c->delack_at = c->persist_at = c->keepalive_at = c->timewait_at = 0;
+		c->events |= TCP_EV_CLOSED;
+	}
+}
+
+/* Enter CLOSED with an error: flush the queues (RFC 9293 3.10.7.4 RST processing). */
+void tcp_drop(struct tcp_conn *c, int error, uint32_t ev, uint64_t now)
+{
+	c->error = error;
+	c->events |= ev;
+	sndbuf_clear(&c->snd);
+	tcp_reass_clear(&c->reass);
+	tcp_set_state(c, TCP_CLOSED, now);
+}
+
+/* ---- life cycle and application requests ---- */
+
+static uint8_t wscale_for(uint32_t buf)
+{
+	uint8_t s = 0;
+
+	while (s < TCP_MAX_WSCALE && (buf >> s) > 65535)
+		s++;
+	return s;
+}
+
+int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
+		  const struct tcp_4tuple *tuple, uint32_t iss, uint64_t now)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = *cfg;
+	if (!c->cfg.reass_max_bytes)
+		c->cfg.reass_max_bytes = c->cfg.rcv_buf;
+	c->tuple = *tuple;
+	c->state = TCP_CLOSED;
+	c->iss = iss;
+	c->snd_una = c->snd_nxt = c->snd_max = iss;
+	c->rcv_wscale = c->cfg.window_scaling ? wscale_for(c->cfg.rcv_buf) : 0;
+	c->snd_mss = 536; /* RFC 9293 3.7.1: the default until the peer says more */
+	tcp_rtt_init(&c->rtt, c->cfg.rto_init_ns, c->cfg.rto_min_ns, c->cfg.rto_max_ns,
+		     NS_PER_US);
+	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments);
+	tcp_reass_init(&c->reass, c->cfg.reass_max_bytes, c->cfg.reass_max_segs);
+	c->last_rx_ns = now;
+	return 0;
+}
+
+void tcp_conn_fini(struct tcp_conn *c)
+{
+	sndbuf_clear(&c->snd);
+	rcvq_clear(c);
+	tcp_reass_clear(&c->reass);
+}
+
+int tcp_connect(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	if (c->state != TCP_CLOSED)
+		return -EISCONN;
+	tcp_set_state(c, TCP_SYN_SENT, now);
+	c->snd_nxt = c->snd_max = c->iss + 1;
+	tcp_xmit(c, out, RTE_TCP_SYN_FLAG, c->iss, 0, now);
+	c->rtt_seq = c->iss + 1;
+	c->rtt_start = now;
+	c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+	return 0;
+}
+
+void tcp_listen(struct tcp_conn *c)
+{
+	c->state = TCP_LISTEN;
+}
+
+static bool can_send_data(enum tcp_state s)
+{
+	return s == TCP_ESTABLISHED || s == TCP_CLOSE_WAIT || s == TCP_SYN_SENT ||
+	       s == TCP_SYN_RECEIVED;
+}
+
+uint32_t tcp_send_space(const struct tcp_conn *c)
+{
+	return c->snd.bytes >= c->cfg.snd_buf ? 0 : c->cfg.snd_buf - c->snd.bytes;
+}
+
+int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
+{
+	struct tcp_sndbuf *b = &c->snd;
+	uint32_t take;
+
+	if (c->fin_queued)
+		return -EPIPE; /* RFC 9293 3.10.2: connection closing */
+	if (!can_send_data(c->state))
+		return c->state == TCP_CLOSED && c->error ? c->error : -ENOTCONN;
+	take = tcp_send_space(c);
+	if (take > len)
+		take = len;
+	if (!take)
+		return 0;
+	if (b->count == b->cap && sndbuf_grow(b))
+		return -ENOMEM;
+	zbuf_ref(data);
+	b->ring[(b->head + b->count) & (b->cap - 1)] = (struct tcp_chunk){data, take};
+	b->count++;
+	b->bytes += take;
+	return (int)take;
+}
+
+unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint64_t now,
+		  struct tcp_out *o)
+{
+	unsigned n = 0;
+	uint32_t before = rcv_window(c);
+
+	while (n < max && c->rcvq_count) {
+		out[n] = c->rcvq[c->rcvq_head];
+		c->rcvq_bytes -= out[n].len;
+		c->rcvq_head = (c->rcvq_head + 1) & (c->rcvq_cap - 1);
+		c->rcvq_count--;
+		n++;
+	}
+	/* Taking data opens the window: tell the peer if it grew enough. */
+	if (n && rcv_window(c) > before && c->state != TCP_CLOSED) {
+		uint32_t adv = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+
+		if (adv < c->cfg.mss || rcv_window(c) - adv >= c->cfg.rcv_buf / 2)
+			c->ack_now = true;
+		tcp_output(c, now, o);
+	}
+	return n;
+}
+
+void tcp_close(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	switch (c->state) {
+	case TCP_LISTEN:
+	case TCP_SYN_SENT:
+		tcp_drop(c, 0, 0, now); /* RFC 9293 3.10.4: delete the TCB */
+		return;
+	case TCP_SYN_RECEIVED:
+	case TCP_ESTABLISHED:
+		c->fin_queued = true;
+		tcp_set_state(c, TCP_FIN_WAIT_1, now);
+		break;
+	case TCP_CLOSE_WAIT:
+		c->fin_queued = true;
+		tcp_set_state(c, TCP_LAST_ACK, now);
+		break;
+	default:
+		return; /* already closing: "error: connection closing" is a no-op here */
+	}
+	tcp_output(c, now, out);
+}
+
+void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	switch (c->state) {
+	case TCP_SYN_RECEIVED:
+	case TCP_ESTABLISHED:
+	case TCP_FIN_WAIT_1:
+	case TCP_FIN_WAIT_2:
+	case TCP_CLOSE_WAIT:
+		/* RFC 9293 3.10.5: <SEQ=SND.NXT><CTL=RST> */
+		tcp_send_rst(out, c->snd_nxt);
+		break;
+	default:
+		break;
+	}
+	tcp_drop(c, -ECONNABORTED, 0, now);
+}
+
+bool tcp_reset_for(const struct tcp_repr *seg, struct tcp_tx *rst)
+{
+	uint32_t seg_len = (uint32_t)seg->payload_len + !!(seg->flags & RTE_TCP_SYN_FLAG) +
+			   !!(seg->flags & RTE_TCP_FIN_FLAG);
+
+	if (seg->flags & RTE_TCP_RST_FLAG)
+		return false; /* never answer a RST with a RST */
+	memset(rst, 0, sizeof(*rst));
+	if (seg->flags & RTE_TCP_ACK_FLAG) {
+		rst->seq = seg->ack; /* <SEQ=SEG.ACK><CTL=RST> */
+		rst->flags = RTE_TCP_RST_FLAG;
+	} else {
+		rst->seq = 0; /* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> */
+		rst->ack = seg->seq + seg_len;
+		rst->flags = RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG;
+	}
+	return true;
+}
+
+/* ---- output ---- */
+
+/* Sequence number just past the last data byte queued. */
+static uint32_t data_end(const struct tcp_conn *c)
+{
+	return c->snd_una + c->snd.bytes;
+}
+
+static void arm_rto(struct tcp_conn *c, uint64_t now)
+{
+	if (!c->rto_at)
+		c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+}
+
+void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	bool sent = false;
+
+	if (c->state == TCP_SYN_SENT || c->state == TCP_LISTEN || c->state == TCP_CLOSED)
+		return;
+	if (c->state == TCP_SYN_RECEIVED) {
+		if (c->ack_now)
+			c->ack_now = false; /* the SYN-ACK timer covers this state */
+		return;
+	}
+	for (;;) {
+		uint32_t end = data_end(c);
+		uint32_t wnd = c->snd_wnd < c->cc.cwnd ? c->snd_wnd : c->cc.cwnd;
+		uint32_t in_flight = c->snd_nxt - c->snd_una;
+		uint32_t usable = wnd > in_flight ? wnd - in_flight : 0;
+		uint32_t unsent = seq_gt(end, c->snd_nxt) ? end - c->snd_nxt : 0;
+		uint32_t len = unsent < usable ? unsent : usable;
+		uint8_t flags = RTE_TCP_ACK_FLAG;
+		bool fin_now = false;
+
+		if (len > c->snd_mss)
+			len = c->snd_mss;
+		if (len) {
+			/*
+			 * Sender SWS avoidance and Nagle (RFC 9293 3.8.6.2.1, 3.7.4):
+			 * send a full segment, everything left when nothing is in
+			 * flight (or Nagle is off), at least half the largest window,
+			 * or anything once the connection is closing.
+			 */
+			bool all = len == unsent;
+
+			if (!(len == c->snd_mss || (all && (c->cfg.nodelay || !in_flight)) ||
+			      len >= c->max_snd_wnd / 2 || (all && c->fin_queued)))
+				break;
+			if (all)
+				flags |= RTE_TCP_PSH_FLAG;
+		}
+		/* FIN: after the last data byte, once; again after a timeout rolled snd_nxt back. */
+		if (c->fin_queued && c->snd_nxt + len == end &&
+		    (!c->fin_sent || c->snd_nxt + len == c->fin_seq))
+			fin_now = true;
+		if (!len && !fin_now)
+			break;
+		if (fin_now)
+			flags |= RTE_TCP_FIN_FLAG;
+		if (!tcp_xmit(c, out, flags, c->snd_nxt, len, now))
+			break;
+		if (seq_lt(c->snd_nxt, c->snd_max))
+			out->seg[out->n - 1].retransmit = true;
+		else if (!c->rtt_start && len) {
+			c->rtt_seq = c->snd_nxt + len; /* time this segment (Karn: new data only) */
+			c->rtt_start = now;
+		}
+		if (!c->unacked_since || c->snd_nxt == c->snd_una)
+			c->unacked_since = now;
+		c->snd_nxt += len;
+		if (fin_now) {
+			c->fin_seq = c->snd_nxt;
+			c->fin_sent = true;
+			c->snd_nxt++;
+		}
+		if (seq_gt(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+		arm_rto(c, now);
+		sent = true;
+		if (fin_now)
+			break;
+	}
+	/* Zero window with data waiting: probe it (RFC 9293 3.8.6.1). */
+	if (!sent && c->snd_wnd == 0 && seq_gt(data_end(c), c->snd_nxt) &&
+	    c->snd_nxt == c->snd_una && !c->persist_at) {
+		c->persist_backoff = 0;
+		c->persist_at = now + tcp_rtt_timeout(&c->rtt);
+	}
+	if (!sent && c->ack_now)
+		tcp_send_ack(c, now, out);
+	else if (!sent && c->ack_pending && !c->delack_at)
+		c->delack_at = now + c->cfg.delack_ns;
+}
+
+/* ---- timers ---- */
+
+uint64_t tcp_next_deadline(const struct tcp_conn *c)
+{
+	uint64_t d = UINT64_MAX;
+	const uint64_t t[] = {c->rto_at, c->delack_at, c->persist_at, c->keepalive_at,
+			      c->timewait_at};
+
+	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i] && t[i] < d)
+			d = t[i];
+	return d;
+}
+
+/* RFC 6298 5.4-5.6 and RFC 5681 3.1: the retransmission timer expired. */
+static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	c->rto_at = 0;
+	c->stats.timeouts++;
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED) {
+		if (++c->retries > c->cfg.syn_retries) {
+			tcp_drop(c, -ETIMEDOUT, TCP_EV_TIMEOUT, now);
+			return;
+		}
+		tcp_rtt_backoff(&c->rtt);
+		c->rtt_start = 0;
+		if (c->state == TCP_SYN_SENT)
+			tcp_xmit(c, out, RTE_TCP_SYN_FLAG, c->iss, 0, now);
+		else
+			tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
+		if (out->n)
+			out->seg[out->n - 1].retransmit = true;
+		c->stats.retransmits++;
+		c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+		return;
+	}
+	if (c->snd_una == c->snd_max)
+		return; /* everything was acknowledged meanwhile */
+	if (now - c->unacked_since >= c->cfg.user_timeout_ns) {
+		tcp_drop(c, -ETIMEDOUT, TCP_EV_TIMEOUT, now); /* the peer vanished */
+		return;
+	}
+	c->retries++;
+	tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max);
+	tcp_rtt_backoff(&c->rtt);
+	c->rtt_start = 0; /* Karn: no sample from retransmitted data */
+	c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
+	c->stats.retransmits++;
+	tcp_output(c, now, out);
+	if (!c->rto_at)
+		c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+}
+
+/* RFC 9293 3.8.6.1: probe a zero window with one byte. */
+static void persist_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	uint64_t t;
+
+	c->persist_at = 0;
+	if (c->snd_wnd || !seq_gt(data_end(c), c->snd_una))
+		return;
+	if (tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_una, 1, now)) {
+		c->stats.zero_window_probes++;
+		if (seq_lt(c->snd_nxt, c->snd_una + 1))
+			c->snd_nxt = c->snd_una + 1;
+		if (seq_gt(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+	}
+	/* Exponential backoff, capped; RFC 1122 4.2.2.17: never give up while answered. */
+	t = tcp_rtt_timeout(&c->rtt) << (c->persist_backoff < 6 ? c->persist_backoff : 6);
+	if (t > c->cfg.rto_max_ns)
+		t = c->cfg.rto_max_ns;
+	c->persist_backoff++;
+	c->persist_at = now + t;
+}
+
+/* RFC 1122 4.2.3.6: a keep-alive is <SEQ=SND.NXT-1> with no data. */
+static void keepalive_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	c->keepalive_at = 0;
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT)
+		return;
+	if (c->keepalive_sent >= c->cfg.keepalive_probes) {
+		tcp_drop(c, -ETIMEDOUT, TCP_EV_TIMEOUT, now);
+		return;
+	}
+	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_nxt - 1, 0, now);
+	c->keepalive_sent++;
+	c->keepalive_at = now + c->cfg.keepalive_intvl_ns;
+}
+
+void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	if (c->timewait_at && now >= c->timewait_at) {
+		c->timewait_at = 0;
+		tcp_set_state(c, TCP_CLOSED, now);
+		return;
+	}
+	if (c->rto_at && now >= c->rto_at)
+		rto_expired(c, now, out);
+	if (c->state == TCP_CLOSED)
+		return;
+	if (c->persist_at && now >= c->persist_at)
+		persist_expired(c, now, out);
+	if (c->keepalive_at && now >= c->keepalive_at)
+		keepalive_expired(c, now, out);
+	if (c->state == TCP_CLOSED)
+		return;
+	if (c->delack_at && now >= c->delack_at) {
+		c->delack_at = 0;
+		tcp_send_ack(c, now, out);
+	}
+}
+
+void tcp_keepalive_touch(struct tcp_conn *c, uint64_t now)
+{
+	c->last_rx_ns = now;
+	c->keepalive_sent = 0;
+	if (c->cfg.keepalive && (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT))
+		c->keepalive_at = now + c->cfg.keepalive_idle_ns;
+}
+
+uint32_t tcp_sndbuf_ack(struct tcp_conn *c, uint32_t acked)
+{
+	/* The FIN occupies a sequence number but no byte of the send buffer. */
+	uint32_t bytes = acked;
+
+	if (c->fin_sent && seq_lt(c->snd_una, c->fin_seq + 1) &&
+	    seq_geq(c->snd_una + acked, c->fin_seq + 1))
+		bytes--;
+	if (bytes > c->snd.bytes)
+		bytes = c->snd.bytes;
+	sndbuf_ack(&c->snd, bytes);
+	return bytes;
+}

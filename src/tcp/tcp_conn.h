@@ -1,0 +1,266 @@
+/*
+ * tcp_conn.h - one TCP connection as a sans-I/O state machine (RFC 9293).
+ *
+ * Read first: RFC 9293 (3.3.2 states, 3.10 event processing), RFC 7323
+ * (window scale, timestamps, PAWS), RFC 2018 (SACK), RFC 6298 (RTO),
+ * RFC 5681 and RFC 6582 (congestion control), RFC 1122 4.2.3.3/4.2.3.4
+ * (silly window avoidance), RFC 5961 (blind in-window attacks).
+ *
+ * The core never reads a clock, never touches a port and never allocates
+ * packets. Each call takes the connection, its input (a parsed segment, an
+ * application request, or the time) and `now`, and:
+ *  - appends the segments to send to a struct tcp_out (headers described,
+ *    payload given as a range of the send buffer: no copy);
+ *  - sets event bits in c->events for the application;
+ *  - updates the connection's deadlines (tcp_next_deadline()).
+ * So every behaviour is testable with a virtual clock and scripted segments.
+ *
+ * Buffers: payload sent is held by reference (Zbuf) in the send buffer until
+ * acknowledged; payload received is held by reference (the received frame)
+ * in the receive queue until the application takes it. Nothing is copied.
+ */
+#ifndef LUNAR_TCP_TCP_CONN_H
+#define LUNAR_TCP_TCP_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tcp/tcp_cc.h"
+#include "tcp/tcp_reass.h"
+#include "tcp/tcp_rtt.h"
+#include "tcp/tcp_table.h"
+#include "wire/tcp.h"
+
+/** RFC 9293 3.3.2. */
+enum tcp_state {
+	TCP_CLOSED,
+	TCP_LISTEN,
+	TCP_SYN_SENT,
+	TCP_SYN_RECEIVED,
+	TCP_ESTABLISHED,
+	TCP_FIN_WAIT_1,
+	TCP_FIN_WAIT_2,
+	TCP_CLOSE_WAIT,
+	TCP_CLOSING,
+	TCP_LAST_ACK,
+	TCP_TIME_WAIT,
+};
+
+const char *tcp_state_name(enum tcp_state s);
+
+/** Per-connection knobs; tcp_config_default() gives the datacenter defaults. */
+struct tcp_config {
+	uint16_t mss;          /**< MSS we advertise: MTU - 40 */
+	uint32_t rcv_buf;      /**< receive buffer (window) bytes */
+	uint32_t snd_buf;      /**< send buffer bytes */
+	bool window_scaling;   /**< RFC 7323 2 */
+	bool timestamps;       /**< RFC 7323 3 (RTTM and PAWS) */
+	bool sack;             /**< RFC 2018 */
+	bool nodelay;          /**< disable Nagle (RFC 9293 3.7.4) */
+	bool delayed_ack;      /**< RFC 1122 4.2.3.2 / RFC 5681 4.2 */
+	uint64_t delack_ns;    /**< delayed ACK timeout (< 500 ms per RFC 1122) */
+	uint64_t rto_init_ns;  /**< RFC 6298 (2.1) initial RTO */
+	uint64_t rto_min_ns;   /**< RFC 6298 (2.4) floor; LUNA uses 4 ms */
+	uint64_t rto_max_ns;   /**< RFC 6298 (2.5) ceiling */
+	uint64_t msl_ns;       /**< TIME_WAIT lasts 2 * MSL (RFC 9293 3.4.2) */
+	uint64_t user_timeout_ns; /**< give up when data stays unacknowledged this long */
+	unsigned syn_retries;  /**< SYN / SYN-ACK retransmissions before giving up */
+	bool keepalive;        /**< RFC 1122 4.2.3.6, off by default */
+	uint64_t keepalive_idle_ns, keepalive_intvl_ns;
+	unsigned keepalive_probes;
+	unsigned iw_segments;  /**< initial window in segments (0: RFC 5681 formula) */
+	uint32_t reass_max_bytes; /**< out-of-order data held at most (0: rcv_buf) */
+	unsigned reass_max_segs;  /**< out-of-order slices held at most */
+};
+
+void tcp_config_default(struct tcp_config *cfg);
+
+/** Event bits for the application, accumulated in c->events. */
+enum tcp_event {
+	TCP_EV_CONNECTED = 1u << 0, /**< reached ESTABLISHED */
+	TCP_EV_READABLE = 1u << 1,  /**< in-order data queued */
+	TCP_EV_WRITABLE = 1u << 2,  /**< send buffer space freed */
+	TCP_EV_EOF = 1u << 3,       /**< peer sent FIN: no more data will come */
+	TCP_EV_RESET = 1u << 4,     /**< connection reset (or refused) by peer */
+	TCP_EV_TIMEOUT = 1u << 5,   /**< gave up: peer unreachable (ETIMEDOUT) */
+	TCP_EV_CLOSED = 1u << 6,    /**< reached CLOSED: the connection may be freed */
+};
+
+/** One segment to transmit; payload is [seq, seq + len) of the send buffer. */
+struct tcp_tx {
+	uint32_t seq, ack;
+	uint16_t wnd;     /**< window field as sent (already scaled down) */
+	uint8_t flags;    /**< RTE_TCP_*_FLAG */
+	uint32_t len;     /**< payload bytes from the send buffer (0: none) */
+	struct tcp_options opts;
+	bool retransmit;  /**< counts as a retransmission */
+};
+
+#define TCP_OUT_MAX 64
+
+/** Where the core writes what to send. */
+struct tcp_out {
+	struct tcp_tx seg[TCP_OUT_MAX];
+	unsigned n;
+};
+
+/** The send buffer: a ring of referenced chunks, from snd_una onwards. */
+struct tcp_chunk {
+	const uint8_t *data; /**< Zbuf memory; the buffer holds one reference */
+	uint32_t len;
+};
+
+struct tcp_sndbuf {
+	struct tcp_chunk *ring;
+	uint32_t cap, head, count; /* ring capacity (power of two), first, number */
+	uint32_t head_off;         /* bytes of ring[head] already acknowledged */
+	uint32_t bytes;            /* unacknowledged + unsent bytes held */
+};
+
+/** Counters of one connection (summed per worker by the stack). */
+struct tcp_conn_stats {
+	uint64_t fastpath_ack, fastpath_data, slowpath;
+	uint64_t segs_in, segs_out, bytes_in, bytes_out;
+	uint64_t retransmits, fast_retransmits, timeouts;
+	uint64_t dupacks, ooo_segs, paws_rejects, challenge_acks, zero_window_probes;
+};
+
+struct tcp_conn {
+	enum tcp_state state;
+	struct tcp_4tuple tuple;
+	struct tcp_config cfg;
+
+	/* RFC 9293 3.3.1 send sequence variables */
+	uint32_t iss;     /**< initial send sequence number */
+	uint32_t snd_una; /**< oldest unacknowledged sequence number */
+	uint32_t snd_nxt; /**< next sequence number to send */
+	uint32_t snd_max; /**< highest sequence number sent + 1 (snd_nxt may go back on RTO) */
+	uint32_t snd_wnd; /**< peer's window, bytes (scaled) */
+	uint32_t snd_wl1; /**< segment seq of the last window update */
+	uint32_t snd_wl2; /**< segment ack of the last window update */
+	uint32_t max_snd_wnd; /**< largest window the peer offered (SWS, 3.8.6.2.1) */
+	uint8_t snd_wscale;   /**< shift for the peer's window field */
+
+	/* RFC 9293 3.3.1 receive sequence variables */
+	uint32_t irs;     /**< initial receive sequence number */
+	uint32_t rcv_nxt; /**< next sequence number expected */
+	uint32_t rcv_wnd; /**< window we advertised last (bytes) */
+	uint32_t rcv_adv; /**< right edge we advertised: rcv_nxt + rcv_wnd then */
+	uint8_t rcv_wscale; /**< shift we apply to our window field */
+
+	uint16_t snd_mss; /**< effective send MSS (peer's MSS option, ours, minus options) */
+	bool ws_ok, ts_ok, sack_ok; /**< negotiated options */
+
+	/* RFC 7323 timestamps */
+	uint32_t ts_recent;      /**< TS.Recent */
+	uint64_t ts_recent_ns;   /**< when TS.Recent was set (PAWS 24-day rule, 5.5) */
+	uint32_t last_ack_sent;  /**< Last.ACK.sent (RFC 7323 4.3) */
+
+	/* FIN bookkeeping */
+	bool fin_queued;  /**< application closed: FIN goes after the data */
+	bool fin_sent;    /**< our FIN has a sequence number (snd_max covers it) */
+	uint32_t fin_seq; /**< sequence number of our FIN */
+	bool fin_rcvd;    /**< peer's FIN consumed */
+
+	/* buffers */
+	struct tcp_sndbuf snd;
+	struct tcp_slice *rcvq; /**< in-order data not yet taken by the application */
+	uint32_t rcvq_cap, rcvq_head, rcvq_count, rcvq_bytes;
+	struct tcp_reass reass;
+
+	/* reliability */
+	struct tcp_rtt rtt;
+	struct tcp_cc cc;
+	uint32_t rtt_seq;   /**< timed segment: sample when this is acknowledged */
+	uint64_t rtt_start; /**< when the timed segment was sent; 0 = none timed */
+	unsigned retries;   /**< consecutive RTO expiries */
+	uint64_t unacked_since; /**< when snd_una last advanced with data outstanding */
+
+	/* ACK state */
+	unsigned ack_pending; /**< full segments received since our last ACK */
+	bool ack_now;         /**< an ACK must go out with the next output */
+
+	/* deadlines (0 = not armed), nanoseconds */
+	uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
+	unsigned persist_backoff, keepalive_sent;
+	uint64_t last_rx_ns; /**< last segment from the peer (keepalive idle) */
+
+	uint32_t events; /**< enum tcp_event bits not yet taken by the application */
+	int error;       /**< 0, or -ECONNRESET, -ECONNREFUSED, -ETIMEDOUT */
+	struct tcp_conn_stats stats;
+	void *user;      /**< the layer above's cookie */
+};
+
+/**
+ * Initialise @c in CLOSED with @cfg for @tuple; @iss from tcp_isn().
+ * @return 0 or -ENOMEM (send ring / receive queue allocation).
+ */
+int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
+		  const struct tcp_4tuple *tuple, uint32_t iss, uint64_t now);
+/** Release every buffer reference the connection holds. */
+void tcp_conn_fini(struct tcp_conn *c);
+
+/** Active open (RFC 9293 3.10.1): CLOSED -> SYN_SENT, a SYN is sent. */
+int tcp_connect(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/** Passive open: CLOSED -> LISTEN; the next tcp_input() must be the SYN. */
+void tcp_listen(struct tcp_conn *c);
+
+/**
+ * A segment for this connection arrived (RFC 9293 3.10.7). @seg->payload
+ * points into Zbuf memory; what the connection keeps it references itself.
+ */
+void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+	       struct tcp_out *out);
+
+/** Send what may be sent now: data, FIN, window updates, pending ACKs. */
+void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+
+/** Run the timers that are due at @now. */
+void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/** The earliest armed deadline, or UINT64_MAX. */
+uint64_t tcp_next_deadline(const struct tcp_conn *c);
+
+/**
+ * Queue @len bytes at @data (Zbuf memory) for sending; takes its own
+ * reference. @return bytes accepted (0 when the send buffer is full or the
+ * connection cannot send), or -ENOTCONN / -EPIPE.
+ */
+int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len);
+/** Free space in the send buffer. */
+uint32_t tcp_send_space(const struct tcp_conn *c);
+
+/**
+ * Take up to @max slices of in-order received data; the caller owns one
+ * Zbuf reference per slice (zbuf_unref(slice.data) when done). Taking data
+ * opens the receive window; a window update is sent if it grew enough
+ * (RFC 9293 3.8.6.2.2). @return slices taken.
+ */
+unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint64_t now,
+		  struct tcp_out *o);
+/** Bytes of in-order data queued for the application. */
+static inline uint32_t tcp_recv_bytes(const struct tcp_conn *c)
+{
+	return c->rcvq_bytes;
+}
+
+/** CLOSE (RFC 9293 3.10.4): no more data from us; FIN after queued data. */
+void tcp_close(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/** ABORT (RFC 9293 3.10.5): send RST if synchronized, go to CLOSED. */
+void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+
+/**
+ * Where the payload of a tcp_tx lives: up to @max slices covering
+ * [seq, seq + len) of the send buffer (no references are taken; valid until
+ * the connection next processes an ACK). @return slices written.
+ */
+unsigned tcp_tx_slices(const struct tcp_conn *c, uint32_t seq, uint32_t len,
+		       struct tcp_slice *out, unsigned max);
+
+/**
+ * A reply to a segment that has no connection (RFC 9293 3.10.7.1, "If the
+ * state is CLOSED"): a RST, unless the segment itself is a RST.
+ * @return true and fills @rst if one must be sent.
+ */
+bool tcp_reset_for(const struct tcp_repr *seg, struct tcp_tx *rst);
+
+#endif

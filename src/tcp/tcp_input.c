@@ -1,0 +1,501 @@
+/*
+ * tcp_input.c - segment arrival, RFC 9293 3.10.7, with RFC 7323 PAWS,
+ * RFC 5961 challenge ACKs, RFC 5681/6582 duplicate ACK handling and a fast
+ * path for the datacenter's common case (LUNA §9): an in-order segment or a
+ * pure ACK on an established connection skips the general checks.
+ */
+#include <errno.h>
+
+#include "mem/zbuf.h"
+#include "tcp/tcp_conn.h"
+#include "tcp/tcp_internal.h"
+#include "tcp/tcp_seq.h"
+
+#define PAWS_IDLE_NS (24ull * 24 * 3600 * 1000000000ull) /* RFC 7323 5.5: 24 days */
+#define MIN_SND_MSS 64
+
+static uint32_t seg_len(const struct tcp_repr *s)
+{
+	return (uint32_t)s->payload_len + !!(s->flags & RTE_TCP_SYN_FLAG) +
+	       !!(s->flags & RTE_TCP_FIN_FLAG);
+}
+
+static uint32_t rcv_wnd_now(const struct tcp_conn *c)
+{
+	return seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+}
+
+/* Options of a SYN or SYN-ACK: what both ends agreed on (RFC 9293 3.7.1, 7323, 2018). */
+static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)
+{
+	const struct tcp_options *o = &seg->opts;
+	uint32_t mss = o->has_mss ? o->mss : 536; /* RFC 9293 3.7.1 default */
+
+	c->ws_ok = c->cfg.window_scaling && o->has_wscale;
+	if (c->ws_ok) {
+		c->snd_wscale = o->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : o->wscale;
+	} else {
+		c->snd_wscale = 0;
+		c->rcv_wscale = 0; /* RFC 7323 2.2: both or neither */
+	}
+	c->sack_ok = c->cfg.sack && o->sack_permitted;
+	c->ts_ok = c->cfg.timestamps && o->has_ts;
+	if (c->ts_ok) {
+		c->ts_recent = o->ts_val;
+		c->ts_recent_ns = now;
+	}
+	if (mss > c->cfg.mss)
+		mss = c->cfg.mss;
+	/* Eff.snd.MSS leaves room for the options every segment carries (3.7.1). */
+	if (c->ts_ok)
+		mss -= 12;
+	if (mss < MIN_SND_MSS)
+		mss = MIN_SND_MSS;
+	c->snd_mss = (uint16_t)mss;
+	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments);
+}
+
+static void take_rtt_sample(struct tcp_conn *c, uint32_t ack, uint64_t now)
+{
+	if (c->rtt_start && seq_geq(ack, c->rtt_seq)) {
+		tcp_rtt_sample(&c->rtt, now - c->rtt_start);
+		c->rtt_start = 0;
+	}
+}
+
+/* Retransmit the first unacknowledged segment (fast retransmit, partial ACK). */
+static void retransmit_first(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	uint32_t len = c->snd.bytes < c->snd_mss ? c->snd.bytes : c->snd_mss;
+	uint8_t flags = RTE_TCP_ACK_FLAG;
+	struct tcp_tx *t;
+
+	if (c->fin_sent && c->snd_una + len == c->fin_seq)
+		flags |= RTE_TCP_FIN_FLAG;
+	if (!len && !(flags & RTE_TCP_FIN_FLAG))
+		return;
+	t = tcp_xmit(c, out, flags, c->snd_una, len, now);
+	if (!t)
+		return;
+	t->retransmit = true;
+	c->rtt_start = 0; /* Karn */
+	c->stats.retransmits++;
+}
+
+/* Window update rule, RFC 9293 3.10.7.4 fifth check. */
+static void update_window(struct tcp_conn *c, const struct tcp_repr *seg)
+{
+	if (seq_lt(c->snd_wl1, seg->seq) ||
+	    (c->snd_wl1 == seg->seq && seq_leq(c->snd_wl2, seg->ack))) {
+		c->snd_wnd = (uint32_t)seg->window << c->snd_wscale;
+		c->snd_wl1 = seg->seq;
+		c->snd_wl2 = seg->ack;
+		if (c->snd_wnd > c->max_snd_wnd)
+			c->max_snd_wnd = c->snd_wnd;
+		if (c->snd_wnd)
+			c->persist_at = 0;
+	}
+}
+
+/* SND.UNA < SEG.ACK =< SND.MAX: new data acknowledged. */
+static void ack_advance(struct tcp_conn *c, uint32_t ack, uint64_t now, struct tcp_out *out)
+{
+	uint32_t acked = ack - c->snd_una;
+	uint32_t flight = c->snd_max - c->snd_una;
+	enum tcp_cc_action act;
+
+	if (tcp_sndbuf_ack(c, acked))
+		c->events |= TCP_EV_WRITABLE;
+	c->snd_una = ack;
+	if (seq_lt(c->snd_nxt, ack))
+		c->snd_nxt = ack; /* after a timeout rolled snd_nxt back */
+	take_rtt_sample(c, ack, now);
+	c->retries = 0;
+	c->unacked_since = now;
+	act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
+	if (act == TCP_CC_RETRANSMIT_FIRST)
+		retransmit_first(c, now, out);
+	/* RFC 6298 5.2, 5.3: stop the timer when all is acknowledged, else restart it. */
+	c->rto_at = c->snd_una == c->snd_max ? 0 : now + tcp_rtt_timeout(&c->rtt);
+}
+
+/* In-order data: queue it and decide when to acknowledge (RFC 1122 4.2.3.2). */
+static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
+{
+	if (tcp_deliver(c, data, c->rcv_nxt, len, true))
+		return; /* out of memory: not accepted, the peer will retransmit */
+	c->rcv_nxt += len;
+	c->stats.bytes_in += len;
+	if (c->reass.n) {
+		struct tcp_slice s[16];
+		unsigned n;
+
+		/* The gap is filled: deliver what was waiting, ACK at once (RFC 5681 4.2). */
+		while ((n = tcp_reass_pop(&c->reass, c->rcv_nxt, s, 16)) > 0) {
+			for (unsigned i = 0; i < n; i++) {
+				if (tcp_deliver(c, s[i].data, s[i].seq, s[i].len, false))
+					break;
+				c->rcv_nxt = s[i].seq + s[i].len;
+				c->stats.bytes_in += s[i].len;
+			}
+		}
+		c->ack_now = true;
+		return;
+	}
+	/* ACK at least every second full-sized segment, else within delack_ns. */
+	if (!c->cfg.delayed_ack || ++c->ack_pending >= 2)
+		c->ack_now = true;
+}
+
+static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)
+{
+	/* RFC 7323 4.3 (2) */
+	if (c->ts_ok && seg->opts.has_ts && seq_geq(seg->opts.ts_val, c->ts_recent) &&
+	    seq_leq(seg->seq, c->last_ack_sent)) {
+		c->ts_recent = seg->opts.ts_val;
+		c->ts_recent_ns = now;
+	}
+}
+
+/* Header prediction: the common case on an established connection. */
+static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+		      struct tcp_out *out)
+{
+	const uint8_t mask = RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG |
+			     RTE_TCP_URG_FLAG | RTE_TCP_ACK_FLAG;
+	uint32_t len = (uint32_t)seg->payload_len;
+
+	if ((seg->flags & mask) != RTE_TCP_ACK_FLAG || seg->seq != c->rcv_nxt ||
+	    c->snd_nxt != c->snd_max || c->cc.in_recovery || c->cc.dupacks ||
+	    seg->opts.sack_count || ((uint32_t)seg->window << c->snd_wscale) != c->snd_wnd)
+		return false;
+	if (c->ts_ok && (!seg->opts.has_ts || seq_lt(seg->opts.ts_val, c->ts_recent)))
+		return false;
+	if (len == 0) {
+		if (!seq_gt(seg->ack, c->snd_una) || seq_gt(seg->ack, c->snd_max))
+			return false;
+		update_ts_recent(c, seg, now);
+		c->snd_wl1 = seg->seq;
+		c->snd_wl2 = seg->ack;
+		ack_advance(c, seg->ack, now, out);
+		c->stats.fastpath_ack++;
+	} else {
+		if (seg->ack != c->snd_una || c->reass.n || len > rcv_wnd_now(c))
+			return false;
+		update_ts_recent(c, seg, now);
+		data_in_order(c, seg->payload, len);
+		c->stats.fastpath_data++;
+	}
+	tcp_keepalive_touch(c, now);
+	tcp_output(c, now, out);
+	return true;
+}
+
+/* RFC 9293 3.10.7.2 */
+static void listen_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+			 struct tcp_out *out)
+{
+	if (seg->flags & RTE_TCP_RST_FLAG)
+		return;
+	if (seg->flags & RTE_TCP_ACK_FLAG) {
+		tcp_send_rst(out, seg->ack);
+		return;
+	}
+	if (!(seg->flags & RTE_TCP_SYN_FLAG))
+		return;
+	c->irs = seg->seq;
+	c->rcv_nxt = seg->seq + 1;
+	take_syn_options(c, seg, now);
+	/* RFC 7323 2.2: the window of a SYN is not scaled. */
+	c->snd_wnd = c->max_snd_wnd = seg->window;
+	c->snd_wl1 = seg->seq;
+	c->snd_wl2 = c->iss;
+	tcp_set_state(c, TCP_SYN_RECEIVED, now);
+	c->snd_nxt = c->snd_max = c->iss + 1;
+	tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
+	c->rtt_seq = c->iss + 1;
+	c->rtt_start = now;
+	c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+	tcp_keepalive_touch(c, now);
+}
+
+/* RFC 9293 3.10.7.3 */
+static void syn_sent_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+			   struct tcp_out *out)
+{
+	bool ack = seg->flags & RTE_TCP_ACK_FLAG;
+
+	if (ack && (seq_leq(seg->ack, c->iss) || seq_gt(seg->ack, c->snd_max))) {
+		if (!(seg->flags & RTE_TCP_RST_FLAG))
+			tcp_send_rst(out, seg->ack);
+		return;
+	}
+	if (seg->flags & RTE_TCP_RST_FLAG) {
+		/* Acceptable only if it acknowledges our SYN (RFC 5961 3.2 / 9293). */
+		if (ack)
+			tcp_drop(c, -ECONNREFUSED, TCP_EV_RESET, now);
+		return;
+	}
+	if (!(seg->flags & RTE_TCP_SYN_FLAG))
+		return;
+	c->irs = seg->seq;
+	c->rcv_nxt = seg->seq + 1;
+	take_syn_options(c, seg, now);
+	c->snd_wnd = c->max_snd_wnd = seg->window; /* unscaled in a SYN */
+	c->snd_wl1 = seg->seq;
+	if (ack) {
+		c->snd_una = seg->ack;
+		c->snd_wl2 = seg->ack;
+		take_rtt_sample(c, seg->ack, now);
+	}
+	tcp_keepalive_touch(c, now);
+	if (seq_gt(c->snd_una, c->iss)) {
+		c->rto_at = 0;
+		c->retries = 0;
+		tcp_set_state(c, TCP_ESTABLISHED, now);
+		tcp_keepalive_touch(c, now);
+		c->ack_now = true;
+		tcp_output(c, now, out);
+		return;
+	}
+	/* Simultaneous open: SYN-RECEIVED, answer <SEQ=ISS><ACK=RCV.NXT><CTL=SYN,ACK>. */
+	tcp_set_state(c, TCP_SYN_RECEIVED, now);
+	tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
+}
+
+/* RFC 9293 3.10.7.4: SYN-RECEIVED and the synchronized states. */
+static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+		       struct tcp_out *out)
+{
+	const uint8_t *data = seg->payload;
+	uint32_t len = (uint32_t)seg->payload_len;
+	uint32_t rwnd = rcv_wnd_now(c);
+	uint32_t dseq = seg->seq + !!(seg->flags & RTE_TCP_SYN_FLAG);
+	uint32_t slen = seg_len(seg);
+	bool rst = seg->flags & RTE_TCP_RST_FLAG;
+	bool fin = seg->flags & RTE_TCP_FIN_FLAG;
+	bool acceptable, data_refused = false;
+
+	c->stats.slowpath++;
+	/* A retransmitted SYN while we wait for the handshake's ACK: answer it again. */
+	if (c->state == TCP_SYN_RECEIVED && (seg->flags & RTE_TCP_SYN_FLAG) &&
+	    !(seg->flags & RTE_TCP_ACK_FLAG) && seg->seq == c->irs) {
+		tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
+		return;
+	}
+	/* PAWS, RFC 7323 5.3 R1 (RSTs are exempt, 5.2). */
+	if (c->ts_ok && seg->opts.has_ts && !rst && seq_lt(seg->opts.ts_val, c->ts_recent) &&
+	    now - c->ts_recent_ns <= PAWS_IDLE_NS) {
+		c->stats.paws_rejects++;
+		tcp_send_ack(c, now, out);
+		return;
+	}
+	/* First: is the segment acceptable? (the four cases of 3.10.7.4) */
+	if (slen == 0)
+		acceptable = rwnd == 0 ? seg->seq == c->rcv_nxt
+				       : seq_in(seg->seq, c->rcv_nxt, c->rcv_nxt + rwnd);
+	else
+		acceptable = rwnd != 0 && (seq_in(seg->seq, c->rcv_nxt, c->rcv_nxt + rwnd) ||
+					   seq_in(seg->seq + slen - 1, c->rcv_nxt, c->rcv_nxt + rwnd));
+	if (!acceptable) {
+		/* With a zero window, ACKs and RSTs at RCV.NXT are still processed. */
+		if (rwnd == 0 && seg->seq == c->rcv_nxt) {
+			data_refused = len > 0 || fin;
+		} else {
+			if (!rst) {
+				if (c->state == TCP_TIME_WAIT && fin)
+					c->timewait_at = now + 2 * c->cfg.msl_ns;
+				tcp_send_ack(c, now, out);
+			}
+			return;
+		}
+	}
+	/* Trim to the window: what lies below RCV.NXT was seen, what lies beyond is not taken. */
+	if (data_refused) {
+		len = 0;
+		fin = false;
+		c->ack_now = true;
+	}
+	if (seq_lt(dseq, c->rcv_nxt)) {
+		uint32_t cut = c->rcv_nxt - dseq;
+
+		if (cut > len)
+			cut = len;
+		data += cut;
+		len -= cut;
+		dseq += cut;
+		c->ack_now = true; /* a duplicate: let the sender know at once */
+	}
+	if (fin && seq_lt(dseq + len, c->rcv_nxt))
+		fin = false; /* an old FIN */
+	if (seq_gt(dseq + len, c->rcv_nxt + rwnd)) {
+		len = seq_gt(c->rcv_nxt + rwnd, dseq) ? c->rcv_nxt + rwnd - dseq : 0;
+		fin = false;
+	}
+	update_ts_recent(c, seg, now);
+
+	/* Second: RST (RFC 5961 3.2: only an exact match resets; else a challenge ACK). */
+	if (rst) {
+		if (seg->seq != c->rcv_nxt) {
+			c->stats.challenge_acks++;
+			tcp_send_ack(c, now, out);
+			return;
+		}
+		switch (c->state) {
+		case TCP_SYN_RECEIVED:
+			tcp_drop(c, -ECONNREFUSED, TCP_EV_RESET, now);
+			break;
+		case TCP_ESTABLISHED:
+		case TCP_FIN_WAIT_1:
+		case TCP_FIN_WAIT_2:
+		case TCP_CLOSE_WAIT:
+			tcp_drop(c, -ECONNRESET, TCP_EV_RESET, now);
+			break;
+		default:
+			tcp_set_state(c, TCP_CLOSED, now);
+		}
+		return;
+	}
+	/* Fourth: a SYN in a synchronized state gets a challenge ACK (RFC 5961 4.2). */
+	if (seg->flags & RTE_TCP_SYN_FLAG) {
+		c->stats.challenge_acks++;
+		tcp_send_ack(c, now, out);
+		return;
+	}
+	/* Fifth: the ACK field. */
+	if (!(seg->flags & RTE_TCP_ACK_FLAG))
+		return;
+	tcp_keepalive_touch(c, now);
+	if (c->state == TCP_SYN_RECEIVED) {
+		if (!seq_gt(seg->ack, c->snd_una) || seq_gt(seg->ack, c->snd_max)) {
+			tcp_send_rst(out, seg->ack);
+			return;
+		}
+		c->snd_una = seg->ack;
+		take_rtt_sample(c, seg->ack, now);
+		c->rto_at = 0;
+		c->retries = 0;
+		c->snd_wnd = (uint32_t)seg->window << c->snd_wscale;
+		c->snd_wl1 = seg->seq;
+		c->snd_wl2 = seg->ack;
+		if (c->snd_wnd > c->max_snd_wnd)
+			c->max_snd_wnd = c->snd_wnd;
+		tcp_set_state(c, TCP_ESTABLISHED, now);
+		tcp_keepalive_touch(c, now);
+	} else {
+		uint32_t max_wnd = c->max_snd_wnd > 65535 ? c->max_snd_wnd : 65535;
+
+		if (seq_gt(seg->ack, c->snd_max)) {
+			tcp_send_ack(c, now, out); /* acknowledges data never sent */
+			return;
+		}
+		if (seq_lt(seg->ack, c->snd_una - max_wnd)) {
+			tcp_send_ack(c, now, out); /* RFC 5961 5.2: far too old */
+			return;
+		}
+		if (seq_gt(seg->ack, c->snd_una)) {
+			ack_advance(c, seg->ack, now, out);
+		} else if (seg->ack == c->snd_una && seg->payload_len == 0 && !fin &&
+			   ((uint32_t)seg->window << c->snd_wscale) == c->snd_wnd &&
+			   c->snd_max != c->snd_una) {
+			/* RFC 5681 2: a duplicate ACK. */
+			c->stats.dupacks++;
+			if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max, c->snd_max - c->snd_una) ==
+			    TCP_CC_RETRANSMIT_FIRST) {
+				c->stats.fast_retransmits++;
+				retransmit_first(c, now, out);
+			}
+		}
+		update_window(c, seg);
+	}
+	switch (c->state) {
+	case TCP_FIN_WAIT_1:
+		if (c->fin_sent && seq_gt(c->snd_una, c->fin_seq))
+			tcp_set_state(c, TCP_FIN_WAIT_2, now);
+		break;
+	case TCP_CLOSING:
+		if (c->fin_sent && seq_gt(c->snd_una, c->fin_seq))
+			tcp_set_state(c, TCP_TIME_WAIT, now);
+		return;
+	case TCP_LAST_ACK:
+		if (c->fin_sent && seq_gt(c->snd_una, c->fin_seq)) {
+			tcp_set_state(c, TCP_CLOSED, now);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+
+	/* Seventh: the text, in ESTABLISHED and FIN-WAIT-1/2 only. */
+	if (len && (c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
+		    c->state == TCP_FIN_WAIT_2)) {
+		if (dseq == c->rcv_nxt) {
+			data_in_order(c, data, len);
+		} else {
+			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC 5681 4.2). */
+			c->stats.ooo_segs++;
+			tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len);
+			c->ack_now = true;
+			fin = false; /* a FIN beyond a gap is taken when it comes again */
+		}
+	}
+
+	/* Eighth: FIN, once everything before it has arrived. */
+	if (fin && dseq + len == c->rcv_nxt) {
+		c->rcv_nxt++;
+		c->fin_rcvd = true;
+		c->ack_now = true;
+		c->events |= TCP_EV_EOF;
+		switch (c->state) {
+		case TCP_SYN_RECEIVED:
+		case TCP_ESTABLISHED:
+			tcp_set_state(c, TCP_CLOSE_WAIT, now);
+			break;
+		case TCP_FIN_WAIT_1:
+			tcp_set_state(c, c->fin_sent && seq_gt(c->snd_una, c->fin_seq) ? TCP_TIME_WAIT
+										: TCP_CLOSING,
+				      now);
+			break;
+		case TCP_FIN_WAIT_2:
+			tcp_set_state(c, TCP_TIME_WAIT, now);
+			break;
+		case TCP_TIME_WAIT:
+			c->timewait_at = now + 2 * c->cfg.msl_ns;
+			break;
+		default:
+			break;
+		}
+	}
+	tcp_output(c, now, out);
+	/* TIME-WAIT has no output of its own but the FIN must still be acknowledged. */
+	if (c->state == TCP_TIME_WAIT && c->ack_now)
+		tcp_send_ack(c, now, out);
+}
+
+void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now, struct tcp_out *out)
+{
+	c->stats.segs_in++;
+	switch (c->state) {
+	case TCP_CLOSED: {
+		struct tcp_tx rst;
+
+		if (tcp_reset_for(seg, &rst) && out->n < TCP_OUT_MAX)
+			out->seg[out->n++] = rst;
+		return;
+	}
+	case TCP_LISTEN:
+		listen_input(c, seg, now, out);
+		return;
+	case TCP_SYN_SENT:
+		syn_sent_input(c, seg, now, out);
+		return;
+	case TCP_ESTABLISHED:
+		if (fast_path(c, seg, now, out))
+			return;
+		break;
+	default:
+		break;
+	}
+	sync_input(c, seg, now, out);
+}

@@ -1,0 +1,152 @@
+/*
+ * test_tcp_basic.c - the core's main paths, one behaviour each: the three
+ * handshakes, data both ways with delayed ACKs, and the closes.
+ */
+#include "tcp_script.h"
+
+/* RFC 9293 3.5 figure 6: active open, SYN, SYN-ACK, ACK. */
+static void test_active_open(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	assert_int_equal(s.c.snd_una, ISS + 1);
+	assert_int_equal(s.c.rcv_nxt, IRS + 1);
+	assert_true(s.c.ws_ok && s.c.ts_ok && s.c.sack_ok);
+	/* RFC 7323 2.2: the window in a SYN-ACK is not scaled ... */
+	assert_int_equal(s.c.snd_wnd, 65535);
+	assert_int_equal(s.c.snd_mss, 1460 - 12); /* 3.7.1: minus the timestamp option */
+	/* ... every later one is (2.3). */
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	assert_int_equal(s.c.snd_wnd, 65535u << 7);
+	script_end(&s);
+}
+
+/* RFC 9293 3.5 figure 6 from the other side: passive open. */
+static void test_passive_open(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_syn_received(&s, NULL);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_true(s.c.events & TCP_EV_CONNECTED);
+	script_end(&s);
+}
+
+/* RFC 9293 3.10.7.4 seventh, RFC 1122 4.2.3.2: in-order data, ACK every second segment. */
+static void test_receive_delayed_ack(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	expect_nothing(&s); /* first segment: ACK delayed (it also scaled the window: slow path) */
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 2001, 0); /* second: ACK now */
+	assert_int_equal(s.c.stats.fastpath_data, 1); /* header prediction took the second */
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 100);
+	expect_nothing(&s);
+	advance(&s, 500 * US); /* the delayed-ACK timer */
+	expect_tx(&s, ACK, ISS + 1, IRS + 2101, 0);
+	assert_int_equal(tcp_recv_bytes(&s.c), 2100);
+	{
+		struct tcp_slice sl[8];
+		unsigned n = tcp_recv(&s.c, sl, 8, s.now, &s.out);
+		uint32_t total = 0;
+
+		assert_int_equal(n, 3);
+		for (unsigned i = 0; i < n; i++) {
+			for (uint32_t k = 0; k < sl[i].len; k++)
+				assert_int_equal(sl[i].data[k], (uint8_t)(sl[i].seq + k));
+			total += sl[i].len;
+			zbuf_unref(sl[i].data);
+		}
+		assert_int_equal(total, 2100);
+	}
+	script_end(&s);
+}
+
+/* RFC 9293 3.10.2 SEND, 3.8.6.2.1: data out in MSS-sized segments, acknowledged. */
+static void test_send_and_ack(void **state)
+{
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 3000), 3000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, mss);
+	expect_tx(&s, ACK, ISS + 1 + mss, IRS + 1, mss);
+	expect_tx(&s, ACK | PSH, ISS + 1 + 2 * mss, IRS + 1, 3000 - 2 * mss);
+	expect_nothing(&s);
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 3001, 65535, 0);
+	assert_int_equal(s.c.snd_una, ISS + 3001);
+	assert_int_equal(s.c.rto_at, 0);
+	assert_true(s.c.events & TCP_EV_WRITABLE);
+	assert_true(s.c.rtt.have_sample);
+	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
+/* RFC 9293 3.6 figure 12: normal close, we close first, then TIME-WAIT expires. */
+static void test_active_close_to_time_wait(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_time_wait(&s, NULL);
+	advance(&s, 2 * s.c.cfg.msl_ns - 1);
+	assert_int_equal(s.c.state, TCP_TIME_WAIT);
+	advance(&s, 1);
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	assert_true(s.c.events & TCP_EV_CLOSED);
+	script_end(&s);
+}
+
+/* RFC 9293 3.6: the peer closes first: CLOSE-WAIT, LAST-ACK, CLOSED. */
+static void test_passive_close(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_last_ack(&s, NULL);
+	seg(&s, ACK, IRS + 2, ISS + 2, 65535, 0);
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	assert_true(s.c.events & TCP_EV_CLOSED);
+	assert_int_equal(s.c.error, 0);
+	script_end(&s);
+}
+
+/* RFC 9293 3.6 figure 13: simultaneous close through CLOSING. */
+static void test_simultaneous_close(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_closing(&s, NULL);
+	seg(&s, ACK, IRS + 2, ISS + 2, 65535, 0);
+	assert_int_equal(s.c.state, TCP_TIME_WAIT);
+	script_end(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_active_open),
+		cmocka_unit_test(test_passive_open),
+		cmocka_unit_test(test_receive_delayed_ack),
+		cmocka_unit_test(test_send_and_ack),
+		cmocka_unit_test(test_active_close_to_time_wait),
+		cmocka_unit_test(test_passive_close),
+		cmocka_unit_test(test_simultaneous_close),
+	};
+
+	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);
+}

@@ -26,6 +26,7 @@
 #include "port/port_ethdev.h"
 #include "port/port_fault.h"
 #include "port/port_pcap.h"
+#include "tcp/tcp_stack.h"
 
 #define RX_BURST 32
 #define POOL_MBUFS 8191
@@ -291,6 +292,24 @@ fail:
 	return rc;
 }
 
+struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *cfg,
+				unsigned max_conns)
+{
+	struct tcp_config def;
+
+	if (env->tcp)
+		return env->tcp;
+	if (!cfg) {
+		tcp_config_default(&def);
+		cfg = &def;
+	}
+	env->tcp = tcp_stack_create(&env->nif, cfg, max_conns ? max_conns : 65536,
+				    env->opt.reserved_lo, env->opt.reserved_hi);
+	if (env->tcp)
+		tcp_stack_poll(env->tcp, lunar_env_now_ns(env)); /* give it the time before any connect */
+	return env->tcp;
+}
+
 int lunar_env_steer_port(struct lunar_env *env, uint16_t port)
 {
 	if (!env->steer_open)
@@ -312,6 +331,8 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	n = port_rx_burst(env->port, pkts, RX_BURST);
 	if (n)
 		netif_input(&env->nif, pkts, n, now);
+	if (env->tcp)
+		tcp_stack_poll(env->tcp, now); /* timers, then the applications' callbacks */
 	if (now >= env->next_timer_ns) {
 		netif_timers(&env->nif, now);
 		if (env->nl)
@@ -329,6 +350,11 @@ uint64_t lunar_env_close(struct lunar_env *env)
 
 	if (!env)
 		return 0;
+	if (env->tcp) {
+		tcp_stack_free(env->tcp); /* resets what is still open */
+		netif_flush(&env->nif);
+		env->tcp = NULL;
+	}
 	if (env->port) {
 		netif_fini(&env->nif);
 		port_close(env->port); /* the device returns the mbufs on its rings */

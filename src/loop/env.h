@@ -17,6 +17,8 @@
 
 struct nl_watch;
 struct rte_mempool;
+struct tcp_stack;
+struct tcp_config;
 
 struct lunar_env {
 	struct lunar_options opt;
@@ -30,6 +32,7 @@ struct lunar_env {
 	uint64_t tsc_hz;
 	uint64_t next_timer_ns;
 	bool announced;
+	struct tcp_stack *tcp;   /* NULL until lunar_env_tcp() */
 };
 
 /**
@@ -40,6 +43,12 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		   char *err, size_t errlen);
 /** One loop iteration: receive burst, process, timers, control plane, transmit. */
 unsigned lunar_env_poll(struct lunar_env *env);
+/**
+ * Start TCP on this instance (idempotent). @cfg NULL: tcp_config_default().
+ * Ephemeral ports come from the reserved range. @return the stack or NULL.
+ */
+struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *cfg,
+				unsigned max_conns);
 /** Tell the XDP program that lunar listens on TCP @port (af_xdp; no-op elsewhere). */
 int lunar_env_steer_port(struct lunar_env *env, uint16_t port);
 /** Time in nanoseconds from the TSC. */

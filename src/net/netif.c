@@ -472,9 +472,11 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 			netif_drop(nif, m, why);
 			return;
 		}
-		/* TCP arrives with the TCP issue; until then count what was steered here. */
 		nif->ctr.rx_tcp++;
-		netif_drop(nif, m, LUNAR_DROP_TCP_NO_LISTENER);
+		if (nif->tcp_fn)
+			nif->tcp_fn(nif->tcp_ctx, &ir, &tr, m);
+		else
+			netif_drop(nif, m, LUNAR_DROP_TCP_NO_LISTENER);
 		return;
 	}
 	default:

@@ -27,6 +27,15 @@
 
 struct port;
 struct rte_mbuf;
+struct ipv4_repr;
+struct tcp_repr;
+
+/**
+ * The transport above IPv4 for TCP (tcp/tcp_stack.c). It owns @m from then
+ * on; @ir and @tr point into it.
+ */
+typedef void (*netif_tcp_fn)(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
+			     struct rte_mbuf *m);
 
 struct netif_counters {
 #define X(name, desc) uint64_t name;
@@ -95,6 +104,8 @@ struct netif {
 	unsigned n_udp;
 	netif_echo_fn echo_fn;
 	void *echo_ctx;
+	netif_tcp_fn tcp_fn; /* NULL: TCP is counted and dropped (TCP_NO_LISTENER) */
+	void *tcp_ctx;
 	struct rte_mbuf *txq[NETIF_TX_BURST];
 	unsigned txq_len;
 	uint64_t now_ns; /* time of the burst being processed */

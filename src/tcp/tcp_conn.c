@@ -449,6 +449,13 @@ void tcp_close(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		tcp_drop(c, 0, 0, now); /* RFC 9293 3.10.4: delete the TCB */
 		return;
 	case TCP_SYN_RECEIVED:
+		/*
+		 * RFC 9293 3.10.4 lets the FIN wait until ESTABLISHED; sending it
+		 * before our SYN is acknowledged would only be dropped by a peer
+		 * still in SYN-SENT. tcp_input moves on to FIN-WAIT-1 then.
+		 */
+		c->fin_queued = true;
+		return;
 	case TCP_ESTABLISHED:
 		c->fin_queued = true;
 		tcp_set_state(c, TCP_FIN_WAIT_1, now);
@@ -513,20 +520,33 @@ static void arm_rto(struct tcp_conn *c, uint64_t now)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);
 }
 
-void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+/* RFC 9293 3.8.6.2.1 / RFC 1122 4.2.3.4: the override timeout for sender SWS avoidance. */
+#define SWS_OVERRIDE_NS (200 * NS_PER_MS)
+
+/*
+ * Send what the windows allow. @force sends one segment even when sender
+ * SWS avoidance or Nagle would hold it (the override timer expired);
+ * @extra lets @extra bytes beyond cwnd go (RFC 3042 limited transmit).
+ */
+static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool force,
+		   uint32_t extra)
 {
-	bool sent = false;
+	bool sent = false, held = false;
 
 	if (c->state == TCP_SYN_SENT || c->state == TCP_LISTEN || c->state == TCP_CLOSED)
 		return;
 	if (c->state == TCP_SYN_RECEIVED) {
-		if (c->ack_now)
-			c->ack_now = false; /* the SYN-ACK timer covers this state */
+		c->ack_now = false; /* the SYN-ACK timer covers this state */
 		return;
 	}
+	/* RFC 5681 4.1: after an idle period longer than an RTO, restart from the initial window. */
+	if (c->snd_una == c->snd_max && c->last_send_ns &&
+	    now - c->last_send_ns > tcp_rtt_timeout(&c->rtt))
+		tcp_cc_on_idle(&c->cc, c->cfg.iw_segments);
 	for (;;) {
 		uint32_t end = data_end(c);
-		uint32_t wnd = c->snd_wnd < c->cc.cwnd ? c->snd_wnd : c->cc.cwnd;
+		uint32_t cwnd = c->cc.cwnd + extra;
+		uint32_t wnd = c->snd_wnd < cwnd ? c->snd_wnd : cwnd;
 		uint32_t in_flight = c->snd_nxt - c->snd_una;
 		uint32_t usable = wnd > in_flight ? wnd - in_flight : 0;
 		uint32_t unsent = seq_gt(end, c->snd_nxt) ? end - c->snd_nxt : 0;
@@ -546,8 +566,10 @@ void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 			bool all = len == unsent;
 
 			if (!(len == c->snd_mss || (all && (c->cfg.nodelay || !in_flight)) ||
-			      len >= c->max_snd_wnd / 2 || (all && c->fin_queued)))
+			      len >= c->max_snd_wnd / 2 || (all && c->fin_queued) || force)) {
+				held = true;
 				break;
+			}
 			if (all)
 				flags |= RTE_TCP_PSH_FLAG;
 		}
@@ -559,6 +581,8 @@ void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 			break;
 		if (fin_now)
 			flags |= RTE_TCP_FIN_FLAG;
+		if (c->snd_una == c->snd_max)
+			c->unacked_since = now; /* the clock of the user timeout starts */
 		if (!tcp_xmit(c, out, flags, c->snd_nxt, len, now))
 			break;
 		if (seq_lt(c->snd_nxt, c->snd_max))
@@ -567,8 +591,6 @@ void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 			c->rtt_seq = c->snd_nxt + len; /* time this segment (Karn: new data only) */
 			c->rtt_start = now;
 		}
-		if (!c->unacked_since || c->snd_nxt == c->snd_una)
-			c->unacked_since = now;
 		c->snd_nxt += len;
 		if (fin_now) {
 			c->fin_seq = c->snd_nxt;
@@ -577,21 +599,43 @@ void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		}
 		if (seq_gt(c->snd_nxt, c->snd_max))
 			c->snd_max = c->snd_nxt;
+		c->last_send_ns = now;
 		arm_rto(c, now);
 		sent = true;
-		if (fin_now)
+		if (fin_now || force || extra)
 			break;
 	}
-	/* Zero window with data waiting: probe it (RFC 9293 3.8.6.1). */
-	if (!sent && c->snd_wnd == 0 && seq_gt(data_end(c), c->snd_nxt) &&
-	    c->snd_nxt == c->snd_una && !c->persist_at) {
-		c->persist_backoff = 0;
-		c->persist_at = now + tcp_rtt_timeout(&c->rtt);
+	if (c->snd_wnd == 0 && seq_gt(data_end(c), c->snd_una)) {
+		/* Zero window with data waiting: probe it, don't time it out (RFC 9293 3.8.6.1). */
+		c->rto_at = 0;
+		if (!c->persist_at) {
+			c->persist_backoff = 0;
+			c->persist_at = now + tcp_rtt_timeout(&c->rtt);
+		}
+	} else {
+		if (c->snd_una != c->snd_max)
+			arm_rto(c, now); /* outstanding data is always timed (RFC 6298 5.1) */
+		if (held && c->snd_nxt == c->snd_una && !c->persist_at)
+			c->persist_at = now + SWS_OVERRIDE_NS; /* the SWS override timer */
 	}
 	if (!sent && c->ack_now)
 		tcp_send_ack(c, now, out);
 	else if (!sent && c->ack_pending && !c->delack_at)
 		c->delack_at = now + c->cfg.delack_ns;
+}
+
+void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	output(c, now, out, false, 0);
+}
+
+void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	/*
+	 * RFC 3042: one new segment per early duplicate ACK, within rwnd, with
+	 * FlightSize at most cwnd + 2*SMSS after the second (cwnd itself unchanged).
+	 */
+	output(c, now, out, false, c->cc.dupacks * c->snd_mss);
 }
 
 /* ---- timers ---- */
@@ -647,20 +691,26 @@ static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);
 }
 
-/* RFC 9293 3.8.6.1: probe a zero window with one byte. */
+/*
+ * The persist timer: probe a zero window with one byte (RFC 9293 3.8.6.1),
+ * or, with an open window, end sender SWS avoidance's wait (RFC 1122 4.2.3.4).
+ */
 static void persist_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
 	uint64_t t;
 
 	c->persist_at = 0;
-	if (c->snd_wnd || !seq_gt(data_end(c), c->snd_una))
+	if (!seq_gt(data_end(c), c->snd_una))
 		return;
+	if (c->snd_wnd) {
+		output(c, now, out, true, 0);
+		return;
+	}
+	/* The byte at SND.UNA; SND.NXT stays, so a refused probe leaves no hole. */
 	if (tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_una, 1, now)) {
 		c->stats.zero_window_probes++;
-		if (seq_lt(c->snd_nxt, c->snd_una + 1))
-			c->snd_nxt = c->snd_una + 1;
-		if (seq_gt(c->snd_nxt, c->snd_max))
-			c->snd_max = c->snd_nxt;
+		if (seq_gt(c->snd_una + 1, c->snd_max))
+			c->snd_max = c->snd_una + 1;
 	}
 	/* Exponential backoff, capped; RFC 1122 4.2.2.17: never give up while answered. */
 	t = tcp_rtt_timeout(&c->rtt) << (c->persist_backoff < 6 ? c->persist_backoff : 6);

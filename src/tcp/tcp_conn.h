@@ -174,7 +174,8 @@ struct tcp_conn {
 	uint32_t rtt_seq;   /**< timed segment: sample when this is acknowledged */
 	uint64_t rtt_start; /**< when the timed segment was sent; 0 = none timed */
 	unsigned retries;   /**< consecutive RTO expiries */
-	uint64_t unacked_since; /**< when snd_una last advanced with data outstanding */
+	uint64_t unacked_since; /**< when the oldest outstanding data was first sent, or last ACKed */
+	uint64_t last_send_ns;  /**< last data or FIN sent (idle restart, RFC 5681 4.1) */
 
 	/* ACK state */
 	unsigned ack_pending; /**< full segments received since our last ACK */

@@ -66,11 +66,15 @@ static void take_rtt_sample(struct tcp_conn *c, uint32_t ack, uint64_t now)
 /* Retransmit the first unacknowledged segment (fast retransmit, partial ACK). */
 static void retransmit_first(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
+	uint32_t sent = c->snd_max - c->snd_una; /* only what was sent before is resent */
 	uint32_t len = c->snd.bytes < c->snd_mss ? c->snd.bytes : c->snd_mss;
+
+	if (len > sent)
+		len = sent;
 	uint8_t flags = RTE_TCP_ACK_FLAG;
 	struct tcp_tx *t;
 
-	if (c->fin_sent && c->snd_una + len == c->fin_seq)
+	if (c->fin_sent && c->snd_una + len == c->fin_seq && seq_gt(c->snd_max, c->fin_seq))
 		flags |= RTE_TCP_FIN_FLAG;
 	if (!len && !(flags & RTE_TCP_FIN_FLAG))
 		return;
@@ -95,6 +99,15 @@ static void update_window(struct tcp_conn *c, const struct tcp_repr *seg)
 		if (c->snd_wnd)
 			c->persist_at = 0;
 	}
+}
+
+/* The handshake completed; a CLOSE that came during it now sends its FIN. */
+static void established(struct tcp_conn *c, uint64_t now)
+{
+	tcp_set_state(c, TCP_ESTABLISHED, now);
+	tcp_keepalive_touch(c, now);
+	if (c->fin_queued)
+		tcp_set_state(c, TCP_FIN_WAIT_1, now);
 }
 
 /* SND.UNA < SEG.ACK =< SND.MAX: new data acknowledged. */
@@ -149,8 +162,14 @@ static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 
 static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)
 {
-	/* RFC 7323 4.3 (2) */
-	if (c->ts_ok && seg->opts.has_ts && seq_geq(seg->opts.ts_val, c->ts_recent) &&
+	/*
+	 * RFC 7323 4.3 (2); after 24 days idle TS.Recent is no longer valid and
+	 * the new segment's TSval replaces it whatever its value (5.5, R3).
+	 */
+	bool stale = now - c->ts_recent_ns > PAWS_IDLE_NS;
+
+	if (c->ts_ok && seg->opts.has_ts &&
+	    (stale || seq_geq(seg->opts.ts_val, c->ts_recent)) &&
 	    seq_leq(seg->seq, c->last_ack_sent)) {
 		c->ts_recent = seg->opts.ts_val;
 		c->ts_recent_ns = now;
@@ -252,8 +271,7 @@ static void syn_sent_input(struct tcp_conn *c, const struct tcp_repr *seg, uint6
 	if (seq_gt(c->snd_una, c->iss)) {
 		c->rto_at = 0;
 		c->retries = 0;
-		tcp_set_state(c, TCP_ESTABLISHED, now);
-		tcp_keepalive_touch(c, now);
+		established(c, now);
 		c->ack_now = true;
 		tcp_output(c, now, out);
 		return;
@@ -281,6 +299,24 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	if (c->state == TCP_SYN_RECEIVED && (seg->flags & RTE_TCP_SYN_FLAG) &&
 	    !(seg->flags & RTE_TCP_ACK_FLAG) && seg->seq == c->irs) {
 		tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
+		return;
+	}
+	/*
+	 * Simultaneous open (RFC 9293 3.5 figure 8, line 6): our SYN crossed the
+	 * peer's; its SYN,ACK acknowledges ours and completes the handshake.
+	 */
+	if (c->state == TCP_SYN_RECEIVED && (seg->flags & RTE_TCP_SYN_FLAG) &&
+	    (seg->flags & RTE_TCP_ACK_FLAG) && !rst && seg->seq == c->irs &&
+	    seg->ack == c->iss + 1) {
+		c->snd_una = seg->ack;
+		c->rto_at = 0;
+		c->retries = 0;
+		c->snd_wnd = c->max_snd_wnd = seg->window; /* unscaled in a SYN */
+		c->snd_wl1 = seg->seq;
+		c->snd_wl2 = seg->ack;
+		established(c, now);
+		c->ack_now = true;
+		tcp_output(c, now, out);
 		return;
 	}
 	/* PAWS, RFC 7323 5.3 R1 (RSTs are exempt, 5.2). */
@@ -380,10 +416,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		c->snd_wl2 = seg->ack;
 		if (c->snd_wnd > c->max_snd_wnd)
 			c->max_snd_wnd = c->snd_wnd;
-		tcp_set_state(c, TCP_ESTABLISHED, now);
-		tcp_keepalive_touch(c, now);
+		established(c, now);
 	} else {
-		uint32_t max_wnd = c->max_snd_wnd > 65535 ? c->max_snd_wnd : 65535;
+		uint32_t max_wnd = c->max_snd_wnd;
 
 		if (seq_gt(seg->ack, c->snd_max)) {
 			tcp_send_ack(c, now, out); /* acknowledges data never sent */
@@ -396,17 +431,24 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		if (seq_gt(seg->ack, c->snd_una)) {
 			ack_advance(c, seg->ack, now, out);
 		} else if (seg->ack == c->snd_una && seg->payload_len == 0 && !fin &&
-			   ((uint32_t)seg->window << c->snd_wscale) == c->snd_wnd &&
+			   ((uint32_t)seg->window << c->snd_wscale) == c->snd_wnd && c->snd_wnd &&
 			   c->snd_max != c->snd_una) {
-			/* RFC 5681 2: a duplicate ACK. */
+			/*
+			 * RFC 5681 2: a duplicate ACK (not the answer to a zero-window
+			 * probe: the window is open).
+			 */
 			c->stats.dupacks++;
 			if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max, c->snd_max - c->snd_una) ==
 			    TCP_CC_RETRANSMIT_FIRST) {
 				c->stats.fast_retransmits++;
 				retransmit_first(c, now, out);
+			} else if (c->cc.dupacks <= 2 && !c->cc.in_recovery) {
+				tcp_limited_transmit(c, now, out);
 			}
 		}
 		update_window(c, seg);
+		if (c->snd_wnd == 0)
+			c->unacked_since = now; /* a zero window answered: the peer is alive */
 	}
 	switch (c->state) {
 	case TCP_FIN_WAIT_1:

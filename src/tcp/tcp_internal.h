@@ -24,6 +24,8 @@ int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t 
 		bool take_ref);
 /** The peer was heard from: restart the keep-alive idle timer. */
 void tcp_keepalive_touch(struct tcp_conn *c, uint64_t now);
+/** RFC 3042: send at most one new segment beyond cwnd on each of the first two duplicate ACKs. */
+void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /** Release @acked sequence numbers' worth of the send buffer; returns data bytes freed. */
 uint32_t tcp_sndbuf_ack(struct tcp_conn *c, uint32_t acked);
 

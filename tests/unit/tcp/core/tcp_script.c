@@ -270,3 +270,171 @@ void expect_nothing(struct script *s)
 			 t->flags, t->seq, t->ack, t->len);
 	}
 }
+
+/* ---- Helpers for test_tcp_states.c and test_tcp_rst_syn.c ---- */
+
+void fixture_closed_iss(struct script *s, const struct tcp_config *cfg, uint32_t iss)
+{
+	struct tcp_config c;
+	struct tcp_4tuple t;
+
+	fixture_closed(s, cfg);
+	c = s->c.cfg;
+	t = s->c.tuple;
+	tcp_conn_fini(&s->c);
+	assert_int_equal(tcp_conn_init(&s->c, &c, &t, iss, s->now), 0);
+}
+
+void fixture_syn_received_active(struct script *s, const struct fixture_opts *o)
+{
+	struct tcp_options opts;
+
+	if (!o)
+		o = &default_opts;
+	fixture_syn_sent(s, o);
+	peer_syn_options(s, o, &opts);
+	seg_opts(s, SYN, IRS, 0, o->peer_window, 0, &opts);
+	expect_tx(s, SYN | ACK, ISS, IRS + 1, 0);
+	assert_int_equal(s->c.state, TCP_SYN_RECEIVED);
+}
+
+void seg_ts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+	    uint32_t len, uint32_t tsval)
+{
+	struct tcp_options o = {.has_ts = true, .ts_val = tsval};
+
+	o.ts_ecr = s->out.n ? s->out.seg[s->out.n - 1].opts.ts_val : 0;
+	seg_opts(s, flags, seq, ack, wnd, len, &o);
+}
+
+void app_close(struct script *s)
+{
+	reset_out(s);
+	tcp_close(&s->c, s->now, &s->out);
+}
+
+void app_abort(struct script *s)
+{
+	reset_out(s);
+	tcp_abort(&s->c, s->now, &s->out);
+}
+
+void drain_tx(struct script *s)
+{
+	s->next = s->out.n;
+	reset_out(s);
+}
+
+uint32_t recv_all(struct script *s)
+{
+	struct tcp_slice sl[16];
+	uint32_t total = 0;
+	unsigned n;
+
+	reset_out(s);
+	while ((n = tcp_recv(&s->c, sl, 16, s->now, &s->out)) > 0) {
+		for (unsigned i = 0; i < n; i++) {
+			for (uint32_t k = 0; k < sl[i].len; k++)
+				assert_int_equal(sl[i].data[k], (uint8_t)(sl[i].seq + k));
+			total += sl[i].len;
+			zbuf_unref(sl[i].data);
+		}
+	}
+	return total;
+}
+
+/* ---- Helpers for test_tcp_data.c, test_tcp_loss.c and test_tcp_window.c ---- */
+
+void fixture_established_ex(struct script *s, const struct fixture_opts *o, uint32_t iss,
+			    uint32_t irs, uint64_t syn_rtt_ns, bool peer_mss_option)
+{
+	struct tcp_config cfg;
+	struct tcp_4tuple t;
+	struct tcp_options opts;
+	uint32_t syn_tsval;
+
+	if (!o)
+		o = &default_opts;
+	fixture_closed(s, o->cfg);
+	cfg = s->c.cfg;
+	t = s->c.tuple;
+	tcp_conn_fini(&s->c);
+	assert_int_equal(tcp_conn_init(&s->c, &cfg, &t, iss, s->now), 0);
+	reset_out(s);
+	assert_int_equal(tcp_connect(&s->c, s->now, &s->out), 0);
+	syn_tsval = expect_tx(s, SYN, iss, 0, 0)->opts.ts_val;
+	/* The SYN's timer must not fire before the SYN-ACK comes. */
+	assert_true(s->now + syn_rtt_ns < s->c.rto_at);
+	advance(s, syn_rtt_ns);
+	peer_syn_options(s, o, &opts);
+	if (!peer_mss_option) {
+		opts.has_mss = false;
+		opts.mss = 0;
+	}
+	opts.ts_ecr = syn_tsval;
+	seg_opts(s, SYN | ACK, irs, iss + 1, o->peer_window, 0, &opts);
+	expect_tx(s, ACK, iss + 1, irs + 1, 0);
+	assert_int_equal(s->c.state, TCP_ESTABLISHED);
+	assert_true(s->c.events & TCP_EV_CONNECTED);
+	s->c.events = 0;
+}
+
+void seg_data(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+	      const uint8_t *data, uint32_t len)
+{
+	struct tcp_repr r = {.sport = 80, .dport = 61440, .seq = seq, .ack = ack,
+			     .flags = flags, .window = wnd, .hdr_len = 20,
+			     .payload = len ? data : NULL, .payload_len = len};
+
+	if (s->peer_ts_on) {
+		r.opts.has_ts = true;
+		r.opts.ts_val = s->peer_ts;
+		r.opts.ts_ecr = s->out.n ? s->out.seg[s->out.n - 1].opts.ts_val : 0;
+	}
+	reset_out(s);
+	tcp_input(&s->c, &r, s->now, &s->out);
+}
+
+uint64_t advance_next(struct script *s)
+{
+	uint64_t d = tcp_next_deadline(&s->c), before = s->now;
+
+	if (d == UINT64_MAX)
+		fail_msg("advance_next: no timer is armed");
+	advance(s, d > s->now ? d - s->now : 0);
+	return s->now - before;
+}
+
+uint32_t recv_in_order(struct script *s, uint32_t *next_seq, unsigned max_slices)
+{
+	struct tcp_slice sl[16];
+	uint32_t total = 0;
+	unsigned taken = 0, n;
+
+	for (;;) {
+		unsigned want = 16;
+
+		if (max_slices && max_slices - taken < want)
+			want = max_slices - taken;
+		if (!want)
+			break;
+		reset_out(s);
+		n = tcp_recv(&s->c, sl, want, s->now, &s->out);
+		if (!n)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			if (sl[i].seq != *next_seq)
+				fail_msg("received slice at seq %u, expected %u", sl[i].seq,
+					 *next_seq);
+			for (uint32_t k = 0; k < sl[i].len; k++)
+				if (sl[i].data[k] != (uint8_t)(sl[i].seq + k))
+					fail_msg("byte at seq %u is %u, expected %u", sl[i].seq + k,
+						 sl[i].data[k], (uint8_t)(sl[i].seq + k));
+			*next_seq += sl[i].len;
+			total += sl[i].len;
+			zbuf_unref(sl[i].data);
+		}
+		taken += n;
+	}
+	return total;
+}

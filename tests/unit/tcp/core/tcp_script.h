@@ -97,4 +97,56 @@ void expect_nothing(struct script *s);
 /** Count of segments sent and not yet taken. */
 unsigned pending_tx(const struct script *s);
 
+/* ---- Helpers for test_tcp_states.c and test_tcp_rst_syn.c ---- */
+
+/** A fixture function: puts @s's connection in a named state. */
+typedef void (*script_fixture_fn)(struct script *s, const struct fixture_opts *o);
+
+/** fixture_closed() with our ISS given (sequence-number wraparound tests). */
+void fixture_closed_iss(struct script *s, const struct tcp_config *cfg, uint32_t iss);
+/**
+ * Simultaneous open (RFC 9293 3.5 figure 8): SYN-SENT, then the peer's SYN
+ * without ACK arrives: SYN-RECEIVED, our SYN,ACK checked.
+ */
+void fixture_syn_received_active(struct script *s, const struct fixture_opts *o);
+/** Feed a segment carrying a timestamp option with TSval @tsval (TSecr: our latest TSval). */
+void seg_ts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+	    uint32_t len, uint32_t tsval);
+/** CLOSE / ABORT from the application, output appended to s->out. */
+void app_close(struct script *s);
+void app_abort(struct script *s);
+/** Discard what the connection sent and the test has not checked. */
+void drain_tx(struct script *s);
+/**
+ * Take all in-order received data, check it is seg()'s pattern for its
+ * sequence numbers, release it. @return bytes taken.
+ */
+uint32_t recv_all(struct script *s);
+
+/* ---- Helpers for test_tcp_data.c, test_tcp_loss.c and test_tcp_window.c ---- */
+
+/**
+ * fixture_established() with our ISS @iss and the peer's IRS @irs (sequence
+ * wraparound), the SYN-ACK arriving @syn_rtt_ns after our SYN (so the
+ * handshake gives that RTT sample), and, if !@peer_mss_option, no MSS
+ * option in the SYN-ACK (RFC 9293 3.7.1: the peer's MSS is then 536).
+ */
+void fixture_established_ex(struct script *s, const struct fixture_opts *o, uint32_t iss,
+			    uint32_t irs, uint64_t syn_rtt_ns, bool peer_mss_option);
+/**
+ * Feed a segment whose payload is @len bytes at @data (Zbuf memory the
+ * caller owns and keeps its reference on; a timestamp is added when the
+ * peer uses them).
+ */
+void seg_data(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+	      const uint8_t *data, uint32_t len);
+/** Advance the clock to the earliest armed deadline (running it). @return ns elapsed. */
+uint64_t advance_next(struct script *s);
+/**
+ * Take up to @max_slices received slices (0: all), check each starts at
+ * *@next_seq and holds seg()'s pattern, advance *@next_seq, release them.
+ * @return bytes taken.
+ */
+uint32_t recv_in_order(struct script *s, uint32_t *next_seq, unsigned max_slices);
+
 #endif

@@ -1,0 +1,714 @@
+/*
+ * tcp_stack.c - TCP on one worker: demultiplexing, accept queues, timers,
+ * frames and application events (see tcp_stack.h).
+ */
+#include "tcp/tcp_stack.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "base/log.h"
+#include "mem/zbuf.h"
+#include "net/netif.h"
+#include "port/port.h"
+#include "tcp/tcp_seq.h"
+#include "tcp/tcp_table.h"
+#include "wire/checksum.h"
+#include "wire/ipv4.h"
+#include "wire/tcp.h"
+
+#define NO_HEAP UINT32_MAX
+#define MAX_SLICES 64
+
+struct tcp_listener {
+	struct tcp_stack *st;
+	uint16_t port;
+	unsigned backlog;
+	unsigned pending; /* embryonic + ready, against the backlog */
+	struct tcp_sock *ready_head, *ready_tail;
+	tcp_accept_fn fn;
+	void *ctx;
+};
+
+struct tcp_sock {
+	struct tcp_conn conn; /* first: the core's view */
+	struct tcp_stack *st;
+	struct tcp_listener *listener; /* passive and not yet accepted */
+	tcp_sock_fn fn;
+	void *ctx;
+	uint32_t heap_idx;
+	uint64_t heap_key;
+	struct tcp_sock *ev_next, *ready_next, *dead_next;
+	bool ev_queued, in_table, app_owned, app_closed, dead;
+};
+
+struct tcp_stack {
+	struct netif *nif;
+	struct tcp_table *table;
+	struct tcp_config cfg;
+	uint16_t eph_lo, eph_hi;
+	struct tcp_sock **heap;
+	uint32_t heap_n, heap_cap;
+	struct tcp_sock *ev_head, *ev_tail, *dead;
+	struct tcp_out out;
+	uint64_t now;
+	unsigned sockets;
+	struct tcp_stack_stats stats;
+};
+
+/* ---- timer heap (min-heap on each connection's next deadline) ---- */
+
+static void heap_swap(struct tcp_stack *st, uint32_t a, uint32_t b)
+{
+	struct tcp_sock *x = st->heap[a];
+
+	st->heap[a] = st->heap[b];
+	st->heap[b] = x;
+	st->heap[a]->heap_idx = a;
+	st->heap[b]->heap_idx = b;
+}
+
+static void heap_up(struct tcp_stack *st, uint32_t i)
+{
+	while (i && st->heap[(i - 1) / 2]->heap_key > st->heap[i]->heap_key) {
+		heap_swap(st, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void heap_down(struct tcp_stack *st, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < st->heap_n && st->heap[l]->heap_key < st->heap[m]->heap_key)
+			m = l;
+		if (r < st->heap_n && st->heap[r]->heap_key < st->heap[m]->heap_key)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(st, i, m);
+		i = m;
+	}
+}
+
+static void heap_remove(struct tcp_stack *st, struct tcp_sock *s)
+{
+	uint32_t i = s->heap_idx;
+
+	if (i == NO_HEAP)
+		return;
+	s->heap_idx = NO_HEAP;
+	if (i != --st->heap_n) {
+		st->heap[i] = st->heap[st->heap_n];
+		st->heap[i]->heap_idx = i;
+		heap_up(st, i);
+		heap_down(st, st->heap[i]->heap_idx);
+	}
+}
+
+/* Re-file @s under its current next deadline. */
+static void resched(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+	uint64_t key = tcp_next_deadline(&s->conn);
+
+	if (key == UINT64_MAX) {
+		heap_remove(st, s);
+		return;
+	}
+	if (s->heap_idx == NO_HEAP) {
+		if (st->heap_n == st->heap_cap) {
+			uint32_t ncap = st->heap_cap ? st->heap_cap * 2 : 64;
+			struct tcp_sock **h = realloc(st->heap, ncap * sizeof(*h));
+
+			if (!h)
+				return; /* keep going without the timer; the next call retries */
+			st->heap = h;
+			st->heap_cap = ncap;
+		}
+		s->heap_idx = st->heap_n++;
+		st->heap[s->heap_idx] = s;
+		s->heap_key = key;
+		heap_up(st, s->heap_idx);
+		return;
+	}
+	if (key == s->heap_key)
+		return;
+	s->heap_key = key;
+	heap_up(st, s->heap_idx);
+	heap_down(st, s->heap_idx);
+}
+
+/* ---- frames ---- */
+
+/* Build and send one segment of @c (or a bare reply when @c is NULL). */
+static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
+			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
+{
+	struct netif *nif = st->nif;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->port->pool);
+	struct tcp_repr r = {.sport = t->lport, .dport = t->rport, .seq = tx->seq,
+			     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
+			     .payload_len = tx->len};
+	size_t hdr = tcp_hdr_len(&tx->opts);
+	bool offload = nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM;
+	uint8_t *p;
+
+	if (!m) {
+		st->stats.tx_no_mbuf++;
+		return; /* counted; the timers retransmit what mattered */
+	}
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + tx->len));
+	if (!p) {
+		rte_pktmbuf_free(m);
+		st->stats.tx_no_mbuf++;
+		return;
+	}
+	if (tx->len) {
+		struct tcp_slice sl[MAX_SLICES];
+		unsigned n = tcp_tx_slices(c, tx->seq, tx->len, sl, MAX_SLICES);
+		size_t off = hdr;
+
+		/* One copy into the frame: memif and af_xdp (copy mode) copy again anyway. */
+		for (unsigned i = 0; i < n; i++) {
+			memcpy(p + off, sl[i].data, sl[i].len);
+			off += sl[i].len;
+		}
+		st->stats.copy_tx_bytes += tx->len;
+	}
+	tcp_emit(p, hdr + tx->len, &r, &tx->opts, t->laddr, t->raddr, !offload);
+	if (offload) {
+		uint16_t ph = inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP,
+					       (uint32_t)(hdr + tx->len));
+
+		memcpy(p + 16, &ph, sizeof(ph));
+		m->l4_len = (uint8_t)hdr;
+		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+	}
+	st->stats.segs_out++;
+	netif_ipv4_output(nif, m, t->raddr, IPPROTO_TCP);
+}
+
+static void flush_out(struct tcp_stack *st, struct tcp_sock *s)
+{
+	for (unsigned i = 0; i < st->out.n; i++)
+		send_segment(st, &s->conn, &s->conn.tuple, &st->out.seg[i]);
+	st->out.n = 0;
+}
+
+/* ---- socket life ---- */
+
+static void queue_events(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (!s->conn.events || s->ev_queued || s->dead)
+		return;
+	s->ev_queued = true;
+	s->ev_next = NULL;
+	if (st->ev_tail)
+		st->ev_tail->ev_next = s;
+	else
+		st->ev_head = s;
+	st->ev_tail = s;
+}
+
+static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stats *c)
+{
+	x->retransmits += c->retransmits;
+	x->timeouts += c->timeouts;
+	x->fastpath_ack += c->fastpath_ack;
+	x->fastpath_data += c->fastpath_data;
+	x->slowpath += c->slowpath;
+}
+
+static void kill_sock(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (s->dead)
+		return;
+	s->dead = true;
+	heap_remove(st, s);
+	if (s->in_table) {
+		tcp_table_remove(st->table, &s->conn.tuple);
+		s->in_table = false;
+	}
+	if (s->listener && s->listener->pending)
+		s->listener->pending--;
+	add_conn_stats(&st->stats, &s->conn.stats);
+	st->stats.conns_closed++;
+	st->stats.conns_active--;
+	s->dead_next = st->dead;
+	st->dead = s; /* freed after event dispatch: a callback may still hold it */
+}
+
+/* After any operation on @s: send its segments, re-arm its timer, queue its events. */
+static void after(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+	struct tcp_conn *c = &s->conn;
+
+	flush_out(st, s);
+	if (c->state == TCP_CLOSED && (s->app_closed || !s->app_owned)) {
+		kill_sock(s);
+		return;
+	}
+	resched(s);
+	/* A passive connection becomes acceptable once established. */
+	if (s->listener && !s->app_owned && (c->events & TCP_EV_CONNECTED)) {
+		struct tcp_listener *l = s->listener;
+
+		c->events &= ~TCP_EV_CONNECTED;
+		s->ready_next = NULL;
+		if (l->ready_tail)
+			l->ready_tail->ready_next = s;
+		else
+			l->ready_head = s;
+		l->ready_tail = s;
+		s->app_owned = true; /* owned by the accept queue until accepted */
+		if (l->fn)
+			l->fn(l, l->ctx);
+	}
+	if (s->fn)
+		queue_events(s);
+}
+
+static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *t)
+{
+	struct tcp_sock *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->st = st;
+	s->heap_idx = NO_HEAP;
+	if (tcp_conn_init(&s->conn, &st->cfg, t, tcp_isn(st->table, t, st->now), st->now) ||
+	    tcp_table_insert(st->table, t, s)) {
+		free(s);
+		return NULL;
+	}
+	s->conn.user = s;
+	s->in_table = true;
+	st->sockets++;
+	st->stats.conns_opened++;
+	st->stats.conns_active++;
+	return s;
+}
+
+static void free_dead(struct tcp_stack *st)
+{
+	while (st->dead) {
+		struct tcp_sock *s = st->dead;
+
+		st->dead = s->dead_next;
+		tcp_conn_fini(&s->conn);
+		free(s);
+		st->sockets--;
+	}
+}
+
+/* ---- input from the interface ---- */
+
+static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
+			struct rte_mbuf *m)
+{
+	struct tcp_stack *st = ctx;
+	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
+			       .rport = tr->sport};
+	struct tcp_sock *s = tcp_table_lookup(st->table, &t);
+
+	st->now = st->nif->now_ns;
+	st->stats.segs_in++;
+	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+			  RTE_TCP_SYN_FLAG) {
+		struct tcp_listener *l = tcp_table_listener(st->table, tr->dport);
+
+		if (l && ir->dst == st->nif->ip) {
+			if (l->pending >= l->backlog) {
+				/* Accept queue full: drop the SYN, the peer retries (as Linux does). */
+				st->stats.syn_dropped_backlog++;
+				rte_pktmbuf_free(m);
+				return;
+			}
+			s = new_sock(st, &t);
+			if (s) {
+				s->listener = l;
+				l->pending++;
+				tcp_listen(&s->conn);
+			}
+		}
+	}
+	if (!s) {
+		struct tcp_tx rst;
+
+		/* RFC 9293 3.10.7.1: no connection, no listener: answer with a RST. */
+		if (tcp_reset_for(tr, &rst)) {
+			st->stats.rst_sent++;
+			send_segment(st, NULL, &t, &rst);
+		}
+		netif_drop(st->nif, m, LUNAR_DROP_TCP_NO_LISTENER);
+		return;
+	}
+	tcp_input(&s->conn, tr, st->now, &st->out);
+	rte_pktmbuf_free(m); /* what the connection keeps, it referenced itself */
+	after(s);
+}
+
+/* ---- events ---- */
+
+static void dispatch(struct tcp_stack *st)
+{
+	/* Bounded: callbacks may queue new events (a reply can free space...). */
+	for (unsigned rounds = 0; st->ev_head && rounds < 1024; rounds++) {
+		struct tcp_sock *s = st->ev_head;
+		uint32_t ev;
+
+		st->ev_head = s->ev_next;
+		if (!st->ev_head)
+			st->ev_tail = NULL;
+		s->ev_queued = false;
+		ev = s->conn.events;
+		s->conn.events = 0;
+		if (!s->dead && ev && s->fn)
+			s->fn(s, ev, s->ctx);
+	}
+}
+
+void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
+{
+	/* Each connection's timers run at most once per poll, whatever they re-arm. */
+	st->now = now;
+	for (uint32_t budget = st->heap_n; budget && st->heap_n && st->heap[0]->heap_key <= now;
+	     budget--) {
+		struct tcp_sock *s = st->heap[0];
+
+		tcp_timer(&s->conn, now, &st->out);
+		after(s);
+	}
+	dispatch(st);
+	free_dead(st);
+}
+
+/* ---- setup ---- */
+
+struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *cfg,
+				   unsigned max_conns, uint16_t eph_lo, uint16_t eph_hi)
+{
+	static unsigned seq;
+	struct tcp_stack *st = calloc(1, sizeof(*st));
+	char name[20];
+
+	if (!st)
+		return NULL;
+	snprintf(name, sizeof(name), "lunar_tcp%u", seq++);
+	st->table = tcp_table_create(name, max_conns);
+	if (!st->table) {
+		free(st);
+		return NULL;
+	}
+	st->nif = nif;
+	st->cfg = *cfg;
+	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1). */
+	if (nif->mtu > 40 && st->cfg.mss > nif->mtu - 40)
+		st->cfg.mss = (uint16_t)(nif->mtu - 40);
+	if (nif->mtu > 40 && !cfg->mss)
+		st->cfg.mss = (uint16_t)(nif->mtu - 40);
+	st->eph_lo = eph_lo;
+	st->eph_hi = eph_hi;
+	nif->tcp_fn = stack_input;
+	nif->tcp_ctx = st;
+	return st;
+}
+
+void tcp_stack_free(struct tcp_stack *st)
+{
+	if (!st)
+		return;
+	/* Abort what is left: an exiting process must not leave half-open peers waiting. */
+	while (st->heap_n || st->ev_head) {
+		struct tcp_sock *s = st->heap_n ? st->heap[0] : st->ev_head;
+
+		if (s == st->ev_head) {
+			st->ev_head = s->ev_next;
+			if (!st->ev_head)
+				st->ev_tail = NULL;
+		}
+		if (!s->dead) {
+			tcp_abort(&s->conn, st->now, &st->out);
+			flush_out(st, s);
+			kill_sock(s);
+		} else {
+			heap_remove(st, s);
+		}
+	}
+	free_dead(st);
+	if (st->nif->tcp_ctx == st) {
+		st->nif->tcp_fn = NULL;
+		st->nif->tcp_ctx = NULL;
+	}
+	tcp_table_free(st->table);
+	free(st->heap);
+	free(st);
+}
+
+const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st)
+{
+	return &st->stats;
+}
+
+unsigned tcp_stack_sockets(const struct tcp_stack *st)
+{
+	return st->sockets;
+}
+
+void tcp_stack_dump(struct tcp_stack *st, FILE *f)
+{
+	struct tcp_stack_stats all = st->stats;
+	const struct tcp_stack_stats *x = &all;
+
+	/* Closed connections were folded in when they died; add the live ones. */
+	for (uint32_t i = 0; i < st->heap_n; i++)
+		add_conn_stats(&all, &st->heap[i]->conn.stats);
+
+	fprintf(f,
+		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "
+		"rst_sent %lu\n"
+		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
+		"fastpath_data %lu slowpath %lu\n"
+		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu tx_no_mbuf %lu sockets %u\n",
+		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
+		x->syn_dropped_backlog, x->rst_sent, x->segs_in, x->segs_out, x->retransmits,
+		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
+		x->copy_rx_bytes, x->tx_no_mbuf, st->sockets);
+}
+
+/* ---- listeners ---- */
+
+struct tcp_listener *tcp_listen_on(struct tcp_stack *st, uint16_t port, unsigned backlog,
+				   tcp_accept_fn fn, void *ctx, int *err)
+{
+	struct tcp_listener *l = calloc(1, sizeof(*l));
+	int rc;
+
+	if (!l) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*l = (struct tcp_listener){.st = st, .port = port, .backlog = backlog ? backlog : 128,
+				   .fn = fn, .ctx = ctx};
+	rc = tcp_table_listen(st->table, port, l);
+	if (rc) {
+		free(l);
+		*err = rc;
+		return NULL;
+	}
+	*err = 0;
+	return l;
+}
+
+void tcp_listener_close(struct tcp_listener *l)
+{
+	struct tcp_stack *st = l->st;
+
+	tcp_table_unlisten(st->table, l->port);
+	/* Connections never accepted are reset (RFC 9293 3.10.4 on the queue). */
+	while (l->ready_head) {
+		struct tcp_sock *s = l->ready_head;
+
+		l->ready_head = s->ready_next;
+		s->listener = NULL;
+		tcp_abort(&s->conn, st->now, &st->out);
+		flush_out(st, s);
+		kill_sock(s);
+	}
+	/* Embryonic ones lose their listener and die with their handshake. */
+	for (uint32_t i = 0; i < st->heap_n; i++)
+		if (st->heap[i]->listener == l)
+			st->heap[i]->listener = NULL;
+	free(l);
+}
+
+struct tcp_sock *tcp_accept(struct tcp_listener *l, tcp_sock_fn fn, void *ctx)
+{
+	struct tcp_sock *s;
+
+	while ((s = l->ready_head)) {
+		l->ready_head = s->ready_next;
+		if (!l->ready_head)
+			l->ready_tail = NULL;
+		if (l->pending)
+			l->pending--;
+		s->listener = NULL;
+		if (s->dead)
+			continue;
+		s->fn = fn;
+		s->ctx = ctx;
+		l->st->stats.conns_accepted++;
+		s->conn.events |= TCP_EV_CONNECTED;
+		queue_events(s);
+		return s;
+	}
+	return NULL;
+}
+
+/* ---- active open ---- */
+
+struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t rport,
+				tcp_sock_fn fn, void *ctx, int *err)
+{
+	struct tcp_4tuple t = {.laddr = st->nif->ip, .raddr = raddr, .rport = rport};
+	struct tcp_sock *s;
+	int rc;
+
+	rc = tcp_table_pick_port(st->table, t.laddr, raddr, rport, st->eph_lo, st->eph_hi,
+				 &t.lport);
+	if (rc) {
+		*err = rc;
+		return NULL;
+	}
+	s = new_sock(st, &t);
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	s->app_owned = true;
+	s->fn = fn;
+	s->ctx = ctx;
+	tcp_connect(&s->conn, st->now, &st->out);
+	after(s);
+	*err = 0;
+	return s;
+}
+
+/* ---- data ---- */
+
+int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len)
+{
+	int rc = tcp_send(&s->conn, zbuf_data, len);
+
+	if (rc > 0) {
+		tcp_output(&s->conn, s->st->now, &s->st->out);
+		after(s);
+	}
+	return rc;
+}
+
+int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
+{
+	const uint8_t *src = data;
+	size_t done = 0;
+
+	while (done < len) {
+		uint32_t room = tcp_send_space(&s->conn);
+		uint32_t chunk = len - done < room ? (uint32_t)(len - done) : room;
+		uint8_t *buf;
+		int rc;
+
+		if (chunk > 65536)
+			chunk = 65536;
+		if (!chunk)
+			break;
+		buf = zbuf_alloc(chunk);
+		if (!buf)
+			return done ? (int)done : -ENOBUFS;
+		memcpy(buf, src + done, chunk);
+		s->st->stats.copy_tx_bytes += chunk;
+		rc = tcp_send(&s->conn, buf, chunk);
+		zbuf_unref(buf); /* the connection holds its own reference */
+		if (rc <= 0)
+			return done ? (int)done : rc;
+		done += (size_t)rc;
+	}
+	if (done) {
+		tcp_output(&s->conn, s->st->now, &s->st->out);
+		after(s);
+	}
+	return (int)done;
+}
+
+unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned max)
+{
+	unsigned n = tcp_recv(&s->conn, out, max, s->st->now, &s->st->out);
+
+	after(s);
+	return n;
+}
+
+size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)
+{
+	struct tcp_conn *c = &s->conn;
+	uint8_t *dst = buf;
+	size_t done = 0;
+
+	/* Copy from the queued slices in place; trim the first one if partly read. */
+	while (done < len && c->rcvq_count) {
+		struct tcp_slice *sl = &c->rcvq[c->rcvq_head];
+		size_t take = sl->len < len - done ? sl->len : len - done;
+
+		memcpy(dst + done, sl->data, take);
+		done += take;
+		if (take < sl->len) {
+			sl->data += take;
+			sl->seq += (uint32_t)take;
+			sl->len -= (uint32_t)take;
+			c->rcvq_bytes -= (uint32_t)take;
+			break;
+		}
+		{
+			struct tcp_slice one;
+
+			tcp_recv(c, &one, 1, s->st->now, &s->st->out);
+			zbuf_unref(one.data);
+		}
+	}
+	s->st->stats.copy_rx_bytes += done;
+	after(s);
+	return done;
+}
+
+uint32_t tcp_sock_send_space(const struct tcp_sock *s)
+{
+	return tcp_send_space(&s->conn);
+}
+
+uint32_t tcp_sock_readable(const struct tcp_sock *s)
+{
+	return tcp_recv_bytes(&s->conn);
+}
+
+void tcp_sock_shutdown(struct tcp_sock *s)
+{
+	tcp_close(&s->conn, s->st->now, &s->st->out);
+	after(s);
+}
+
+void tcp_sock_close(struct tcp_sock *s)
+{
+	s->app_closed = true;
+	s->fn = NULL;
+	tcp_close(&s->conn, s->st->now, &s->st->out);
+	after(s);
+}
+
+void tcp_sock_abort(struct tcp_sock *s)
+{
+	s->app_closed = true;
+	s->fn = NULL;
+	tcp_abort(&s->conn, s->st->now, &s->st->out);
+	after(s);
+}
+
+const struct tcp_conn *tcp_sock_conn(const struct tcp_sock *s)
+{
+	return &s->conn;
+}
+
+void tcp_sock_set_ctx(struct tcp_sock *s, tcp_sock_fn fn, void *ctx)
+{
+	s->fn = fn;
+	s->ctx = ctx;
+}

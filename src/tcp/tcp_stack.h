@@ -1,0 +1,92 @@
+/*
+ * tcp_stack.h - TCP on one worker: connects the sans-I/O core (tcp_conn)
+ * to the interface (netif), and gives applications a thin socket API.
+ *
+ * It owns the connection table (4-tuples and listeners), the accept queues
+ * with their backlog, a timer heap over every connection's next deadline,
+ * the building of frames from the core's segment descriptions, and the
+ * dispatch of events to application callbacks after each burst
+ * (LUNA's batch-r2c: process the burst, then run the callbacks).
+ *
+ * Memory: received payload stays in the received frame (Zbuf) until the
+ * application takes it; sent payload is held by reference until ACKed.
+ * The copying calls (tcp_sock_send, tcp_sock_read) copy once, and count it.
+ */
+#ifndef LUNAR_TCP_TCP_STACK_H
+#define LUNAR_TCP_TCP_STACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tcp/tcp_conn.h"
+
+struct netif;
+struct tcp_stack;
+struct tcp_sock;
+struct tcp_listener;
+
+/** Events for a socket: enum tcp_event bits (CONNECTED, READABLE, ...). */
+typedef void (*tcp_sock_fn)(struct tcp_sock *s, uint32_t events, void *ctx);
+/** A listener has connections ready for tcp_accept(). */
+typedef void (*tcp_accept_fn)(struct tcp_listener *l, void *ctx);
+
+struct tcp_stack_stats {
+	uint64_t conns_opened, conns_accepted, conns_closed, conns_active;
+	uint64_t syn_dropped_backlog; /* SYNs refused: accept queue full */
+	uint64_t rst_sent;            /* RSTs for segments without a connection */
+	uint64_t segs_in, segs_out, retransmits, timeouts;
+	uint64_t fastpath_ack, fastpath_data, slowpath;
+	uint64_t copy_tx_bytes, copy_rx_bytes; /* bytes copied by copying calls and framing */
+	uint64_t tx_no_mbuf;
+};
+
+/**
+ * Attach a TCP stack to @nif (it registers itself as the interface's TCP
+ * handler). @max_conns sizes the connection table; @eph_lo..@eph_hi is the
+ * ephemeral port range (lunar's reserved range).
+ */
+struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *cfg,
+				   unsigned max_conns, uint16_t eph_lo, uint16_t eph_hi);
+void tcp_stack_free(struct tcp_stack *st);
+/** Run due timers and deliver pending events. Call once per loop iteration. */
+void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
+const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st);
+void tcp_stack_dump(struct tcp_stack *st, FILE *f);
+/** Sockets still allocated (for leak checks at exit). */
+unsigned tcp_stack_sockets(const struct tcp_stack *st);
+
+/** Listen on @port with room for @backlog connections not yet accepted. */
+struct tcp_listener *tcp_listen_on(struct tcp_stack *st, uint16_t port, unsigned backlog,
+				   tcp_accept_fn fn, void *ctx, int *err);
+void tcp_listener_close(struct tcp_listener *l);
+/** Take one established connection from the queue (NULL if none); set its callback. */
+struct tcp_sock *tcp_accept(struct tcp_listener *l, tcp_sock_fn fn, void *ctx);
+
+/** Active open to @raddr:@rport from an ephemeral port. NULL and *err on failure. */
+struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t rport,
+				tcp_sock_fn fn, void *ctx, int *err);
+
+/** Copying send: copies up to @len bytes into Zbuf buffers. @return bytes taken or -errno. */
+int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len);
+/** Zero-copy send of Zbuf memory (a reference is taken). @return bytes taken or -errno. */
+int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len);
+/** Copying read of up to @len bytes. @return bytes copied (0: nothing queued). */
+size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len);
+/** Zero-copy read: slices whose references the caller now owns (zbuf_unref each). */
+unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned max);
+/** Send-buffer space. */
+uint32_t tcp_sock_send_space(const struct tcp_sock *s);
+/** Bytes queued for reading. */
+uint32_t tcp_sock_readable(const struct tcp_sock *s);
+/** Half-close: FIN after queued data; reading and events go on (RFC 9293 3.6). */
+void tcp_sock_shutdown(struct tcp_sock *s);
+/** Graceful close (FIN after queued data); the socket is freed when the connection ends. */
+void tcp_sock_close(struct tcp_sock *s);
+/** Abort (RST); the socket is freed. */
+void tcp_sock_abort(struct tcp_sock *s);
+/** The connection, read-only (state, error, stats). */
+const struct tcp_conn *tcp_sock_conn(const struct tcp_sock *s);
+void tcp_sock_set_ctx(struct tcp_sock *s, tcp_sock_fn fn, void *ctx);
+
+#endif

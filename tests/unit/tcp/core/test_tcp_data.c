@@ -1,0 +1,685 @@
+/*
+ * test_tcp_data.c - the data path of an established connection, one
+ * behaviour each: segmentation to the send MSS, delayed and immediate ACKs,
+ * Nagle, zero-copy delivery, header prediction, out-of-order reassembly
+ * with SACK, and sequence numbers that wrap past 2^32.
+ */
+#include "tcp_script.h"
+
+#include <string.h>
+
+/* The peer's segments when it uses timestamps: 1460 - 12 (RFC 9293 3.7.1). */
+#define PEER_MSS 1448u
+
+static const struct fixture_opts no_ts_opts = {
+	.ts = false, .sack = true, .ws = true, .peer_wscale = 7, .peer_mss = 1460,
+	.peer_window = 65535,
+};
+
+/* fixture_established()'s default options with configuration @cfg. */
+static struct fixture_opts with_cfg(struct tcp_config *cfg)
+{
+	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
+				 .peer_mss = 1460, .peer_window = 65535, .cfg = cfg};
+
+	return o;
+}
+
+/* The peer acknowledges our SYN-ACK ACK with its (scaled) window: the fast path needs it. */
+static void prime_window(struct script *s)
+{
+	seg(s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	expect_nothing(s);
+}
+
+/* RFC 9293 3.7.1: Eff.snd.MSS is bounded by the MSS option the peer sent. */
+static void test_mss_peer_option_smaller(void **state)
+{
+	struct fixture_opts o = no_ts_opts;
+	struct script s;
+
+	(void)state;
+	o.peer_mss = 1000;
+	fixture_established(&s, &o);
+	assert_int_equal(s.c.snd_mss, 1000);
+	assert_int_equal(app_send(&s, 2500), 2500);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 1000);
+	expect_tx(&s, ACK, ISS + 1001, IRS + 1, 1000);
+	expect_tx(&s, ACK | PSH, ISS + 2001, IRS + 1, 500);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/* RFC 9293 3.7.1: no MSS option in the SYN-ACK means SendMSS = 536. */
+static void test_mss_default_536(void **state)
+{
+	struct fixture_opts o = no_ts_opts;
+	struct script s;
+
+	(void)state;
+	fixture_established_ex(&s, &o, ISS, IRS, 0, false);
+	assert_int_equal(s.c.snd_mss, 536);
+	assert_int_equal(app_send(&s, 1200), 1200);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 536);
+	expect_tx(&s, ACK, ISS + 537, IRS + 1, 536);
+	expect_tx(&s, ACK | PSH, ISS + 1073, IRS + 1, 128);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 9293 3.7.1: Eff.snd.MSS = min(SendMSS + 20, MMS_S) - TCPhdrsize, and
+ * the 12 bytes of the timestamp option every segment carries are part of
+ * TCPhdrsize (RFC 7323 3.2): 1000 - 12 = 988.
+ */
+static void test_mss_minus_timestamps(void **state)
+{
+	struct fixture_opts o = no_ts_opts;
+	struct script s;
+
+	(void)state;
+	o.ts = true;
+	o.peer_mss = 1000;
+	fixture_established(&s, &o);
+	assert_int_equal(s.c.snd_mss, 988);
+	assert_int_equal(app_send(&s, 2000), 2000);
+	assert_true(expect_tx(&s, ACK, ISS + 1, IRS + 1, 988)->opts.has_ts);
+	assert_true(expect_tx(&s, ACK, ISS + 989, IRS + 1, 988)->opts.has_ts);
+	assert_true(expect_tx(&s, ACK | PSH, ISS + 1977, IRS + 1, 24)->opts.has_ts);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/* RFC 1122 4.2.3.2, RFC 5681 4.2: an ACK for at least every second full-sized segment. */
+static void test_delack_every_second_segment(void **state)
+{
+	struct script s;
+	uint32_t seq = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	for (unsigned i = 0; i < 3; i++) {
+		seg(&s, ACK, seq, ISS + 1, 65535, PEER_MSS);
+		seq += PEER_MSS;
+		expect_nothing(&s);
+		assert_int_not_equal(s.c.delack_at, 0);
+		seg(&s, ACK, seq, ISS + 1, 65535, PEER_MSS);
+		seq += PEER_MSS;
+		expect_tx(&s, ACK, ISS + 1, seq, 0);
+		expect_nothing(&s);
+		assert_int_equal(s.c.delack_at, 0);
+	}
+	assert_int_equal(recv_all(&s), 6 * PEER_MSS);
+	script_end(&s);
+}
+
+/* RFC 1122 4.2.3.2: a lone segment is acknowledged when the delayed-ACK timer expires (< 0.5 s). */
+static void test_delack_timer(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = with_cfg(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.delack_ns = 40 * MS;
+	fixture_established(&s, &o);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 100);
+	expect_nothing(&s);
+	assert_int_equal(s.c.delack_at, s.now + 40 * MS);
+	advance(&s, 40 * MS - 1);
+	expect_nothing(&s);
+	advance(&s, 1);
+	expect_tx(&s, ACK, ISS + 1, IRS + 101, 0);
+	expect_nothing(&s);
+	assert_int_equal(recv_all(&s), 100);
+	script_end(&s);
+}
+
+/* RFC 1122 4.2.3.2: delayed ACKs are optional; with them off every segment is ACKed. */
+static void test_delack_off_acks_every_segment(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = with_cfg(&cfg);
+	struct script s;
+	uint32_t seq = IRS + 1;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.delayed_ack = false;
+	fixture_established(&s, &o);
+	prime_window(&s);
+	for (unsigned i = 0; i < 4; i++) {
+		seg(&s, ACK, seq, ISS + 1, 65535, PEER_MSS);
+		seq += PEER_MSS;
+		expect_tx(&s, ACK, ISS + 1, seq, 0);
+		expect_nothing(&s);
+		assert_int_equal(s.c.delack_at, 0);
+	}
+	assert_int_equal(recv_all(&s), 4 * PEER_MSS);
+	script_end(&s);
+}
+
+/* RFC 5681 4.2, RFC 9293 3.10.7.4: out-of-order data is acknowledged at once (a duplicate ACK). */
+static void test_ack_now_out_of_order(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1 + PEER_MSS, ISS + 1, 65535, PEER_MSS);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	expect_nothing(&s);
+	assert_int_equal(t->opts.sack_count, 1);
+	assert_int_equal(t->opts.sack[0].left, IRS + 1 + PEER_MSS);
+	assert_int_equal(t->opts.sack[0].right, IRS + 1 + 2 * PEER_MSS);
+	assert_int_equal(s.c.stats.ooo_segs, 1);
+	assert_int_equal(tcp_recv_bytes(&s.c), 0);
+	script_end(&s);
+}
+
+/* RFC 5681 4.2: a segment that fills a hole is acknowledged at once, even a lone one. */
+static void test_ack_now_when_hole_fills(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1 + PEER_MSS, ISS + 1, 65535, PEER_MSS);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, PEER_MSS);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1 + 2 * PEER_MSS, 0);
+	expect_nothing(&s);
+	assert_int_equal(t->opts.sack_count, 0); /* nothing is out of order any more */
+	assert_int_equal(recv_in_order(&s, &next, 0), 2 * PEER_MSS);
+	script_end(&s);
+}
+
+/*
+ * RFC 9293 3.7.4 (Nagle): with unacknowledged data in flight, a short
+ * segment waits until the ACK comes; then everything queued goes together.
+ */
+static void test_nagle_small_segment_waits(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = with_cfg(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.nodelay = false;
+	fixture_established(&s, &o);
+	assert_int_equal(app_send(&s, 100), 100);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 100); /* nothing in flight: goes at once */
+	assert_int_equal(app_send(&s, 100), 100);
+	expect_nothing(&s);
+	assert_int_equal(app_send(&s, 50), 50);
+	expect_nothing(&s);
+	advance(&s, 1 * MS);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 101, 65535, 0);
+	expect_tx(&s, ACK | PSH, ISS + 101, IRS + 1, 150);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/* RFC 9293 3.7.4: Nagle holds back only short segments; full-sized ones go. */
+static void test_nagle_full_segments_not_delayed(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = with_cfg(&cfg);
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.nodelay = false;
+	fixture_established(&s, &o);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 100), 100);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 100);
+	assert_int_equal(app_send(&s, 2 * mss + 104), 2 * mss + 104);
+	expect_tx(&s, ACK, ISS + 101, IRS + 1, mss);
+	expect_tx(&s, ACK, ISS + 101 + mss, IRS + 1, mss);
+	expect_nothing(&s); /* the 104-byte tail waits */
+	seg(&s, ACK, IRS + 1, ISS + 101 + 2 * mss, 65535, 0);
+	expect_tx(&s, ACK | PSH, ISS + 101 + 2 * mss, IRS + 1, 104);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/* RFC 9293 3.7.4: an application may disable Nagle; short segments then go at once. */
+static void test_nodelay_sends_at_once(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	assert_true(s.c.cfg.nodelay);
+	assert_int_equal(app_send(&s, 100), 100);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 100);
+	assert_int_equal(app_send(&s, 100), 100);
+	expect_tx(&s, ACK | PSH, ISS + 101, IRS + 1, 100);
+	assert_int_equal(app_send(&s, 1), 1);
+	expect_tx(&s, ACK | PSH, ISS + 201, IRS + 1, 1);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * tcp_conn.h "Buffers": received payload is queued by reference, never
+ * copied. tcp_recv hands out the very bytes of each frame, in sequence
+ * order across many segments, one reference per slice; after the
+ * application releases them nothing is left (script_end checks).
+ */
+static void test_recv_zero_copy_in_order(void **state)
+{
+	enum { NSEG = 150, BATCH = 50 };
+	struct script s;
+	uint8_t *frame[NSEG];
+	uint32_t seq = IRS + 1;
+	unsigned got = 0;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	for (unsigned i = 0; i < NSEG; i++) {
+		frame[i] = zbuf_alloc(PEER_MSS);
+		assert_non_null(frame[i]);
+		for (uint32_t k = 0; k < PEER_MSS; k++)
+			frame[i][k] = (uint8_t)(i * 7 + k * 13);
+		seg_data(&s, ACK, seq, ISS + 1, 65535, frame[i], PEER_MSS);
+		seq += PEER_MSS;
+		drain_tx(&s);
+		assert_int_equal(zbuf_refcnt(frame[i]), 2); /* ours and the receive queue's */
+		if ((i + 1) % BATCH)
+			continue;
+		while (got <= i) {
+			struct tcp_slice sl[7];
+			unsigned n = tcp_recv(&s.c, sl, 7, s.now, &s.out);
+
+			assert_true(n > 0);
+			for (unsigned j = 0; j < n; j++, got++) {
+				assert_ptr_equal(sl[j].data, frame[got]); /* the frame itself */
+				assert_int_equal(sl[j].seq, IRS + 1 + got * PEER_MSS);
+				assert_int_equal(sl[j].len, PEER_MSS);
+				for (uint32_t k = 0; k < PEER_MSS; k++)
+					assert_int_equal(sl[j].data[k],
+							 (uint8_t)(got * 7 + k * 13));
+				zbuf_unref(sl[j].data);
+				assert_int_equal(zbuf_refcnt(frame[got]), 1);
+				zbuf_unref(frame[got]);
+			}
+			drain_tx(&s);
+		}
+	}
+	assert_int_equal(got, NSEG);
+	assert_int_equal(tcp_recv_bytes(&s.c), 0);
+	assert_int_equal(s.c.rcv_nxt, IRS + 1 + NSEG * PEER_MSS);
+	assert_int_equal(s.c.stats.bytes_in, NSEG * PEER_MSS);
+	script_end(&s);
+}
+
+/*
+ * Header prediction (tcp_input.c, RFC 9293 3.10.7.4's checks short-cut):
+ * in-order data and pure ACKs on an established connection.
+ */
+static void test_fastpath_in_order_data_and_ack(void **state)
+{
+	struct script s;
+	uint64_t slow;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s); /* the window changed from the SYN-ACK's: slow path */
+	slow = s.c.stats.slowpath;
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	seg(&s, ACK | PSH, IRS + 1001, ISS + 1, 65535, 1000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 2001, 0);
+	assert_int_equal(s.c.stats.fastpath_data, 2);
+	assert_int_equal(app_send(&s, 3000), 3000);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 2001, ISS + 1 + s.c.snd_mss, 65535, 0);
+	seg(&s, ACK, IRS + 2001, ISS + 3001, 65535, 0);
+	assert_int_equal(s.c.stats.fastpath_ack, 2);
+	assert_int_equal(s.c.snd_una, ISS + 3001);
+	assert_int_equal(s.c.stats.slowpath, slow);
+	assert_int_equal(recv_all(&s), 2000);
+	script_end(&s);
+}
+
+/*
+ * Header prediction declines out-of-order data, data while reassembly is
+ * pending and a FIN: they take the full RFC 9293 3.10.7.4 path.
+ */
+static void test_slowpath_out_of_order_and_flagged(void **state)
+{
+	struct script s;
+	uint64_t slow;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	slow = s.c.stats.slowpath;
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000); /* out of order */
+	assert_int_equal(s.c.stats.slowpath, slow + 1);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000); /* fills the hole: reassembly pending */
+	assert_int_equal(s.c.stats.slowpath, slow + 2);
+	seg(&s, ACK | FIN, IRS + 2001, ISS + 1, 65535, 100); /* FIN */
+	assert_int_equal(s.c.stats.slowpath, slow + 3);
+	assert_int_equal(s.c.state, TCP_CLOSE_WAIT);
+	assert_int_equal(s.c.stats.fastpath_data, 0);
+	assert_int_equal(s.c.stats.fastpath_ack, 0);
+	drain_tx(&s);
+	assert_int_equal(recv_all(&s), 2100);
+	script_end(&s);
+}
+
+/* RFC 9293 3.10.7.4 seventh: segments arriving 3, 1, 2 are delivered 1, 2, 3. */
+static void test_reass_312_in_order(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	assert_int_equal(tcp_recv_bytes(&s.c), 0);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	assert_int_equal(t->opts.sack[0].left, IRS + 2001);
+	assert_int_equal(t->opts.sack[0].right, IRS + 3001);
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 3001, 0);
+	assert_int_equal(t->opts.sack_count, 0);
+	expect_nothing(&s);
+	assert_int_equal(tcp_recv_bytes(&s.c), 3000);
+	assert_int_equal(recv_in_order(&s, &next, 0), 3000);
+	assert_int_equal(next, IRS + 3001);
+	script_end(&s);
+}
+
+static void expect_sack(const struct tcp_tx *t, unsigned i, uint32_t left, uint32_t right)
+{
+	assert_true(i < t->opts.sack_count);
+	if (t->opts.sack[i].left != left || t->opts.sack[i].right != right)
+		fail_msg("SACK block %u is [%u, %u), expected [%u, %u)", i, t->opts.sack[i].left,
+			 t->opts.sack[i].right, left, right);
+}
+
+/*
+ * RFC 2018 4: the first SACK block holds the segment that triggered the
+ * ACK, the others the most recently reported blocks; with timestamps at
+ * most 3 blocks fit (RFC 2018 3).
+ */
+static void test_sack_most_recent_first_three_with_ts(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+	const uint32_t b = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	for (unsigned k = 1; k <= 4; k++) {
+		seg(&s, ACK, b + 2000 * k, ISS + 1, 65535, 1000);
+		t = expect_tx(&s, ACK, ISS + 1, b, 0);
+		assert_int_equal(t->opts.sack_count, k < 3 ? k : 3);
+		for (unsigned i = 0; i < t->opts.sack_count; i++)
+			expect_sack(t, i, b + 2000 * (k - i), b + 2000 * (k - i) + 1000);
+	}
+	/* [5000, 6000) joins the blocks at 4000 and 6000: that run goes first. */
+	seg(&s, ACK, b + 5000, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, b, 0);
+	assert_int_equal(t->opts.sack_count, 3);
+	expect_sack(t, 0, b + 4000, b + 7000);
+	expect_sack(t, 1, b + 8000, b + 9000);
+	expect_sack(t, 2, b + 2000, b + 3000);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/* RFC 2018 3: without the timestamp option up to 4 SACK blocks are sent. */
+static void test_sack_four_blocks_without_ts(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+	const uint32_t b = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, &no_ts_opts);
+	prime_window(&s);
+	for (unsigned k = 1; k <= 5; k++) {
+		seg(&s, ACK, b + 2000 * k, ISS + 1, 65535, 1000);
+		t = expect_tx(&s, ACK, ISS + 1, b, 0);
+		assert_false(t->opts.has_ts);
+		assert_int_equal(t->opts.sack_count, k < 4 ? k : 4);
+		for (unsigned i = 0; i < t->opts.sack_count; i++)
+			expect_sack(t, i, b + 2000 * (k - i), b + 2000 * (k - i) + 1000);
+	}
+	script_end(&s);
+}
+
+/* RFC 2018 4: every duplicate ACK sent while data is held out of order carries SACK. */
+static void test_dupack_carries_sack(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	expect_sack(t, 0, IRS + 2001, IRS + 3001);
+	/* An old duplicate below RCV.NXT: answered by a duplicate ACK ... */
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	expect_sack(t, 0, IRS + 2001, IRS + 3001);
+	/* ... and so is a second copy of the out-of-order segment. */
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	expect_sack(t, 0, IRS + 2001, IRS + 3001);
+	expect_nothing(&s);
+	assert_int_equal(recv_all(&s), 1000);
+	script_end(&s);
+}
+
+/*
+ * tcp_reass.h, RFC 9293 3.10.7.4 seventh ("may" keep out-of-order data):
+ * the out-of-order queue is bounded by a slice count; a segment beyond the
+ * bound is dropped, not SACKed, and is taken when the peer retransmits it.
+ */
+static void test_reass_bounded_segments(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = with_cfg(&cfg);
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.reass_max_segs = 2;
+	fixture_established(&s, &o);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 3001, ISS + 1, 65535, 1000); /* no room: dropped */
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	expect_sack(t, 0, IRS + 1001, IRS + 3001);
+	assert_int_equal(s.c.reass.n, 2);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000); /* the hole */
+	expect_tx(&s, ACK, ISS + 1, IRS + 3001, 0);
+	seg(&s, ACK, IRS + 3001, ISS + 1, 65535, 1000); /* the retransmission */
+	drain_tx(&s);
+	assert_int_equal(s.c.rcv_nxt, IRS + 4001);
+	assert_int_equal(recv_in_order(&s, &next, 0), 4000);
+	script_end(&s);
+}
+
+/* Same with the byte bound: what does not fit is dropped whole, then recovered. */
+static void test_reass_bounded_bytes(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = with_cfg(&cfg);
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.reass_max_bytes = 1500;
+	fixture_established(&s, &o);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000); /* 2000 > 1500: dropped */
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	expect_sack(t, 0, IRS + 1001, IRS + 2001);
+	assert_int_equal(tcp_reass_bytes(&s.c.reass), 1000);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 2001, 0);
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	assert_int_equal(recv_in_order(&s, &next, 0), 3000);
+	assert_int_equal(next, IRS + 3001);
+	script_end(&s);
+}
+
+/*
+ * RFC 9293 3.4: sequence numbers are modulo 2^32. A bulk transfer whose
+ * data crosses 2^32, with an out-of-order segment just past the wrap and
+ * the one straddling it filling the hole, is delivered whole and in order.
+ */
+static void test_seq_wrap_receive(void **state)
+{
+	enum { NSEG = 20 };
+	const uint32_t irs = 0xffffffffu - 3000u;
+	const uint32_t b = irs + 1;
+	const unsigned order[NSEG] = {0, 1, 3, 2, 4, 5, 6, 7, 8, 9,
+				      10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t next = b;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, ISS, irs, 0, true);
+	seg(&s, ACK, b, ISS + 1, 65535, 0);
+	/* Segment 2 straddles 2^32. */
+	assert_true(b + 2 * PEER_MSS > b + 3 * PEER_MSS);
+	for (unsigned i = 0; i < NSEG; i++) {
+		uint32_t seq = b + order[i] * PEER_MSS;
+
+		seg(&s, ACK, seq, ISS + 1, 65535, PEER_MSS);
+		if (order[i] == 3) {
+			t = expect_tx(&s, ACK, ISS + 1, b + 2 * PEER_MSS, 0);
+			expect_sack(t, 0, b + 3 * PEER_MSS, b + 4 * PEER_MSS);
+		} else if (order[i] == 2) {
+			t = expect_tx(&s, ACK, ISS + 1, b + 4 * PEER_MSS, 0);
+			assert_int_equal(t->opts.sack_count, 0);
+		}
+		drain_tx(&s);
+	}
+	assert_int_equal(s.c.rcv_nxt, b + NSEG * PEER_MSS);
+	assert_true(s.c.rcv_nxt < b); /* it wrapped */
+	assert_int_equal(recv_in_order(&s, &next, 0), NSEG * PEER_MSS);
+	assert_int_equal(next, b + NSEG * PEER_MSS);
+	script_end(&s);
+}
+
+/*
+ * RFC 9293 3.4 on the sending side: our ISS just below 2^32; 40000 bytes go
+ * out in order across the wrap, each segment's payload is the right part of
+ * the send buffer, and the ACKs release it all.
+ */
+static void test_seq_wrap_send(void **state)
+{
+	const uint32_t iss = 0xffffffffu - 2000u;
+	const uint32_t total = 40000;
+	struct script s;
+	uint32_t next = iss + 1;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, iss, IRS, 0, true);
+	seg(&s, ACK, IRS + 1, iss + 1, 65535, 0);
+	assert_int_equal(app_send(&s, total), total);
+	while (s.c.snd_una != iss + 1 + total) {
+		assert_true(pending_tx(&s) > 0);
+		while (pending_tx(&s)) {
+			const struct tcp_tx *t = take_tx(&s);
+			struct tcp_slice sl[4];
+			unsigned n;
+			uint32_t off = 0;
+
+			assert_int_equal(t->seq, next);
+			assert_true(t->len > 0 && t->len <= s.c.snd_mss);
+			assert_false(t->retransmit);
+			n = tcp_tx_slices(&s.c, t->seq, t->len, sl, 4);
+			for (unsigned i = 0; i < n; i++) {
+				for (uint32_t k = 0; k < sl[i].len; k++)
+					assert_int_equal(sl[i].data[k],
+							 (uint8_t)(t->seq - (iss + 1) + off + k));
+				off += sl[i].len;
+			}
+			assert_int_equal(off, t->len);
+			next += t->len;
+		}
+		advance(&s, 100 * US);
+		seg(&s, ACK, IRS + 1, next, 65535, 0);
+	}
+	expect_nothing(&s);
+	assert_true(s.c.snd_una < iss); /* it wrapped */
+	assert_int_equal(s.c.snd.bytes, 0);
+	assert_int_equal(s.c.snd.count, 0);
+	assert_int_equal(s.c.rto_at, 0);
+	script_end(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mss_peer_option_smaller),
+		cmocka_unit_test(test_mss_default_536),
+		cmocka_unit_test(test_mss_minus_timestamps),
+		cmocka_unit_test(test_delack_every_second_segment),
+		cmocka_unit_test(test_delack_timer),
+		cmocka_unit_test(test_delack_off_acks_every_segment),
+		cmocka_unit_test(test_ack_now_out_of_order),
+		cmocka_unit_test(test_ack_now_when_hole_fills),
+		cmocka_unit_test(test_nagle_small_segment_waits),
+		cmocka_unit_test(test_nagle_full_segments_not_delayed),
+		cmocka_unit_test(test_nodelay_sends_at_once),
+		cmocka_unit_test(test_recv_zero_copy_in_order),
+		cmocka_unit_test(test_fastpath_in_order_data_and_ack),
+		cmocka_unit_test(test_slowpath_out_of_order_and_flagged),
+		cmocka_unit_test(test_reass_312_in_order),
+		cmocka_unit_test(test_sack_most_recent_first_three_with_ts),
+		cmocka_unit_test(test_sack_four_blocks_without_ts),
+		cmocka_unit_test(test_dupack_carries_sack),
+		cmocka_unit_test(test_reass_bounded_segments),
+		cmocka_unit_test(test_reass_bounded_bytes),
+		cmocka_unit_test(test_seq_wrap_receive),
+		cmocka_unit_test(test_seq_wrap_send),
+	};
+
+	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);
+}

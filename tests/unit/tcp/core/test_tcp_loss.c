@@ -1,0 +1,553 @@
+/*
+ * test_tcp_loss.c - loss and silence, one behaviour each: the RFC 6298
+ * retransmission timer on a real connection (samples, floor, backoff,
+ * Karn), slow start after a timeout, fast retransmit and NewReno recovery,
+ * giving up on a vanished peer, a lost FIN, and keep-alives.
+ */
+#include "tcp_script.h"
+
+#include <errno.h>
+
+#define SEC (1000 * MS)
+
+static struct fixture_opts opts_with(struct tcp_config *cfg)
+{
+	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
+				 .peer_mss = 1460, .peer_window = 65535, .cfg = cfg};
+
+	return o;
+}
+
+/* The peer's first ACK after the handshake: its window, now scaled. */
+static void prime_window(struct script *s)
+{
+	seg(s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	expect_nothing(s);
+}
+
+/*
+ * RFC 6298 2.2, 2.3: from the handshake's sample R0 = 8 ms (SYN to SYN-ACK)
+ * and two timed data segments (16 ms, then 1 ms):
+ *   R0:  SRTT = 8,  RTTVAR = 4,                        RTO = 8 + 16 = 24
+ *   16:  RTTVAR = (3*4 + |8-16|)/4 = 5,  SRTT = (7*8 + 16)/8 = 9,  RTO = 29
+ *   1:   RTTVAR = (3*5 + |9-1|)/4 = 5.75, SRTT = (7*9 + 1)/8 = 8,  RTO = 31
+ */
+static void test_rto_from_rtt_samples(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, ISS, IRS, 8 * MS, true);
+	assert_int_equal(s.c.rtt.srtt_ns, 8 * MS);
+	assert_int_equal(s.c.rtt.rttvar_ns, 4 * MS);
+	assert_int_equal(s.c.rtt.rto_ns, 24 * MS);
+	prime_window(&s);
+
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	assert_int_equal(s.c.rto_at, s.now + 24 * MS); /* RFC 6298 5.1 */
+	advance(&s, 16 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1001, 65535, 0);
+	assert_int_equal(s.c.rtt.rttvar_ns, 5 * MS);
+	assert_int_equal(s.c.rtt.srtt_ns, 9 * MS);
+	assert_int_equal(s.c.rtt.rto_ns, 29 * MS);
+
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1001, IRS + 1, 1000);
+	assert_int_equal(s.c.rto_at, s.now + 29 * MS);
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 2001, 65535, 0);
+	assert_int_equal(s.c.rtt.rttvar_ns, 5750 * US);
+	assert_int_equal(s.c.rtt.srtt_ns, 8 * MS);
+	assert_int_equal(s.c.rtt.rto_ns, 31 * MS);
+	assert_int_equal(s.c.rto_at, 0); /* RFC 6298 5.2: all acknowledged */
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/* RFC 6298 2.4 with LUNA's floor: SRTT + 4*RTTVAR = 300 us is raised to rto_min_ns = 4 ms. */
+static void test_rto_floor(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, ISS, IRS, 100 * US, true);
+	assert_int_equal(s.c.cfg.rto_min_ns, 4 * MS);
+	assert_int_equal(s.c.rtt.srtt_ns, 100 * US);
+	assert_int_equal(s.c.rtt.rttvar_ns, 50 * US);
+	assert_int_equal(s.c.rtt.rto_ns, 4 * MS);
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	advance(&s, 4 * MS - 1);
+	expect_nothing(&s);
+	advance(&s, 1);
+	assert_true(expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000)->retransmit);
+	script_end(&s);
+}
+
+/*
+ * RFC 6298 5.4-5.6: on each expiry the earliest unacknowledged segment is
+ * retransmitted and the timer doubles: RTO, 2*RTO, 4*RTO, ... up to the
+ * maximum (2.5), here 40 ms: 4, 8, 16, 32, 40, 40 ms.
+ */
+static void test_rto_backoff_capped(void **state)
+{
+	static const uint64_t gap_ms[] = {4, 8, 16, 32, 40, 40, 40};
+	struct tcp_config cfg;
+	struct fixture_opts o = opts_with(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.rto_max_ns = 40 * MS;
+	fixture_established(&s, &o);
+	prime_window(&s);
+	assert_int_equal(tcp_rtt_timeout(&s.c.rtt), 4 * MS);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	for (unsigned i = 0; i < sizeof(gap_ms) / sizeof(gap_ms[0]); i++) {
+		advance(&s, gap_ms[i] * MS - 1);
+		expect_nothing(&s);
+		advance(&s, 1);
+		assert_true(expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000)->retransmit);
+		expect_nothing(&s);
+		assert_int_equal(s.c.stats.timeouts, i + 1);
+	}
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	script_end(&s);
+}
+
+/*
+ * RFC 6298 3 (Karn's algorithm) and 5.7: an ACK for retransmitted data
+ * gives no RTT sample; the next segment sent fresh is timed again and its
+ * sample recomputes RTO, collapsing the backoff.
+ */
+static void test_karn_no_sample_from_retransmission(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, ISS, IRS, 8 * MS, true); /* SRTT 8, RTTVAR 4, RTO 24 */
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	advance(&s, 24 * MS);
+	assert_true(expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000)->retransmit);
+	advance(&s, 2 * MS); /* ambiguous: 26 ms from the first copy, 2 ms from the second */
+	seg(&s, ACK, IRS + 1, ISS + 1001, 65535, 0);
+	assert_int_equal(s.c.rtt.srtt_ns, 8 * MS);
+	assert_int_equal(s.c.rtt.rttvar_ns, 4 * MS);
+	assert_int_equal(tcp_rtt_timeout(&s.c.rtt), 48 * MS); /* backed off until a new sample */
+
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1001, IRS + 1, 1000);
+	advance(&s, 8 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 2001, 65535, 0);
+	assert_int_equal(s.c.rtt.srtt_ns, 8 * MS);
+	assert_int_equal(s.c.rtt.rttvar_ns, 3 * MS);
+	assert_int_equal(tcp_rtt_timeout(&s.c.rtt), 20 * MS);
+	script_end(&s);
+}
+
+/*
+ * RFC 5681 3.1: after a timeout cwnd is the loss window (1 SMSS) and
+ * ssthresh = max(FlightSize/2, 2*SMSS); only the first segment is resent.
+ * Its ACK grows cwnd in slow start and the rest follows, go-back-N.
+ */
+static void test_rto_then_slow_start(void **state)
+{
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 5 * mss), 5 * mss);
+	for (unsigned i = 0; i < 5; i++)
+		take_tx(&s);
+	expect_nothing(&s);
+	advance(&s, tcp_rtt_timeout(&s.c.rtt));
+	assert_true(expect_tx(&s, ACK, ISS + 1, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.cc.cwnd, mss);
+	assert_int_equal(s.c.cc.ssthresh, 5 * mss / 2);
+
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	assert_int_equal(s.c.cc.cwnd, 2 * mss);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + mss, IRS + 1, mss)->retransmit);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + 2 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 3 * mss, 65535, 0);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + 3 * mss, IRS + 1, mss)->retransmit);
+	assert_true(expect_tx(&s, ACK | PSH, ISS + 1 + 4 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 5 * mss, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
+/* Five full segments sent; the peer acknowledged the first. */
+static uint32_t five_in_flight(struct script *s)
+{
+	uint32_t mss;
+
+	fixture_established(s, NULL);
+	prime_window(s);
+	mss = s->c.snd_mss;
+	assert_int_equal(app_send(s, 5 * mss), 5 * mss);
+	for (unsigned i = 0; i < 5; i++)
+		take_tx(s);
+	expect_nothing(s);
+	advance(s, 100 * US);
+	seg(s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	expect_nothing(s);
+	return mss;
+}
+
+/*
+ * RFC 5681 3.2: the first and second duplicate ACKs retransmit nothing;
+ * the third retransmits the missing segment at once, ssthresh =
+ * max(FlightSize/2, 2*SMSS), cwnd = ssthresh + 3*SMSS.
+ */
+static void test_fast_retransmit_third_dupack(void **state)
+{
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	mss = five_in_flight(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.dupacks, 2);
+	assert_int_equal(s.c.stats.fast_retransmits, 0);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.fast_retransmits, 1);
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.cc.ssthresh, 2 * mss);
+	assert_int_equal(s.c.cc.cwnd, 5 * mss);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 5681 3.2 step 1 / RFC 3042 (limited transmit): on the first and
+ * second duplicate ACKs a sender SHOULD send a segment of new data if the
+ * peer's window allows and FlightSize stays within cwnd + 2*SMSS. Here
+ * cwnd (10 segments) is full and two more segments wait.
+ */
+static void test_limited_transmit_on_first_two_dupacks(void **state)
+{
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	mss = s.c.snd_mss;
+	assert_int_equal(s.c.cc.cwnd, 10 * mss);
+	assert_int_equal(app_send(&s, 12 * mss), 12 * mss);
+	for (unsigned i = 0; i < 10; i++)
+		take_tx(&s);
+	expect_nothing(&s); /* cwnd-limited */
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0); /* segment 1 lost, 2 arrived */
+	assert_false(expect_tx(&s, ACK, ISS + 1 + 10 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	assert_false(expect_tx(&s, ACK | PSH, ISS + 1 + 11 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	assert_true(expect_tx(&s, ACK, ISS + 1, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 5681 4.1: after an idle period longer than the RTO, cwnd SHOULD be
+ * no more than the restart window RW = min(IW, cwnd) before sending again.
+ * cwnd grew to 20 segments; after 1 s idle a large write sends 10.
+ */
+static void test_cwnd_restart_after_idle(void **state)
+{
+	struct script s;
+	uint32_t mss, next = ISS + 1;
+	unsigned n = 0;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 10 * mss), 10 * mss);
+	for (unsigned i = 0; i < 5; i++) {
+		advance(&s, 100 * US);
+		next += 2 * mss;
+		seg(&s, ACK, IRS + 1, next, 65535, 0);
+	}
+	drain_tx(&s);
+	assert_int_equal(s.c.cc.cwnd, 20 * mss);
+	assert_int_equal(s.c.snd_una, s.c.snd_max);
+	advance(&s, 1000 * MS);
+	assert_true(1000 * MS > tcp_rtt_timeout(&s.c.rtt));
+	assert_int_equal(app_send(&s, 30 * mss), 30 * mss);
+	while (pending_tx(&s)) {
+		take_tx(&s);
+		n++;
+	}
+	assert_int_equal(n, 10);
+	script_end(&s);
+}
+
+/*
+ * RFC 6582 3.2 steps 5: segments 2 and 4 of 5 lost. After fast retransmit
+ * of 2, the partial ACK (up to 4) retransmits 4 at once and deflates cwnd
+ * (by the 2*SMSS acknowledged, plus SMSS back); the full ACK ends recovery
+ * with cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+ */
+static void test_newreno_partial_then_full_ack(void **state)
+{
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	mss = five_in_flight(&s);
+	for (unsigned i = 0; i < 3; i++)
+		seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.cc.recover, ISS + 1 + 5 * mss);
+
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 3 * mss, 65535, 0); /* partial */
+	assert_true(expect_tx(&s, ACK, ISS + 1 + 3 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.cc.cwnd, 4 * mss);
+
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 5 * mss, 65535, 0); /* full */
+	expect_nothing(&s);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.cc.cwnd, 2 * mss);
+	assert_int_equal(s.c.stats.fast_retransmits, 1);
+	assert_int_equal(s.c.stats.retransmits, 2);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	assert_int_equal(s.c.rto_at, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 9293 3.8.3 (R2) / RFC 1122 4.2.3.5: with data outstanding and no ACK
+ * for user_timeout_ns the connection gives up: TCP_EV_TIMEOUT, ETIMEDOUT,
+ * CLOSED, and the send buffer's references are released.
+ */
+static void test_peer_vanishes_user_timeout(void **state)
+{
+	struct script s;
+	uint64_t t0, limit;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 3000), 3000);
+	drain_tx(&s);
+	t0 = s.now;
+	limit = t0 + s.c.cfg.user_timeout_ns;
+	while (s.now < limit - 1) {
+		uint64_t d = tcp_next_deadline(&s.c);
+
+		assert_true(d != UINT64_MAX);
+		advance(&s, (d < limit - 1 ? d : limit - 1) - s.now);
+		drain_tx(&s);
+	}
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_int_equal(s.c.events & TCP_EV_TIMEOUT, 0);
+	assert_true(s.c.stats.retransmits >= 8);
+	advance(&s, s.c.cfg.rto_max_ns + 1);
+	drain_tx(&s);
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	assert_true(s.c.events & TCP_EV_TIMEOUT);
+	assert_true(s.c.events & TCP_EV_CLOSED);
+	assert_int_equal(s.c.error, -ETIMEDOUT);
+	assert_int_equal(s.c.snd.bytes, 0);
+	assert_int_equal(zbuf_in_use(), s.zbuf_base); /* released by the drop, not by fini */
+	assert_int_equal(tcp_next_deadline(&s.c), UINT64_MAX);
+	script_end(&s);
+}
+
+/* RFC 9293 3.10.4, RFC 6298 5: our FIN occupies a sequence number and is retransmitted on RTO. */
+static void test_lost_fin_retransmitted(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_fin_wait_1(&s, NULL);
+	advance(&s, 4 * MS - 1);
+	expect_nothing(&s);
+	advance(&s, 1);
+	assert_true(expect_tx(&s, FIN | ACK, ISS + 1, IRS + 1, 0)->retransmit);
+	expect_nothing(&s);
+	advance(&s, 8 * MS);
+	assert_true(expect_tx(&s, FIN | ACK, ISS + 1, IRS + 1, 0)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 2, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_FIN_WAIT_2);
+	assert_int_equal(s.c.rto_at, 0);
+	script_end(&s);
+}
+
+/* Same when the FIN rode on the last data segment: both are resent together. */
+static void test_lost_data_and_fin_retransmitted(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 500), 500);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 500);
+	app_close(&s);
+	expect_tx(&s, FIN | ACK, ISS + 501, IRS + 1, 0);
+	expect_nothing(&s);
+	advance(&s, tcp_rtt_timeout(&s.c.rtt));
+	assert_true(expect_tx(&s, ACK | PSH | FIN, ISS + 1, IRS + 1, 500)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 502, 65535, 0);
+	assert_int_equal(s.c.state, TCP_FIN_WAIT_2);
+	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
+/* RFC 1122 4.2.3.6: keep-alives MUST default to off: an idle connection sends nothing, ever. */
+static void test_keepalive_off_by_default(void **state)
+{
+	struct tcp_config def;
+	struct script s;
+
+	(void)state;
+	tcp_config_default(&def);
+	assert_false(def.keepalive);
+	fixture_established(&s, NULL);
+	assert_int_equal(s.c.keepalive_at, 0);
+	advance(&s, 24ull * 3600 * SEC);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	script_end(&s);
+}
+
+/*
+ * RFC 1122 4.2.3.6: with keep-alives on, after keepalive_idle_ns without a
+ * segment from the peer a probe <SEQ=SND.NXT-1> without data goes out, then
+ * one every keepalive_intvl_ns; an answer resets the count (and the idle
+ * timer), so a full set of unanswered probes is needed again.
+ */
+static void test_keepalive_probe_and_answer(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = opts_with(&cfg);
+	struct script s;
+	uint64_t idle, intvl;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.keepalive = true;
+	cfg.keepalive_probes = 3;
+	idle = cfg.keepalive_idle_ns;
+	intvl = cfg.keepalive_intvl_ns;
+	assert_true(idle >= 7200 * SEC); /* RFC 1122 4.2.3.6: no less than two hours */
+	fixture_established(&s, &o);
+	advance(&s, idle - 1);
+	expect_nothing(&s);
+	advance(&s, 1);
+	expect_tx(&s, ACK, ISS, IRS + 1, 0);
+	expect_nothing(&s);
+	advance(&s, intvl);
+	expect_tx(&s, ACK, ISS, IRS + 1, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.keepalive_sent, 2);
+
+	advance(&s, 1 * SEC);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0); /* the answer */
+	expect_nothing(&s);
+	assert_int_equal(s.c.keepalive_sent, 0);
+	advance(&s, idle - 1);
+	expect_nothing(&s);
+	advance(&s, 1);
+	expect_tx(&s, ACK, ISS, IRS + 1, 0);
+	for (unsigned i = 1; i < 3; i++) {
+		advance(&s, intvl);
+		expect_tx(&s, ACK, ISS, IRS + 1, 0);
+	}
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	advance(&s, intvl);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	script_end(&s);
+}
+
+/* RFC 1122 4.2.3.6: keepalive_probes unanswered probes: the peer is dead, TCP_EV_TIMEOUT. */
+static void test_keepalive_unanswered_times_out(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = opts_with(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.keepalive = true;
+	cfg.keepalive_idle_ns = 60 * SEC;
+	cfg.keepalive_intvl_ns = 10 * SEC;
+	cfg.keepalive_probes = 4;
+	fixture_established(&s, &o);
+	advance(&s, 60 * SEC);
+	expect_tx(&s, ACK, ISS, IRS + 1, 0);
+	for (unsigned i = 1; i < 4; i++) {
+		advance(&s, 10 * SEC - 1);
+		expect_nothing(&s);
+		advance(&s, 1);
+		expect_tx(&s, ACK, ISS, IRS + 1, 0);
+	}
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	advance(&s, 10 * SEC);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	assert_true(s.c.events & TCP_EV_TIMEOUT);
+	assert_int_equal(s.c.error, -ETIMEDOUT);
+	script_end(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rto_from_rtt_samples),
+		cmocka_unit_test(test_rto_floor),
+		cmocka_unit_test(test_rto_backoff_capped),
+		cmocka_unit_test(test_karn_no_sample_from_retransmission),
+		cmocka_unit_test(test_rto_then_slow_start),
+		cmocka_unit_test(test_fast_retransmit_third_dupack),
+		cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
+		cmocka_unit_test(test_newreno_partial_then_full_ack),
+		cmocka_unit_test(test_cwnd_restart_after_idle),
+		cmocka_unit_test(test_peer_vanishes_user_timeout),
+		cmocka_unit_test(test_lost_fin_retransmitted),
+		cmocka_unit_test(test_lost_data_and_fin_retransmitted),
+		cmocka_unit_test(test_keepalive_off_by_default),
+		cmocka_unit_test(test_keepalive_probe_and_answer),
+		cmocka_unit_test(test_keepalive_unanswered_times_out),
+	};
+
+	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);
+}

@@ -224,6 +224,7 @@ static void listen_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_
 		return;
 	c->irs = seg->seq;
 	c->rcv_nxt = seg->seq + 1;
+	c->rcv_adv = c->rcv_nxt; /* nothing advertised yet: the window's right edge starts here */
 	take_syn_options(c, seg, now);
 	/* RFC 7323 2.2: the window of a SYN is not scaled. */
 	c->snd_wnd = c->max_snd_wnd = seg->window;
@@ -259,6 +260,7 @@ static void syn_sent_input(struct tcp_conn *c, const struct tcp_repr *seg, uint6
 		return;
 	c->irs = seg->seq;
 	c->rcv_nxt = seg->seq + 1;
+	c->rcv_adv = c->rcv_nxt; /* nothing advertised yet: the window's right edge starts here */
 	take_syn_options(c, seg, now);
 	c->snd_wnd = c->max_snd_wnd = seg->window; /* unscaled in a SYN */
 	c->snd_wl1 = seg->seq;

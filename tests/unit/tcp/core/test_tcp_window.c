@@ -682,9 +682,36 @@ static void test_wscale_old_right_edge_honoured(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 9293 3.8.6.2.2 / 3.3.1: the first window we advertise is our free
+ * buffer, whatever the peer's initial sequence number. (A right edge left
+ * at 0 while RCV.NXT = IRS + 1 sits above 2^31 once read as a huge window.)
+ */
+static void test_first_window_with_high_irs(void **state)
+{
+	const uint32_t irs[] = {0x7fffffffu, 0x80000000u, 0xfffffff0u, 0xc0000000u};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(irs) / sizeof(irs[0]); i++) {
+		struct script s;
+		const struct tcp_tx *t;
+
+		fixture_established_ex(&s, NULL, ISS, irs[i], 100 * US, true);
+		seg(&s, ACK, irs[i] + 1, ISS + 1, 65535, 100);
+		advance(&s, s.c.cfg.delack_ns);
+		t = take_tx(&s);
+		assert_true(((uint32_t)t->wnd << s.c.rcv_wscale) <= s.c.cfg.rcv_buf);
+		assert_true(seq_leq(s.c.rcv_adv, s.c.rcv_nxt + s.c.cfg.rcv_buf));
+		drain_tx(&s);
+		recv_all(&s);
+		script_end(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_window_with_high_irs),
 		cmocka_unit_test(test_send_within_peer_window),
 		cmocka_unit_test(test_old_ack_does_not_shrink_window),
 		cmocka_unit_test(test_old_seq_does_not_update_window),

@@ -53,7 +53,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->keepalive_intvl_ns = 75000 * NS_PER_MS;
 	cfg->keepalive_probes = 9;
 	cfg->iw_segments = 10; /* RFC 6928 */
-	cfg->reass_max_segs = TCP_REASS_MAX_SEGS;
+	cfg->reass_max_segs = 0; /* 0: one slot per 512 bytes of the receive buffer */
 }
 
 /* ---- timestamps: a 1 ms clock with a per-connection random offset (RFC 7323 5.4) ---- */
@@ -344,6 +344,16 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 	c->cfg = *cfg;
 	if (!c->cfg.reass_max_bytes)
 		c->cfg.reass_max_bytes = c->cfg.rcv_buf;
+	/*
+	 * Room for a whole window of out-of-order segments: with too few slots
+	 * the segments after a loss are dropped unSACKed and the sender can only
+	 * recover by timeouts.
+	 */
+	if (!c->cfg.reass_max_segs) {
+		uint32_t n = c->cfg.rcv_buf / 512;
+
+		c->cfg.reass_max_segs = n < 64 ? 64 : n > TCP_REASS_MAX_SEGS ? TCP_REASS_MAX_SEGS : n;
+	}
 	c->tuple = *tuple;
 	c->state = TCP_CLOSED;
 	c->iss = iss;

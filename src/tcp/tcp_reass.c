@@ -15,6 +15,7 @@
  */
 #include "tcp/tcp_reass.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "mem/zbuf.h"
@@ -84,7 +85,7 @@ static void recent_touch(struct tcp_reass *r, struct tcp_sack_block b)
 			continue;
 		r->recent[w++] = *e;
 	}
-	if (w == TCP_REASS_MAX_SEGS)
+	if (w == r->max_segs)
 		w--; /* cannot happen: runs <= slices; forget the oldest */
 	memmove(&r->recent[1], &r->recent[0], w * sizeof(r->recent[0]));
 	r->recent[0] = b;
@@ -157,7 +158,7 @@ static void merge_in(struct tcp_reass *r, const struct tcp_slice *add, unsigned 
 enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, uint32_t seq,
 				       const uint8_t *data, uint32_t len)
 {
-	struct tcp_slice add[TCP_REASS_MAX_SEGS];
+	struct tcp_slice add[TCP_REASS_MAX_ADD];
 	unsigned k = 0, room, j;
 	uint32_t end, cur, nb = 0;
 	enum tcp_reass_result res;
@@ -180,6 +181,20 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 	/* The holes of the queue that [seq, end) covers: the new sub-ranges.
 	 * Slices are sorted and disjoint, so one walk finds them in order. */
 	room = r->max_segs > r->n ? r->max_segs - r->n : 0;
+	if (room > TCP_REASS_MAX_ADD)
+		room = TCP_REASS_MAX_ADD;
+	/* The arrays come with the first out-of-order segment: most connections never need them. */
+	if (!r->segs) {
+		r->segs = malloc(r->max_segs * sizeof(*r->segs));
+		r->recent = malloc(r->max_segs * sizeof(*r->recent));
+		if (!r->segs || !r->recent) {
+			free(r->segs);
+			free(r->recent);
+			r->segs = NULL;
+			r->recent = NULL;
+			return TCP_REASS_FULL;
+		}
+	}
 	cur = seq;
 	for (j = first_ending_after(r, seq); j < r->n && seq_lt(r->segs[j].seq, end); j++) {
 		if (seq_lt(cur, r->segs[j].seq)) {
@@ -264,6 +279,10 @@ void tcp_reass_clear(struct tcp_reass *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
 		zbuf_unref(r->segs[i].data);
+	free(r->segs);
+	free(r->recent);
+	r->segs = NULL;
+	r->recent = NULL;
 	r->n = 0;
 	r->bytes = 0;
 	r->n_recent = 0;

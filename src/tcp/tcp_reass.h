@@ -15,7 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TCP_REASS_MAX_SEGS 128
+#define TCP_REASS_MAX_SEGS 65536 /* upper bound of max_segs */
+#define TCP_REASS_MAX_ADD 64      /* new sub-ranges one segment may fill at most */
 #define TCP_SACK_MAX_BLOCKS 4
 
 /** A run of received bytes: [seq, seq + len) at data. */
@@ -30,7 +31,7 @@ struct tcp_sack_block {
 };
 
 struct tcp_reass {
-	struct tcp_slice segs[TCP_REASS_MAX_SEGS]; /* sorted by seq, disjoint */
+	struct tcp_slice *segs; /* sorted by seq, disjoint; max_segs entries, allocated on first use */
 	unsigned n;
 	uint32_t bytes;     /* sum of segs[].len */
 	uint32_t max_bytes; /* bound on bytes held */
@@ -42,7 +43,7 @@ struct tcp_reass {
 	 * exactly one run; there are never more runs than slices, hence the
 	 * size: older runs stay known when newer ones leave via pop.
 	 */
-	struct tcp_sack_block recent[TCP_REASS_MAX_SEGS];
+	struct tcp_sack_block *recent; /* max_segs entries, allocated with segs */
 	unsigned n_recent;
 };
 

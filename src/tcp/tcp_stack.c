@@ -42,6 +42,7 @@ struct tcp_sock {
 	uint32_t heap_idx;
 	uint64_t heap_key;
 	struct tcp_sock *ev_next, *ready_next, *dead_next;
+	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
 };
 
@@ -53,6 +54,7 @@ struct tcp_stack {
 	struct tcp_sock **heap;
 	uint32_t heap_n, heap_cap;
 	struct tcp_sock *ev_head, *ev_tail, *dead;
+	struct tcp_sock *all; /* every live socket */
 	struct tcp_out out;
 	uint64_t now;
 	unsigned sockets;
@@ -241,6 +243,12 @@ static void kill_sock(struct tcp_sock *s)
 	if (s->listener && s->listener->pending)
 		s->listener->pending--;
 	add_conn_stats(&st->stats, &s->conn.stats);
+	if (s->all_prev)
+		s->all_prev->all_next = s->all_next;
+	else
+		st->all = s->all_next;
+	if (s->all_next)
+		s->all_next->all_prev = s->all_prev;
 	st->stats.conns_closed++;
 	st->stats.conns_active--;
 	s->dead_next = st->dead;
@@ -293,6 +301,10 @@ static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *
 	}
 	s->conn.user = s;
 	s->in_table = true;
+	s->all_next = st->all;
+	if (st->all)
+		st->all->all_prev = s;
+	st->all = s;
 	st->sockets++;
 	st->stats.conns_opened++;
 	st->stats.conns_active++;
@@ -429,22 +441,14 @@ void tcp_stack_free(struct tcp_stack *st)
 	if (!st)
 		return;
 	/* Abort what is left: an exiting process must not leave half-open peers waiting. */
-	while (st->heap_n || st->ev_head) {
-		struct tcp_sock *s = st->heap_n ? st->heap[0] : st->ev_head;
+	while (st->all) {
+		struct tcp_sock *s = st->all;
 
-		if (s == st->ev_head) {
-			st->ev_head = s->ev_next;
-			if (!st->ev_head)
-				st->ev_tail = NULL;
-		}
-		if (!s->dead) {
-			tcp_abort(&s->conn, st->now, &st->out);
-			flush_out(st, s);
-			kill_sock(s);
-		} else {
-			heap_remove(st, s);
-		}
+		tcp_abort(&s->conn, st->now, &st->out);
+		flush_out(st, s);
+		kill_sock(s); /* unlinks it from st->all */
 	}
+	st->ev_head = st->ev_tail = NULL;
 	free_dead(st);
 	if (st->nif->tcp_ctx == st) {
 		st->nif->tcp_fn = NULL;
@@ -471,8 +475,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	const struct tcp_stack_stats *x = &all;
 
 	/* Closed connections were folded in when they died; add the live ones. */
-	for (uint32_t i = 0; i < st->heap_n; i++)
-		add_conn_stats(&all, &st->heap[i]->conn.stats);
+	for (const struct tcp_sock *s = st->all; s; s = s->all_next)
+		add_conn_stats(&all, &s->conn.stats);
 
 	fprintf(f,
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "
@@ -526,9 +530,9 @@ void tcp_listener_close(struct tcp_listener *l)
 		kill_sock(s);
 	}
 	/* Embryonic ones lose their listener and die with their handshake. */
-	for (uint32_t i = 0; i < st->heap_n; i++)
-		if (st->heap[i]->listener == l)
-			st->heap[i]->listener = NULL;
+	for (struct tcp_sock *s = st->all; s; s = s->all_next)
+		if (s->listener == l)
+			s->listener = NULL;
 	free(l);
 }
 

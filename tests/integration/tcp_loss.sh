@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tcp_loss.sh - lunar's TCP against the kernel's through a router namespace
+# that drops 1% and then 5% of packets at random (nftables numgen), both
+# directions, SHA-256 exact. SIZE (default 16M) sets the transfer size.
+source "$(dirname "$0")/lib.sh"
+setup_test tcp_loss "$1"
+GET="$BUILD/tools/lunar-get"
+# Every transfer is bounded: a stall fails the test instead of hanging it.
+GET_TIMEOUT=(--timeout 120)
+size=${SIZE:-16M}
+
+"$TOPO" arb up >/dev/null
+on_exit "$TOPO" arb down
+A="ip netns exec lunar-a" B="ip netns exec lunar-b"
+head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$OUT/src.bin"
+want=$(sha256sum "$OUT/src.bin" | cut -c1-64)
+
+for loss in 1 5; do
+	"$TOPO" arb loss "$loss" >/dev/null
+	port=$((9100 + loss))
+	rm -f "$OUT/sink.sha"
+	bg "sink$loss" sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
+	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+	$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" --counters \
+		>"$OUT/send$loss.log" 2>&1
+	expect_eq "$loss% loss, lunar -> kernel: exit code" "$?" 0
+	wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
+	expect_eq "$loss% loss, lunar -> kernel: SHA-256" "$(cat "$OUT/sink.sha")" "$want"
+	expect_ge "$loss% loss, lunar -> kernel: lunar retransmitted" \
+		"$(grep -o 'retransmits [0-9]*' "$OUT/send$loss.log" | awk '{print $2}')" 1
+
+	port=$((9200 + loss))
+	bg "source$loss" $A socat -u "FILE:$OUT/src.bin" "TCP-LISTEN:$port,reuseaddr"
+	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+	$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --recv >"$OUT/recv$loss.log" 2>&1
+	expect_eq "$loss% loss, kernel -> lunar: exit code" "$?" 0
+	expect_eq "$loss% loss, kernel -> lunar: SHA-256" "$(awk '/^sha256 / {print $2}' "$OUT/recv$loss.log")" "$want"
+	expect_grep "$loss% loss: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/recv$loss.log"
+done

@@ -8,11 +8,23 @@
  *   lunar-get [port options] --connect IP:PORT --recv [--output FILE]       raw: read to EOF
  *   lunar-get [port options] --connect IP:PORT --echo N                     raw: send N bytes to
  *                                                an echo server, read them back, compare
+ *   lunar-get [port options] --connect IP:PORT --conns N (--echo B | --bytes B)
+ *                                                N concurrent connections, each moving B bytes
+ *
+ * Many connections (--conns): the connects are spread over the loop (at most
+ * HANDSHAKES_MAX in flight, so the server's backlog is not flooded), and no
+ * connection sends before all N are established, so all N are open at once.
+ * Then each sends B bytes of its own generated stream, half-closes, and (with
+ * --echo) checks what comes back against the regenerated stream. The client
+ * keeps no buffer per connection: the data is generated into Zbuf buffers on
+ * demand and handed to TCP by reference.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
+#include <stdarg.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,6 +255,452 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 		fail(c, "%s", "connection closed before the transfer completed");
 }
 
+/* ---- many connections: --conns N with --echo B or --bytes B ---- */
+
+#define HANDSHAKES_MAX 256      /* connects in flight at once */
+#define STARTS_PER_POLL 32      /* connections given their first bytes per loop iteration */
+#define SETTLE_NS 20000000ull   /* idle time before the per-connection memory is measured */
+#define LINGER_NS 300000000ull  /* time given to the last ACKs at exit */
+
+enum mc_phase { MC_IDLE, MC_CONNECTING, MC_OPEN, MC_SENDING, MC_DONE, MC_FAILED };
+
+/* One connection. Deliberately small: its data is regenerated from its index. */
+struct mconn {
+	struct tcp_sock *s;
+	uint64_t sent, rcvd;
+	uint32_t wq_next; /* work queue link: index + 1, 0 = end */
+	uint8_t phase;
+	bool queued, fin_sent, eof;
+};
+
+struct many {
+	struct lunar_env *env;
+	struct mconn *c;
+	uint32_t n, next;  /* connections; the next one to open */
+	uint32_t raddr;
+	uint16_t rport;
+	uint64_t bytes;    /* per connection, each way */
+	bool echo, go;
+	uint32_t connecting, established, open, peak, completed, failed;
+	uint32_t wq_head, wq_tail; /* connections waiting to (re)start sending: index + 1 */
+	uint64_t bytes_out, bytes_in;
+	uint64_t t_start, t_connected, t_go, t_end; /* t_go: after SETTLE_NS */
+	bool mem_measured;
+	double heap_per_conn, zbuf_per_conn;
+	char err[256];
+};
+
+static struct many M;
+
+/* splitmix64's finaliser: word @w of a stream is mix64(stream base + w). */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Bytes [off, off + n) of connection @idx's stream (random access: no state kept). */
+static void stream_fill(uint32_t idx, uint64_t off, uint8_t *buf, size_t n)
+{
+	uint64_t base = (uint64_t)idx << 40;
+
+	while (n) {
+		uint64_t w = mix64(base + (off >> 3));
+		size_t skip = off & 7, take = 8 - skip < n ? 8 - skip : n;
+		uint8_t b[8];
+
+		memcpy(b, &w, sizeof(b));
+		memcpy(buf, b + skip, take);
+		buf += take;
+		off += take;
+		n -= take;
+	}
+}
+
+/* Does [p, p + n) equal bytes [off, off + n) of the stream? *bad: first offset that differs. */
+static bool stream_check(uint32_t idx, uint64_t off, const uint8_t *p, size_t n, uint64_t *bad)
+{
+	uint8_t want[2048];
+
+	while (n) {
+		size_t k = n < sizeof(want) ? n : sizeof(want);
+
+		stream_fill(idx, off, want, k);
+		if (memcmp(p, want, k)) {
+			size_t j = 0;
+
+			while (p[j] == want[j])
+				j++;
+			*bad = off + j;
+			return false;
+		}
+		p += k;
+		off += k;
+		n -= k;
+	}
+	return true;
+}
+
+static uint32_t mc_idx(const struct mconn *c)
+{
+	return (uint32_t)(c - M.c);
+}
+
+static void wq_push(struct mconn *c)
+{
+	uint32_t i = mc_idx(c) + 1;
+
+	if (c->queued)
+		return;
+	c->queued = true;
+	c->wq_next = 0;
+	if (M.wq_tail)
+		M.c[M.wq_tail - 1].wq_next = i;
+	else
+		M.wq_head = i;
+	M.wq_tail = i;
+}
+
+static struct mconn *wq_pop(void)
+{
+	struct mconn *c;
+
+	if (!M.wq_head)
+		return NULL;
+	c = &M.c[M.wq_head - 1];
+	M.wq_head = c->wq_next;
+	if (!M.wq_head)
+		M.wq_tail = 0;
+	c->queued = false;
+	return c;
+}
+
+/* The connection leaves the running set: counters, and the last one stops the clock. */
+static void mc_leave(struct mconn *c, enum mc_phase to)
+{
+	if (c->phase == MC_CONNECTING)
+		M.connecting--;
+	else if (c->phase == MC_OPEN || c->phase == MC_SENDING)
+		M.open--;
+	c->phase = (uint8_t)to;
+	if (to == MC_DONE)
+		M.completed++;
+	else
+		M.failed++;
+	if (M.completed + M.failed == M.n)
+		M.t_end = lunar_env_now_ns(M.env);
+}
+
+__attribute__((format(printf, 2, 3))) static void mc_fail(struct mconn *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->phase >= MC_DONE)
+		return;
+	if (!M.err[0]) {
+		int k = snprintf(M.err, sizeof(M.err), "connection %u: ", mc_idx(c));
+
+		va_start(ap, fmt);
+		vsnprintf(M.err + k, sizeof(M.err) - (size_t)k, fmt, ap);
+		va_end(ap);
+	}
+	if (c->s) {
+		tcp_sock_abort(c->s); /* RST if still synchronized; the socket is freed */
+		c->s = NULL;
+	}
+	mc_leave(c, MC_FAILED);
+}
+
+/* The largest Zbuf buffer up to *n bytes; *n shrinks to a smaller class when it must. */
+static uint8_t *mc_alloc(uint32_t *n)
+{
+	uint8_t *buf = zbuf_alloc(*n);
+
+	for (int cls = ZBUF_CLASS_COUNT - 1; !buf && cls >= 0; cls--) {
+		uint32_t size = (uint32_t)zbuf_class_size((enum zbuf_class)cls);
+
+		if (size < *n && (buf = zbuf_alloc_class((enum zbuf_class)cls)))
+			*n = size;
+	}
+	return buf;
+}
+
+/* Queue stream bytes while the send buffer has room; FIN after the last. */
+static void mc_pump(struct mconn *c)
+{
+	while (c->sent < M.bytes) {
+		uint32_t room = tcp_sock_send_space(c->s);
+		uint64_t left = M.bytes - c->sent;
+		uint32_t n = left < CHUNK ? (uint32_t)left : CHUNK;
+		uint8_t *buf;
+		int rc;
+
+		if (!room)
+			return; /* TCP_EV_WRITABLE resumes */
+		if (n > room)
+			n = room;
+		buf = mc_alloc(&n);
+		if (!buf) {
+			wq_push(c); /* Zbuf memory comes back as ACKs arrive: retried from the loop */
+			return;
+		}
+		stream_fill(mc_idx(c), c->sent, buf, n);
+		rc = tcp_sock_send_zc(c->s, buf, n);
+		zbuf_unref(buf); /* the send buffer holds its own reference */
+		if (rc < 0) {
+			mc_fail(c, "send: %s", strerror(-rc));
+			return;
+		}
+		if (rc == 0)
+			return;
+		c->sent += (uint64_t)rc;
+		M.bytes_out += (uint64_t)rc;
+	}
+	if (!c->fin_sent) {
+		c->fin_sent = true;
+		tcp_sock_shutdown(c->s); /* FIN after the data; the echo still comes back */
+	}
+}
+
+static void mc_read(struct mconn *c)
+{
+	struct tcp_slice sl[32];
+	unsigned n;
+
+	while (c->s && (n = tcp_sock_read_zc(c->s, sl, 32)) > 0) {
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t bad;
+
+			if (M.echo && c->s) {
+				if (c->rcvd + sl[i].len > c->sent)
+					mc_fail(c, "echo longer than what was sent (%" PRIu64 " bytes)",
+						c->rcvd + sl[i].len);
+				else if (!stream_check(mc_idx(c), c->rcvd, sl[i].data, sl[i].len, &bad))
+					mc_fail(c, "echo differs from what was sent at byte %" PRIu64, bad);
+			}
+			c->rcvd += sl[i].len;
+			M.bytes_in += sl[i].len;
+			zbuf_unref(sl[i].data);
+		}
+	}
+}
+
+/* The peer closed: the transfer is complete if everything went and (echo) came back. */
+static void mc_eof(struct mconn *c)
+{
+	if (c->phase != MC_SENDING || c->sent < M.bytes || !c->fin_sent) {
+		mc_fail(c, "the peer closed after %" PRIu64 " of %" PRIu64 " bytes were sent", c->sent,
+			M.bytes);
+		return;
+	}
+	if (M.echo && c->rcvd != c->sent) {
+		mc_fail(c, "the echo is short: %" PRIu64 " of %" PRIu64 " bytes", c->rcvd, c->sent);
+		return;
+	}
+	tcp_sock_close(c->s); /* we sent our FIN already: TIME-WAIT follows */
+	c->s = NULL;
+	mc_leave(c, MC_DONE);
+}
+
+static void mc_event(struct tcp_sock *s, uint32_t ev, void *ctx)
+{
+	struct mconn *c = ctx;
+
+	(void)s;
+	if (c->phase >= MC_DONE)
+		return;
+	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
+		mc_fail(c, "%s", ev & TCP_EV_RESET ? "reset (or refused) by the peer"
+						   : "timed out: the peer did not answer");
+		return;
+	}
+	if ((ev & TCP_EV_CONNECTED) && c->phase == MC_CONNECTING) {
+		c->phase = MC_OPEN;
+		M.connecting--;
+		M.established++;
+		if (++M.open > M.peak)
+			M.peak = M.open;
+	}
+	if (ev & TCP_EV_READABLE)
+		mc_read(c);
+	if ((ev & TCP_EV_WRITABLE) && c->phase == MC_SENDING && !c->queued)
+		mc_pump(c);
+	if ((ev & TCP_EV_EOF) && c->phase < MC_DONE)
+		mc_eof(c);
+	else if ((ev & TCP_EV_CLOSED) && c->phase < MC_DONE)
+		mc_fail(c, "%s", "connection closed before the transfer completed");
+}
+
+/* Open connections while fewer than HANDSHAKES_MAX are in flight. */
+static void mc_open_more(void)
+{
+	/* The first handshake goes alone: it resolves the server's address (ARP). */
+	uint32_t limit = M.established || M.failed ? HANDSHAKES_MAX : 1;
+
+	while (M.next < M.n && M.connecting < limit) {
+		struct mconn *c = &M.c[M.next++];
+		int rc;
+
+		c->phase = MC_CONNECTING;
+		M.connecting++;
+		c->s = tcp_connect_to(M.env->tcp, M.raddr, M.rport, mc_event, c, &rc);
+		if (!c->s)
+			mc_fail(c, "cannot connect: %s", strerror(-rc));
+	}
+}
+
+static uint64_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* Every handshake has ended: measure the idle connections, then let them all send. */
+static void mc_go(uint64_t heap0, uint64_t zbuf0)
+{
+	uint64_t until;
+
+	M.t_connected = lunar_env_now_ns(M.env);
+	until = M.t_connected + SETTLE_NS;
+	while (lunar_env_now_ns(M.env) < until && !lunar_stop_requested())
+		lunar_env_poll(M.env);
+	if (M.open) {
+		M.heap_per_conn = ((double)heap_bytes() - (double)heap0) / M.open;
+		M.zbuf_per_conn = ((double)zbuf_in_use() - (double)zbuf0) / M.open;
+		M.mem_measured = true;
+	}
+	M.go = true;
+	M.t_go = lunar_env_now_ns(M.env);
+	for (uint32_t i = 0; i < M.n; i++)
+		if (M.c[i].phase == MC_OPEN) {
+			M.c[i].phase = MC_SENDING;
+			wq_push(&M.c[i]);
+		}
+}
+
+/* Where the connections still running are (after a timeout or an interrupt). */
+static void mc_report_stuck(FILE *f)
+{
+	unsigned per[MC_FAILED + 1] = {0}, shown = 0;
+
+	for (uint32_t i = 0; i < M.n; i++)
+		per[M.c[i].phase]++;
+	fprintf(f, "conns: not started %u connecting %u open %u sending %u done %u failed %u\n",
+		per[MC_IDLE], per[MC_CONNECTING], per[MC_OPEN], per[MC_SENDING], per[MC_DONE],
+		per[MC_FAILED]);
+	for (uint32_t i = 0; i < M.n && shown < 5; i++) {
+		const struct mconn *c = &M.c[i];
+		const struct tcp_conn *tc;
+
+		if (!c->s)
+			continue;
+		tc = tcp_sock_conn(c->s);
+		fprintf(f,
+			"conns: stuck %u: %s sent %" PRIu64 " received %" PRIu64 " fin_sent %d eof %d"
+			" queued %d snd_una %u snd_nxt %u snd_wnd %u unsent+unacked %u rcv_queued %u\n",
+			i, tcp_state_name(tc->state), c->sent, c->rcvd, c->fin_sent, c->eof, c->queued,
+			tc->snd_una - tc->iss, tc->snd_nxt - tc->iss, tc->snd_wnd, tc->snd.bytes,
+			tc->rcvq_bytes);
+		shown++;
+	}
+}
+
+/* --conns: returns the exit status. */
+static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, double timeout_s,
+		     bool counters)
+{
+	uint64_t heap0, zbuf0, deadline;
+	int status;
+
+	M.env = env;
+	M.raddr = raddr;
+	M.rport = rport;
+	M.c = calloc(M.n, sizeof(*M.c));
+	if (!M.c) {
+		fprintf(stderr, "lunar-get: out of memory for %u connections\n", M.n);
+		return 1;
+	}
+	M.t_start = lunar_env_now_ns(env);
+	deadline = M.t_start + (uint64_t)(timeout_s * 1e9);
+	while (!port_link_up(env->port) && !lunar_stop_requested() &&
+	       lunar_env_now_ns(env) < M.t_start + 10000000000ull)
+		lunar_env_poll(env);
+	/* The baseline: everything but the connections exists. */
+	heap0 = heap_bytes();
+	zbuf0 = zbuf_in_use();
+	M.t_start = lunar_env_now_ns(env);
+	while (M.completed + M.failed < M.n && !lunar_stop_requested()) {
+		if (!M.go)
+			mc_open_more();
+		lunar_env_poll(env);
+		if (!M.go && M.next == M.n && !M.connecting)
+			mc_go(heap0, zbuf0);
+		/* Connections waiting to start (or for Zbuf memory), a few per iteration. */
+		for (unsigned k = 0, w = STARTS_PER_POLL; k < w; k++) {
+			struct mconn *c = wq_pop();
+
+			if (!c)
+				break;
+			if (c->phase == MC_SENDING)
+				mc_pump(c);
+		}
+		if (lunar_env_now_ns(env) > deadline) {
+			fprintf(stderr, "lunar-get: timed out (--timeout)\n");
+			break;
+		}
+	}
+	if (M.completed + M.failed < M.n) {
+		mc_report_stuck(stdout);
+		for (uint32_t i = 0; i < M.n; i++) {
+			struct mconn *c = &M.c[i];
+
+			if (c->phase == MC_IDLE)
+				mc_leave(c, MC_FAILED);
+			else
+				mc_fail(c, "%s", lunar_stop_requested() ? "interrupted"
+									: "timed out (--timeout)");
+		}
+	}
+	/* Our last ACKs go out (and are repeated if a FIN comes again) before the port closes. */
+	for (uint64_t until = lunar_env_now_ns(env) + LINGER_NS; lunar_env_now_ns(env) < until;)
+		lunar_env_poll(env);
+	{
+		double secs = (M.t_end > M.t_start ? M.t_end - M.t_start : 0) / 1e9;
+		double conn_secs = (M.t_connected > M.t_start ? M.t_connected - M.t_start : 0) / 1e9;
+		double xfer_secs = M.t_go && M.t_end > M.t_go ? (M.t_end - M.t_go) / 1e9 : 0;
+
+		printf("conns: requested %u opened %u completed %u failed %u\n", M.n, M.established,
+		       M.completed, M.failed);
+		printf("conns: peak_concurrent %u\n", M.peak);
+		printf("conns: bytes_out %" PRIu64 " bytes_in %" PRIu64 " (%s)\n", M.bytes_out,
+		       M.bytes_in, M.echo ? "echo compared with what was sent" : "send only");
+		printf("conns: seconds %.3f (connect %.3f, idle %.3f, transfer %.3f) "
+		       "throughput %.3f Gbit/s\n",
+		       secs, conn_secs, M.t_go ? SETTLE_NS / 1e9 : 0.0, xfer_secs,
+		       xfer_secs > 0 ? (M.bytes_out + M.bytes_in) * 8 / xfer_secs / 1e9 : 0.0);
+		if (M.mem_measured)
+			printf("memory per connection: %.0f bytes (heap) + %.2f Zbuf objects\n",
+			       M.heap_per_conn, M.zbuf_per_conn);
+	}
+	if (counters) {
+		netif_dump(&env->nif, stdout);
+		port_dump(env->port, stdout);
+		tcp_stack_dump(env->tcp, stdout);
+	}
+	status = M.completed == M.n && M.peak == M.n ? 0 : 1;
+	if (M.err[0])
+		fprintf(stderr, "lunar-get: first error: %s\n", M.err);
+	else if (status)
+		fprintf(stderr, "lunar-get: only %u of %u connections were open at once\n", M.peak,
+			M.n);
+	free(M.c);
+	M.c = NULL;
+	return status;
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: lunar-get [options] --connect IP:PORT (--get /PATH | --put FILE | --send FILE |\n"
@@ -255,6 +713,9 @@ static void usage(FILE *f)
 	      "  --recv              raw TCP: read until the peer closes\n"
 	      "  --echo N            raw TCP: send N generated bytes to an echo server, read them\n"
 	      "                      back until it closes, and check they are the same\n"
+	      "  --conns N           open N connections at once (with --echo B or --bytes B):\n"
+	      "                      each moves B bytes once all N are established\n"
+	      "  --sock-buf BYTES    TCP receive and send buffer per connection (default 1M)\n"
 	      "  --output FILE       where received data goes\n"
 	      "  --timeout S         give up after S seconds (default 600)\n"
 	      "  --counters          print the stack's counters at exit\n",
@@ -282,7 +743,7 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 enum { OPT_CONNECT = 1, OPT_GET, OPT_PUT, OPT_PATH, OPT_SEND, OPT_BYTES, OPT_RECV, OPT_OUTPUT,
-       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO };
+       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_SOCK_BUF };
 
 int main(int argc, char **argv)
 {
@@ -296,6 +757,8 @@ int main(int argc, char **argv)
 		{"bytes", required_argument, NULL, OPT_BYTES},
 		{"recv", no_argument, NULL, OPT_RECV},
 		{"echo", required_argument, NULL, OPT_ECHO},
+		{"conns", required_argument, NULL, OPT_CONNS},
+		{"sock-buf", required_argument, NULL, OPT_SOCK_BUF},
 		{"output", required_argument, NULL, OPT_OUTPUT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
@@ -305,7 +768,9 @@ int main(int argc, char **argv)
 	static struct client c = {.in_fd = -1, .out_fd = -1, .rng = 0x9e3779b97f4a7c15ull};
 	struct lunar_options o;
 	uint32_t raddr = 0;
-	unsigned long rport = 0;
+	unsigned long rport = 0, conns = 0;
+	uint64_t sock_buf = 0;
+	struct tcp_config cfg;
 	double timeout_s = 600;
 	bool counters = false;
 	char err[512], hex[65];
@@ -352,6 +817,18 @@ int main(int argc, char **argv)
 					rc = -EINVAL;
 				}
 				break;
+			case OPT_CONNS:
+				rc = parse_uint_opt("conns", optarg, 1, 65535, &conns, err, sizeof(err));
+				rc = rc ? rc : 1;
+				break;
+			case OPT_SOCK_BUF:
+				if (parse_size(optarg, &sock_buf) || sock_buf < 4096 ||
+				    sock_buf > (1u << 30)) {
+					snprintf(err, sizeof(err),
+						 "--sock-buf %s: expected a size from 4K to 1G", optarg);
+					rc = -EINVAL;
+				}
+				break;
 			case OPT_OUTPUT: c.output = optarg; break;
 			case OPT_TIMEOUT:
 				rc = parse_seconds_opt("timeout", optarg, 1e6, &timeout_s, err, sizeof(err));
@@ -372,6 +849,20 @@ int main(int argc, char **argv)
 				"--bytes, --recv, --echo (see --help)\n");
 		return 2;
 	}
+	if (conns && (c.send_file || (c.mode != MODE_SEND && c.mode != MODE_ECHO))) {
+		fprintf(stderr, "lunar-get: --conns goes with --echo BYTES or --bytes BYTES\n");
+		return 2;
+	}
+	if (conns > (unsigned long)o.reserved_hi - o.reserved_lo + 1) {
+		fprintf(stderr,
+			"lunar-get: --conns %lu needs as many local ports, but --reserved %u-%u has "
+			"%u; give a wider range, e.g. --reserved 10000-65535\n",
+			conns, o.reserved_lo, o.reserved_hi, o.reserved_hi - o.reserved_lo + 1);
+		return 2;
+	}
+	tcp_config_default(&cfg);
+	if (sock_buf)
+		cfg.rcv_buf = cfg.snd_buf = (uint32_t)sock_buf;
 	if (sodium_init() < 0)
 		return 1;
 	crypto_hash_sha256_init(&c.sha_out);
@@ -410,10 +901,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lunar-get: %s\n", err);
 		return 1;
 	}
-	if (!lunar_env_tcp(c.env, NULL, 1024)) {
+	/* --conns: room in the table for every connection, and some in TIME-WAIT. */
+	if (!lunar_env_tcp(c.env, &cfg, (unsigned)conns + 1024)) {
 		fprintf(stderr, "lunar-get: could not start TCP\n");
 		lunar_env_close(c.env);
 		return 1;
+	}
+	if (conns) {
+		M.n = (uint32_t)conns;
+		M.bytes = c.gen_bytes;
+		M.echo = c.mode == MODE_ECHO;
+		rc = run_conns(c.env, raddr, (uint16_t)rport, timeout_s, counters);
+		printf("zbuf: %" PRIu64 " objects in use at exit\n", lunar_env_close(c.env));
+		return rc;
 	}
 	{
 		uint64_t start = lunar_env_now_ns(c.env);
@@ -433,6 +933,8 @@ int main(int argc, char **argv)
 			lunar_env_poll(c.env);
 			if (lunar_env_now_ns(c.env) > deadline) {
 				fail(&c, "%s", "timed out (--timeout)");
+				if (counters)
+					tcp_stack_dump(c.env->tcp, stdout); /* the stuck connection, as it is */
 				break;
 			}
 		}

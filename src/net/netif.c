@@ -223,8 +223,8 @@ int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8
 	uint8_t *h;
 
 	if (ir.payload_len + sizeof(struct rte_ipv4_hdr) > nif->mtu) {
-		rte_pktmbuf_free(m);
-		return -EMSGSIZE; /* caller's mistake, not a network drop */
+		netif_drop(nif, m, LUNAR_DROP_IP_TOO_BIG); /* counted: a silent loss hides bugs */
+		return -EMSGSIZE;
 	}
 	h = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(struct rte_ipv4_hdr));
 	if (!h) {

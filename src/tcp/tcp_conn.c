@@ -263,7 +263,20 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 		}
 		if (c->sack_ok && c->reass.n) {
 			struct tcp_sack_block b[TCP_SACK_MAX_BLOCKS];
-			unsigned nb = tcp_reass_sack(&c->reass, c->rcv_nxt, b, c->ts_ok ? 3 : 4);
+			/*
+			 * The blocks share the segment with its data: together they
+			 * must fit the MSS (RFC 9293 3.7.1, RFC 2018 3). snd_mss already
+			 * leaves room for the timestamp option; each block costs 8
+			 * bytes, the SACK option 2, rounded up to 4.
+			 */
+			uint32_t budget = c->snd_mss > len ? c->snd_mss - len : 0;
+			unsigned fit = budget >= 4 ? (budget - 4) / 8 : 0;
+			unsigned max = c->ts_ok ? 3 : 4;
+			unsigned nb;
+
+			if (len == 0)
+				fit = max;
+			nb = tcp_reass_sack(&c->reass, c->rcv_nxt, b, fit < max ? fit : max);
 
 			for (unsigned i = 0; i < nb; i++) {
 				t->opts.sack[i].left = b[i].left;
@@ -287,7 +300,14 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 
 void tcp_send_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
-	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_nxt, 0, now);
+	/*
+	 * <SEQ=SND.NXT><ACK=RCV.NXT>, except that after a timeout rolled SND.NXT
+	 * back the peer has already seen up to SND.MAX: an ACK numbered below
+	 * its RCV.NXT would be unacceptable there (RFC 9293 3.10.7.4 first
+	 * check), its acknowledgment ignored, and two such ends would answer
+	 * each other's ACKs forever.
+	 */
+	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_max, 0, now);
 }
 
 void tcp_send_rst(struct tcp_out *out, uint32_t seq)

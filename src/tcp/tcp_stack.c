@@ -488,6 +488,23 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->syn_dropped_backlog, x->rst_sent, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->tx_no_mbuf, st->sockets);
+	/* An ss-like line per connection. */
+	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
+		const struct tcp_conn *c = &k->conn;
+
+		fprintf(f,
+			"tcp conn %u->%u %s una %u nxt %u max %u snd_wnd %u cwnd %u ssthresh %u "
+			"inflight %u sndbuf %u rcv_nxt %u rcv_wnd %u rcvq %u ooo %u/%u rto_at %+ld "
+			"persist_at %+ld delack_at %+ld retries %u rto %lu us\n",
+			c->tuple.lport, c->tuple.rport, tcp_state_name(c->state), c->snd_una - c->iss,
+			c->snd_nxt - c->iss, c->snd_max - c->iss, c->snd_wnd, c->cc.cwnd,
+			c->cc.ssthresh, c->snd_max - c->snd_una, c->snd.bytes, c->rcv_nxt - c->irs,
+			c->rcv_wnd, c->rcvq_bytes, c->reass.n, c->reass.bytes,
+			c->rto_at ? (long)(c->rto_at - st->now) : 0,
+			c->persist_at ? (long)(c->persist_at - st->now) : 0,
+			c->delack_at ? (long)(c->delack_at - st->now) : 0, c->retries,
+			(unsigned long)(tcp_rtt_timeout(&c->rtt) / 1000));
+	}
 }
 
 /* ---- listeners ---- */

@@ -529,9 +529,41 @@ static void test_keepalive_unanswered_times_out(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 9293 3.10.7.4 first check, seen from the peer: after a timeout made
+ * us resend from SND.UNA, an ACK we send must still be acceptable to the
+ * peer, whose RCV.NXT may already be past everything we sent (SND.MAX).
+ * Numbered SND.NXT (rolled back) it would be dropped there with its
+ * acknowledgment, and two such ends answer each other's ACKs forever.
+ */
+static void test_ack_after_timeout_numbered_snd_max(void **state)
+{
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 3 * mss), 3 * mss);
+	drain_tx(&s);
+	advance(&s, s.c.cfg.rto_init_ns); /* the timer resends the first segment */
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, mss);
+	drain_tx(&s);
+	assert_int_equal(s.c.snd_nxt, ISS + 1 + mss);
+	/* Data from the peer that still ACKs nothing new: our ACK carries SND.MAX. */
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 100);
+	seg(&s, ACK, IRS + 101, ISS + 1, 65535, 100);
+	expect_tx(&s, ACK, ISS + 1 + 3 * mss, IRS + 201, 0);
+	drain_tx(&s);
+	recv_all(&s);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ack_after_timeout_numbered_snd_max),
 		cmocka_unit_test(test_rto_from_rtt_samples),
 		cmocka_unit_test(test_rto_floor),
 		cmocka_unit_test(test_rto_backoff_capped),

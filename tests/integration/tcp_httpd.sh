@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tcp_httpd.sh - lunar-httpd on af_xdp in namespace B, driven by the
+# kernel's HTTP clients in A: curl downloads and uploads SHA-256 exact,
+# keep-alive, 404, a malformed request answered 400, and wrk with 1, 16
+# and 64 connections with zero errors. SIZE (64M) and WRK_SECONDS (3)
+# are raised by the long suite (1G, 10).
+source "$(dirname "$0")/lib.sh"
+setup_test tcp_httpd "$1"
+HTTPD="$BUILD/tools/lunar-httpd"
+size=${SIZE:-64M}
+secs=${WRK_SECONDS:-3}
+
+"$TOPO" veth up >/dev/null
+on_exit "$TOPO" veth down
+A="ip netns exec lunar-a" B="ip netns exec lunar-b"
+root="$OUT/root"
+mkdir -p "$root"
+head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$root/big.bin"
+head -c 512 /dev/urandom >"$root/small.bin"
+want=$(sha256sum "$root/big.bin" | cut -c1-64)
+
+bg httpd $B "$HTTPD" --port af_xdp:veth-b --core 1 --listen 8080 --root "$root" --counters
+wait_for "lunar-httpd ready" 100 grep -q ready "$OUT/httpd.log"
+url=http://10.77.0.2:8080
+
+# Download and upload, SHA-256 exact.
+got=$($A curl -sS --max-time 120 "$url/big.bin" | sha256sum | cut -c1-64)
+expect_eq "curl GET $size: SHA-256" "$got" "$want"
+answer=$($A curl -sS --max-time 120 -T "$root/big.bin" "$url/up.bin")
+expect_eq "curl PUT $size: SHA-256 the server computed" "$(echo "$answer" | tr -d '[:space:]')" "$want"
+expect_eq "curl PUT $size: SHA-256 of the stored file" "$(sha256sum "$root/up.bin" | cut -c1-64)" "$want"
+
+# Keep-alive: two requests on one connection; a missing file is 404.
+$A curl -sS -v --max-time 10 -o /dev/null -o /dev/null "$url/small.bin" "$url/nope" >"$OUT/ka.log" 2>&1
+expect_grep "keep-alive: the second request reused the connection" "Re-using existing connection" "$OUT/ka.log"
+expect_grep "missing file: 404" "< HTTP/1.1 404" "$OUT/ka.log"
+reply=$(printf 'GARBAGE\r\n\r\n' | $A socat -t 5 - TCP:10.77.0.2:8080 | head -1 | tr -d '\r')
+expect_eq "malformed request: 400" "$reply" "HTTP/1.1 400 Bad Request"
+
+# wrk: no errors of any kind (non-2xx or socket errors) at 1, 16 and 64 connections.
+for c in 1 16 64; do
+	$A wrk -t1 -c"$c" -d"${secs}s" --timeout 5s "$url/small.bin" >"$OUT/wrk$c.log" 2>&1
+	expect_eq "wrk -c$c: exit code" "$?" 0
+	expect_ge "wrk -c$c: requests completed" "$(awk '/requests in/ {print $1}' "$OUT/wrk$c.log")" 100
+	if grep -qE "Socket errors|Non-2xx" "$OUT/wrk$c.log"; then
+		fail "wrk -c$c reported errors: $(grep -E 'Socket errors|Non-2xx' "$OUT/wrk$c.log")"
+	else
+		pass "wrk -c$c: zero errors ($(awk '/Requests\/sec/ {print $2}' "$OUT/wrk$c.log") req/s)"
+	fi
+done
+
+stop httpd
+expect_eq "lunar-httpd exit code" "$RC_httpd" 0
+expect_grep "lunar-httpd leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/httpd.log"

@@ -29,7 +29,14 @@
 #include "tcp/tcp_stack.h"
 
 #define RX_BURST 32
-#define POOL_MBUFS 8191
+/*
+ * Received frames stay in the pool while connections hold them (zero copy:
+ * a 1 MiB receive window is up to ~725 frames), so the pool is sized for
+ * tens of busy connections: up to 32767 buffers or 128 MiB, whichever is
+ * less (jumbo frames take 16 KiB each).
+ */
+#define POOL_MBUFS_MAX 32767
+#define POOL_BYTES (128u << 20)
 #define TIMER_PERIOD_NS 10000000ull /* neighbour timers every 10 ms */
 
 static volatile sig_atomic_t stop_flag;
@@ -147,6 +154,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	struct port_ethdev_args pa = {0};
 	const struct nl_watch_ops nl_ops = {.neigh = on_kernel_neigh, .route = on_kernel_route};
 	uint16_t data_room;
+	unsigned n_mbufs = 0;
 	struct port *p;
 	int rc;
 
@@ -200,15 +208,23 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 
 		if (env->opt.port.kind == PORT_KIND_AF_XDP)
 			min_room += 256 + 128;
-		if (zbuf_pktpool_geometry(POOL_MBUFS, min_room, &data_room, &zc.mbuf_zones)) {
+		unsigned stride;
+
+		if (zbuf_pktpool_geometry(1, min_room, &data_room, &zc.mbuf_zones)) {
 			lunar_set_err(err, errlen, "MTU %u is too large for one packet buffer",
 				      env->opt.port.mtu);
 			rc = -EINVAL;
 			goto fail;
 		}
+		stride = data_room + 64 + 128 + RTE_PKTMBUF_HEADROOM;
+		n_mbufs = POOL_BYTES / stride < POOL_MBUFS_MAX ? POOL_BYTES / stride : POOL_MBUFS_MAX;
+		zbuf_pktpool_geometry(n_mbufs, min_room, &data_room, &zc.mbuf_zones);
 	}
-	for (int c = 0; c < ZBUF_CLASS_COUNT; c++)
-		zc.zones[c] = 2;
+	/* Application buffers: 2K, 4K, 16K, 64K classes (64K for bulk sends). */
+	zc.zones[ZBUF_CLASS_2K] = 2;
+	zc.zones[ZBUF_CLASS_4K] = 2;
+	zc.zones[ZBUF_CLASS_16K] = 4;
+	zc.zones[ZBUF_CLASS_64K] = 16;
 	rc = zbuf_init(&zc);
 	if (rc) {
 		lunar_set_err(err, errlen, "could not reserve Zbuf memory (%s); reserve more hugepages "
@@ -218,7 +234,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	}
 	env->zbuf_up = true;
 	zbuf_thread_init(0);
-	env->pool = zbuf_pktpool_create("lunar_rx", POOL_MBUFS, data_room);
+	env->pool = zbuf_pktpool_create("lunar_rx", n_mbufs, data_room);
 	if (!env->pool) {
 		lunar_set_err(err, errlen, "could not create the packet pool: %s",
 			 rte_strerror(rte_errno));

@@ -46,6 +46,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->rto_min_ns = 4 * NS_PER_MS;       /* LUNA §9 */
 	cfg->rto_max_ns = 1000 * NS_PER_MS;    /* LUNA recovers from failures in under 2 s */
 	cfg->msl_ns = 500 * NS_PER_MS;         /* TIME-WAIT 1 s in the datacenter */
+	cfg->fin_wait2_ns = 10000 * NS_PER_MS; /* a peer that never sends its FIN */
 	cfg->user_timeout_ns = 5000 * NS_PER_MS;
 	cfg->syn_retries = 6;
 	cfg->keepalive = false;
@@ -325,6 +326,10 @@ void tcp_set_state(struct tcp_conn *c, enum tcp_state s, uint64_t now)
 	c->state = s;
 	if (s == TCP_ESTABLISHED)
 		c->events |= TCP_EV_CONNECTED;
+	if (s == TCP_FIN_WAIT_2 && c->orphan) {
+		/* Nobody will read or close: don't hold the connection for a silent peer. */
+		c->timewait_at = now + c->cfg.fin_wait2_ns;
+	}
 	if (s == TCP_TIME_WAIT) {
 		/* RFC 9293 3.10.7.4: wait 2 MSL; nothing else is pending. */
 		c->rto_at = c->delack_at = c->persist_at = c->keepalive_at = 0;

@@ -63,6 +63,7 @@ struct tcp_config {
 	uint64_t rto_min_ns;   /**< RFC 6298 (2.4) floor; LUNA uses 4 ms */
 	uint64_t rto_max_ns;   /**< RFC 6298 (2.5) ceiling */
 	uint64_t msl_ns;       /**< TIME_WAIT lasts 2 * MSL (RFC 9293 3.4.2) */
+	uint64_t fin_wait2_ns; /**< an orphaned FIN-WAIT-2 (no application) gives up after this */
 	uint64_t user_timeout_ns; /**< give up when data stays unacknowledged this long */
 	unsigned syn_retries;  /**< SYN / SYN-ACK retransmissions before giving up */
 	bool keepalive;        /**< RFC 1122 4.2.3.6, off by default */
@@ -161,6 +162,7 @@ struct tcp_conn {
 	bool fin_sent;    /**< our FIN has a sequence number (snd_max covers it) */
 	uint32_t fin_seq; /**< sequence number of our FIN */
 	bool fin_rcvd;    /**< peer's FIN consumed */
+	bool orphan;      /**< no application any more: FIN-WAIT-2 must not wait forever */
 
 	/* buffers */
 	struct tcp_sndbuf snd;

@@ -367,6 +367,9 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	}
 	tcp_input(&s->conn, tr, st->now, &st->out);
 	rte_pktmbuf_free(m); /* what the connection keeps, it referenced itself */
+	/* RFC 1122 4.2.2.13: data for an application that has closed: reset. */
+	if (s->app_closed && tcp_recv_bytes(&s->conn) && s->conn.state != TCP_CLOSED)
+		tcp_abort(&s->conn, st->now, &st->out);
 	after(s);
 }
 
@@ -711,7 +714,14 @@ void tcp_sock_close(struct tcp_sock *s)
 {
 	s->app_closed = true;
 	s->fn = NULL;
-	tcp_close(&s->conn, s->st->now, &s->st->out);
+	s->conn.orphan = true;
+	/* RFC 1122 4.2.2.13: closing with unread data resets instead of a FIN. */
+	if (tcp_recv_bytes(&s->conn))
+		tcp_abort(&s->conn, s->st->now, &s->st->out);
+	else
+		tcp_close(&s->conn, s->st->now, &s->st->out);
+	if (s->conn.state == TCP_FIN_WAIT_2 && !s->conn.timewait_at)
+		s->conn.timewait_at = s->st->now + s->conn.cfg.fin_wait2_ns;
 	after(s);
 }
 

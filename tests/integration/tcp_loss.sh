@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tcp_loss.sh - lunar's TCP against the kernel's through a router namespace
 # that drops 1% and then 5% of packets at random (nftables numgen), both
-# directions, SHA-256 exact. SIZE (default 16M) sets the transfer size.
+# directions, SHA-256 exact: lunar-get against socat, and curl against
+# lunar-httpd (download and upload). SIZE (default 16M) sets the size.
 source "$(dirname "$0")/lib.sh"
 setup_test tcp_loss "$1"
 GET="$BUILD/tools/lunar-get"
@@ -12,7 +13,9 @@ size=${SIZE:-16M}
 "$TOPO" arb up >/dev/null
 on_exit "$TOPO" arb down
 A="ip netns exec lunar-a" B="ip netns exec lunar-b"
-head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$OUT/src.bin"
+mkdir -p "$OUT/root"
+head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$OUT/root/src.bin"
+ln -s "$OUT/root/src.bin" "$OUT/src.bin"
 want=$(sha256sum "$OUT/src.bin" | cut -c1-64)
 
 for loss in 1 5; do
@@ -37,3 +40,18 @@ for loss in 1 5; do
 	expect_eq "$loss% loss, kernel -> lunar: SHA-256" "$(awk '/^sha256 / {print $2}' "$OUT/recv$loss.log")" "$want"
 	expect_grep "$loss% loss: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/recv$loss.log"
 done
+
+# One lunar process per interface: lunar-httpd takes arb-b once lunar-get is done.
+bg httpd $B "$BUILD/tools/lunar-httpd" --port af_xdp:arb-b --core 1 --listen 8080 --root "$OUT/root"
+wait_for "lunar-httpd ready" 100 grep -q ready "$OUT/httpd.log"
+for loss in 1 5; do
+	"$TOPO" arb loss "$loss" >/dev/null
+	got=$($A curl -sS --max-time 300 http://10.78.2.2:8080/src.bin | sha256sum | cut -c1-64)
+	expect_eq "$loss% loss, curl GET from lunar-httpd: SHA-256" "$got" "$want"
+	answer=$($A curl -sS --max-time 300 -T "$OUT/src.bin" "http://10.78.2.2:8080/up$loss.bin")
+	expect_eq "$loss% loss, curl PUT to lunar-httpd: SHA-256 it computed" "$(echo "$answer" | tr -d '[:space:]')" "$want"
+	expect_eq "$loss% loss, curl PUT: SHA-256 of the stored file" \
+		"$(sha256sum "$OUT/root/up$loss.bin" | cut -c1-64)" "$want"
+done
+stop httpd
+expect_grep "lunar-httpd leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/httpd.log"

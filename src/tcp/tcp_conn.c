@@ -33,7 +33,7 @@ const char *tcp_state_name(enum tcp_state s)
 void tcp_config_default(struct tcp_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->mss = 1460;
+	cfg->mss = 0; /* 0: the interface's MTU - 40 (tcp_stack), 1460 for a bare connection */
 	cfg->rcv_buf = 1u << 20;
 	cfg->snd_buf = 1u << 20;
 	cfg->window_scaling = true;
@@ -367,6 +367,8 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 {
 	memset(c, 0, sizeof(*c));
 	c->cfg = *cfg;
+	if (!c->cfg.mss)
+		c->cfg.mss = 1460;
 	if (!c->cfg.reass_max_bytes)
 		c->cfg.reass_max_bytes = c->cfg.rcv_buf;
 	/*
@@ -777,16 +779,21 @@ void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		tcp_set_state(c, TCP_CLOSED, now);
 		return;
 	}
+	/*
+	 * Keep-alive first: when it gives up, tcp_drop() releases the send
+	 * buffer, so no data segment (a retransmission, a zero-window probe)
+	 * may already be in @out, its payload gone before the caller copies it.
+	 */
+	if (c->keepalive_at && now >= c->keepalive_at)
+		keepalive_expired(c, now, out);
+	if (c->state == TCP_CLOSED)
+		return;
 	if (c->rto_at && now >= c->rto_at)
 		rto_expired(c, now, out);
 	if (c->state == TCP_CLOSED)
 		return;
 	if (c->persist_at && now >= c->persist_at)
 		persist_expired(c, now, out);
-	if (c->keepalive_at && now >= c->keepalive_at)
-		keepalive_expired(c, now, out);
-	if (c->state == TCP_CLOSED)
-		return;
 	if (c->delack_at && now >= c->delack_at) {
 		c->delack_at = 0;
 		tcp_send_ack(c, now, out);

@@ -50,7 +50,7 @@ const char *tcp_state_name(enum tcp_state s);
 
 /** Per-connection knobs; tcp_config_default() gives the datacenter defaults. */
 struct tcp_config {
-	uint16_t mss;          /**< MSS we advertise: MTU - 40 */
+	uint16_t mss;          /**< MSS we advertise; 0: MTU - 40 (1460 without an interface) */
 	uint32_t rcv_buf;      /**< receive buffer (window) bytes */
 	uint32_t snd_buf;      /**< send buffer bytes */
 	bool window_scaling;   /**< RFC 7323 2 */

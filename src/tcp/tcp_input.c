@@ -46,9 +46,12 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 	}
 	if (mss > c->cfg.mss)
 		mss = c->cfg.mss;
-	/* Eff.snd.MSS leaves room for the options every segment carries (3.7.1). */
+	/*
+	 * Eff.snd.MSS leaves room for the options every segment carries (3.7.1).
+	 * A peer's MSS below 12 must not wrap around: the floor below applies.
+	 */
 	if (c->ts_ok)
-		mss -= 12;
+		mss = mss > 12 ? mss - 12 : 0;
 	if (mss < MIN_SND_MSS)
 		mss = MIN_SND_MSS;
 	c->snd_mss = (uint16_t)mss;
@@ -460,6 +463,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	case TCP_CLOSING:
 		if (c->fin_sent && seq_gt(c->snd_una, c->fin_seq))
 			tcp_set_state(c, TCP_TIME_WAIT, now);
+		else
+			tcp_output(c, now, out); /* data and FIN may still wait for this window */
 		return;
 	case TCP_LAST_ACK:
 		if (c->fin_sent && seq_gt(c->snd_una, c->fin_seq)) {
@@ -485,8 +490,11 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		}
 	}
 
-	/* Eighth: FIN, once everything before it has arrived. */
-	if (fin && dseq + len == c->rcv_nxt) {
+	/*
+	 * Eighth: FIN, once everything before it has arrived; only the first:
+	 * nothing follows the peer's FIN, so RCV.NXT never moves past it.
+	 */
+	if (fin && !c->fin_rcvd && dseq + len == c->rcv_nxt) {
 		c->rcv_nxt++;
 		c->fin_rcvd = true;
 		c->ack_now = true;

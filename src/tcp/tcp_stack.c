@@ -427,10 +427,8 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	}
 	st->nif = nif;
 	st->cfg = *cfg;
-	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1). */
-	if (nif->mtu > 40 && st->cfg.mss > nif->mtu - 40)
-		st->cfg.mss = (uint16_t)(nif->mtu - 40);
-	if (nif->mtu > 40 && !cfg->mss)
+	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1), or less if asked. */
+	if (nif->mtu > 40 && (!st->cfg.mss || st->cfg.mss > nif->mtu - 40))
 		st->cfg.mss = (uint16_t)(nif->mtu - 40);
 	st->eph_lo = eph_lo;
 	st->eph_hi = eph_hi;

@@ -16,8 +16,12 @@
  * connection sends before all N are established, so all N are open at once.
  * Then each sends B bytes of its own generated stream, half-closes, and (with
  * --echo) checks what comes back against the regenerated stream. The client
- * keeps no buffer per connection: the data is generated into Zbuf buffers on
- * demand and handed to TCP by reference.
+ * keeps no buffer per connection (32 bytes of state): the data is generated
+ * into Zbuf buffers on demand and handed to TCP by reference. Once all are
+ * established and idle, the stack's memory per connection is measured
+ * (mallinfo2() and zbuf_in_use() against a baseline taken before the first
+ * connect); the peak while data moves is sampled too. docs/TCP_MEMORY.md
+ * explains the figures.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -258,9 +262,10 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 /* ---- many connections: --conns N with --echo B or --bytes B ---- */
 
 #define HANDSHAKES_MAX 256      /* connects in flight at once */
-#define STARTS_PER_POLL 32      /* connections given their first bytes per loop iteration */
+#define RAMP_DEFAULT 32         /* connections given their first bytes per loop iteration */
 #define SETTLE_NS 20000000ull   /* idle time before the per-connection memory is measured */
 #define LINGER_NS 300000000ull  /* time given to the last ACKs at exit */
+#define SAMPLE_NS 20000000ull   /* how often the peak memory is sampled */
 
 enum mc_phase { MC_IDLE, MC_CONNECTING, MC_OPEN, MC_SENDING, MC_DONE, MC_FAILED };
 
@@ -281,12 +286,14 @@ struct many {
 	uint16_t rport;
 	uint64_t bytes;    /* per connection, each way */
 	bool echo, go;
+	uint32_t ramp; /* --ramp */
 	uint32_t connecting, established, open, peak, completed, failed;
 	uint32_t wq_head, wq_tail; /* connections waiting to (re)start sending: index + 1 */
 	uint64_t bytes_out, bytes_in;
 	uint64_t t_start, t_connected, t_go, t_end; /* t_go: after SETTLE_NS */
 	bool mem_measured;
-	double heap_per_conn, zbuf_per_conn;
+	double heap_per_conn, zbuf_per_conn;     /* established and idle */
+	uint64_t heap0, zbuf0, heap_peak, zbuf_peak; /* baseline; highest seen while running */
 	char err[256];
 };
 
@@ -559,7 +566,7 @@ static uint64_t heap_bytes(void)
 }
 
 /* Every handshake has ended: measure the idle connections, then let them all send. */
-static void mc_go(uint64_t heap0, uint64_t zbuf0)
+static void mc_go(void)
 {
 	uint64_t until;
 
@@ -568,8 +575,8 @@ static void mc_go(uint64_t heap0, uint64_t zbuf0)
 	while (lunar_env_now_ns(M.env) < until && !lunar_stop_requested())
 		lunar_env_poll(M.env);
 	if (M.open) {
-		M.heap_per_conn = ((double)heap_bytes() - (double)heap0) / M.open;
-		M.zbuf_per_conn = ((double)zbuf_in_use() - (double)zbuf0) / M.open;
+		M.heap_per_conn = ((double)heap_bytes() - (double)M.heap0) / M.open;
+		M.zbuf_per_conn = ((double)zbuf_in_use() - (double)M.zbuf0) / M.open;
 		M.mem_measured = true;
 	}
 	M.go = true;
@@ -612,7 +619,7 @@ static void mc_report_stuck(FILE *f)
 static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, double timeout_s,
 		     bool counters)
 {
-	uint64_t heap0, zbuf0, deadline;
+	uint64_t deadline, next_sample = 0;
 	int status;
 
 	M.env = env;
@@ -629,23 +636,30 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 	       lunar_env_now_ns(env) < M.t_start + 10000000000ull)
 		lunar_env_poll(env);
 	/* The baseline: everything but the connections exists. */
-	heap0 = heap_bytes();
-	zbuf0 = zbuf_in_use();
+	M.heap0 = M.heap_peak = heap_bytes();
+	M.zbuf0 = M.zbuf_peak = zbuf_in_use();
 	M.t_start = lunar_env_now_ns(env);
 	while (M.completed + M.failed < M.n && !lunar_stop_requested()) {
 		if (!M.go)
 			mc_open_more();
 		lunar_env_poll(env);
 		if (!M.go && M.next == M.n && !M.connecting)
-			mc_go(heap0, zbuf0);
+			mc_go();
 		/* Connections waiting to start (or for Zbuf memory), a few per iteration. */
-		for (unsigned k = 0, w = STARTS_PER_POLL; k < w; k++) {
+		for (unsigned k = 0; k < M.ramp; k++) {
 			struct mconn *c = wq_pop();
 
 			if (!c)
 				break;
 			if (c->phase == MC_SENDING)
 				mc_pump(c);
+		}
+		if (lunar_env_now_ns(env) >= next_sample) {
+			uint64_t h = heap_bytes(), z = zbuf_in_use();
+
+			M.heap_peak = h > M.heap_peak ? h : M.heap_peak;
+			M.zbuf_peak = z > M.zbuf_peak ? z : M.zbuf_peak;
+			next_sample = lunar_env_now_ns(env) + SAMPLE_NS;
 		}
 		if (lunar_env_now_ns(env) > deadline) {
 			fprintf(stderr, "lunar-get: timed out (--timeout)\n");
@@ -682,8 +696,13 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 		       secs, conn_secs, M.t_go ? SETTLE_NS / 1e9 : 0.0, xfer_secs,
 		       xfer_secs > 0 ? (M.bytes_out + M.bytes_in) * 8 / xfer_secs / 1e9 : 0.0);
 		if (M.mem_measured)
-			printf("memory per connection: %.0f bytes (heap) + %.2f Zbuf objects\n",
+			printf("memory per connection: %.0f bytes (heap) + %.2f Zbuf objects "
+			       "(established, idle)\n",
 			       M.heap_per_conn, M.zbuf_per_conn);
+		printf("memory at peak: heap +%" PRIu64 " bytes (%.0f per connection), Zbuf +%" PRIu64
+		       " objects (sampled every %.0f ms)\n",
+		       M.heap_peak - M.heap0, (double)(M.heap_peak - M.heap0) / M.n,
+		       M.zbuf_peak - M.zbuf0, SAMPLE_NS / 1e6);
 	}
 	if (counters) {
 		netif_dump(&env->nif, stdout);
@@ -715,6 +734,8 @@ static void usage(FILE *f)
 	      "                      back until it closes, and check they are the same\n"
 	      "  --conns N           open N connections at once (with --echo B or --bytes B):\n"
 	      "                      each moves B bytes once all N are established\n"
+	      "  --ramp N            --conns: connections that start sending per loop iteration\n"
+	      "                      (default 32)\n"
 	      "  --sock-buf BYTES    TCP receive and send buffer per connection (default 1M)\n"
 	      "  --output FILE       where received data goes\n"
 	      "  --timeout S         give up after S seconds (default 600)\n"
@@ -743,7 +764,7 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 enum { OPT_CONNECT = 1, OPT_GET, OPT_PUT, OPT_PATH, OPT_SEND, OPT_BYTES, OPT_RECV, OPT_OUTPUT,
-       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_SOCK_BUF };
+       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_SOCK_BUF, OPT_RAMP };
 
 int main(int argc, char **argv)
 {
@@ -759,6 +780,7 @@ int main(int argc, char **argv)
 		{"echo", required_argument, NULL, OPT_ECHO},
 		{"conns", required_argument, NULL, OPT_CONNS},
 		{"sock-buf", required_argument, NULL, OPT_SOCK_BUF},
+		{"ramp", required_argument, NULL, OPT_RAMP},
 		{"output", required_argument, NULL, OPT_OUTPUT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
@@ -768,7 +790,7 @@ int main(int argc, char **argv)
 	static struct client c = {.in_fd = -1, .out_fd = -1, .rng = 0x9e3779b97f4a7c15ull};
 	struct lunar_options o;
 	uint32_t raddr = 0;
-	unsigned long rport = 0, conns = 0;
+	unsigned long rport = 0, conns = 0, ramp = RAMP_DEFAULT;
 	uint64_t sock_buf = 0;
 	struct tcp_config cfg;
 	double timeout_s = 600;
@@ -819,6 +841,10 @@ int main(int argc, char **argv)
 				break;
 			case OPT_CONNS:
 				rc = parse_uint_opt("conns", optarg, 1, 65535, &conns, err, sizeof(err));
+				rc = rc ? rc : 1;
+				break;
+			case OPT_RAMP:
+				rc = parse_uint_opt("ramp", optarg, 1, 65535, &ramp, err, sizeof(err));
 				rc = rc ? rc : 1;
 				break;
 			case OPT_SOCK_BUF:
@@ -911,6 +937,7 @@ int main(int argc, char **argv)
 		M.n = (uint32_t)conns;
 		M.bytes = c.gen_bytes;
 		M.echo = c.mode == MODE_ECHO;
+		M.ramp = (uint32_t)ramp;
 		rc = run_conns(c.env, raddr, (uint16_t)rport, timeout_s, counters);
 		printf("zbuf: %" PRIu64 " objects in use at exit\n", lunar_env_close(c.env));
 		return rc;

@@ -12,6 +12,8 @@ GET="$BUILD/tools/lunar-get"
 HTTPD="$BUILD/tools/lunar-httpd"
 conns=${CONNS:-1000}
 bytes=${BYTES:-16K}
+# A stall fails the client well before meson's own timeout (300 s; long suite 3600 s).
+timeout=${TIMEOUT:-$((conns <= 1000 ? 120 : 900))}
 
 sock=/run/lunar/test-conns-$$.sock
 "$TOPO" memif up >/dev/null
@@ -23,11 +25,12 @@ wait_for "memif socket" 100 test -S "$sock"
 wait_for "echo listener" 100 grep -q "ready on" "$OUT/srv.log"
 # One local port per connection: the client's ephemeral range must hold them all.
 "$GET" --port "memif:$sock:client" --ip 192.168.77.1/24 --core 0 --reserved 10000-65535 \
-	--connect 192.168.77.2:7 --conns "$conns" --echo "$bytes" --timeout "${TIMEOUT:-600}" \
+	--connect 192.168.77.2:7 --conns "$conns" --echo "$bytes" --timeout "$timeout" \
 	--counters >"$OUT/get.log" 2>&1
 get_rc=$?
 stop srv
-sed 's/^/    get | /' "$OUT/get.log" | grep -E 'conns:|memory per|first error|tcp:|zbuf:'
+sed 's/^/    get | /' "$OUT/get.log" | grep -E 'conns:|memory|first error|tcp:|zbuf:'
+sed 's/^/    srv | /' "$OUT/srv.log" | grep -E 'tcp:|httpd:|zbuf:'
 
 expect_eq "lunar-get exit code" "$get_rc" 0
 expect_grep "all connections opened, completed, none failed" \

@@ -48,8 +48,13 @@ void netif_drop(struct netif *nif, struct rte_mbuf *m, enum lunar_drop reason)
 
 static void tx_enqueue(struct netif *nif, struct rte_mbuf *m)
 {
-	if (nif->txq_len == NETIF_TX_BURST)
-		netif_flush(nif);
+	if (nif->txq_len >= NETIF_TX_BURST)
+		netif_flush(nif); /* send in bursts as they fill */
+	if (nif->txq_len == NETIF_TXQ) {
+		/* The port has refused frames for a whole queue's worth: drop, counted. */
+		netif_drop(nif, m, LUNAR_DROP_TX_RING_FULL);
+		return;
+	}
 	nif->txq[nif->txq_len++] = m;
 }
 
@@ -57,13 +62,25 @@ void netif_flush(struct netif *nif)
 {
 	unsigned sent = 0;
 
-	/* A full ring gets a few more tries within this flush, then drops. */
-	for (int tries = 0; sent < nif->txq_len && tries < 4; tries++)
-		sent += port_tx_burst(nif->port, nif->txq + sent, (uint16_t)(nif->txq_len - sent));
+	/*
+	 * What a full ring refuses waits here for the next flush instead of
+	 * being dropped: a drop the sender's TCP thinks was sent costs it a
+	 * retransmission timeout.
+	 */
+	while (sent < nif->txq_len) {
+		uint16_t n = (uint16_t)(nif->txq_len - sent < NETIF_TX_BURST ? nif->txq_len - sent
+									     : NETIF_TX_BURST);
+		uint16_t k = port_tx_burst(nif->port, nif->txq + sent, n);
+
+		sent += k;
+		if (k < n)
+			break;
+	}
 	nif->ctr.tx_frames += sent;
-	for (unsigned i = sent; i < nif->txq_len; i++)
-		netif_drop(nif, nif->txq[i], LUNAR_DROP_TX_RING_FULL);
-	nif->txq_len = 0;
+	if (sent) {
+		memmove(nif->txq, nif->txq + sent, (nif->txq_len - sent) * sizeof(nif->txq[0]));
+		nif->txq_len -= sent;
+	}
 }
 
 /* Prepend the Ethernet header and queue. */

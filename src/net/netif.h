@@ -45,6 +45,7 @@ struct netif_counters {
 };
 
 #define NETIF_TX_BURST 64
+#define NETIF_TXQ 2048 /* frames waiting for a full port ring, before drops */
 #define NETIF_MAX_ROUTES 32
 #define UDP_MAX_SOCKETS 64
 
@@ -106,7 +107,7 @@ struct netif {
 	void *echo_ctx;
 	netif_tcp_fn tcp_fn; /* NULL: TCP is counted and dropped (TCP_NO_LISTENER) */
 	void *tcp_ctx;
-	struct rte_mbuf *txq[NETIF_TX_BURST];
+	struct rte_mbuf *txq[NETIF_TXQ]; /* frames to send, in order; [0, txq_len) */
 	unsigned txq_len;
 	uint64_t now_ns; /* time of the burst being processed */
 	struct netif_counters ctr;

@@ -16,7 +16,7 @@
 
 #include "wire/checksum.h"
 
-#define NT_POOL_SIZE 2047
+#define NT_POOL_SIZE 4095 /* room for a full transmit queue (NETIF_TXQ) and more */
 
 const struct rte_ether_addr our_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
 const struct rte_ether_addr peer_mac = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}};

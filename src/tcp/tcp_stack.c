@@ -367,9 +367,15 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	}
 	tcp_input(&s->conn, tr, st->now, &st->out);
 	rte_pktmbuf_free(m); /* what the connection keeps, it referenced itself */
-	/* RFC 1122 4.2.2.13: data for an application that has closed: reset. */
-	if (s->app_closed && tcp_recv_bytes(&s->conn) && s->conn.state != TCP_CLOSED)
+	/*
+	 * RFC 1122 4.2.2.13: data for an application that has closed: reset.
+	 * What this input queued goes too: its payload lives in the send
+	 * buffer the abort releases.
+	 */
+	if (s->app_closed && tcp_recv_bytes(&s->conn) && s->conn.state != TCP_CLOSED) {
+		st->out.n = 0;
 		tcp_abort(&s->conn, st->now, &st->out);
+	}
 	after(s);
 }
 

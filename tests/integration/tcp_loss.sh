@@ -25,8 +25,14 @@ for loss in 1 5; do
 	bg "sink$loss" sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
 	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
 	$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" --counters \
-		>"$OUT/send$loss.log" 2>&1
+		--pcap "$OUT/send$loss.pcap" >"$OUT/send$loss.log" 2>&1
 	expect_eq "$loss% loss, lunar -> kernel: exit code" "$?" 0
+	# Retransmissions and SACKs included: every frame well-formed, every checksum right.
+	bad=$(tshark -r "$OUT/send$loss.pcap" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE -Y \
+		'ip.checksum.status == "Bad" || tcp.checksum.status == "Bad" || _ws.malformed || _ws.expert.severity == "Error"' \
+		2>/dev/null | wc -l)
+	expect_eq "$loss% loss: malformed frames or bad checksums in lunar's capture" "$bad" 0
+	rm -f "$OUT/send$loss.pcap"
 	wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
 	expect_eq "$loss% loss, lunar -> kernel: SHA-256" "$(cat "$OUT/sink.sha")" "$want"
 	expect_ge "$loss% loss, lunar -> kernel: lunar retransmitted" \

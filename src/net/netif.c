@@ -239,7 +239,9 @@ int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8
 	};
 	uint8_t *h;
 
-	if (ir.payload_len + sizeof(struct rte_ipv4_hdr) > nif->mtu) {
+	/* A TSO packet is cut to the MTU by the port. */
+	if (ir.payload_len + sizeof(struct rte_ipv4_hdr) > nif->mtu &&
+	    !(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG)) {
 		netif_drop(nif, m, LUNAR_DROP_IP_TOO_BIG); /* counted: a silent loss hides bugs */
 		return -EMSGSIZE;
 	}
@@ -248,7 +250,7 @@ int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8
 		netif_drop(nif, m, LUNAR_DROP_NO_MBUF);
 		return -ENOBUFS;
 	}
-	if (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) {
+	if (m->ol_flags & (RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_TCP_SEG)) {
 		/* An L4 checksum offload needs the header lengths whatever the IPv4 one does. */
 		m->l2_len = RTE_ETHER_HDR_LEN;
 		m->l3_len = sizeof(struct rte_ipv4_hdr);

@@ -290,8 +290,13 @@ static uint32_t discover_offloads(const struct rte_eth_dev_info *info, struct rt
 		conf->txmode.offloads |= tx_l4;
 		off |= PORT_OFFLOAD_TX_L4_CKSUM;
 	}
-	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO)
-		off |= PORT_OFFLOAD_TX_TSO; /* enabled by the TCP layer when it needs it */
+	/* TSO needs chained buffers and both checksum offloads. */
+	if ((info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
+	    (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) &&
+	    (off & PORT_OFFLOAD_TX_IPV4_CKSUM) && (off & PORT_OFFLOAD_TX_L4_CKSUM)) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+		off |= PORT_OFFLOAD_TX_TSO;
+	}
 	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	return off;

@@ -591,8 +591,21 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		uint8_t flags = RTE_TCP_ACK_FLAG;
 		bool fin_now = false;
 
-		if (len > c->snd_mss)
+		/*
+		 * One MSS per segment, or with TSO up to tso_max whole MSSs (the
+		 * port cuts them; RFC 9293 3.7.1 still holds on the wire). Such a
+		 * segment carries no SACK blocks: tcp_xmit finds no room for them.
+		 */
+		if (c->cfg.tso_max >= 2u * c->snd_mss && len > c->snd_mss) {
+			uint32_t cap = c->cfg.tso_max - c->cfg.tso_max % c->snd_mss;
+
+			if (len > cap)
+				len = cap;
+			if (len % c->snd_mss && len != unsent)
+				len -= len % c->snd_mss; /* whole segments unless it is the tail */
+		} else if (len > c->snd_mss) {
 			len = c->snd_mss;
+		}
 		if (len) {
 			/*
 			 * Sender SWS avoidance and Nagle (RFC 9293 3.8.6.2.1, 3.7.4):
@@ -602,7 +615,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			 */
 			bool all = len == unsent;
 
-			if (!(len == c->snd_mss || (all && (c->cfg.nodelay || !in_flight)) ||
+			if (!(len >= c->snd_mss || (all && (c->cfg.nodelay || !in_flight)) ||
 			      len >= c->max_snd_wnd / 2 || (all && c->fin_queued) || force)) {
 				held = true;
 				break;
@@ -622,6 +635,8 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			c->unacked_since = now; /* the clock of the user timeout starts */
 		if (!tcp_xmit(c, out, flags, c->snd_nxt, len, now))
 			break;
+		if (len > c->snd_mss)
+			out->seg[out->n - 1].tso_mss = c->snd_mss;
 		if (seq_lt(c->snd_nxt, c->snd_max))
 			out->seg[out->n - 1].retransmit = true;
 		else if (!c->rtt_start && len) {

@@ -51,6 +51,7 @@ const char *tcp_state_name(enum tcp_state s);
 /** Per-connection knobs; tcp_config_default() gives the datacenter defaults. */
 struct tcp_config {
 	uint16_t mss;          /**< MSS we advertise; 0: MTU - 40 (1460 without an interface) */
+	uint32_t tso_max;      /**< largest segment handed to a TSO port (0: no TSO, MSS-sized) */
 	uint32_t rcv_buf;      /**< receive buffer (window) bytes */
 	uint32_t snd_buf;      /**< send buffer bytes */
 	bool window_scaling;   /**< RFC 7323 2 */
@@ -93,6 +94,7 @@ struct tcp_tx {
 	uint16_t wnd;     /**< window field as sent (already scaled down) */
 	uint8_t flags;    /**< RTE_TCP_*_FLAG */
 	uint32_t len;     /**< payload bytes from the send buffer (0: none) */
+	uint16_t tso_mss; /**< nonzero: a TSO segment; the port cuts it into this much payload each */
 	struct tcp_options opts;
 	bool retransmit;  /**< counts as a retransmission */
 };

@@ -148,6 +148,50 @@ static void resched(struct tcp_sock *s)
 /* ---- frames ---- */
 
 /* Build and send one segment of @c (or a bare reply when @c is NULL). */
+/* Copy @len bytes of @c's send buffer at @seq into @m at offset @off, chaining mbufs as needed. */
+static int copy_payload(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+			uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
+{
+	struct tcp_slice sl[MAX_SLICES];
+	unsigned n = tcp_tx_slices(c, seq, len, sl, MAX_SLICES);
+	struct rte_mbuf *tail = m;
+
+	for (unsigned i = 0; i < n; i++) {
+		const uint8_t *src = sl[i].data;
+		uint32_t left = sl[i].len;
+
+		while (left) {
+			uint32_t k = left < room ? left : room;
+
+			if (!k) {
+				/* A TSO segment larger than one buffer continues in the next. */
+				struct rte_mbuf *more = rte_pktmbuf_alloc(st->nif->port->pool);
+
+				if (!more || rte_pktmbuf_chain(m, more)) {
+					rte_pktmbuf_free(more);
+					return -ENOBUFS;
+				}
+				tail = more;
+				room = rte_pktmbuf_tailroom(tail);
+				dst = (uint8_t *)rte_pktmbuf_append(tail, 0);
+				dst = rte_pktmbuf_mtod(tail, uint8_t *);
+				continue;
+			}
+			memcpy(dst, src, k);
+			if (tail != m) {
+				tail->data_len += (uint16_t)k;
+				m->pkt_len += k;
+			}
+			dst += k;
+			src += k;
+			left -= k;
+			room -= k;
+		}
+	}
+	return 0;
+}
+
+/* Build and send one segment of @c (or a bare reply when @c is NULL). */
 static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
 {
@@ -157,39 +201,46 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 			     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
 			     .payload_len = tx->len};
 	size_t hdr = tcp_hdr_len(&tx->opts);
-	bool offload = nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM;
+	bool offload = (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) || tx->tso_mss;
+	uint32_t first;
 	uint8_t *p;
 
 	if (!m) {
 		st->stats.tx_no_mbuf++;
 		return; /* counted; the timers retransmit what mattered */
 	}
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + tx->len));
-	if (!p) {
+	/* The header and as much payload as the first buffer holds (all of it without TSO). */
+	first = tx->len;
+	if (hdr + first > rte_pktmbuf_tailroom(m))
+		first = rte_pktmbuf_tailroom(m) - (uint32_t)hdr;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + first));
+	if (!p || (tx->len && copy_payload(st, c, m, p + hdr, first, tx->seq, tx->len))) {
 		rte_pktmbuf_free(m);
 		st->stats.tx_no_mbuf++;
 		return;
 	}
-	if (tx->len) {
-		struct tcp_slice sl[MAX_SLICES];
-		unsigned n = tcp_tx_slices(c, tx->seq, tx->len, sl, MAX_SLICES);
-		size_t off = hdr;
-
-		/* One copy into the frame: memif and af_xdp (copy mode) copy again anyway. */
-		for (unsigned i = 0; i < n; i++) {
-			memcpy(p + off, sl[i].data, sl[i].len);
-			off += sl[i].len;
-		}
-		st->stats.copy_tx_bytes += tx->len;
-	}
-	tcp_emit(p, hdr + tx->len, &r, &tx->opts, t->laddr, t->raddr, !offload);
+	/* One copy into the frame: memif and af_xdp (copy mode) copy again anyway. */
+	st->stats.copy_tx_bytes += tx->len;
+	/* The checksum is computed by the port when offloaded, so payload in chained buffers is fine. */
+	tcp_emit(p, hdr + (offload ? 0 : tx->len), &r, &tx->opts, t->laddr, t->raddr, !offload);
 	if (offload) {
+		/* DPDK: the pseudo-header sum, without the length for TSO. */
 		uint16_t ph = inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP,
-					       (uint32_t)(hdr + tx->len));
+					       tx->tso_mss ? 0 : (uint32_t)(hdr + tx->len));
 
 		memcpy(p + 16, &ph, sizeof(ph));
 		m->l4_len = (uint8_t)hdr;
 		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+		if (tx->tso_mss) {
+			/*
+			 * DPDK 22.11's tap checks segment + L2/L3/L4 headers against
+			 * the IP MTU, counting the Ethernet header too: keep that much
+			 * under the MSS so every cut segment passes.
+			 */
+			m->tso_segsz = (uint16_t)(tx->tso_mss - RTE_ETHER_HDR_LEN);
+			m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
+			st->stats.tso_segs++;
+		}
 	}
 	st->stats.segs_out++;
 	netif_ipv4_output(nif, m, t->raddr, IPPROTO_TCP);
@@ -436,6 +487,8 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1), or less if asked. */
 	if (nif->mtu > 40 && (!st->cfg.mss || st->cfg.mss > nif->mtu - 40))
 		st->cfg.mss = (uint16_t)(nif->mtu - 40);
+	/* TSO where the port offers it: segments up to 64 KiB, cut by the port. */
+	st->cfg.tso_max = (nif->port->offloads & PORT_OFFLOAD_TX_TSO) ? 65535 - 20 - 60 : 0;
 	st->eph_lo = eph_lo;
 	st->eph_hi = eph_hi;
 	nif->tcp_fn = stack_input;
@@ -490,11 +543,11 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"rst_sent %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
 		"fastpath_data %lu slowpath %lu\n"
-		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu tx_no_mbuf %lu sockets %u\n",
+		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu tx_no_mbuf %lu tso_segs %lu sockets %u\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
-		x->copy_rx_bytes, x->tx_no_mbuf, st->sockets);
+		x->copy_rx_bytes, x->tx_no_mbuf, x->tso_segs, st->sockets);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

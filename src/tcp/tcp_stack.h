@@ -39,6 +39,7 @@ struct tcp_stack_stats {
 	uint64_t fastpath_ack, fastpath_data, slowpath;
 	uint64_t copy_tx_bytes, copy_rx_bytes; /* bytes copied by copying calls and framing */
 	uint64_t tx_no_mbuf;
+	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
 };
 
 /**

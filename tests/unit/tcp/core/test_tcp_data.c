@@ -654,9 +654,54 @@ static void test_seq_wrap_send(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 9293 3.7.1 with TCP segmentation offload: with cfg.tso_max the core
+ * hands the port segments of whole MSSs (and the tail), marked with the MSS
+ * to cut at; without it, every segment is at most one MSS.
+ */
+static void test_tso_segments(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
+				 .peer_mss = 1460, .peer_window = 65535, .cfg = &cfg};
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t mss, total = 0;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.tso_max = 65535 - 80;
+	cfg.iw_segments = 100; /* the whole 100 000 bytes fit the first window */
+	fixture_established(&s, &o);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 50000), 50000);
+	assert_int_equal(app_send(&s, 50000), 50000);
+	while (pending_tx(&s)) {
+		t = take_tx(&s);
+		if (t->len > mss) {
+			assert_int_equal(t->tso_mss, mss);
+			assert_true(t->len <= cfg.tso_max);
+			/* whole MSSs, except the tail of what the application had queued */
+			assert_true(t->len % mss == 0 || total + t->len == 50000 ||
+				    total + t->len == 100000);
+		} else {
+			assert_int_equal(t->tso_mss, 0);
+		}
+		assert_int_equal(t->seq, ISS + 1 + total);
+		total += t->len;
+	}
+	assert_int_equal(total, 100000);
+	assert_true(s.c.stats.segs_out < 100000 / mss); /* fewer segments than MSSs */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 100000, 65535, 0);
+	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tso_segments),
 		cmocka_unit_test(test_mss_peer_option_smaller),
 		cmocka_unit_test(test_mss_default_536),
 		cmocka_unit_test(test_mss_minus_timestamps),

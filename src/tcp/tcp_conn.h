@@ -126,6 +126,9 @@ struct tcp_conn_stats {
 	uint64_t segs_in, segs_out, bytes_in, bytes_out;
 	uint64_t retransmits, fast_retransmits, timeouts;
 	uint64_t dupacks, ooo_segs, paws_rejects, challenge_acks, zero_window_probes;
+	uint64_t out_of_window;  /**< unacceptable segments (3.10.7.4 first check), ACKed, dropped */
+	uint64_t ack_unsent;     /**< ACKs of data never sent, ACKed and dropped */
+	uint64_t ack_too_old;    /**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */
 };
 
 struct tcp_conn {

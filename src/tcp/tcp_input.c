@@ -343,6 +343,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		if (rwnd == 0 && seg->seq == c->rcv_nxt) {
 			data_refused = len > 0 || fin;
 		} else {
+			c->stats.out_of_window++;
 			if (!rst) {
 				if (c->state == TCP_TIME_WAIT && fin)
 					c->timewait_at = now + 2 * c->cfg.msl_ns;
@@ -426,10 +427,12 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		uint32_t max_wnd = c->max_snd_wnd;
 
 		if (seq_gt(seg->ack, c->snd_max)) {
+			c->stats.ack_unsent++;
 			tcp_send_ack(c, now, out); /* acknowledges data never sent */
 			return;
 		}
 		if (seq_lt(seg->ack, c->snd_una - max_wnd)) {
+			c->stats.ack_too_old++;
 			tcp_send_ack(c, now, out); /* RFC 5961 5.2: far too old */
 			return;
 		}

@@ -277,6 +277,11 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->fastpath_ack += c->fastpath_ack;
 	x->fastpath_data += c->fastpath_data;
 	x->slowpath += c->slowpath;
+	x->out_of_window += c->out_of_window;
+	x->ack_unsent += c->ack_unsent;
+	x->ack_too_old += c->ack_too_old;
+	x->paws_rejects += c->paws_rejects;
+	x->challenge_acks += c->challenge_acks;
 }
 
 static void kill_sock(struct tcp_sock *s)
@@ -543,11 +548,14 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"rst_sent %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
 		"fastpath_data %lu slowpath %lu\n"
-		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu tx_no_mbuf %lu tso_segs %lu sockets %u\n",
+		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu tx_no_mbuf %lu tso_segs %lu sockets %u\n"
+		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
+		"challenge_acks %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
-		x->copy_rx_bytes, x->tx_no_mbuf, x->tso_segs, st->sockets);
+		x->copy_rx_bytes, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
+		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

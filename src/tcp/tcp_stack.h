@@ -40,6 +40,8 @@ struct tcp_stack_stats {
 	uint64_t copy_tx_bytes, copy_rx_bytes; /* bytes copied by copying calls and framing */
 	uint64_t tx_no_mbuf;
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
+	/* segments dropped (and answered with an ACK) by rule, per RFC 9293 3.10.7.4 */
+	uint64_t out_of_window, ack_unsent, ack_too_old, paws_rejects, challenge_acks;
 };
 
 /**

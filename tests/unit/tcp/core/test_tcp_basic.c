@@ -136,6 +136,35 @@ static void test_simultaneous_close(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 9293 3.10.7.4 first and fifth checks, RFC 5961 5.2: data outside the
+ * window, an ACK of data never sent and an ACK far below SND.UNA are each
+ * answered with an ACK, dropped, and counted under their own name.
+ */
+static void test_bad_segments_counted(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	seg(&s, ACK, IRS + 1 + 10000000, ISS + 1, 65535, 100); /* far beyond the window */
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(s.c.stats.out_of_window, 1);
+	assert_int_equal(tcp_recv_bytes(&s.c), 0);
+	seg(&s, ACK, IRS + 1, ISS + 5000, 65535, 0); /* acknowledges 4999 bytes never sent */
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(s.c.stats.ack_unsent, 1);
+	assert_int_equal(s.c.snd_una, ISS + 1);
+	assert_int_equal(app_send(&s, 100), 100);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 1, ISS + 101, 65535, 0);
+	seg(&s, ACK, IRS + 1, ISS + 101 - (65535u << 7) - 10, 65535, 0); /* far too old */
+	expect_tx(&s, ACK, ISS + 101, IRS + 1, 0);
+	assert_int_equal(s.c.stats.ack_too_old, 1);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_active_close_to_time_wait),
 		cmocka_unit_test(test_passive_close),
 		cmocka_unit_test(test_simultaneous_close),
+		cmocka_unit_test(test_bad_segments_counted),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

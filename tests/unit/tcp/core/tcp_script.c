@@ -39,6 +39,20 @@ static const struct fixture_opts default_opts = {
 	.peer_window = 65535,
 };
 
+struct fixture_opts fixture_opts_with(struct tcp_config *cfg)
+{
+	struct fixture_opts o = default_opts;
+
+	o.cfg = cfg;
+	return o;
+}
+
+void prime_window(struct script *s)
+{
+	seg(s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	expect_nothing(s);
+}
+
 void fixture_closed(struct script *s, const struct tcp_config *cfg)
 {
 	struct tcp_config def;

@@ -74,6 +74,10 @@ void fixture_close_wait(struct script *s, const struct fixture_opts *o);
 void fixture_closing(struct script *s, const struct fixture_opts *o);
 void fixture_last_ack(struct script *s, const struct fixture_opts *o);
 void fixture_time_wait(struct script *s, const struct fixture_opts *o);
+/** fixture_established()'s default options (ts, sack, ws 7, MSS 1460) with configuration @cfg. */
+struct fixture_opts fixture_opts_with(struct tcp_config *cfg);
+/** The peer's first ACK after the handshake, with its (now scaled) window; nothing is sent back. */
+void prime_window(struct script *s);
 /** Tear down: release the connection and assert no Zbuf reference leaked. */
 void script_end(struct script *s);
 

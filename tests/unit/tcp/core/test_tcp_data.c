@@ -16,22 +16,6 @@ static const struct fixture_opts no_ts_opts = {
 	.peer_window = 65535,
 };
 
-/* fixture_established()'s default options with configuration @cfg. */
-static struct fixture_opts with_cfg(struct tcp_config *cfg)
-{
-	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
-				 .peer_mss = 1460, .peer_window = 65535, .cfg = cfg};
-
-	return o;
-}
-
-/* The peer acknowledges our SYN-ACK ACK with its (scaled) window: the fast path needs it. */
-static void prime_window(struct script *s)
-{
-	seg(s, ACK, IRS + 1, ISS + 1, 65535, 0);
-	expect_nothing(s);
-}
-
 /* RFC 9293 3.7.1: Eff.snd.MSS is bounded by the MSS option the peer sent. */
 static void test_mss_peer_option_smaller(void **state)
 {
@@ -118,7 +102,7 @@ static void test_delack_every_second_segment(void **state)
 static void test_delack_timer(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = with_cfg(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 
 	(void)state;
@@ -142,7 +126,7 @@ static void test_delack_timer(void **state)
 static void test_delack_off_acks_every_segment(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = with_cfg(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	uint32_t seq = IRS + 1;
 
@@ -209,7 +193,7 @@ static void test_ack_now_when_hole_fills(void **state)
 static void test_nagle_small_segment_waits(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = with_cfg(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 
 	(void)state;
@@ -234,7 +218,7 @@ static void test_nagle_small_segment_waits(void **state)
 static void test_nagle_full_segments_not_delayed(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = with_cfg(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	uint32_t mss;
 
@@ -508,7 +492,7 @@ static void test_dupack_carries_sack(void **state)
 static void test_reass_bounded_segments(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = with_cfg(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	const struct tcp_tx *t;
 	uint32_t next = IRS + 1;
@@ -539,7 +523,7 @@ static void test_reass_bounded_segments(void **state)
 static void test_reass_bounded_bytes(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = with_cfg(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	const struct tcp_tx *t;
 	uint32_t next = IRS + 1;

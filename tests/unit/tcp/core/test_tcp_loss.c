@@ -10,21 +10,6 @@
 
 #define SEC (1000 * MS)
 
-static struct fixture_opts opts_with(struct tcp_config *cfg)
-{
-	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
-				 .peer_mss = 1460, .peer_window = 65535, .cfg = cfg};
-
-	return o;
-}
-
-/* The peer's first ACK after the handshake: its window, now scaled. */
-static void prime_window(struct script *s)
-{
-	seg(s, ACK, IRS + 1, ISS + 1, 65535, 0);
-	expect_nothing(s);
-}
-
 /*
  * RFC 6298 2.2, 2.3: from the handshake's sample R0 = 8 ms (SYN to SYN-ACK)
  * and two timed data segments (16 ms, then 1 ms):
@@ -95,7 +80,7 @@ static void test_rto_backoff_capped(void **state)
 {
 	static const uint64_t gap_ms[] = {4, 8, 16, 32, 40, 40, 40};
 	struct tcp_config cfg;
-	struct fixture_opts o = opts_with(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 
 	(void)state;
@@ -455,7 +440,7 @@ static void test_keepalive_off_by_default(void **state)
 static void test_keepalive_probe_and_answer(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = opts_with(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	uint64_t idle, intvl;
 
@@ -501,7 +486,7 @@ static void test_keepalive_probe_and_answer(void **state)
 static void test_keepalive_unanswered_times_out(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = opts_with(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 
 	(void)state;

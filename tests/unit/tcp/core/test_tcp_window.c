@@ -20,15 +20,6 @@ static struct fixture_opts unscaled(struct tcp_config *cfg, uint16_t peer_window
 	return o;
 }
 
-/* fixture_established()'s default options (window scaling on) with configuration @cfg. */
-static struct fixture_opts scaled(struct tcp_config *cfg)
-{
-	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
-				 .peer_mss = 1460, .peer_window = 65535, .cfg = cfg};
-
-	return o;
-}
-
 /* Everything sent and not yet checked lies within SND.UNA + SND.WND (RFC 9293 3.8.6). */
 static uint32_t take_all_within_window(struct script *s, uint32_t *next)
 {
@@ -604,7 +595,7 @@ static void test_snd_sws_override_timeout(void **state)
 static void test_wscale_our_window_field(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = scaled(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	const struct tcp_tx *t;
 
@@ -653,7 +644,7 @@ static void test_wscale_peer_window_field(void **state)
 static void test_wscale_old_right_edge_honoured(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = scaled(&cfg);
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	const struct tcp_tx *t;
 	uint32_t edge, seq, next = IRS + 1;

@@ -173,7 +173,6 @@ static int copy_payload(struct tcp_stack *st, const struct tcp_conn *c, struct r
 				}
 				tail = more;
 				room = rte_pktmbuf_tailroom(tail);
-				dst = (uint8_t *)rte_pktmbuf_append(tail, 0);
 				dst = rte_pktmbuf_mtod(tail, uint8_t *);
 				continue;
 			}

@@ -200,7 +200,7 @@ static uint32_t rcv_window(const struct tcp_conn *c)
 	uint32_t space = rcv_space(c);
 	uint32_t step = c->cfg.rcv_buf / 2 < c->cfg.mss ? c->cfg.rcv_buf / 2 : c->cfg.mss;
 
-	if (space <= cur || space - cur < step)
+	if (c->mem_pressure != TCP_MEM_NORMAL || space <= cur || space - cur < step)
 		return cur;
 	return space;
 }
@@ -458,7 +458,6 @@ unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint6
 		  struct tcp_out *o)
 {
 	unsigned n = 0;
-	uint32_t before = rcv_window(c);
 
 	while (n < max && c->rcvq_count) {
 		out[n] = c->rcvq[c->rcvq_head];
@@ -468,14 +467,24 @@ unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint6
 		n++;
 	}
 	/* Taking data opens the window: tell the peer if it grew enough. */
-	if (n && rcv_window(c) > before && c->state != TCP_CLOSED) {
-		uint32_t adv = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
-
-		if (adv < c->cfg.mss || rcv_window(c) - adv >= c->cfg.rcv_buf / 2)
-			c->ack_now = true;
-		tcp_output(c, now, o);
-	}
+	if (n)
+		tcp_window_update(c, now, o);
 	return n;
+}
+
+void tcp_window_update(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	uint32_t adv = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t wnd;
+
+	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN || c->state == TCP_SYN_SENT)
+		return;
+	wnd = rcv_window(c);
+	if (wnd <= adv)
+		return;
+	if (adv < c->cfg.mss || wnd - adv >= c->cfg.rcv_buf / 2)
+		c->ack_now = true;
+	tcp_output(c, now, out);
 }
 
 void tcp_close(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
@@ -505,6 +514,15 @@ void tcp_close(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		return; /* already closing: "error: connection closing" is a no-op here */
 	}
 	tcp_output(c, now, out);
+}
+
+uint32_t tcp_prune_ooo(struct tcp_conn *c)
+{
+	uint32_t bytes = tcp_reass_bytes(&c->reass);
+
+	tcp_reass_clear(&c->reass); /* usable again: its arrays come back on first use */
+	c->stats.ooo_pruned_bytes += bytes;
+	return bytes;
 }
 
 void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out)

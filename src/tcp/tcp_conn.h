@@ -107,6 +107,21 @@ struct tcp_out {
 	unsigned n;
 };
 
+/**
+ * How short the packet memory that received data lives in is, as the layer
+ * below judges it (received payload is kept zero-copy in the frames it
+ * arrived in, so what TCP holds, the port cannot receive into).
+ */
+enum tcp_mem_pressure {
+	TCP_MEM_NORMAL,
+	/** Out-of-order segments are not kept, and the receive window's right
+	 *  edge does not move (peers may send only what was already offered). */
+	TCP_MEM_LOW,
+	/** Also no payload is kept at all, in order or not: segments are still
+	 *  processed for their ACKs, which free memory; the data comes again. */
+	TCP_MEM_CRITICAL,
+};
+
 /** The send buffer: a ring of referenced chunks, from snd_una onwards. */
 struct tcp_chunk {
 	const uint8_t *data; /**< Zbuf memory; the buffer holds one reference */
@@ -129,6 +144,9 @@ struct tcp_conn_stats {
 	uint64_t out_of_window;  /**< unacceptable segments (3.10.7.4 first check), ACKed, dropped */
 	uint64_t ack_unsent;     /**< ACKs of data never sent, ACKed and dropped */
 	uint64_t ack_too_old;    /**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */
+	uint64_t ooo_refused;    /**< out-of-order segments not kept: queue full or memory pressure */
+	uint64_t rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
+	uint64_t ooo_pruned_bytes; /**< out-of-order bytes given back under memory pressure */
 };
 
 struct tcp_conn {
@@ -185,6 +203,8 @@ struct tcp_conn {
 	uint64_t last_send_ns;  /**< last data or FIN sent (idle restart, RFC 5681 4.1) */
 
 	/* ACK state */
+	enum tcp_mem_pressure mem_pressure; /**< set by the layer below before each call */
+
 	unsigned ack_pending; /**< full segments received since our last ACK */
 	bool ack_now;         /**< an ACK must go out with the next output */
 
@@ -250,6 +270,20 @@ static inline uint32_t tcp_recv_bytes(const struct tcp_conn *c)
 {
 	return c->rcvq_bytes;
 }
+
+/**
+ * Send a window update if the receive window can now open by enough (RFC
+ * 9293 3.8.6.2.2): after the application took data, or memory pressure
+ * ended.
+ */
+void tcp_window_update(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+
+/**
+ * Give back every out-of-order segment held (RFC 2018 8: a receiver may
+ * discard data it has SACKed; the sender keeps it until it is cumulatively
+ * acknowledged). For memory pressure. @return bytes released.
+ */
+uint32_t tcp_prune_ooo(struct tcp_conn *c);
 
 /** CLOSE (RFC 9293 3.10.4): no more data from us; FIN after queued data. */
 void tcp_close(struct tcp_conn *c, uint64_t now, struct tcp_out *out);

@@ -202,7 +202,8 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 		ack_advance(c, seg->ack, now, out);
 		c->stats.fastpath_ack++;
 	} else {
-		if (seg->ack != c->snd_una || c->reass.n || len > rcv_wnd_now(c))
+		if (seg->ack != c->snd_una || c->reass.n || len > rcv_wnd_now(c) ||
+		    c->mem_pressure != TCP_MEM_NORMAL)
 			return false;
 		update_ts_recent(c, seg, now);
 		data_in_order(c, seg->payload, len);
@@ -482,12 +483,19 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	/* Seventh: the text, in ESTABLISHED and FIN-WAIT-1/2 only. */
 	if (len && (c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
 		    c->state == TCP_FIN_WAIT_2)) {
-		if (dseq == c->rcv_nxt) {
+		if (c->mem_pressure == TCP_MEM_CRITICAL) {
+			/* No memory to keep it: as if lost; a duplicate ACK tells the peer at once. */
+			c->stats.rcv_mem_dropped++;
+			c->ack_now = true;
+			fin = false;
+		} else if (dseq == c->rcv_nxt) {
 			data_in_order(c, data, len);
 		} else {
 			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC 5681 4.2). */
 			c->stats.ooo_segs++;
-			tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len);
+			if (c->mem_pressure != TCP_MEM_NORMAL ||
+			    tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len) == TCP_REASS_FULL)
+				c->stats.ooo_refused++;
 			c->ack_now = true;
 			fin = false; /* a FIN beyond a gap is taken when it comes again */
 		}

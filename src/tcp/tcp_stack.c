@@ -57,6 +57,8 @@ struct tcp_stack {
 	struct tcp_sock *all; /* every live socket */
 	struct tcp_out out;
 	uint64_t now;
+	enum tcp_mem_pressure mem_pressure; /* how low the packet pool runs */
+	uint64_t last_pool_check, next_prune; /* ns */
 	unsigned sockets;
 	struct tcp_stack_stats stats;
 };
@@ -281,6 +283,9 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->ack_too_old += c->ack_too_old;
 	x->paws_rejects += c->paws_rejects;
 	x->challenge_acks += c->challenge_acks;
+	x->ooo_refused += c->ooo_refused;
+	x->ooo_pruned_bytes += c->ooo_pruned_bytes;
+	x->rcv_mem_dropped += c->rcv_mem_dropped;
 }
 
 static void kill_sock(struct tcp_sock *s)
@@ -420,6 +425,7 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 		netif_drop(st->nif, m, LUNAR_DROP_TCP_NO_LISTENER);
 		return;
 	}
+	s->conn.mem_pressure = st->mem_pressure;
 	tcp_input(&s->conn, tr, st->now, &st->out);
 	rte_pktmbuf_free(m); /* what the connection keeps, it referenced itself */
 	/*
@@ -454,10 +460,64 @@ static void dispatch(struct tcp_stack *st)
 	}
 }
 
+/*
+ * Memory pressure. Received frames stay in the packet pool while TCP holds
+ * them (zero copy), and the pool is shared by every connection and by the
+ * port's receive ring. With thousands of connections each holding a window
+ * of segments (out-of-order ones beyond a hole, in-order ones the
+ * application has not taken, or forwarded zero-copy and not yet
+ * acknowledged), the pool can run dry; then the port cannot receive the
+ * retransmissions that would fill the holes, nor the ACKs that would free
+ * anything, and every connection stalls until it times out. So, as Linux
+ * does under tcp_mem pressure, by the pool's free share:
+ *  - below 1/4 (TCP_MEM_LOW): out-of-order segments are not kept and no
+ *    receive window opens further;
+ *  - below 1/8 (TCP_MEM_CRITICAL): no payload is kept at all, and every
+ *    out-of-order queue is emptied (RFC 2018 8 allows this reneging), at
+ *    most once per millisecond.
+ * When the pressure ends, windows that can open are announced at once
+ * rather than when the peers next probe.
+ */
+#define POOL_CHECK_NS 10000ull /* sample the pool every 10 us */
+#define PRUNE_INTERVAL_NS 1000000ull
+
+static void check_pool(struct tcp_stack *st)
+{
+	struct rte_mempool *mp = st->nif->port->pool;
+	enum tcp_mem_pressure was = st->mem_pressure;
+	unsigned avail;
+
+	if (!mp || st->now < st->last_pool_check + POOL_CHECK_NS)
+		return;
+	if (was != TCP_MEM_NORMAL)
+		st->stats.mem_pressure_ns += st->now - st->last_pool_check;
+	st->last_pool_check = st->now;
+	avail = rte_mempool_avail_count(mp);
+	st->mem_pressure = avail < mp->size / 8	  ? TCP_MEM_CRITICAL
+			   : avail < mp->size / 4 ? TCP_MEM_LOW
+						  : TCP_MEM_NORMAL;
+	if (st->mem_pressure == TCP_MEM_CRITICAL && st->now >= st->next_prune) {
+		st->next_prune = st->now + PRUNE_INTERVAL_NS;
+		st->stats.mem_prunes++;
+		for (struct tcp_sock *s = st->all; s; s = s->all_next)
+			if (s->conn.reass.n)
+				tcp_prune_ooo(&s->conn);
+	}
+	if (was != TCP_MEM_NORMAL && st->mem_pressure == TCP_MEM_NORMAL) {
+		for (struct tcp_sock *s = st->all, *next; s; s = next) {
+			next = s->all_next;
+			s->conn.mem_pressure = TCP_MEM_NORMAL;
+			tcp_window_update(&s->conn, st->now, &st->out);
+			after(s);
+		}
+	}
+}
+
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 {
 	/* Each connection's timers run at most once per poll, whatever they re-arm. */
 	st->now = now;
+	check_pool(st);
 	for (uint32_t budget = st->heap_n; budget && st->heap_n && st->heap[0]->heap_key <= now;
 	     budget--) {
 		struct tcp_sock *s = st->heap[0];
@@ -555,6 +615,11 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks);
+	fprintf(f,
+		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
+		"rcv_mem_dropped %lu\n",
+		x->mem_pressure_ns / 1000000, x->ooo_refused, x->ooo_pruned_bytes, x->mem_prunes,
+		x->rcv_mem_dropped);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;
@@ -720,8 +785,10 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 
 unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned max)
 {
-	unsigned n = tcp_recv(&s->conn, out, max, s->st->now, &s->st->out);
+	unsigned n;
 
+	s->conn.mem_pressure = s->st->mem_pressure; /* whether the window may open */
+	n = tcp_recv(&s->conn, out, max, s->st->now, &s->st->out);
 	after(s);
 	return n;
 }
@@ -732,6 +799,7 @@ size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)
 	uint8_t *dst = buf;
 	size_t done = 0;
 
+	c->mem_pressure = s->st->mem_pressure; /* whether the window may open */
 	/* Copy from the queued slices in place; trim the first one if partly read. */
 	while (done < len && c->rcvq_count) {
 		struct tcp_slice *sl = &c->rcvq[c->rcvq_head];

@@ -42,7 +42,11 @@
  *         now + mult*unit like an event loop), mult byte.
  *   8-9   application send: length u16 (0..65535), then tcp_output().
  *   10-11 application receive: max slices byte (1..16).
- *   12    tcp_close().      13  tcp_output().      15  tcp_abort().
+ *   12    tcp_close().      15  tcp_abort().
+ *   13    selector < 128: tcp_output(); else memory pressure (selector >> 4)
+ *         % 3 as the stack sets it: CRITICAL also prunes the out-of-order
+ *         queue (tcp_prune_ooo), NORMAL announces the window
+ *         (tcp_window_update). The level stays until the next such step.
  *
  * Every payload byte the peer sends at sequence number s is pat_rx(s) and
  * every byte the application writes at stream offset o is pat_tx(o), so
@@ -907,8 +911,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 13:
 			begin(&f);
-			tcp_output(&f.c, f.now, &f.out);
-			check_conn(&f, false, "output");
+			if (op < 128) {
+				tcp_output(&f.c, f.now, &f.out);
+				check_conn(&f, false, "output");
+				break;
+			}
+			/* Memory pressure as the stack applies it (tcp_stack.c). */
+			f.c.mem_pressure = (enum tcp_mem_pressure)((op >> 4) % 3);
+			if (f.c.mem_pressure == TCP_MEM_CRITICAL)
+				tcp_prune_ooo(&f.c);
+			else if (f.c.mem_pressure == TCP_MEM_NORMAL)
+				tcp_window_update(&f.c, f.now, &f.out);
+			check_conn(&f, false, "pressure");
 			break;
 		default:
 			begin(&f);

@@ -31,9 +31,11 @@
 #define RX_BURST 32
 /*
  * Received frames stay in the pool while connections hold them (zero copy:
- * a 1 MiB receive window is up to ~725 frames), so the pool is sized for
- * tens of busy connections: up to 32767 buffers or 128 MiB, whichever is
- * less (jumbo frames take 16 KiB each).
+ * a 1 MiB receive window is up to ~725 frames), so by default the pool is
+ * sized for tens of busy connections: up to 32767 buffers or 128 MiB,
+ * whichever is less (jumbo frames take 16 KiB each); --pool overrides it.
+ * When many more connections share it, TCP's memory pressure levels keep
+ * it from running dry (tcp_stack.c).
  */
 #define POOL_MBUFS_MAX 32767
 #define POOL_BYTES (128u << 20)
@@ -218,6 +220,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		}
 		stride = data_room + 64 + 128 + RTE_PKTMBUF_HEADROOM;
 		n_mbufs = POOL_BYTES / stride < POOL_MBUFS_MAX ? POOL_BYTES / stride : POOL_MBUFS_MAX;
+		if (env->opt.pool_mbufs)
+			n_mbufs = env->opt.pool_mbufs;
 		zbuf_pktpool_geometry(n_mbufs, min_room, &data_room, &zc.mbuf_zones);
 	}
 	/* Application buffers: 2K, 4K, 16K, 64K classes (64K for bulk sends). */

@@ -168,6 +168,14 @@ bad_range:
 	case LUNAR_OPT_VERBOSE:
 		o->verbose = true;
 		return 1;
+	case LUNAR_OPT_POOL:
+		if (parse_uint(arg, LUNAR_POOL_MAX, &v) || v < LUNAR_POOL_MIN) {
+			lunar_set_err(err, errlen, "--pool %s: expected %u..%u packet buffers", arg,
+				      LUNAR_POOL_MIN, LUNAR_POOL_MAX);
+			return -EINVAL;
+		}
+		o->pool_mbufs = (unsigned)v;
+		return 1;
 	default:
 		return 0;
 	}
@@ -208,6 +216,7 @@ void lunar_options_usage(FILE *f)
 	      "  --pcap FILE        write every frame sent and received to FILE (pcap)\n"
 	      "  --reserved LO-HI   TCP ports steered to lunar on af_xdp (default 61440-65535)\n"
 	      "  --core N           CPU to run on (default 0)\n"
+	      "  --pool N           packet buffers (default: 128 MiB of them, at most 32767)\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

@@ -32,8 +32,13 @@ struct lunar_options {
 	char pcap[256];
 	uint16_t reserved_lo, reserved_hi;
 	unsigned core;
+	unsigned pool_mbufs; /* 0: the default size (loop/env.c) */
 	bool verbose;
 };
+
+/** Bounds of --pool (packet buffers). */
+#define LUNAR_POOL_MIN 2048u
+#define LUNAR_POOL_MAX 262144u
 
 enum {
 	LUNAR_OPT_PORT = 0x1000,
@@ -45,6 +50,7 @@ enum {
 	LUNAR_OPT_RESERVED,
 	LUNAR_OPT_CORE,
 	LUNAR_OPT_VERBOSE,
+	LUNAR_OPT_POOL,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -57,7 +63,8 @@ enum {
 		{"pcap", required_argument, NULL, LUNAR_OPT_PCAP},                                 \
 		{"reserved", required_argument, NULL, LUNAR_OPT_RESERVED},                         \
 		{"core", required_argument, NULL, LUNAR_OPT_CORE},                                 \
-		{"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE}
+		{"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE},                                 \
+		{"pool", required_argument, NULL, LUNAR_OPT_POOL}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

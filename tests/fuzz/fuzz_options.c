@@ -10,7 +10,8 @@
  * as the tools use, 64, 8 or 2 bytes), then (code byte, argument) pairs;
  * each argument runs to the next NUL or the end of the input. Code % 16:
  *   0-8  LUNAR_OPT_PORT .. LUNAR_OPT_VERBOSE through lunar_options_apply()
- *   9    a tool's own option code: apply() must return 0 and touch nothing
+ *   9    code byte bit 6 set: LUNAR_OPT_POOL, as 0-8; else a tool's own
+ *        option code: apply() must return 0 and touch nothing
  *   10   port_spec_parse() into a separate struct port_spec
  *   11   fault_spec_parse() into a separate struct fault_spec (accumulates)
  *   12   parse_uint_opt("count", 1..10000000), as lunar-ping
@@ -95,6 +96,8 @@ static void check_opts(const struct lunar_options *o)
 	check_fault_dir(&o->fault.tx);
 	FUZZ_CHECK(nul_within(o->pcap, sizeof(o->pcap)));
 	FUZZ_CHECK(o->port.mtu == 0 || (o->port.mtu >= 576 && o->port.mtu <= 9000));
+	FUZZ_CHECK(o->pool_mbufs == 0 ||
+		   (o->pool_mbufs >= LUNAR_POOL_MIN && o->pool_mbufs <= LUNAR_POOL_MAX));
 	if (o->has_port)
 		check_port(&o->port);
 	else
@@ -206,8 +209,8 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 	int rc;
 
 	memset(st->err, 'X', st->errlen); /* no NUL: an error must write one */
-	if (code <= 8) {
-		int opt = LUNAR_OPT_PORT + (int)code;
+	if (code <= 8 || (code == 9 && (code_byte & 0x40))) {
+		int opt = code <= 8 ? LUNAR_OPT_PORT + (int)code : LUNAR_OPT_POOL;
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);
 		differential(opt, arg, rc, &st->o);

@@ -24,6 +24,8 @@ run_bad "bad --ip" 2 "expected an IPv4 address with prefix length" \
 	"$PING" --port memif:/run/lunar/x.sock --ip 300.1.1.1/24 --responder
 run_bad "bad --fault" 2 "not a probability" \
 	"$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --fault drop=2 --responder
+run_bad "bad --pool" 2 "expected 2048..262144 packet buffers" \
+	"$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --pool 100 --responder
 run_bad "bad memif role" 2 "neither 'server' nor 'client'" \
 	"$PING" --port memif:/run/lunar/x.sock:master --ip 10.0.0.1/24 --responder
 run_bad "memif socket in a missing directory" 1 "directory /nonexistent/dir does not exist.*mkdir -p" \

@@ -6,8 +6,12 @@
 # half-closes and checks the echo. Every connection completes, the server's
 # counters account for each one accepted and closed, and neither side
 # leaked a Zbuf object. The long suite runs it with CONNS=10000.
+# POOL=N gives both processes only N packet buffers (--pool), far fewer than
+# the connections' windows add up to: TCP's memory pressure levels must then
+# keep the pool from running dry (tcp_stack.c), and the server's counters
+# must show they acted (tcp_conns_pressure in CI).
 source "$(dirname "$0")/lib.sh"
-setup_test "tcp_conns${CONNS:+_$CONNS}" "$1"
+setup_test "tcp_conns${CONNS:+_$CONNS}${POOL:+_pool$POOL}" "$1"
 GET="$BUILD/tools/lunar-get"
 HTTPD="$BUILD/tools/lunar-httpd"
 conns=${CONNS:-1000}
@@ -20,17 +24,17 @@ sock=/run/lunar/test-conns-$$.sock
 on_exit rm -f "$sock"
 
 bg srv "$HTTPD" --port "memif:$sock:server" --ip 192.168.77.2/24 --core 1 \
-	--echo 7 --max-conns 20000 --backlog 20000 --counters
+	--echo 7 --max-conns 20000 --backlog 20000 --counters ${POOL:+--pool $POOL}
 wait_for "memif socket" 100 test -S "$sock"
 wait_for "echo listener" 100 grep -q "ready on" "$OUT/srv.log"
 # One local port per connection: the client's ephemeral range must hold them all.
 "$GET" --port "memif:$sock:client" --ip 192.168.77.1/24 --core 0 --reserved 10000-65535 \
 	--connect 192.168.77.2:7 --conns "$conns" --echo "$bytes" --timeout "$timeout" \
-	--counters >"$OUT/get.log" 2>&1
+	--counters ${POOL:+--pool $POOL} >"$OUT/get.log" 2>&1
 get_rc=$?
 stop srv
-sed 's/^/    get | /' "$OUT/get.log" | grep -E 'conns:|memory|first error|tcp:|zbuf:'
-sed 's/^/    srv | /' "$OUT/srv.log" | grep -E 'tcp:|httpd:|zbuf:'
+sed 's/^/    get | /' "$OUT/get.log" | grep -E 'conns:|memory|first error|tcp: (opened|segs|mem)|zbuf:'
+sed 's/^/    srv | /' "$OUT/srv.log" | grep -E 'tcp: (opened|segs|mem)|httpd:|zbuf:'
 
 expect_eq "lunar-get exit code" "$get_rc" 0
 expect_grep "all connections opened, completed, none failed" \
@@ -44,3 +48,7 @@ expect_grep "server: no connection ended badly" "^httpd: aborted 0 peer_reset 0 
 expect_grep "client leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/get.log"
 expect_grep "server leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/srv.log"
 expect_eq "server exit code" "$RC_srv" 0
+if [ -n "${POOL:-}" ]; then
+	prunes=$(sed -n 's/^tcp: mem_pressure_ms .* mem_prunes \([0-9]*\) .*/\1/p' "$OUT/srv.log")
+	expect_ge "server: memory pressure reached the critical level (prunes)" "$prunes" 1
+fi

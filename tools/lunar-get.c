@@ -59,6 +59,7 @@ struct client {
 	uint64_t rng;
 	crypto_hash_sha256_state sha_out, sha_in;
 	uint64_t t_start, t_end;
+	unsigned mss; /* send MSS once connected */
 	char response[512]; /* PUT: the server's answer body */
 	size_t response_len;
 	struct tcp_sock *sock;
@@ -227,6 +228,7 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 		return;
 	}
 	if (ev & TCP_EV_CONNECTED) {
+		c->mss = tcp_sock_conn(s)->snd_mss;
 		c->t_start = lunar_env_now_ns(c->env);
 		if (c->mode == MODE_GET || c->mode == MODE_PUT)
 			send_request(c);
@@ -985,8 +987,8 @@ int main(int argc, char **argv)
 
 		crypto_hash_sha256_final(sending ? &c.sha_out : &c.sha_in, digest);
 		sodium_bin2hex(hex, sizeof(hex), digest, sizeof(digest));
-		printf("bytes %" PRIu64 "\nseconds %.3f\nthroughput %.3f Gbit/s\nsha256 %s\n", bytes,
-		       secs, secs > 0 ? bytes * 8 / secs / 1e9 : 0.0, hex);
+		printf("bytes %" PRIu64 "\nseconds %.3f\nthroughput %.3f Gbit/s\nsha256 %s\nmss %u\n",
+		       bytes, secs, secs > 0 ? bytes * 8 / secs / 1e9 : 0.0, hex, c.mss);
 		if (c.mode == MODE_ECHO) {
 			unsigned char back[32];
 			char hex_back[65];

@@ -24,6 +24,7 @@
 #include "ctl/netlink.h"
 #include "mem/zbuf.h"
 #include "port/port_ethdev.h"
+#include "port/port_tap.h"
 #include "port/port_fault.h"
 #include "port/port_pcap.h"
 #include "tcp/tcp_stack.h"
@@ -169,7 +170,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	env->opt = *o;
 
 	/* Checks without side effects first: a bad argument leaves nothing behind. */
-	rc = port_ethdev_precheck(&env->opt.port, err, errlen);
+	rc = env->opt.port.kind == PORT_KIND_TAP ? port_tap_precheck(&env->opt.port, err, errlen)
+						 : port_ethdev_precheck(&env->opt.port, err, errlen);
 	if (rc)
 		goto fail;
 	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
@@ -249,7 +251,10 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	pa.spec = &env->opt.port;
 	pa.pool = env->pool;
 	pa.xdp_prog = xdp_prog_path();
-	rc = port_ethdev_open(&pa, &p, err, errlen);
+	if (env->opt.port.kind == PORT_KIND_TAP)
+		rc = port_tap_open(&env->opt.port, env->pool, &p, err, errlen);
+	else
+		rc = port_ethdev_open(&pa, &p, err, errlen);
 	if (rc)
 		goto fail;
 	env->port = p;

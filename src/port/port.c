@@ -23,3 +23,13 @@ void port_dump(struct port *p, FILE *f)
 		if (p->ops->dump)
 			p->ops->dump(p, f);
 }
+
+void port_print_counters(struct port *p, FILE *f)
+{
+	struct port_stats st;
+
+	port_stats(p, &st);
+	fprintf(f, "port %s: rx %lu pkts %lu bytes, tx %lu pkts %lu bytes, tx_full %lu, missed %lu\n",
+		p->name, st.rx_packets, st.rx_bytes, st.tx_packets, st.tx_bytes, st.tx_full,
+		st.rx_missed);
+}

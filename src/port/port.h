@@ -82,6 +82,8 @@ static inline bool port_link_up(struct port *p)
 void port_close(struct port *p);
 /** Counters of @p (for a wrapper, of the device underneath). */
 void port_stats(struct port *p, struct port_stats *st);
+/** One line with @p's struct port_stats, for a device's dump op. */
+void port_print_counters(struct port *p, FILE *f);
 /** Print the counters of @p and of every wrapper around it. */
 void port_dump(struct port *p, FILE *f);
 

@@ -1,5 +1,5 @@
 /*
- * port_ethdev.c - DPDK ethdev ports (memif, af_xdp, tap): device creation
+ * port_ethdev.c - DPDK ethdev ports (memif, af_xdp): device creation
  * from a port_spec, queue setup, offload discovery, burst I/O, teardown.
  */
 #include "port/port_ethdev.h"
@@ -87,12 +87,7 @@ static bool ethdev_link_up(struct port *p)
 
 static void ethdev_dump(struct port *p, FILE *f)
 {
-	struct port_stats st;
-
-	ethdev_stats(p, &st);
-	fprintf(f, "port %s: rx %lu pkts %lu bytes, tx %lu pkts %lu bytes, tx_full %lu, missed %lu\n",
-		p->name, st.rx_packets, st.rx_bytes, st.tx_packets, st.tx_bytes, st.tx_full,
-		st.rx_missed);
+	port_print_counters(p, f);
 }
 
 static void ethdev_close(struct port *p)
@@ -209,22 +204,6 @@ int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen)
 		return xdp_check_free(spec->ifname, err, errlen);
 	case PORT_KIND_MEMIF:
 		return memif_precheck(spec, err, errlen);
-	case PORT_KIND_TAP: {
-		char path[96];
-		struct stat st;
-
-		if (if_nametoindex(spec->ifname) == 0)
-			return 0; /* the tap PMD creates it */
-		/* An existing persistent tap (ip tuntap add ... multi_queue) is attached to. */
-		snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", spec->ifname);
-		if (stat(path, &st) == 0)
-			return 0;
-		lunar_set_err(err, errlen,
-			 "interface %s exists and is not a tap; choose another name, or create a "
-			 "persistent tap first (ip tuntap add dev %s mode tap multi_queue)",
-			 spec->ifname, spec->ifname);
-		return -EEXIST;
-	}
 	default:
 		lunar_set_err(err, errlen, "no port given; use --port");
 		return -EINVAL;
@@ -258,10 +237,6 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 		snprintf(args, an, "role=%s,socket=%s,socket-abstract=no,id=0,bsize=%u",
 			 s->memif_server ? "server" : "client", s->path, bsize);
 	}
-		return 0;
-	case PORT_KIND_TAP:
-		snprintf(devname, dn, "net_tap%u", seq++);
-		snprintf(args, an, "iface=%s", s->ifname);
 		return 0;
 	default:
 		return -EINVAL;
@@ -378,15 +353,6 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	rte_eth_macaddr_get(e->port_id, &e->base.mac);
 	if (e->kind == PORT_KIND_AF_XDP)
 		e->fill_ring_mbufs = rte_mempool_in_use_count(a->pool) - in_use_before;
-	if (e->kind == PORT_KIND_TAP) {
-		/*
-		 * The tap PMD gives the kernel's side of the tap the port's MAC. A
-		 * bridge would then take frames for that MAC as its own and never
-		 * forward them to lunar, so lunar speaks with a MAC of its own
-		 * (the tap hands lunar every frame the kernel sends into it).
-		 */
-		rte_eth_random_addr(e->base.mac.addr_bytes);
-	}
 	e->base.ops = &ethdev_ops;
 	e->base.pool = a->pool;
 	snprintf(e->base.name, sizeof(e->base.name), "%s:%.56s", port_kind_name(a->spec->kind),

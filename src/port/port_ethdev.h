@@ -1,7 +1,8 @@
 /*
- * port_ethdev.h - ports on DPDK ethdev virtual devices: net_memif,
- * net_af_xdp (with lunar's XDP steering program) and net_tap. Real NICs
- * would go through the same code with a PCI device instead of a vdev.
+ * port_ethdev.h - ports on DPDK ethdev virtual devices: net_memif and
+ * net_af_xdp (with lunar's XDP steering program). Real NICs would go
+ * through the same code with a PCI device instead of a vdev. (Tap ports
+ * are port_tap.h: DPDK's net_tap cannot carry jumbo frames.)
  */
 #ifndef LUNAR_PORT_PORT_ETHDEV_H
 #define LUNAR_PORT_PORT_ETHDEV_H

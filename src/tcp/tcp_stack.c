@@ -233,12 +233,7 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 		m->l4_len = (uint8_t)hdr;
 		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
 		if (tx->tso_mss) {
-			/*
-			 * DPDK 22.11's tap checks segment + L2/L3/L4 headers against
-			 * the IP MTU, counting the Ethernet header too: keep that much
-			 * under the MSS so every cut segment passes.
-			 */
-			m->tso_segsz = (uint16_t)(tx->tso_mss - RTE_ETHER_HDR_LEN);
+			m->tso_segsz = tx->tso_mss;
 			m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
 			st->stats.tso_segs++;
 		}

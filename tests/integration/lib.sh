@@ -81,6 +81,23 @@ expect_le() { # DESC GOT MAX
 	if [ "${2:-0}" -le "$3" ] 2>/dev/null; then pass "$1 = $2 (<= $3)"; else fail "$1: got '$2', want <= $3"; fi
 }
 
+# Frames from SRC_IP in PCAP that tshark finds malformed, in error, or with a
+# bad IPv4 or TCP checksum: a count, or with -V their details. TCP payload is
+# decoded as plain data and never reassembled: random bytes would otherwise
+# be taken for some protocol (a heuristic dissector) and reported as its
+# error, or a retransmission with other boundaries as malformed; the data
+# itself is checked by SHA-256 at the receiver.
+tcp_capture_bad() { # PCAP SRC_IP [-V]
+	local filter="ip.src == $2 && (ip.checksum.status == \"Bad\" || tcp.checksum.status == \"Bad\" || _ws.malformed || _ws.expert.severity == \"Error\")"
+	local args=(-r "$1" -d 'tcp.port==1-65535,data' -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE
+		-o tcp.desegment_tcp_streams:FALSE -Y "$filter")
+	if [ "${3:-}" = -V ]; then
+		tshark "${args[@]}" -V 2>/dev/null | grep -iE "expert|malformed|bad|frame [0-9]+:" | head -20
+	else
+		tshark "${args[@]}" 2>/dev/null | wc -l
+	fi
+}
+
 expect_grep() { # DESC PATTERN FILE
 	if grep -qE "$2" "$3"; then pass "$1"; else fail "$1: /$2/ not in $3"; sed 's/^/    | /' "$3" | tail -20; fi
 }

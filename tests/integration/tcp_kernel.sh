@@ -49,9 +49,7 @@ wait_for "kernel listener on 9003" 50 $A ss -ltnH 'sport = :9003'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9003 --bytes 4M --pcap "$OUT/t.pcap" >"$OUT/pcap.log" 2>&1
 expect_eq "captured transfer: exit code" "$?" 0
 expect_ge "frames in the capture" "$(tshark -r "$OUT/t.pcap" 2>/dev/null | wc -l)" 2000
-bad=$(tshark -r "$OUT/t.pcap" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE -o tcp.desegment_tcp_streams:FALSE -Y \
-	'ip.src == 10.77.0.2 && (ip.checksum.status == "Bad" || tcp.checksum.status == "Bad" || _ws.malformed || _ws.expert.severity == "Error")' \
-	2>/dev/null | wc -l)
+bad=$(tcp_capture_bad "$OUT/t.pcap" 10.77.0.2)
 expect_eq "malformed frames or bad checksums in the capture" "$bad" 0
 
 # 5. A port nobody listens on: the kernel answers RST, lunar reports it.

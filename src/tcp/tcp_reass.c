@@ -85,11 +85,40 @@ static void recent_touch(struct tcp_reass *r, struct tcp_sack_block b)
 			continue;
 		r->recent[w++] = *e;
 	}
-	if (w == r->max_segs)
+	if (w == r->cap)
 		w--; /* cannot happen: runs <= slices; forget the oldest */
 	memmove(&r->recent[1], &r->recent[0], w * sizeof(r->recent[0]));
 	r->recent[0] = b;
 	r->n_recent = w + 1;
+}
+
+/*
+ * Room for @need slices (and as many SACK runs): the arrays come with the
+ * first out-of-order segment, since most connections never need them, and
+ * double as needed up to max_segs. @return 0, or -1 without memory.
+ */
+static int grow(struct tcp_reass *r, unsigned need)
+{
+	unsigned ncap = r->cap ? r->cap : 16;
+	struct tcp_slice *segs;
+	struct tcp_sack_block *recent;
+
+	if (need <= r->cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > r->max_segs)
+		ncap = r->max_segs;
+	segs = realloc(r->segs, ncap * sizeof(*segs));
+	if (!segs)
+		return -1;
+	r->segs = segs;
+	recent = realloc(r->recent, ncap * sizeof(*recent));
+	if (!recent)
+		return -1; /* segs is larger, cap is not: still consistent */
+	r->recent = recent;
+	r->cap = ncap;
+	return 0;
 }
 
 /* The maximal contiguous run of held slices that contains @seq. */
@@ -183,18 +212,6 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 	room = r->max_segs > r->n ? r->max_segs - r->n : 0;
 	if (room > TCP_REASS_MAX_ADD)
 		room = TCP_REASS_MAX_ADD;
-	/* The arrays come with the first out-of-order segment: most connections never need them. */
-	if (!r->segs) {
-		r->segs = malloc(r->max_segs * sizeof(*r->segs));
-		r->recent = malloc(r->max_segs * sizeof(*r->recent));
-		if (!r->segs || !r->recent) {
-			free(r->segs);
-			free(r->recent);
-			r->segs = NULL;
-			r->recent = NULL;
-			return TCP_REASS_FULL;
-		}
-	}
 	cur = seq;
 	for (j = first_ending_after(r, seq); j < r->n && seq_lt(r->segs[j].seq, end); j++) {
 		if (seq_lt(cur, r->segs[j].seq)) {
@@ -220,7 +237,8 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 		for (unsigned p = 0; p < k; p++)
 			nb += add[p].len;
 		/* Never store part of a segment: all of its new bytes or none. */
-		if (r->bytes > r->max_bytes || nb > r->max_bytes - r->bytes)
+		if (r->bytes > r->max_bytes || nb > r->max_bytes - r->bytes ||
+		    grow(r, r->n + k))
 			return TCP_REASS_FULL;
 
 		/* Each new sub-range is its own slice with its own reference
@@ -283,6 +301,7 @@ void tcp_reass_clear(struct tcp_reass *r)
 	free(r->recent);
 	r->segs = NULL;
 	r->recent = NULL;
+	r->cap = 0;
 	r->n = 0;
 	r->bytes = 0;
 	r->n_recent = 0;

@@ -31,8 +31,8 @@ struct tcp_sack_block {
 };
 
 struct tcp_reass {
-	struct tcp_slice *segs; /* sorted by seq, disjoint; max_segs entries, allocated on first use */
-	unsigned n;
+	struct tcp_slice *segs; /* sorted by seq, disjoint; cap entries, allocated on first use */
+	unsigned n, cap;        /* cap doubles from 16 up to max_segs */
 	uint32_t bytes;     /* sum of segs[].len */
 	uint32_t max_bytes; /* bound on bytes held */
 	unsigned max_segs;  /* bound on slices held (<= TCP_REASS_MAX_SEGS) */
@@ -43,7 +43,7 @@ struct tcp_reass {
 	 * exactly one run; there are never more runs than slices, hence the
 	 * size: older runs stay known when newer ones leave via pop.
 	 */
-	struct tcp_sack_block *recent; /* max_segs entries, allocated with segs */
+	struct tcp_sack_block *recent; /* cap entries, grown with segs */
 	unsigned n_recent;
 };
 

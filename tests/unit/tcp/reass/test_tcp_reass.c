@@ -619,6 +619,49 @@ static void test_full_max_segs(void **state)
 	finish(&r);
 }
 
+/*
+ * The arrays start small and double as holes accumulate, up to max_segs:
+ * 100 disjoint segments take 128 slots (not max_segs = 2048), every one is
+ * kept, the most recent is SACKed first, and all are delivered once the
+ * holes fill.
+ */
+static void test_arrays_grow_on_demand(void **state)
+{
+	struct tcp_reass r;
+	uint32_t rcv_nxt = 0;
+
+	(void)state;
+	tcp_reass_init(&r, 1u << 20, 2048);
+	assert_int_equal(r.cap, 0);
+	assert_int_equal(ins(&r, 0, 200, 100), TCP_REASS_STORED);
+	assert_int_equal(r.cap, 16);
+	for (uint32_t i = 1; i < 100; i++)
+		assert_int_equal(ins(&r, 0, 200 + 200 * i, 100), TCP_REASS_STORED);
+	assert_int_equal(r.n, 100);
+	assert_int_equal(r.cap, 128);
+	EXPECT_SACK(&r, 0, 1, 20000, 20100);
+	for (uint32_t i = 0; i < 100; i++)
+		assert_int_equal(ins(&r, rcv_nxt, 100 + 200 * i - 100 * (i == 0), 100 + 100 * (i == 0)),
+				 TCP_REASS_STORED);
+	assert_int_equal(drain(&r, &rcv_nxt), 20100);
+	finish(&r);
+}
+
+/* Growth stops at max_segs even when that is not a power of two. */
+static void test_arrays_grow_to_max_segs(void **state)
+{
+	struct tcp_reass r;
+
+	(void)state;
+	tcp_reass_init(&r, 1u << 20, 20);
+	for (uint32_t i = 0; i < 20; i++)
+		assert_int_equal(ins(&r, 0, 200 + 200 * i, 100), TCP_REASS_STORED);
+	assert_int_equal(r.cap, 20);
+	assert_int_equal(ins(&r, 0, 200 + 200 * 20, 100), TCP_REASS_FULL);
+	assert_int_equal(r.n, 20);
+	finish(&r);
+}
+
 static void test_full_max_bytes(void **state)
 {
 	struct tcp_reass r;
@@ -847,6 +890,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pop_releases_below_rcv_nxt, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_max_segs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_max_bytes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_arrays_grow_on_demand, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_arrays_grow_to_max_segs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_rfc2018_case1, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_rfc2018_case2, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_rfc2018_case3, setup, teardown),

@@ -220,3 +220,28 @@ void lunar_options_usage(FILE *f)
 	      "  --verbose          more log output\n",
 	      f);
 }
+
+int parse_size(const char *s, uint64_t *out)
+{
+	unsigned shift = 0;
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL; /* no sign, no space, no empty string */
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > ((1ull << 62) - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	switch (*p) {
+	case 'K': case 'k': shift = 10; p++; break;
+	case 'M': case 'm': shift = 20; p++; break;
+	case 'G': case 'g': shift = 30; p++; break;
+	default: break;
+	}
+	if (*p || v > (1ull << 62) >> shift)
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}

@@ -86,6 +86,12 @@ void lunar_options_usage(FILE *f);
  */
 int parse_uint_opt(const char *name, const char *s, unsigned long min, unsigned long max,
 		   unsigned long *out, char *err, size_t errlen);
+/**
+ * A byte count: decimal digits with an optional K, M or G suffix (powers of
+ * 1024), e.g. 4096, 64K, 1G. @return 0, or -EINVAL (not a size, or above
+ * 2^62).
+ */
+int parse_size(const char *s, uint64_t *out);
 /** Same for a non-negative decimal number of seconds (fractions allowed) up to @max. */
 int parse_seconds_opt(const char *name, const char *s, double max, double *out, char *err,
 		      size_t errlen);

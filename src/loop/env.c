@@ -20,6 +20,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "base/cost.h"
 #include "base/log.h"
 #include "ctl/netlink.h"
 #include "mem/zbuf.h"
@@ -346,6 +347,7 @@ unsigned lunar_env_poll(struct lunar_env *env)
 {
 	struct rte_mbuf *pkts[RX_BURST];
 	uint64_t now = lunar_env_now_ns(env);
+	enum lunar_cost_cat prev;
 	uint16_t n;
 
 	if (!env->announced && env->nif.neigh_mode == NEIGH_MODE_ARP && port_link_up(env->port)) {
@@ -353,9 +355,15 @@ unsigned lunar_env_poll(struct lunar_env *env)
 		netif_gratuitous_arp(&env->nif);
 		env->announced = true;
 	}
+	prev = lunar_cost_enter(LUNAR_COST_RX);
 	n = port_rx_burst(env->port, pkts, RX_BURST);
-	if (n)
+	if (n) {
+		lunar_cost_enter(LUNAR_COST_PROTOCOL);
 		netif_input(&env->nif, pkts, n, now);
+	} else {
+		lunar_cost_relabel(LUNAR_COST_IDLE); /* a poll that found nothing */
+	}
+	lunar_cost_enter(LUNAR_COST_TIMERS);
 	if (env->tcp)
 		tcp_stack_poll(env->tcp, now); /* timers, then the applications' callbacks */
 	if (now >= env->next_timer_ns) {
@@ -365,7 +373,9 @@ unsigned lunar_env_poll(struct lunar_env *env)
 		env->next_timer_ns = now + TIMER_PERIOD_NS;
 	}
 	/* Transmit at the end of every iteration: replies go out with the burst that caused them. */
+	lunar_cost_enter(LUNAR_COST_TX);
 	netif_flush(&env->nif);
+	lunar_cost_leave(prev);
 	return n;
 }
 

@@ -10,6 +10,7 @@
 
 #include <rte_mbuf.h>
 
+#include "base/cost.h"
 #include "base/log.h"
 #include "mem/zbuf.h"
 #include "net/netif.h"
@@ -151,8 +152,21 @@ static void resched(struct tcp_sock *s)
 
 /* Build and send one segment of @c (or a bare reply when @c is NULL). */
 /* Copy @len bytes of @c's send buffer at @seq into @m at offset @off, chaining mbufs as needed. */
+static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len);
+
 static int copy_payload(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
 			uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
+{
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_COPY);
+	int rc = copy_payload_cat(st, c, m, dst, room, seq, len);
+
+	lunar_cost_leave(prev);
+	return rc;
+}
+
+static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
 {
 	struct tcp_slice sl[MAX_SLICES];
 	unsigned n = tcp_tx_slices(c, seq, len, sl, MAX_SLICES);
@@ -197,6 +211,7 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
 {
 	struct netif *nif = st->nif;
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->port->pool);
 	struct tcp_repr r = {.sport = t->lport, .dport = t->rport, .seq = tx->seq,
 			     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
@@ -206,6 +221,7 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 	uint32_t first;
 	uint8_t *p;
 
+	lunar_cost_leave(prev);
 	if (!m) {
 		st->stats.tx_no_mbuf++;
 		return; /* counted; the timers retransmit what mattered */
@@ -422,7 +438,12 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	}
 	s->conn.mem_pressure = st->mem_pressure;
 	tcp_input(&s->conn, tr, st->now, &st->out);
-	rte_pktmbuf_free(m); /* what the connection keeps, it referenced itself */
+	{
+		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
+
+		rte_pktmbuf_free(m); /* what the connection keeps, it referenced itself */
+		lunar_cost_leave(prev);
+	}
 	/*
 	 * RFC 1122 4.2.2.13: data for an application that has closed: reset.
 	 * What this input queued goes too: its payload lives in the send
@@ -450,8 +471,12 @@ static void dispatch(struct tcp_stack *st)
 		s->ev_queued = false;
 		ev = s->conn.events;
 		s->conn.events = 0;
-		if (!s->dead && ev && s->fn)
+		if (!s->dead && ev && s->fn) {
+			enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_APP);
+
 			s->fn(s, ev, s->ctx);
+			lunar_cost_leave(prev);
+		}
 	}
 }
 
@@ -736,18 +761,21 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 
 int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len)
 {
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
 	int rc = tcp_send(&s->conn, zbuf_data, len);
 
 	if (rc > 0) {
 		tcp_output(&s->conn, s->st->now, &s->st->out);
 		after(s);
 	}
+	lunar_cost_leave(prev);
 	return rc;
 }
 
 int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 {
 	const uint8_t *src = data;
+	enum lunar_cost_cat prev;
 	size_t done = 0;
 
 	while (done < len) {
@@ -760,10 +788,14 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 			chunk = 65536;
 		if (!chunk)
 			break;
+		prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 		buf = zbuf_alloc(chunk);
+		lunar_cost_leave(prev);
 		if (!buf)
 			return done ? (int)done : -ENOBUFS;
+		prev = lunar_cost_enter(LUNAR_COST_COPY);
 		memcpy(buf, src + done, chunk);
+		lunar_cost_leave(prev);
 		s->st->stats.copy_tx_bytes += chunk;
 		rc = tcp_send(&s->conn, buf, chunk);
 		zbuf_unref(buf); /* the connection holds its own reference */
@@ -782,9 +814,12 @@ unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned ma
 {
 	unsigned n;
 
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
+
 	s->conn.mem_pressure = s->st->mem_pressure; /* whether the window may open */
 	n = tcp_recv(&s->conn, out, max, s->st->now, &s->st->out);
 	after(s);
+	lunar_cost_leave(prev);
 	return n;
 }
 
@@ -799,8 +834,10 @@ size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)
 	while (done < len && c->rcvq_count) {
 		struct tcp_slice *sl = &c->rcvq[c->rcvq_head];
 		size_t take = sl->len < len - done ? sl->len : len - done;
+		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_COPY);
 
 		memcpy(dst + done, sl->data, take);
+		lunar_cost_leave(prev);
 		done += take;
 		if (take < sl->len) {
 			sl->data += take;

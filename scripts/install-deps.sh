@@ -19,7 +19,7 @@ PKGS=(
 	clang llvm libclang-rt-14-dev libfuzzer-14-dev
 	dpdk dpdk-dev libdpdk-dev
 	libxdp-dev libbpf-dev xdp-tools bpftool
-	libmnl-dev libcmocka-dev libpcap-dev libsodium-dev
+	libmnl-dev libcmocka-dev libpcap-dev libsodium-dev libjansson-dev
 	iproute2 ethtool nftables socat ncat curl wrk tshark
 	python3 python3-scapy python3-matplotlib
 	iputils-ping procps

@@ -1,0 +1,470 @@
+/*
+ * knb_lunar.c - knb over lunar: one run-to-completion loop on one core.
+ * Requests and bulk data are sent zero-copy from one Zbuf buffer (each send
+ * takes a reference); received data is read zero-copy; the server echoes
+ * the received frames themselves back (bounded in flight, as lunar-httpd).
+ */
+#include "knb.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cost.h"
+#include "loop/env.h"
+#include "mem/zbuf.h"
+#include "port/port.h"
+#include "tcp/tcp_stack.h"
+
+#define PEND_MAX 64
+#define ECHO_INFLIGHT (256u << 10) /* echoed bytes not yet acknowledged, per connection */
+
+struct lconn {
+	struct lctx *L;
+	struct tcp_sock *s;
+	struct knb_flow f;
+	bool connected, closed, eof;
+	struct tcp_slice pend[PEND_MAX]; /* server RPC: received, not yet echoed */
+	unsigned pend_n, pend_head;
+	uint32_t pend_off;
+};
+
+struct lctx {
+	const struct knb_config *c;
+	struct lunar_env *env;
+	struct knb_meter meter;
+	struct lconn **conns;
+	unsigned n, cap;
+	uint8_t *payload; /* KNB_BULK_CHUNK bytes of Zbuf memory */
+	char err[300];
+};
+
+static void set_err(struct lctx *L, const char *msg)
+{
+	if (!L->err[0])
+		snprintf(L->err, sizeof(L->err), "%s", msg);
+}
+
+static uint64_t now(struct lctx *L)
+{
+	return lunar_env_now_ns(L->env);
+}
+
+/*
+ * Let go of the socket: no more events for us, then a graceful close (or a
+ * RST). The stack frees it when the connection ends; the lconn stays until
+ * the loop reaps it, so a callback that called this may still look at it.
+ */
+static void drop_sock(struct lconn *k, bool abort)
+{
+	k->closed = true;
+	if (!k->s)
+		return;
+	tcp_sock_set_ctx(k->s, NULL, NULL);
+	if (abort)
+		tcp_sock_abort(k->s);
+	else
+		tcp_sock_close(k->s);
+	k->s = NULL;
+}
+
+/* Send the handshake, then what the flow may send now. */
+static void pump_out(struct lconn *k)
+{
+	const uint8_t *p;
+	uint32_t hs = knb_flow_hs_pending(&k->f, &p);
+	uint64_t budget;
+
+	if (k->closed)
+		return;
+	if (hs) {
+		int rc = tcp_sock_send(k->s, p, hs);
+
+		if (rc > 0)
+			knb_flow_hs_sent(&k->f, (uint32_t)rc);
+		if (rc < (int)hs)
+			return;
+		if (k->f.close_after_hs) {
+			drop_sock(k, false);
+			return;
+		}
+	}
+	while ((budget = knb_flow_tx_budget(&k->f)) > 0) {
+		uint32_t len = budget < KNB_BULK_CHUNK ? (uint32_t)budget : KNB_BULK_CHUNK;
+		const uint8_t *src = k->L->payload;
+		int rc;
+
+		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
+			/* Echo the received frames themselves, bounded in flight. */
+			struct tcp_slice *sl = &k->pend[k->pend_head];
+			uint32_t held = 1u << 20; /* the default send buffer */
+
+			held -= tcp_sock_send_space(k->s);
+			if (!k->pend_n || held >= ECHO_INFLIGHT)
+				return;
+			src = sl->data + k->pend_off;
+			len = sl->len - k->pend_off;
+			if (len > ECHO_INFLIGHT - held)
+				len = ECHO_INFLIGHT - held;
+		}
+		rc = tcp_sock_send_zc(k->s, src, len);
+		if (rc <= 0)
+			return; /* TCP_EV_WRITABLE resumes */
+		knb_flow_on_tx(&k->f, (uint64_t)rc, now(k->L));
+		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
+			struct tcp_slice *sl = &k->pend[k->pend_head];
+
+			k->pend_off += (uint32_t)rc;
+			if (k->pend_off == sl->len) {
+				zbuf_unref(sl->data); /* the send buffer holds its own reference */
+				k->pend_head++;
+				k->pend_n--;
+				k->pend_off = 0;
+				if (!k->pend_n)
+					k->pend_head = 0;
+			}
+		}
+		if ((uint32_t)rc < len)
+			return;
+	}
+}
+
+/* Take what arrived: handshake bytes, then payload (kept for the echo, or counted). */
+static void pump_in(struct lconn *k)
+{
+	struct lctx *L = k->L;
+	bool echo = !k->f.client && k->f.kind == KNB_FLOW_RPC;
+
+	while (!k->closed) {
+		struct tcp_slice sl[32];
+		unsigned room = echo || !k->f.ready ? PEND_MAX - k->pend_n : 32, n;
+
+		if (!k->f.ready && !k->f.client)
+			room = 1; /* the hello decides whether this is an echo */
+		if (room > 32)
+			room = 32;
+		if (!room)
+			return; /* echo backlog full: pump_out frees it */
+		n = tcp_sock_read_zc(k->s, sl, room);
+		if (!n)
+			return;
+		for (unsigned i = 0; i < n; i++) {
+			int hs = k->closed ? (int)sl[i].len
+					   : knb_flow_hs_received(&k->f, sl[i].data, sl[i].len);
+			uint32_t rest;
+
+			if (hs < 0) {
+				if (k->f.client)
+					set_err(L, k->f.error);
+				drop_sock(k, true);
+				hs = (int)sl[i].len;
+			}
+			rest = sl[i].len - (uint32_t)hs;
+			echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
+			if (rest) {
+				knb_flow_on_rx(&k->f, rest, now(L));
+				if (echo) {
+					unsigned at = k->pend_head + k->pend_n++;
+
+					k->pend[at] = (struct tcp_slice){.seq = sl[i].seq + (uint32_t)hs,
+									 .len = rest,
+									 .data = sl[i].data + hs};
+					continue; /* keeps the reference */
+				}
+			}
+			zbuf_unref(sl[i].data);
+		}
+		if (k->closed)
+			return;
+		if (k->pend_head + k->pend_n + 32 > PEND_MAX && k->pend_head) {
+			memmove(k->pend, k->pend + k->pend_head, k->pend_n * sizeof(k->pend[0]));
+			k->pend_head = 0;
+		}
+		pump_out(k);
+	}
+}
+
+static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
+{
+	struct lconn *k = ctx;
+
+	(void)s;
+	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
+		if (k->f.client)
+			set_err(k->L, ev & TCP_EV_TIMEOUT ? "a connection timed out"
+							  : k->connected ? "the server reset a connection"
+									 : "connection refused: is a knb "
+									   "server listening there?");
+		drop_sock(k, false); /* CLOSED already: this frees it */
+		return;
+	}
+	if (ev & TCP_EV_CONNECTED)
+		k->connected = true;
+	if (ev & TCP_EV_READABLE)
+		pump_in(k);
+	if (ev & TCP_EV_EOF)
+		k->eof = true;
+	if ((ev & (TCP_EV_CONNECTED | TCP_EV_WRITABLE)) && !k->closed)
+		pump_out(k);
+	if (k->eof && !k->f.client && !k->closed)
+		drop_sock(k, false); /* the client is done */
+}
+
+static struct lconn *new_conn(struct lctx *L)
+{
+	struct lconn *k;
+
+	if (L->n == L->cap) {
+		unsigned ncap = L->cap ? L->cap * 2 : 64;
+		struct lconn **v = realloc(L->conns, ncap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		L->conns = v;
+		L->cap = ncap;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k) {
+		k->L = L;
+		L->conns[L->n++] = k;
+	}
+	return k;
+}
+
+static void release_pending(struct lconn *k)
+{
+	for (unsigned i = 0; i < k->pend_n; i++)
+		zbuf_unref(k->pend[k->pend_head + i].data);
+	k->pend_n = 0;
+}
+
+static void on_accept(struct tcp_listener *l, void *ctx)
+{
+	struct lctx *L = ctx;
+
+	for (;;) {
+		struct lconn *k = new_conn(L);
+		struct tcp_sock *s;
+
+		if (!k) {
+			s = tcp_accept(l, NULL, NULL);
+			if (!s)
+				return;
+			tcp_sock_abort(s);
+			continue;
+		}
+		s = tcp_accept(l, on_event, k);
+		if (!s) {
+			free(k);
+			L->n--;
+			return;
+		}
+		k->s = s;
+		k->connected = true;
+		knb_flow_server(&k->f, 0, 1, L->c->proto_version, &L->meter);
+		pump_in(k);
+	}
+}
+
+/* Server: free the connections that ended, keep the rest. */
+static void reap(struct lctx *L)
+{
+	unsigned w = 0;
+
+	for (unsigned i = 0; i < L->n; i++) {
+		struct lconn *k = L->conns[i];
+
+		if (k->closed && !k->f.client) {
+			if (k->f.error[0])
+				fprintf(stderr, "knb server: %s\n", k->f.error);
+			release_pending(k);
+			free(k);
+			continue;
+		}
+		L->conns[w++] = k;
+	}
+	L->n = w;
+}
+
+static int run_server(struct lctx *L)
+{
+	const struct knb_config *c = L->c;
+	struct tcp_listener *l;
+	int err = 0;
+
+	l = tcp_listen_on(L->env->tcp, c->port, 1024, on_accept, L, &err);
+	if (!l || lunar_env_steer_port(L->env, c->port)) {
+		fprintf(stderr, "knb server: cannot listen on port %u: %s\n", c->port,
+			strerror(err ? -err : EIO));
+		return 1;
+	}
+	printf("knb server: ready, lunar stack on %s, port %u\n", L->env->port->name, c->port);
+	fflush(stdout);
+	while (!knb_stop_requested()) {
+		lunar_env_poll(L->env);
+		for (unsigned i = 0; i < L->n; i++)
+			if (knb_flow_tx_budget(&L->conns[i]->f))
+				pump_out(L->conns[i]);
+		reap(L);
+	}
+	tcp_listener_close(l);
+	return 0;
+}
+
+static int connect_all(struct lctx *L)
+{
+	const struct knb_config *c = L->c;
+	struct knb_flow_spec plan[KNB_MAX_FLOWS];
+	unsigned nflows = knb_plan(c, 0, plan, KNB_MAX_FLOWS), ready = 0;
+	uint64_t deadline = now(L) + (uint64_t)(c->connect_timeout_s * 1e9);
+
+	while (!port_link_up(L->env->port)) {
+		if (now(L) > deadline || knb_stop_requested()) {
+			set_err(L, "the link did not come up within --connect-timeout (is the memif "
+				   "server running?)");
+			return -1;
+		}
+		lunar_env_poll(L->env);
+	}
+	for (unsigned i = 0; i < nflows; i++) {
+		struct lconn *k = new_conn(L);
+		int err = 0;
+
+		if (!k)
+			return -1;
+		knb_flow_client(&k->f, &plan[i], 0, c->proto_version, &L->meter);
+		k->s = tcp_connect_to(L->env->tcp, c->addr, (uint16_t)(c->port + plan[i].server_thread),
+				      on_event, k, &err);
+		if (!k->s) {
+			char m[160];
+
+			snprintf(m, sizeof(m), "cannot connect: %s", strerror(-err));
+			set_err(L, m);
+			return -1;
+		}
+	}
+	while (ready < L->n) {
+		if (L->err[0])
+			return -1;
+		if (now(L) > deadline || knb_stop_requested()) {
+			set_err(L, "could not connect within --connect-timeout: is a knb server "
+				   "running there, and reachable?");
+			return -1;
+		}
+		lunar_env_poll(L->env);
+		ready = 0;
+		for (unsigned i = 0; i < L->n; i++)
+			ready += L->conns[i]->f.ready;
+	}
+	if (L->conns[0]->f.server_threads < c->server_threads) {
+		char m[160];
+
+		snprintf(m, sizeof(m), "the server runs %u threads but --server-threads is %u",
+			 L->conns[0]->f.server_threads, c->server_threads);
+		set_err(L, m);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_client(struct lctx *L, struct knb_result *r)
+{
+	const struct knb_config *c = L->c;
+	struct knb_timeline tl;
+
+	if (connect_all(L))
+		return 1;
+	knb_timeline_start(&tl, c, now(L));
+	for (;;) {
+		bool drained = true;
+		enum knb_tick tick;
+
+		for (unsigned i = 0; tl.drain_until && i < L->n; i++)
+			drained = drained && knb_flow_drained(&L->conns[i]->f);
+		tick = knb_timeline_tick(&tl, &L->meter, now(L), drained);
+		if (tick == KNB_TICK_DONE)
+			break;
+		if (tick == KNB_TICK_OPENED)
+			lunar_cost_start(c->cpu_breakdown);
+		if (tick == KNB_TICK_CLOSED) {
+			lunar_cost_stop();
+			for (unsigned i = 0; i < L->n; i++)
+				L->conns[i]->f.stopping = true;
+		}
+		if (knb_stop_requested()) {
+			set_err(L, "interrupted");
+			return 1;
+		}
+		if (L->err[0])
+			return 1;
+		lunar_env_poll(L->env);
+		for (unsigned i = 0; i < L->n; i++)
+			if (knb_flow_tx_budget(&L->conns[i]->f))
+				pump_out(L->conns[i]);
+	}
+	r->window_s = (double)(tl.win_end - tl.win_start) / 1e9;
+	r->threads[0].cpu_pct = knb_timeline_cpu_pct(&tl);
+	if (c->cpu_breakdown) {
+		r->have_cpu_breakdown = true;
+		lunar_cost_percent(r->cpu_breakdown_pct, KNB_CPU_CATEGORIES);
+	}
+	return 0;
+}
+
+int knb_lunar_run(const struct knb_config *c, const char *prog)
+{
+	struct lctx L = {.c = c};
+	struct knb_thread_result tr = {.index = 0};
+	struct knb_result r = {.nthreads = 1, .threads = &tr};
+	struct tcp_config cfg;
+	uint64_t leaked;
+	char err[512];
+	int rc;
+
+	knb_hist_init(&L.meter.hist);
+	lunar_handle_signals();
+	rc = lunar_env_open(&c->lo, prog, &L.env, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "knb: %s\n", err);
+		return 1;
+	}
+	tcp_config_default(&cfg);
+	cfg.nodelay = true; /* as the kernel side's TCP_NODELAY */
+	if (!lunar_env_tcp(L.env, &cfg, 4096)) {
+		fprintf(stderr, "knb: could not start TCP\n");
+		lunar_env_close(L.env);
+		return 1;
+	}
+	L.payload = zbuf_alloc(KNB_BULK_CHUNK);
+	if (!L.payload) {
+		fprintf(stderr, "knb: out of Zbuf memory\n");
+		lunar_env_close(L.env);
+		return 1;
+	}
+	memset(L.payload, 0x6b, KNB_BULK_CHUNK);
+	rc = c->server ? run_server(&L) : run_client(&L, &r);
+	if (rc && L.err[0] && strcmp(L.err, "interrupted"))
+		fprintf(stderr, "knb %s: %s\n", c->server ? "server" : "client", L.err);
+	/* Close everything gracefully, then let the FINs go out. */
+	for (unsigned i = 0; i < L.n; i++) {
+		struct lconn *k = L.conns[i];
+
+		release_pending(k);
+		drop_sock(k, false);
+	}
+	for (uint64_t until = now(&L) + 200000000ull;
+	     now(&L) < until && tcp_stack_sockets(L.env->tcp);)
+		lunar_env_poll(L.env);
+	tr.core = (int)c->lo.core;
+	tr.meter = L.meter;
+	if ((!rc || c->server) && knb_report(c, &r))
+		rc = 1;
+	for (unsigned i = 0; i < L.n; i++)
+		free(L.conns[i]);
+	free(L.conns);
+	zbuf_unref(L.payload);
+	leaked = lunar_env_close(L.env);
+	printf("zbuf: %lu objects in use at exit\n", (unsigned long)leaked);
+	return rc;
+}

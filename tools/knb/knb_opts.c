@@ -1,0 +1,309 @@
+/*
+ * knb_opts.c - knb's command line: parsing, defaults, and the checks that
+ * turn impossible combinations into an error that says what to do.
+ */
+#include "knb.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+	OPT_STACK = 1, OPT_LISTEN, OPT_CONNECT, OPT_THREADS, OPT_SERVER_THREADS, OPT_FLOWS,
+	OPT_PATTERN, OPT_MSG_SIZE, OPT_IODEPTH, OPT_DURATION, OPT_WARMUP, OPT_CONNECT_TIMEOUT,
+	OPT_KERNEL_MODE, OPT_JSON, OPT_CPU_BREAKDOWN, OPT_PROTO_VERSION,
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: knb server --stack kernel|lunar --listen IP:PORT [options]\n"
+	      "       knb client --stack kernel|lunar --connect IP:PORT [options]\n"
+	      "\n"
+	      "A long-lived TCP connection between every client thread and every server\n"
+	      "thread (server thread i listens on PORT + i); the client sends requests of\n"
+	      "--msg-size bytes, the server answers each with as many.\n"
+	      "\n"
+	      "  --stack kernel|lunar     Linux sockets (epoll) or lunar (needs --port)\n"
+	      "  --threads N              client or server threads (lunar: 1) [1]\n"
+	      "  --server-threads M       client: threads the server runs [1]\n"
+	      "  --pattern P              rpc | stream | incast | outcast | all-to-all | mixed [rpc]\n"
+	      "  --flows F                connections per client/server thread pair [1]\n"
+	      "  --msg-size BYTES         request and response size, 1..1M (4K, 64K...) [4096]\n"
+	      "  --iodepth D              requests in flight per RPC connection, 1..1024 [1]\n"
+	      "  --duration S             measured seconds [5]\n"
+	      "  --warmup S               seconds before measuring [1]\n"
+	      "  --connect-timeout S      give up connecting after S seconds [5]\n"
+	      "  --kernel-mode M          blocking | busy-poll (kernel stack) [busy-poll]\n"
+	      "  --cpu-breakdown          lunar: CPU time by category (TSC; adds a little cost)\n"
+	      "  --json FILE              write the results (schema: docs/benchmarks.md)\n"
+	      "  --protocol-version N     speak another protocol version (testing only)\n"
+	      "\n",
+	      f);
+	lunar_options_usage(f);
+}
+
+static int parse_endpoint(const char *name, const char *arg, struct knb_config *c)
+{
+	char host[64], *colon;
+	unsigned long port;
+	char err[128];
+
+	snprintf(host, sizeof(host), "%s", arg);
+	colon = strrchr(host, ':');
+	if (strlen(arg) >= sizeof(host) || !colon || (*colon = '\0', parse_ipv4(host, &c->addr)) ||
+	    parse_uint_opt(name, colon + 1, 1, 65535, &port, err, sizeof(err))) {
+		fprintf(stderr, "knb: --%s %s: expected IP:PORT, e.g. 192.168.77.2:7000\n", name, arg);
+		return -1;
+	}
+	c->port = (uint16_t)port;
+	return 0;
+}
+
+static int uint_opt(const char *name, const char *arg, unsigned long lo, unsigned long hi,
+		    unsigned *out)
+{
+	unsigned long v;
+	char err[160];
+
+	if (parse_uint_opt(name, arg, lo, hi, &v, err, sizeof(err))) {
+		fprintf(stderr, "knb: %s\n", err);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int seconds_opt(const char *name, const char *arg, double *out)
+{
+	char err[160];
+
+	if (parse_seconds_opt(name, arg, 86400, out, err, sizeof(err))) {
+		fprintf(stderr, "knb: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* One knb option. @return 0 or -1 (message printed). */
+static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endpoint)
+{
+	uint64_t size;
+
+	switch (opt) {
+	case OPT_STACK:
+		if (!strcmp(arg, "kernel"))
+			c->stack = KNB_STACK_KERNEL;
+		else if (!strcmp(arg, "lunar"))
+			c->stack = KNB_STACK_LUNAR;
+		else {
+			fprintf(stderr, "knb: --stack %s: expected kernel or lunar\n", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_LISTEN:
+	case OPT_CONNECT:
+		if ((opt == OPT_LISTEN) != c->server) {
+			fprintf(stderr, "knb: --%s is for the %s; the %s takes --%s\n",
+				opt == OPT_LISTEN ? "listen" : "connect",
+				opt == OPT_LISTEN ? "server" : "client", c->server ? "server" : "client",
+				c->server ? "listen" : "connect");
+			return -1;
+		}
+		*have_endpoint = true;
+		return parse_endpoint(opt == OPT_LISTEN ? "listen" : "connect", arg, c);
+	case OPT_THREADS: return uint_opt("threads", arg, 1, KNB_MAX_THREADS, &c->threads);
+	case OPT_SERVER_THREADS:
+		return uint_opt("server-threads", arg, 1, KNB_MAX_THREADS, &c->server_threads);
+	case OPT_FLOWS: return uint_opt("flows", arg, 1, KNB_MAX_FLOWS, &c->flows);
+	case OPT_PATTERN:
+		for (unsigned p = 0; p < KNB_PATTERN_COUNT; p++)
+			if (!strcmp(arg, knb_pattern_name((enum knb_pattern)p))) {
+				c->pattern = (enum knb_pattern)p;
+				return 0;
+			}
+		fprintf(stderr, "knb: --pattern %s: expected rpc, stream, incast, outcast, "
+				"all-to-all or mixed\n", arg);
+		return -1;
+	case OPT_MSG_SIZE:
+		if (parse_size(arg, &size) || size == 0 || size > KNB_MAX_MSG) {
+			fprintf(stderr, "knb: --msg-size %s: expected 1 to %u bytes (1M), e.g. 4096 or 64K\n",
+				arg, KNB_MAX_MSG);
+			return -1;
+		}
+		c->msg_size = (uint32_t)size;
+		return 0;
+	case OPT_IODEPTH: return uint_opt("iodepth", arg, 1, KNB_MAX_IODEPTH, &c->iodepth);
+	case OPT_DURATION: return seconds_opt("duration", arg, &c->duration_s);
+	case OPT_WARMUP: return seconds_opt("warmup", arg, &c->warmup_s);
+	case OPT_CONNECT_TIMEOUT: return seconds_opt("connect-timeout", arg, &c->connect_timeout_s);
+	case OPT_KERNEL_MODE:
+		if (!strcmp(arg, "busy-poll"))
+			c->kernel_mode = KNB_KERNEL_BUSY_POLL;
+		else if (!strcmp(arg, "blocking"))
+			c->kernel_mode = KNB_KERNEL_BLOCKING;
+		else {
+			fprintf(stderr, "knb: --kernel-mode %s: expected blocking or busy-poll\n", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_JSON: c->json_path = arg; return 0;
+	case OPT_CPU_BREAKDOWN: c->cpu_breakdown = true; return 0;
+	case OPT_PROTO_VERSION: return uint_opt("protocol-version", arg, 1, 65535, &c->proto_version);
+	default:
+		usage(stderr);
+		return -1;
+	}
+}
+
+/* Combinations that cannot work, each with what to do instead. */
+static int check(const struct knb_config *c, bool have_stack, bool have_endpoint,
+		 bool kernel_mode_given)
+{
+	struct knb_flow_spec plan[1];
+	char err[512];
+
+	if (!have_stack) {
+		fprintf(stderr, "knb: give --stack kernel or --stack lunar\n");
+		return -1;
+	}
+	if (!have_endpoint) {
+		fprintf(stderr, "knb: give %s IP:PORT\n", c->server ? "--listen" : "--connect");
+		return -1;
+	}
+	if (c->stack == KNB_STACK_KERNEL && c->lunar_opts_given) {
+		fprintf(stderr, "knb: --port, --ip, --gw, --mtu, --fault, --pcap, --reserved and --pool "
+				"are for --stack lunar; the kernel stack uses the host's interfaces\n");
+		return -1;
+	}
+	if (c->stack == KNB_STACK_LUNAR) {
+		if (kernel_mode_given) {
+			fprintf(stderr, "knb: --kernel-mode is for --stack kernel; lunar always polls\n");
+			return -1;
+		}
+		if (c->threads != 1) {
+			fprintf(stderr, "knb: --stack lunar runs one thread per process for now (per-core "
+					"workers are on the roadmap); use --threads 1, or several processes "
+					"on their own ports\n");
+			return -1;
+		}
+		if (lunar_options_check(&c->lo, err, sizeof(err))) {
+			fprintf(stderr, "knb: %s\n", err);
+			return -1;
+		}
+	} else if (c->cpu_breakdown) {
+		fprintf(stderr, "knb: --cpu-breakdown measures lunar's loop; it needs --stack lunar\n");
+		return -1;
+	}
+	if ((unsigned)c->port + (c->server ? c->threads : c->server_threads) - 1 > 65535) {
+		fprintf(stderr, "knb: port %u + %u threads runs past 65535\n", c->port,
+			c->server ? c->threads : c->server_threads);
+		return -1;
+	}
+	if (!c->server) {
+		if (c->duration_s <= 0) {
+			fprintf(stderr, "knb: --duration must be more than 0 seconds\n");
+			return -1;
+		}
+		if (c->connect_timeout_s <= 0) {
+			fprintf(stderr, "knb: --connect-timeout must be more than 0 seconds\n");
+			return -1;
+		}
+		if (knb_plan(c, 0, plan, 1) > KNB_MAX_FLOWS ||
+		    c->flows * c->server_threads * 2 > KNB_MAX_FLOWS) {
+			fprintf(stderr, "knb: --flows %u x %u server threads is more than %u connections "
+					"per client thread\n", c->flows, c->server_threads, KNB_MAX_FLOWS);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int knb_parse_args(int argc, char **argv, struct knb_config *c)
+{
+	static const struct option longopts[] = {
+		LUNAR_COMMON_LONGOPTS,
+		{"stack", required_argument, NULL, OPT_STACK},
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"connect", required_argument, NULL, OPT_CONNECT},
+		{"threads", required_argument, NULL, OPT_THREADS},
+		{"server-threads", required_argument, NULL, OPT_SERVER_THREADS},
+		{"flows", required_argument, NULL, OPT_FLOWS},
+		{"pattern", required_argument, NULL, OPT_PATTERN},
+		{"msg-size", required_argument, NULL, OPT_MSG_SIZE},
+		{"iodepth", required_argument, NULL, OPT_IODEPTH},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"warmup", required_argument, NULL, OPT_WARMUP},
+		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+		{"kernel-mode", required_argument, NULL, OPT_KERNEL_MODE},
+		{"json", required_argument, NULL, OPT_JSON},
+		{"cpu-breakdown", no_argument, NULL, OPT_CPU_BREAKDOWN},
+		{"protocol-version", required_argument, NULL, OPT_PROTO_VERSION},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool have_stack = false, have_endpoint = false, kernel_mode_given = false;
+	size_t used = 0;
+	char err[512];
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	lunar_options_init(&c->lo);
+	c->threads = c->server_threads = c->flows = 1;
+	c->msg_size = 4096;
+	c->iodepth = 1;
+	c->duration_s = 5;
+	c->warmup_s = 1;
+	c->connect_timeout_s = 5;
+	c->proto_version = KNB_VERSION;
+	for (int i = 0; i < argc; i++)
+		used += (size_t)snprintf(c->command + used, used < sizeof(c->command) ?
+					 sizeof(c->command) - used : 0, "%s%s", i ? " " : "", argv[i]);
+	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			usage(stdout);
+			return 1;
+		}
+		fprintf(stderr, "knb: the first argument is server or client (knb --help)\n");
+		return -1;
+	}
+	c->server = !strcmp(argv[1], "server");
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int rc;
+
+		if (opt == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		rc = lunar_options_apply(&c->lo, opt, optarg, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "knb: %s\n", err);
+			return -1;
+		}
+		if (rc == 1) {
+			if (opt == LUNAR_OPT_PORT)
+				snprintf(c->port_text, sizeof(c->port_text), "%s", optarg);
+			if (opt == LUNAR_OPT_CORE)
+				c->core_given = true;
+			else if (opt != LUNAR_OPT_VERBOSE)
+				c->lunar_opts_given = true;
+			continue;
+		}
+		if (opt == '?') {
+			fprintf(stderr, "knb: see knb --help for the options\n");
+			return -1;
+		}
+		if (opt == OPT_KERNEL_MODE)
+			kernel_mode_given = true;
+		if (opt == OPT_STACK)
+			have_stack = true;
+		if (apply(c, opt, optarg, &have_endpoint))
+			return -1;
+	}
+	if (optind != argc) {
+		fprintf(stderr, "knb: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	return check(c, have_stack, have_endpoint, kernel_mode_given);
+}

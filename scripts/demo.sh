@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# demo.sh - lunar's main job until the knb benchmark lands: on a fresh
-# Debian 12 machine, install, build, and show what the foundation does:
-#  1. lunar and the Linux kernel sharing one interface (LUNA §7): lunar on
-#     af_xdp owns its reserved TCP ports while the kernel keeps answering
-#     ping and serving its own TCP port on the same address;
-#  2. lunar to lunar over memif, with lunar's own ARP, next to the kernel's
-#     ping between two namespaces over veth.
+# demo.sh - lunar's main job: on a fresh Debian 12 machine, install, build,
+# and put lunar side by side with the Linux kernel:
+#  1. one interface, two stacks (LUNA §7): lunar on af_xdp owns its
+#     reserved TCP ports while the kernel keeps answering ping and serving
+#     its own TCP port on the same address (about 10 s);
+#  2. knb, the same RPC benchmark over lunar (memif and af_xdp on veth) and
+#     over the kernel (veth, busy-poll), 4 KiB requests at iodepth 1 and 16,
+#     median of 3 runs each, printed as a table with ratios (about 2 minutes).
 # Run as root. Everything it creates is removed at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,33 +58,6 @@ echo "-- lunar's counters (it saw only what its XDP program steered to it):"
 grep -E 'rx_tcp|rx_frames|^xdp:|zbuf:' "$out/lunar.log"
 scripts/topo.sh veth down >/dev/null
 
-say "2. lunar to lunar over memif (lunar's own ARP), next to the kernel over veth: 2000 pings each"
-scripts/topo.sh memif up >/dev/null
-"$PING" --port memif:/run/lunar/demo.sock:server --ip 192.168.77.2/24 --core 1 --responder >"$out/resp.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do [ -S /run/lunar/demo.sock ] && break; sleep 0.1; done
-"$PING" --port memif:/run/lunar/demo.sock:client --ip 192.168.77.1/24 --core 0 -c 2000 -i 1 192.168.77.2 >"$out/lunar-ping.log"
-scripts/topo.sh veth up >/dev/null
-$A taskset -c 0 ping -c 2000 -i 0.001 10.77.0.2 >"$out/kernel-ping.log"
-python3 - "$out/lunar-ping.log" "$out/kernel-ping.log" <<'PY'
-import re, sys
-
-def rtts_us(path):
-    text = open(path).read()
-    us = [float(x) for x in re.findall(r"time=([\d.]+) us", text)]
-    ms = [float(x) * 1000 for x in re.findall(r"time=([\d.]+) ms", text)]
-    return sorted(us + ms)
-
-def pct(v, p):
-    return v[min(len(v) - 1, int(len(v) * p))]
-
-lunar, kernel = rtts_us(sys.argv[1]), rtts_us(sys.argv[2])
-print(f"{'ICMP echo round trip (us)':<28}{'p50':>8}{'p90':>8}{'p99':>8}{'replies':>9}")
-for name, v in (("lunar <-> lunar, memif", lunar), ("kernel <-> kernel, veth", kernel)):
-    print(f"{name:<28}{pct(v, .5):>8.1f}{pct(v, .9):>8.1f}{pct(v, .99):>8.1f}{len(v):>9}")
-print(f"{'ratio kernel / lunar':<28}{pct(kernel, .5) / pct(lunar, .5):>8.2f}{pct(kernel, .9) / pct(lunar, .9):>8.2f}{pct(kernel, .99) / pct(lunar, .99):>8.2f}")
-PY
-echo
-echo "Both are pings on this machine, in one run: lunar's timed from the TSC in-process,"
-echo "the kernel's by ping(8). The TCP comparison with one tool for both stacks (knb) comes next."
+say "2. knb: 4 KiB RPC over lunar and over the kernel, same run, median of 3 runs each"
+/usr/bin/python3 bench/sweep.py --demo --knb build/tools/knb/knb
 echo "logs: $out"

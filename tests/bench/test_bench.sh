@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# test_bench.sh - bench/sweep.py and bench/report.py end to end, driven by
+# tests/bench/fake_knb.py instead of the real knb: no root, no DPDK, no
+# topology (sweep.py --no-topology). Checks the full sweep (results.json,
+# report.md, the PNGs), the --demo table, failure handling, --dry-run and
+# report.py --copy-to. Prints ok:/FAIL: lines; exits 1 on any failure.
+#
+#   bash tests/bench/test_bench.sh [BUILDDIR]   (BUILDDIR is accepted and unused)
+#   KEEP=1 bash tests/bench/test_bench.sh       keep the output directory
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PY=/usr/bin/python3
+SWEEP="$ROOT/bench/sweep.py"
+REPORT="$ROOT/bench/report.py"
+FAKE="$ROOT/tests/bench/fake_knb.py"
+OUT=$(mktemp -d /tmp/lunar-bench-test.XXXXXX)
+FAILS=0
+
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+# check DESC CMD...: ok when CMD succeeds
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else fail "$desc"; fi
+}
+finish() {
+	# Nothing the sweeps started may still run: every fake was given a path under $OUT.
+	local left
+	left=$(pgrep -f -- "$OUT" || true)
+	if [ -n "$left" ]; then
+		fail "processes left behind: $(echo $left)"
+	else
+		ok "no knb processes left behind"
+	fi
+	if [ "${KEEP:-0}" = 1 ]; then echo "# output kept in $OUT"; else rm -rf "$OUT"; fi
+	if [ "$FAILS" -eq 0 ]; then echo "test_bench: all passed"; else echo "test_bench: $FAILS failed"; fi
+	[ "$FAILS" -eq 0 ]
+}
+trap 'finish; exit $?' EXIT
+trap 'exit 130' INT TERM
+echo "# test_bench: output in $OUT"
+
+[ -x "$PY" ] || { fail "$PY missing"; exit 1; }
+"$PY" -c 'import matplotlib' 2>/dev/null || { fail "$PY has no matplotlib (apt-get install python3-matplotlib)"; exit 1; }
+
+# ---- 1. the full sweep, every figure and stack
+"$SWEEP" --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/full" --no-topology >"$OUT/full.stdout" 2>"$OUT/full.stderr"
+rc=$?
+check "full sweep exits 0 (rc $rc)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || tail -5 "$OUT/full.stderr" | sed 's/^/# /'
+check "full sweep prints one progress line per run, with an ETA" \
+	grep -qE '^\[[0-9]+/[0-9]+\] fig[0-9,]+ lunar-memif msg=4096 iodepth=1 run 2/2: [0-9.]+ Gbit/s, .*p50 [0-9.]+ us .*ETA [0-9]+m[0-9]+s' "$OUT/full.stderr"
+n_progress=$(grep -cE '^\[[0-9]+/[0-9]+\]' "$OUT/full.stderr")
+n_total=$(grep -oE '^\[[0-9]+/[0-9]+\]' "$OUT/full.stderr" | tail -1 | sed -E 's/^\[([0-9]+)\/([0-9]+)\]/\2/')
+check "progress lines: $n_progress of ${n_total:-?}" test "${n_total:-none}" = "$n_progress"
+check "full sweep prints the report path" grep -q "^report: $OUT/full/report.md" "$OUT/full.stdout"
+
+"$PY" - "$OUT/full" >"$OUT/check_results.txt" 2>&1 <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+doc = json.load(open(os.path.join(d, "results.json")))
+bad = []
+stacks = ["lunar-memif", "lunar-afxdp", "kernel"]
+for k in ("machine", "command", "settings", "figures", "configs"):
+    if k not in doc:
+        bad.append(f"results.json has no {k}")
+m = doc.get("machine", {})
+for k in ("cpu_model", "cpus", "kernel", "commit", "date_utc"):
+    if m.get(k) in (None, ""):
+        bad.append(f"machine.{k} missing")
+if "--no-topology" not in doc.get("command", ""):
+    bad.append("command line not recorded")
+if doc.get("status") != "complete":
+    bad.append(f"status {doc.get('status')!r}")
+figs = doc.get("figures", {})
+want_x = {"9": [64, 256, 1024, 4096, 16384, 65536], "10": [1, 2, 4, 8, 16, 32]}
+for f in ("9", "10", "11", "12"):
+    if f not in figs:
+        bad.append(f"figure {f} missing")
+        continue
+    for s in stacks:
+        ser = figs[f]["series"].get(s)
+        if not ser:
+            bad.append(f"figure {f}: no {s} series")
+            continue
+        if f == "11":
+            cdf = ser.get("cdf") or []
+            if not cdf or cdf[-1][1] != 1.0 or any(b[0] < a[0] or b[1] < a[1] for a, b in zip(cdf, cdf[1:])):
+                bad.append(f"figure 11 {s}: CDF empty or not monotonic to 1.0")
+            if not ser.get("p50_us") or ser.get("cdf_run") not in (1, 2):
+                bad.append(f"figure 11 {s}: no p50 or no cdf_run")
+        else:
+            xs = sorted(p["x"] for p in ser)
+            if f == "12":
+                wrong = xs[:1] != [1]  # more thread counts on a bigger machine
+            else:
+                wrong = xs != want_x[f]
+            if wrong:
+                bad.append(f"figure {f} {s}: x values {xs}")
+            for p in ser:
+                if not (p.get("gbps") and p.get("rpc_per_s") and p.get("runs_ok") == 2):
+                    bad.append(f"figure {f} {s} x={p['x']}: medians missing ({p})")
+# medians are medians: the fake is deterministic, so each equals its runs
+for c in doc["configs"]:
+    if len(c["runs"]) != 2 or not all(r["ok"] for r in c["runs"]):
+        bad.append(f"{c['id']}: runs {c['runs']}")
+    elif c["median"]["gbps"] != c["runs"][0]["gbps"]:
+        bad.append(f"{c['id']}: median {c['median']['gbps']} != run {c['runs'][0]['gbps']}")
+    for r in c["runs"]:
+        if not os.path.isfile(os.path.join(d, r["json"])) or not r["json"].startswith("raw/"):
+            bad.append(f"{c['id']} run {r['run']}: no raw JSON {r['json']}")
+# 4 KiB at iodepth 1 is shared by figures 9, 10 and 11: measured once
+ids = [c["id"] for c in doc["configs"]]
+if len(ids) != len(set(ids)) or len(ids) != 3 * 11:
+    bad.append(f"{len(ids)} configurations, expected 33 distinct")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
+check "results.json: every figure and stack, medians, machine, command, raw JSONs" [ $? = 0 ]
+sed 's/^/#   /' "$OUT/check_results.txt" | head -20
+
+for h in "## Figure 9: throughput vs message size" "## Figure 10: throughput vs iodepth" "## Figure 11: latency CDF" "## Figure 12: throughput vs cores"; do
+	check "report.md has '$h'" grep -qxF "$h" "$OUT/full/report.md"
+done
+check "report.md has throughput ratio columns (lunar / kernel)" grep -qF "| ratio lunar memif / kernel | ratio lunar af_xdp / kernel |" "$OUT/full/report.md"
+check "report.md has latency ratio columns (kernel / lunar)" grep -qF "| ratio kernel / lunar memif | ratio kernel / lunar af_xdp |" "$OUT/full/report.md"
+check "report.md says >1 means lunar is better" grep -q "above 1 always means lunar is better" "$OUT/full/report.md"
+check "report.md notes the 2-CPU limit of Fig 12 (or more CPUs here)" \
+	bash -c '[ "$(nproc)" -gt 3 ] || grep -q "cpus/2 = 1 thread" "$1"' _ "$OUT/full/report.md"
+check "report.md has the machine and the command" grep -q -- "--knb $FAKE --runs 2" "$OUT/full/report.md"
+for png in fig9_throughput fig9_rpc fig10_throughput fig11_cdf fig12_cores; do
+	f="$OUT/full/$png.png"
+	check "$png.png exists, is a PNG and is linked" \
+		bash -c '[ "$(head -c 8 "$1" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a ] && grep -qF "]($2.png)" "$3"' _ "$f" "$png" "$OUT/full/report.md"
+done
+
+# ---- 2. report.py --copy-to (a scratch docs/ here; the real one is docs/)
+"$REPORT" "$OUT/full" --copy-to "$OUT/docs" 2>"$OUT/copy.stderr"
+check "report.py --copy-to exits 0" [ $? = 0 ]
+check "--copy-to: benchmarks.md links benchmarks/*.png, images copied" \
+	bash -c 'grep -qF "](benchmarks/fig11_cdf.png)" "$1/benchmarks.md" && ! grep -qE "\]\(fig[0-9]" "$1/benchmarks.md" && [ "$(ls "$1"/benchmarks/*.png | wc -l)" = 5 ]' _ "$OUT/docs"
+
+# ---- 3. --demo: the 4 KiB table on stdout
+"$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/demo" --no-topology >"$OUT/demo.stdout" 2>"$OUT/demo.stderr"
+rc=$?
+check "--demo exits 0 (rc $rc)" [ "$rc" = 0 ]
+check "--demo prints the table header" grep -qE '^4 KiB RPC +p50 us +p99 us +RPC/s \(iodepth 1\) +Gbit/s \(iodepth 16\)$' "$OUT/demo.stdout"
+for row in "lunar memif" "lunar af_xdp" "kernel veth \(busy-poll\)"; do
+	check "--demo has a '$row' row with four numbers" grep -qE "^$row +[0-9.,]+ +[0-9.,]+ +[0-9.,]+ +[0-9.,]+$" "$OUT/demo.stdout"
+done
+check "--demo has ratio rows (lunar better: every ratio > 1 with the fake)" \
+	grep -qE '^ratio lunar memif vs kernel veth \(busy-poll\) +([1-9][0-9]*\.[0-9]+x +){3}[1-9][0-9]*\.[0-9]+x$' "$OUT/demo.stdout"
+check "--demo explains the ratio direction" grep -q "kernel/lunar latency.*lunar/kernel.*above 1.00x means lunar is better" "$OUT/demo.stdout"
+check "--demo ends saying how to run the full report" bash -c 'tail -1 "$1" | grep -q "^Full report: sudo bench/sweep.py"' _ "$OUT/demo.stdout"
+check "--demo measured 2 points x 3 stacks x 2 runs" [ "$(grep -cE '^\[[0-9]+/12\] demo ' "$OUT/demo.stderr")" = 12 ]
+check "--demo report skips the figures with a note" grep -q "Skipped: not part of the demo" "$OUT/demo/report.md"
+sed -n '1,8p' "$OUT/demo.stdout" | sed 's/^/#   /'
+
+# ---- 4. failures: a client that fails (af_xdp) and a server that never gets ready (memif)
+FAKE_KNB_FAIL=af_xdp:veth-a FAKE_KNB_SERVER_FAIL=knb.sock:server \
+	"$SWEEP" --knb "$FAKE" --runs 1 --duration 1 --figures 9,11 --out "$OUT/fail" --no-topology >"$OUT/fail.stdout" 2>"$OUT/fail.stderr"
+rc=$?
+check "failed runs: sweep exits 1 (rc $rc)" [ "$rc" = 1 ]
+check "failed runs: progress says why" \
+	bash -c 'grep -q "lunar-afxdp .*FAILED: client exited 1: .*injected failure" "$1" && grep -q "lunar-memif .*FAILED: server exited 1 before ready" "$1"' _ "$OUT/fail.stderr"
+check "failed runs: a stack failing 3 runs in a row is skipped" grep -q "lunar-memif .*skipped (lunar-memif skipped after 3 failed runs in a row" "$OUT/fail.stderr"
+check "failed runs: report lists failures, failed/skipped cells, kernel numbers still there" \
+	bash -c 'grep -q "^## Failures" "$1" && grep -qE "^\| 4 KiB \| skipped \| skipped \| [0-9.]+ \|" "$1" && grep -qE "^\| 64 B \| failed \| failed \| [0-9.]+ \|" "$1"' _ "$OUT/fail/report.md"
+
+# ---- 5. --dry-run: the real commands, nothing run or written
+"$SWEEP" --dry-run --cpus 8 --figures 12 --with-blocking --out "$OUT/dry" >"$OUT/dry.stdout" 2>&1
+rc=$?
+check "--dry-run exits 0" [ "$rc" = 0 ]
+check "--dry-run writes nothing" [ ! -e "$OUT/dry" ]
+check "--dry-run shows topo.sh and ip netns exec" \
+	bash -c 'grep -q "scripts/topo.sh veth up" "$1" && grep -q "scripts/topo.sh memif up" "$1" && grep -q "^ip netns exec lunar-a .*knb client --stack lunar --port af_xdp:veth-a --connect 10.77.0.2:7000" "$1"' _ "$OUT/dry.stdout"
+check "--dry-run: kernel busy-poll and blocking series, 4 threads, lunar skipped above 1" \
+	bash -c 'grep -q "knb server --stack kernel --listen 10.77.0.2:7000 --threads 4 --kernel-mode blocking --core 4" "$1" && grep -q "lunar runs one thread per process" "$1" && ! grep -q "stack lunar .*--threads 2" "$1"' _ "$OUT/dry.stdout"

@@ -3,7 +3,7 @@
 # for a second over the kernel (veth, two namespaces, busy-poll and
 # blocking, two threads each side) and over lunar (memif); requests equal
 # responses on both ends for RPC; the JSON follows schema 1
-# (tests/integration/knb_schema.py); bad input gets a clear error and a
+# (tests/integration/knb_schema.py, docs/KNB.md); bad input gets a clear error and a
 # non-zero exit without hanging: unknown option, iodepth 0, a message too
 # large, lunar with two threads, lunar options on the kernel stack, a
 # refused and an unreachable peer (bounded by --connect-timeout), a peer

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""knb_schema.py FILE - check a knb client JSON against schema 1 (docs/benchmarks.md).
+"""knb_schema.py FILE - check a knb client JSON against schema 1 (docs/KNB.md).
 
 Prints what is wrong and exits 1, or exits 0 silently.
 """

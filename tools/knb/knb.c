@@ -1,6 +1,6 @@
 /*
  * knb.c - the knb benchmark's entry point: parse the command line, run the
- * chosen stack as server or client (see knb.h and docs/benchmarks.md).
+ * chosen stack as server or client (see knb.h and docs/KNB.md).
  */
 #include "knb.h"
 

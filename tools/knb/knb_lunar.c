@@ -138,7 +138,14 @@ static void pump_in(struct lconn *k)
 
 	while (!k->closed) {
 		struct tcp_slice sl[32];
-		unsigned room = echo || !k->f.ready ? PEND_MAX - k->pend_n : 32, n;
+		unsigned room, n;
+
+		if (k->pend_head) {
+			/* Room at the end of the backlog for what is read next. */
+			memmove(k->pend, k->pend + k->pend_head, k->pend_n * sizeof(k->pend[0]));
+			k->pend_head = 0;
+		}
+		room = echo || !k->f.ready ? PEND_MAX - k->pend_n : 32;
 
 		if (!k->f.ready && !k->f.client)
 			room = 1; /* the hello decides whether this is an echo */
@@ -177,10 +184,6 @@ static void pump_in(struct lconn *k)
 		}
 		if (k->closed)
 			return;
-		if (k->pend_head + k->pend_n + 32 > PEND_MAX && k->pend_head) {
-			memmove(k->pend, k->pend + k->pend_head, k->pend_n * sizeof(k->pend[0]));
-			k->pend_head = 0;
-		}
 		pump_out(k);
 	}
 }

@@ -36,7 +36,7 @@ static void usage(FILE *f)
 	      "  --connect-timeout S      give up connecting after S seconds [5]\n"
 	      "  --kernel-mode M          blocking | busy-poll (kernel stack) [busy-poll]\n"
 	      "  --cpu-breakdown          lunar: CPU time by category (TSC; adds a little cost)\n"
-	      "  --json FILE              write the results (schema: docs/benchmarks.md)\n"
+	      "  --json FILE              write the results (schema 1: docs/KNB.md)\n"
 	      "  --protocol-version N     speak another protocol version (testing only)\n"
 	      "\n",
 	      f);

@@ -1,6 +1,6 @@
 /*
  * knb_report.c - knb's results: the summary it prints and the JSON it
- * writes (schema 1, documented in docs/benchmarks.md; jansson).
+ * writes (schema 1, documented in docs/KNB.md; jansson).
  */
 #include "knb.h"
 

@@ -459,6 +459,11 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 	for (uint64_t until = now(&L) + 200000000ull;
 	     now(&L) < until && tcp_stack_sockets(L.env->tcp);)
 		lunar_env_poll(L.env);
+	if (c->lo.verbose) { /* --verbose: the interface's, the port's and TCP's counters */
+		netif_dump(&L.env->nif, stdout);
+		port_dump(L.env->port, stdout);
+		tcp_stack_dump(L.env->tcp, stdout);
+	}
 	tr.core = (int)c->lo.core;
 	tr.meter = L.meter;
 	if ((!rc || c->server) && knb_report(c, &r))

@@ -41,7 +41,6 @@ for mode in busy-poll blocking; do
 		--kernel-mode "$mode"
 	wait_for "kernel server ($mode)" 100 grep -q "ready" "$OUT/$srv.log"
 	for p in "${patterns[@]}"; do
-		[ "$mode" = blocking ] && [ "$p" != rpc ] && continue
 		client "kernel-$mode-$p" $A "$KNB" client --stack kernel --connect 10.77.0.2:7100 \
 			--threads 2 --server-threads 2 --pattern "$p" --flows 2 --msg-size 4096 \
 			--iodepth 4 --kernel-mode "$mode" --core 0

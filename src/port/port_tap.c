@@ -260,18 +260,13 @@ static const struct port_ops tap_ops = {
 /* IFF_* bits of an existing tap (sysfs tun_flags), or -1 if @ifname is no tap. */
 static long existing_tun_flags(const char *ifname)
 {
-	char path[96];
-	long flags = -1;
-	FILE *f;
+	char v[32], *end;
+	long flags;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", ifname);
-	f = fopen(path, "r");
-	if (!f)
+	if (!read_sysfs(ifname, "tun_flags", v, sizeof(v)))
 		return -1;
-	if (fscanf(f, "%li", &flags) != 1)
-		flags = -1;
-	fclose(f);
-	return flags;
+	flags = strtol(v, &end, 0);
+	return end == v || flags < 0 ? -1 : flags;
 }
 
 int port_tap_precheck(const struct port_spec *spec, char *err, size_t errlen)

@@ -147,16 +147,21 @@ static void pump_out(struct kthread *t, struct kconn *k)
 	watch_out(t, k, false);
 }
 
-/* Read what is there: handshake first, then payload. */
+/*
+ * Read what is there. Until the handshake is done only its bytes are read,
+ * so payload always lands where the flow keeps it (the echo buffer of a
+ * server RPC flow, allocated once the hello is accepted, or scratch).
+ */
 static void pump_in(struct kthread *t, struct kconn *k, uint8_t *scratch)
 {
 	for (;;) {
 		uint8_t *dst = scratch;
 		size_t room = SCRATCH;
 		ssize_t r;
-		int hs;
 
-		if (k->echo) {
+		if (!k->f.ready) {
+			room = k->f.hs_in_len - k->f.hs_in_got;
+		} else if (k->echo) {
 			/* Echo: keep what came until it is written back; stop when full. */
 			if (k->echo_off + k->echo_len == ECHO_BUF) {
 				memmove(k->echo, k->echo + k->echo_off, k->echo_len);
@@ -164,9 +169,9 @@ static void pump_in(struct kthread *t, struct kconn *k, uint8_t *scratch)
 			}
 			dst = k->echo + k->echo_off + k->echo_len;
 			room = ECHO_BUF - k->echo_off - k->echo_len;
-			if (!room)
-				return;
 		}
+		if (!room)
+			return; /* echo full, or a refused hello whose ack is still going out */
 		r = read(k->fd, dst, room);
 		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
 			k->closed = true;
@@ -174,28 +179,22 @@ static void pump_in(struct kthread *t, struct kconn *k, uint8_t *scratch)
 		}
 		if (r < 0)
 			return;
-		hs = knb_flow_hs_received(&k->f, dst, (uint32_t)r);
-		if (hs < 0) {
-			k->closed = true;
-			return;
-		}
-		if (hs && k->echo)
-			memmove(dst, dst + hs, (size_t)(r - hs));
-		if (r > hs) {
-			if (k->echo)
-				k->echo_len += (uint32_t)(r - hs);
-			knb_flow_on_rx(&k->f, (uint64_t)(r - hs), now_ns(CLOCK_MONOTONIC));
-		}
-		if (!k->f.client && k->f.ready && k->f.kind == KNB_FLOW_RPC && !k->echo) {
-			k->echo = malloc(ECHO_BUF); /* the first payload may already be in scratch */
-			if (!k->echo) {
+		if (!k->f.ready) {
+			if (knb_flow_hs_received(&k->f, dst, (uint32_t)r) < 0) {
 				k->closed = true;
 				return;
 			}
-			if (r > hs) {
-				memcpy(k->echo, dst + (k->echo == dst ? 0 : hs), (size_t)(r - hs));
-				k->echo_len = (uint32_t)(r - hs);
+			if (k->f.ready && !k->f.client && k->f.kind == KNB_FLOW_RPC) {
+				k->echo = malloc(ECHO_BUF);
+				if (!k->echo) {
+					k->closed = true;
+					return;
+				}
 			}
+		} else {
+			if (k->echo)
+				k->echo_len += (uint32_t)r;
+			knb_flow_on_rx(&k->f, (uint64_t)r, now_ns(CLOCK_MONOTONIC));
 		}
 		pump_out(t, k);
 		if (k->closed)

@@ -37,6 +37,7 @@ struct lctx {
 	struct lconn **conns;
 	unsigned n, cap;
 	uint8_t *payload; /* KNB_BULK_CHUNK bytes of Zbuf memory */
+	uint32_t snd_buf; /* each connection's send buffer */
 	char err[300];
 };
 
@@ -98,9 +99,8 @@ static void pump_out(struct lconn *k)
 		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
 			/* Echo the received frames themselves, bounded in flight. */
 			struct tcp_slice *sl = &k->pend[k->pend_head];
-			uint32_t held = 1u << 20; /* the default send buffer */
+			uint32_t held = k->L->snd_buf - tcp_sock_send_space(k->s);
 
-			held -= tcp_sock_send_space(k->s);
 			if (!k->pend_n || held >= ECHO_INFLIGHT)
 				return;
 			src = sl->data + k->pend_off;
@@ -434,6 +434,7 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 	}
 	tcp_config_default(&cfg);
 	cfg.nodelay = true; /* as the kernel side's TCP_NODELAY */
+	L.snd_buf = cfg.snd_buf;
 	if (!lunar_env_tcp(L.env, &cfg, 4096)) {
 		fprintf(stderr, "knb: could not start TCP\n");
 		lunar_env_close(L.env);

@@ -160,7 +160,6 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 static int check(const struct knb_config *c, bool have_stack, bool have_endpoint,
 		 bool kernel_mode_given)
 {
-	struct knb_flow_spec plan[1];
 	char err[512];
 
 	if (!have_stack) {
@@ -209,8 +208,7 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 			fprintf(stderr, "knb: --connect-timeout must be more than 0 seconds\n");
 			return -1;
 		}
-		if (knb_plan(c, 0, plan, 1) > KNB_MAX_FLOWS ||
-		    c->flows * c->server_threads * 2 > KNB_MAX_FLOWS) {
+		if (c->flows * c->server_threads * 2 > KNB_MAX_FLOWS) {
 			fprintf(stderr, "knb: --flows %u x %u server threads is more than %u connections "
 					"per client thread\n", c->flows, c->server_threads, KNB_MAX_FLOWS);
 			return -1;

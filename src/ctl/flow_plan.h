@@ -1,0 +1,76 @@
+/*
+ * flow_plan.h - which worker (rx queue) owns which TCP traffic (LUNA §7.4).
+ *
+ * One plan, read by everything that must agree on it: the TCP stack (which
+ * client ports a worker may pick), the XDP steering program (which queue a
+ * segment must arrive on), rte_flow rules for real NICs, and tests.
+ *
+ * With N workers and the reserved range [lo, hi]:
+ *  - Client side: worker q owns the q-th of N contiguous sub-ranges of the
+ *    reserved range (LUNA: "dest port 61440-62463 to Thread1"). Segments to
+ *    a port in that sub-range belong to q.
+ *  - Server side: a listening port is shared by every worker; a connection
+ *    belongs to worker (source port mod N): LUNA's "lowest bits of the TCP
+ *    source port" when N is a power of two. Where the port spreads
+ *    connections by RSS instead, a connection belongs to the queue its SYN
+ *    arrived on and this rule is not used.
+ *  - A client worker q picks only ports of its sub-range whose value mod N
+ *    is q. A lunar server with as many workers then serves the connection
+ *    on its worker q too: over memif, where the sender picks the queue, that
+ *    is the only queue the segments can come back on.
+ * Pure functions, no state beyond the struct: unit-tested directly.
+ */
+#ifndef LUNAR_CTL_FLOW_PLAN_H
+#define LUNAR_CTL_FLOW_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FLOW_PLAN_MAX_QUEUES 64
+
+struct flow_plan {
+	unsigned n_queues;
+	uint16_t lo, hi; /* the reserved client range */
+};
+
+/** Ports a client connection of one queue may use: p in [lo, hi] with p % mod == rem. */
+struct flow_port_set {
+	uint16_t lo, hi;
+	uint16_t mod, rem;
+};
+
+/**
+ * @return 0, or -EINVAL with a reason in @err (no queues, too many, or a
+ *         reserved range too small to give each queue 16 usable ports).
+ */
+int flow_plan_init(struct flow_plan *p, unsigned n_queues, uint16_t lo, uint16_t hi, char *err,
+		   size_t errlen);
+
+/** The contiguous sub-range of the reserved range queue @q owns. */
+void flow_plan_client_range(const struct flow_plan *p, unsigned q, uint16_t *lo, uint16_t *hi);
+
+/** The client ports queue @q picks from (its sub-range, source port mod N == q). */
+struct flow_port_set flow_plan_client_ports(const struct flow_plan *p, unsigned q);
+
+/** @return true if @port is in the reserved range. */
+static inline bool flow_plan_reserved(const struct flow_plan *p, uint16_t port)
+{
+	return port >= p->lo && port <= p->hi;
+}
+
+/**
+ * The queue that owns an incoming TCP segment: by destination port when it
+ * is in the reserved range (our client connection), else by the source
+ * port's low bits (a connection to a port we listen on).
+ */
+unsigned flow_plan_queue_of(const struct flow_plan *p, uint16_t sport, uint16_t dport);
+
+/** Does the connection (local port, remote port) belong to queue @q? */
+static inline bool flow_plan_owns(const struct flow_plan *p, unsigned q, uint16_t lport,
+				  uint16_t rport)
+{
+	return flow_plan_queue_of(p, rport, lport) == q;
+}
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * test_flow_plan.c - the port-to-queue plan (ctl/flow_plan.h): sub-ranges
+ * tile the reserved range, every client port a queue picks comes back to
+ * that queue on both sides (its sub-range here, the low bits at a lunar
+ * server with as many queues), and bad plans are refused with a reason.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ctl/flow_plan.h"
+
+static void test_sub_ranges_tile_the_reserved_range(void **state)
+{
+	(void)state;
+	for (unsigned n = 1; n <= 8; n++) {
+		struct flow_plan p;
+		char err[200];
+		uint32_t next = 61440;
+
+		assert_int_equal(flow_plan_init(&p, n, 61440, 65535, err, sizeof(err)), 0);
+		for (unsigned q = 0; q < n; q++) {
+			uint16_t lo, hi;
+
+			flow_plan_client_range(&p, q, &lo, &hi);
+			assert_int_equal(lo, next);
+			assert_true(hi >= lo);
+			next = (uint32_t)hi + 1;
+		}
+		assert_int_equal(next, 65536);
+	}
+}
+
+static void test_client_ports_return_to_their_queue(void **state)
+{
+	(void)state;
+	for (unsigned n = 1; n <= 6; n++) {
+		struct flow_plan p;
+		char err[200];
+
+		assert_int_equal(flow_plan_init(&p, n, 61440, 65535, err, sizeof(err)), 0);
+		for (unsigned q = 0; q < n; q++) {
+			struct flow_port_set s = flow_plan_client_ports(&p, q);
+			unsigned count = 0;
+
+			for (uint32_t port = s.lo; port <= s.hi; port++) {
+				if (port % s.mod != s.rem)
+					continue;
+				count++;
+				/* Replies to us: by the destination port's sub-range. */
+				assert_int_equal(flow_plan_queue_of(&p, 80, (uint16_t)port), q);
+				assert_true(flow_plan_owns(&p, q, (uint16_t)port, 80));
+				/* At a lunar server with n queues listening on 5000: by low bits. */
+				assert_int_equal(flow_plan_queue_of(&p, (uint16_t)port, 5000), q);
+			}
+			assert_true(count >= 16);
+		}
+	}
+}
+
+static void test_listening_side_spreads_by_low_bits(void **state)
+{
+	struct flow_plan p;
+	char err[200];
+	unsigned per_queue[4] = {0};
+
+	(void)state;
+	assert_int_equal(flow_plan_init(&p, 4, 61440, 65535, err, sizeof(err)), 0);
+	for (uint32_t sport = 1024; sport < 2048; sport++)
+		per_queue[flow_plan_queue_of(&p, (uint16_t)sport, 8080)]++;
+	for (unsigned q = 0; q < 4; q++)
+		assert_int_equal(per_queue[q], 256);
+	assert_int_equal(flow_plan_queue_of(&p, 1027, 8080), 3);
+	assert_false(flow_plan_owns(&p, 0, 8080, 1027));
+}
+
+static void test_bad_plans_are_refused(void **state)
+{
+	struct flow_plan p;
+	char err[200];
+
+	(void)state;
+	assert_int_equal(flow_plan_init(&p, 0, 61440, 65535, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "workers"));
+	assert_int_equal(flow_plan_init(&p, FLOW_PLAN_MAX_QUEUES + 1, 61440, 65535, err,
+					sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(flow_plan_init(&p, 4, 65000, 65100, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--reserved"));
+	assert_int_equal(flow_plan_init(&p, 2, 100, 50, err, sizeof(err)), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sub_ranges_tile_the_reserved_range),
+		cmocka_unit_test(test_client_ports_return_to_their_queue),
+		cmocka_unit_test(test_listening_side_spreads_by_low_bits),
+		cmocka_unit_test(test_bad_plans_are_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -22,6 +22,7 @@
 
 #include "base/cost.h"
 #include "base/log.h"
+#include "ctl/flow_plan.h"
 #include "ctl/netlink.h"
 #include "mem/zbuf.h"
 #include "port/port_ethdev.h"
@@ -99,18 +100,23 @@ static unsigned long free_hugepages_2m(void)
 
 static int eal_up(struct lunar_env *env, const char *prog, char *err, size_t errlen)
 {
-	char core[16], loglevel[32];
+	char core[LUNAR_MAX_WORKERS * 6], loglevel[32];
 	char *argv[] = {(char *)prog,	     "--no-pci",	  "--in-memory", "--no-telemetry",
 			"-l",		     core,		  loglevel,
 			NULL};
 	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
 
-	snprintf(core, sizeof(core), "%u", env->opt.core);
+	size_t off = 0;
+
+	/* -l with every worker's CPU; the first is the main lcore (worker 0). */
+	for (unsigned i = 0; i < env->n_workers; i++)
+		off += (size_t)snprintf(core + off, sizeof(core) - off, "%s%u", i ? "," : "",
+					env->opt.cores[i]);
 	snprintf(loglevel, sizeof(loglevel), "--log-level=%s", env->opt.verbose ? "7" : "4");
 	if (rte_eal_init(argc, argv) < 0) {
-		lunar_set_err(err, errlen, "DPDK EAL init failed: %s; check that CPU %u exists and that "
+		lunar_set_err(err, errlen, "DPDK EAL init failed: %s; check that CPUs %s exist and that "
 				      "hugepages are reserved (scripts/hugepages.sh)",
-			 rte_strerror(rte_errno), env->opt.core);
+			 rte_strerror(rte_errno), core);
 		return -EIO;
 	}
 	env->eal_up = true;
@@ -148,18 +154,71 @@ static int kernel_resolve(void *ctx, uint32_t ip)
 	return nl_watch_resolve(ctx, ip);
 }
 
+/* The parts of a worker of its own: its queue's port and wrappers, its interface, its netlink mirror. */
+static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifinfo *ifi, char *err,
+		       size_t errlen)
+{
+	const struct nl_watch_ops nl_ops = {.neigh = on_kernel_neigh, .route = on_kernel_route};
+	struct netif_config nc = {0};
+	int rc;
+
+	w->port = p;
+	w->pool = p->pool;
+	if (w->opt.fault.enabled) {
+		p = port_fault_wrap(w->port, &w->opt.fault);
+		if (!p) {
+			lunar_set_err(err, errlen, "out of memory for the fault wrapper");
+			return -ENOMEM;
+		}
+		w->port = p;
+	}
+	if (w->opt.pcap[0]) {
+		p = port_pcap_wrap(w->port, w->opt.pcap, 0, err, errlen);
+		if (!p)
+			return -EIO;
+		w->port = p;
+	}
+	nc.port = w->port;
+	nc.ip = w->opt.ip;
+	nc.prefix_len = w->opt.prefix_len;
+	nc.gateway = w->opt.gw;
+	nc.neigh_mode = w->opt.port.kind == PORT_KIND_AF_XDP ? NEIGH_MODE_KERNEL : NEIGH_MODE_ARP;
+	if (w->opt.port.kind == PORT_KIND_AF_XDP)
+		nc.kernel_resolve = kernel_resolve;
+	rc = netif_init(&w->nif, &nc);
+	if (rc) {
+		lunar_set_err(err, errlen, "bad interface configuration");
+		return rc;
+	}
+	w->nif_up = true;
+	if (w->opt.port.kind == PORT_KIND_AF_XDP) {
+		/*
+		 * Each worker mirrors the kernel's tables itself (shares nothing),
+		 * and has them before its first packet: the dump is read here.
+		 */
+		w->nl = nl_watch_open(ifi->ifindex, &nl_ops, w);
+		if (!w->nl) {
+			lunar_set_err(err, errlen, "could not open a netlink socket to follow the "
+					      "kernel's neighbour and route tables");
+			return -EIO;
+		}
+		w->nif.kernel_ctx = w->nl;
+		nl_watch_poll(w->nl); /* the initial dump */
+	}
+	return 0;
+}
+
 int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar_env **out,
 		   char *err, size_t errlen)
 {
 	struct lunar_env *env;
 	struct nl_ifinfo ifi = {0};
-	struct netif_config nc = {0};
 	struct zbuf_config zc = {.backend = ZBUF_BACKEND_DPDK, .socket_id = SOCKET_ID_ANY};
 	struct port_ethdev_args pa = {0};
-	const struct nl_watch_ops nl_ops = {.neigh = on_kernel_neigh, .route = on_kernel_route};
+	struct rte_mempool *pools[LUNAR_MAX_WORKERS];
+	struct port *ports[LUNAR_MAX_WORKERS];
 	uint16_t data_room;
-	unsigned n_mbufs = 0;
-	struct port *p;
+	unsigned n_mbufs = 0, nw;
 	int rc;
 
 	rc = lunar_options_check(o, err, errlen);
@@ -169,6 +228,19 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	if (!env)
 		return -ENOMEM;
 	env->opt = *o;
+	nw = env->opt.n_workers ? env->opt.n_workers : 1;
+	env->n_workers = nw;
+	env->lcore = env->opt.core;
+	env->workers = calloc(nw, sizeof(*env->workers));
+	if (!env->workers) {
+		free(env);
+		return -ENOMEM;
+	}
+	env->workers[0] = env;
+	rc = flow_plan_init(&env->plan, nw, env->opt.reserved_lo, env->opt.reserved_hi, err,
+			    errlen);
+	if (rc)
+		goto fail;
 
 	/* Checks without side effects first: a bad argument leaves nothing behind. */
 	rc = env->opt.port.kind == PORT_KIND_TAP ? port_tap_precheck(&env->opt.port, err, errlen)
@@ -223,9 +295,13 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		}
 		stride = data_room + 64 + 128 + RTE_PKTMBUF_HEADROOM;
 		n_mbufs = POOL_BYTES / stride < POOL_MBUFS_MAX ? POOL_BYTES / stride : POOL_MBUFS_MAX;
+		/* Several workers split the default; --pool is per worker. */
+		if (nw > 1)
+			n_mbufs = n_mbufs / nw > LUNAR_POOL_MIN ? n_mbufs / nw : LUNAR_POOL_MIN;
 		if (env->opt.pool_mbufs)
 			n_mbufs = env->opt.pool_mbufs;
 		zbuf_pktpool_geometry(n_mbufs, min_room, &data_room, &zc.mbuf_zones);
+		zc.mbuf_zones *= nw; /* one pool per worker: workers share no buffers */
 	}
 	/* Application buffers: 2K, 4K, 16K, 64K classes (64K for bulk sends). */
 	zc.zones[ZBUF_CLASS_2K] = 2;
@@ -241,47 +317,50 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	}
 	env->zbuf_up = true;
 	zbuf_thread_init(0);
-	env->pool = zbuf_pktpool_create("lunar_rx", n_mbufs, data_room);
-	if (!env->pool) {
-		lunar_set_err(err, errlen, "could not create the packet pool: %s",
-			 rte_strerror(rte_errno));
-		rc = -ENOMEM;
-		goto fail;
-	}
+	for (unsigned i = 0; i < nw; i++) {
+		char name[32];
 
-	pa.spec = &env->opt.port;
-	pa.pool = env->pool;
-	pa.xdp_prog = xdp_prog_path();
-	if (env->opt.port.kind == PORT_KIND_TAP)
-		rc = port_tap_open(&env->opt.port, env->pool, &p, err, errlen);
-	else
-		rc = port_ethdev_open(&pa, &p, err, errlen);
-	if (rc)
-		goto fail;
-	env->port = p;
-	if (env->opt.fault.enabled) {
-		p = port_fault_wrap(env->port, &env->opt.fault);
-		if (!p) {
-			lunar_set_err(err, errlen, "out of memory for the fault wrapper");
+		snprintf(name, sizeof(name), i ? "lunar_rx%u" : "lunar_rx", i);
+		pools[i] = zbuf_pktpool_create(name, n_mbufs, data_room);
+		if (!pools[i]) {
+			lunar_set_err(err, errlen, "could not create packet pool %u: %s", i,
+				      rte_strerror(rte_errno));
 			rc = -ENOMEM;
 			goto fail;
 		}
-		env->port = p;
 	}
-	if (env->opt.pcap[0]) {
-		p = port_pcap_wrap(env->port, env->opt.pcap, 0, err, errlen);
-		if (!p) {
-			rc = -EIO;
+	env->pool = pools[0];
+	pa.spec = &env->opt.port;
+	pa.n_queues = nw;
+	pa.pools = pools;
+	pa.xdp_prog = xdp_prog_path();
+	if (env->opt.port.kind == PORT_KIND_TAP)
+		rc = port_tap_open(&env->opt.port, pools[0], &ports[0], err, errlen);
+	else
+		rc = port_ethdev_open(&pa, ports, err, errlen);
+	if (rc)
+		goto fail;
+	env->port = ports[0];
+	/* Workers 1..n-1 share worker 0's options and plan; each gets its queue. */
+	for (unsigned i = 1; i < nw; i++) {
+		struct lunar_env *w = calloc(1, sizeof(*w));
+
+		if (!w) {
+			for (unsigned j = i; j < nw; j++)
+				port_close(ports[j]);
+			rc = -ENOMEM;
 			goto fail;
 		}
-		env->port = p;
+		w->opt = env->opt;
+		w->index = i;
+		w->n_workers = nw;
+		w->lcore = env->opt.cores[i];
+		w->workers = env->workers;
+		w->plan = env->plan;
+		w->tsc_hz = env->tsc_hz;
+		env->workers[i] = w;
+		w->port = ports[i]; /* closed with the worker from here on */
 	}
-
-	nc.port = env->port;
-	nc.ip = env->opt.ip;
-	nc.prefix_len = env->opt.prefix_len;
-	nc.gateway = env->opt.gw;
-	nc.neigh_mode = env->opt.port.kind == PORT_KIND_AF_XDP ? NEIGH_MODE_KERNEL : NEIGH_MODE_ARP;
 	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
 		rc = xdp_steer_open(env->opt.port.ifname, &env->steer, err, errlen);
 		if (rc)
@@ -293,28 +372,62 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 				 strerror(-rc));
 			goto fail;
 		}
-		nc.kernel_resolve = kernel_resolve;
 	}
-	rc = netif_init(&env->nif, &nc);
-	if (rc) {
-		lunar_set_err(err, errlen, "bad interface configuration");
-		goto fail;
-	}
-	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
-		env->nl = nl_watch_open(ifi.ifindex, &nl_ops, env);
-		if (!env->nl) {
-			lunar_set_err(err, errlen, "could not open a netlink socket to follow the "
-					      "kernel's neighbour and route tables");
-			rc = -EIO;
+	for (unsigned i = 0; i < nw; i++) {
+		rc = worker_open(env->workers[i], env->workers[i]->port, &ifi, err, errlen);
+		if (rc)
 			goto fail;
-		}
-		env->nif.kernel_ctx = env->nl;
-		nl_watch_poll(env->nl); /* the initial dump */
 	}
 	*out = env;
 	return 0;
+
 fail:
 	lunar_env_close(env);
+	return rc;
+}
+
+struct lunar_env *lunar_env_worker(struct lunar_env *env, unsigned i)
+{
+	return i < env->n_workers ? env->workers[i] : NULL;
+}
+
+struct run_arg {
+	struct lunar_env *w;
+	lunar_worker_fn fn;
+	void *arg;
+	int rc;
+};
+
+static int run_worker(void *p)
+{
+	struct run_arg *a = p;
+
+	/* Per-core Zbuf caches: worker i is core i of the region. */
+	if (a->w->index)
+		zbuf_thread_init(a->w->index);
+	a->rc = a->fn(a->w, a->arg);
+	if (a->w->index)
+		zbuf_thread_fini();
+	return a->rc;
+}
+
+int lunar_env_run(struct lunar_env *env, lunar_worker_fn fn, void *arg)
+{
+	struct run_arg a[LUNAR_MAX_WORKERS];
+	int rc = 0;
+
+	for (unsigned i = 0; i < env->n_workers; i++)
+		a[i] = (struct run_arg){.w = env->workers[i], .fn = fn, .arg = arg};
+	for (unsigned i = 1; i < env->n_workers; i++) {
+		if (rte_eal_remote_launch(run_worker, &a[i], env->workers[i]->lcore)) {
+			LOG_ERR("could not start worker %u on CPU %u", i, env->workers[i]->lcore);
+			a[i].rc = -EBUSY;
+		}
+	}
+	run_worker(&a[0]);
+	rte_eal_mp_wait_lcore();
+	for (unsigned i = 0; i < env->n_workers && !rc; i++)
+		rc = a[i].rc;
 	return rc;
 }
 
@@ -329,8 +442,8 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 		tcp_config_default(&def);
 		cfg = &def;
 	}
-	env->tcp = tcp_stack_create(&env->nif, cfg, max_conns ? max_conns : 65536,
-				    env->opt.reserved_lo, env->opt.reserved_hi);
+	env->tcp = tcp_stack_create(&env->nif, cfg, max_conns ? max_conns : 65536, &env->plan,
+				    env->index);
 	if (env->tcp)
 		tcp_stack_poll(env->tcp, lunar_env_now_ns(env)); /* give it the time before any connect */
 	return env->tcp;
@@ -338,6 +451,7 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 
 int lunar_env_steer_port(struct lunar_env *env, uint16_t port)
 {
+	env = env->workers[0]; /* one program for the whole device */
 	if (!env->steer_open)
 		return 0;
 	return xdp_steer_add_port(&env->steer, port);
@@ -379,32 +493,51 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	return n;
 }
 
+/* What a worker owns: its TCP stack, interface, queue (port) and netlink mirror. */
+static void worker_close(struct lunar_env *w)
+{
+	if (w->tcp) {
+		tcp_stack_free(w->tcp); /* resets what is still open */
+		netif_flush(&w->nif);
+		w->tcp = NULL;
+	}
+	if (w->nif_up) {
+		netif_fini(&w->nif);
+		w->nif_up = false;
+	}
+	if (w->port) {
+		port_close(w->port); /* the device returns the mbufs on its rings */
+		w->port = NULL;
+	}
+	if (w->nl) {
+		nl_watch_close(w->nl);
+		w->nl = NULL;
+	}
+}
+
 uint64_t lunar_env_close(struct lunar_env *env)
 {
 	uint64_t leaked = 0;
 
 	if (!env)
 		return 0;
-	if (env->tcp) {
-		tcp_stack_free(env->tcp); /* resets what is still open */
-		netif_flush(&env->nif);
-		env->tcp = NULL;
+	/* Worker 0 owns the process's resources; the others only their own parts. */
+	for (unsigned i = env->n_workers; i-- > 1;) {
+		if (env->workers && env->workers[i]) {
+			worker_close(env->workers[i]);
+			free(env->workers[i]);
+		}
 	}
-	if (env->port) {
-		netif_fini(&env->nif);
-		port_close(env->port); /* the device returns the mbufs on its rings */
-		env->port = NULL;
-	}
+	worker_close(env);
 	if (env->zbuf_up)
 		leaked = zbuf_in_use();
 	if (env->steer_open)
 		xdp_steer_close(&env->steer);
-	if (env->nl)
-		nl_watch_close(env->nl);
 	if (env->zbuf_up)
-		zbuf_fini(); /* frees the packet pool too */
+		zbuf_fini(); /* frees the packet pools too */
 	if (env->eal_up)
 		rte_eal_cleanup();
+	free(env->workers);
 	free(env);
 	return leaked;
 }

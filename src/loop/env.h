@@ -1,9 +1,16 @@
 /*
- * env.h - bring-up of one lunar instance: EAL, Zbuf memory, the port and
- * its wrappers, the XDP steering maps and the kernel's control plane (on
- * af_xdp), and the network interface; plus one run-to-completion loop
- * iteration. This is the thin worker the tools of the foundation use; the
- * multi-core worker and timer wheel arrive with the thread-model issue.
+ * env.h - bring-up of one lunar process and its per-core workers (LUNA §5):
+ * EAL, Zbuf memory, the port device with one queue pair per worker, the XDP
+ * steering maps (af_xdp), and per worker its own packet pool, queue (with
+ * wrappers), interface, netlink mirror of the kernel's tables and TCP stack;
+ * plus one run-to-completion loop iteration of a worker.
+ *
+ * A struct lunar_env is one worker. lunar_env_open() returns worker 0,
+ * which also owns what the process shares (EAL, Zbuf, the device, the XDP
+ * maps); lunar_env_worker() gives the others. Workers share nothing at run
+ * time: each polls its own queue on its own CPU (--core 0,1), and the flow
+ * plan (ctl/flow_plan.h) makes every connection's segments come back to
+ * the worker that owns it.
  */
 #ifndef LUNAR_LOOP_ENV_H
 #define LUNAR_LOOP_ENV_H
@@ -11,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ctl/flow_plan.h"
 #include "ctl/xdp.h"
 #include "loop/options.h"
 #include "net/netif.h"
@@ -22,6 +30,12 @@ struct tcp_config;
 
 struct lunar_env {
 	struct lunar_options opt;
+	unsigned index;             /* this worker, 0..n_workers-1 = its queue */
+	unsigned n_workers;
+	unsigned lcore;             /* the CPU it runs on */
+	struct lunar_env **workers; /* every worker (worker 0's array, shared) */
+	struct flow_plan plan;      /* which worker owns which connection */
+	bool nif_up;
 	struct port *port; /* outermost wrapper */
 	struct rte_mempool *pool;
 	struct netif nif;
@@ -41,11 +55,21 @@ struct lunar_env {
  */
 int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar_env **out,
 		   char *err, size_t errlen);
+/** Worker @i (0 is @env itself), or NULL. */
+struct lunar_env *lunar_env_worker(struct lunar_env *env, unsigned i);
+/** What each worker runs; @w is that worker. */
+typedef int (*lunar_worker_fn)(struct lunar_env *w, void *arg);
+/**
+ * Run @fn on every worker at once, each on its CPU (worker 0 on the calling
+ * thread), and wait for all. @return 0, or the first worker's non-zero result.
+ */
+int lunar_env_run(struct lunar_env *env, lunar_worker_fn fn, void *arg);
 /** One loop iteration: receive burst, process, timers, control plane, transmit. */
 unsigned lunar_env_poll(struct lunar_env *env);
 /**
- * Start TCP on this instance (idempotent). @cfg NULL: tcp_config_default().
- * Ephemeral ports come from the reserved range. @return the stack or NULL.
+ * Start TCP on this worker (idempotent). @cfg NULL: tcp_config_default().
+ * Ephemeral ports come from the worker's share of the reserved range (the
+ * flow plan). @return the stack or NULL.
  */
 struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *cfg,
 				unsigned max_conns);

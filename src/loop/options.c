@@ -13,6 +13,7 @@ void lunar_options_init(struct lunar_options *o)
 	o->reserved_lo = 61440;
 	o->reserved_hi = 65535;
 	o->fault.seed = 1;
+	o->n_workers = 1;
 }
 
 int parse_ipv4(const char *s, uint32_t *out)
@@ -158,13 +159,34 @@ bad_range:
 			 arg);
 		return -EINVAL;
 	}
-	case LUNAR_OPT_CORE:
-		if (parse_uint(arg, 1023, &v)) {
-			lunar_set_err(err, errlen, "--core %s: expected a CPU number", arg);
-			return -EINVAL;
+	case LUNAR_OPT_CORE: {
+		/* One CPU per worker: "2" or "0,1". */
+		char buf[256], *save = NULL;
+		unsigned n = 0;
+
+		if (strlen(arg) >= sizeof(buf))
+			goto bad_core;
+		snprintf(buf, sizeof(buf), "%s", arg);
+		for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (n == LUNAR_MAX_WORKERS || parse_uint(tok, 1023, &v))
+				goto bad_core;
+			for (unsigned i = 0; i < n; i++)
+				if (o->cores[i] == v)
+					goto bad_core;
+			o->cores[n++] = (unsigned)v;
 		}
-		o->core = (unsigned)v;
+		if (!n)
+			goto bad_core;
+		o->n_workers = n;
+		o->core = o->cores[0];
 		return 1;
+bad_core:
+		lunar_set_err(err, errlen,
+			      "--core %s: expected a CPU number, or a comma-separated list of up to "
+			      "%u distinct CPUs (one worker each), e.g. --core 0,1",
+			      arg, LUNAR_MAX_WORKERS);
+		return -EINVAL;
+	}
 	case LUNAR_OPT_VERBOSE:
 		o->verbose = true;
 		return 1;
@@ -200,6 +222,18 @@ int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 			 o->port.mtu);
 		return -EINVAL;
 	}
+	if (o->n_workers > 1 && o->port.kind == PORT_KIND_TAP) {
+		lunar_set_err(err, errlen, "--core with %u CPUs: a tap port has one queue; use memif "
+				      "or af_xdp for several workers",
+			      o->n_workers);
+		return -EINVAL;
+	}
+	if (o->n_workers > 1 && o->pcap[0]) {
+		lunar_set_err(err, errlen, "--pcap with %u workers: capture one worker at a time "
+				      "(run with one --core) or capture on the kernel side",
+			      o->n_workers);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -215,7 +249,8 @@ void lunar_options_usage(FILE *f)
 	      "seed=N\n"
 	      "  --pcap FILE        write every frame sent and received to FILE (pcap)\n"
 	      "  --reserved LO-HI   TCP ports steered to lunar on af_xdp (default 61440-65535)\n"
-	      "  --core N           CPU to run on (default 0)\n"
+	      "  --core N[,N...]    CPU to run on (default 0); a list runs one worker per CPU,\n"
+	      "                     each on its own queue of the port\n"
 	      "  --pool N           packet buffers (default: 128 MiB of them, at most 32767)\n"
 	      "  --verbose          more log output\n",
 	      f);

@@ -7,7 +7,7 @@
  *   --fault SPEC       fault injection on the port (repeatable)
  *   --pcap FILE        capture the port's traffic
  *   --reserved LO-HI   TCP ports steered to lunar (default 61440-65535)
- *   --core N           CPU to run on (default 0)
+ *   --core N[,N...]    CPU to run on (default 0); a list: one worker per CPU
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -22,6 +22,9 @@
 
 #include "port/port_spec.h"
 
+/** Workers (queues) one lunar process runs at most. */
+#define LUNAR_MAX_WORKERS 8
+
 struct lunar_options {
 	struct port_spec port;
 	bool has_port;
@@ -31,7 +34,9 @@ struct lunar_options {
 	struct fault_spec fault;
 	char pcap[256];
 	uint16_t reserved_lo, reserved_hi;
-	unsigned core;
+	unsigned core;                       /* cores[0] */
+	unsigned cores[LUNAR_MAX_WORKERS];   /* one per worker */
+	unsigned n_workers;                  /* 1 unless --core lists more */
 	unsigned pool_mbufs; /* 0: the default size (loop/env.c) */
 	bool verbose;
 };

@@ -61,7 +61,11 @@ struct port {
 	uint32_t offloads;           /**< enum port_offload bits */
 	struct rte_mempool *pool;    /**< where rx mbufs come from; tx allocates from it too */
 	struct port *inner;          /**< wrapped port, NULL for a device */
+	uint16_t queue, n_queues;    /**< which queue pair of the device this is, of how many */
 };
+
+/** Queue pairs one port device offers lunar at most (one per worker). */
+#define PORT_MAX_QUEUES 8
 
 static inline uint16_t port_rx_burst(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 {

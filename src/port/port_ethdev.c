@@ -20,14 +20,22 @@
 #include "ctl/xdp.h"
 #include "mem/zbuf.h"
 
-struct ethdev_port {
-	struct port base;
+/* The device, shared by the ports of its queues; the last one closed closes it. */
+struct ethdev_dev {
 	uint16_t port_id;
 	char devname[32];
 	char ifname[32];
 	enum port_kind kind;
+	unsigned n_queues, open;
+};
+
+/* One queue pair of a device: what one worker polls. */
+struct ethdev_port {
+	struct port base;
+	struct ethdev_dev *dev;
+	uint16_t port_id, queue;
 	struct port_stats sw; /* rx/tx counted in software: vdevs' xstats differ */
-	unsigned fill_ring_mbufs; /* af_xdp: mbufs the PMD keeps on its fill ring */
+	unsigned fill_ring_mbufs; /* af_xdp: mbufs the PMD keeps on this queue's fill ring */
 };
 
 static struct ethdev_port *to_ethdev(struct port *p)
@@ -38,7 +46,7 @@ static struct ethdev_port *to_ethdev(struct port *p)
 static uint16_t ethdev_rx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct ethdev_port *e = to_ethdev(p);
-	uint16_t got = rte_eth_rx_burst(e->port_id, 0, pkts, n);
+	uint16_t got = rte_eth_rx_burst(e->port_id, e->queue, pkts, n);
 
 	e->sw.rx_packets += got;
 	for (uint16_t i = 0; i < got; i++)
@@ -55,7 +63,7 @@ static uint16_t ethdev_tx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 	/* Sum before sending: the PMD may free the mbufs as soon as it has them. */
 	for (uint16_t i = 0; i < n; i++)
 		bytes += pkts[i]->pkt_len;
-	sent = rte_eth_tx_burst(e->port_id, 0, pkts, n);
+	sent = rte_eth_tx_burst(e->port_id, e->queue, pkts, n);
 	if (sent < n) {
 		for (uint16_t i = sent; i < n; i++)
 			bytes -= pkts[i]->pkt_len;
@@ -72,7 +80,8 @@ static void ethdev_stats(struct port *p, struct port_stats *st)
 	struct rte_eth_stats hw;
 
 	*st = e->sw;
-	if (rte_eth_stats_get(e->port_id, &hw) == 0)
+	/* Device-wide drops are reported once, by queue 0. */
+	if (e->queue == 0 && rte_eth_stats_get(e->port_id, &hw) == 0)
 		st->rx_missed = hw.imissed + hw.rx_nombuf;
 }
 
@@ -90,26 +99,34 @@ static void ethdev_dump(struct port *p, FILE *f)
 	port_print_counters(p, f);
 }
 
+static void dev_close(struct ethdev_dev *d)
+{
+	rte_eth_dev_stop(d->port_id);
+	rte_eth_dev_close(d->port_id);
+	rte_vdev_uninit(d->devname);
+	/* The af_xdp PMD detaches its program on close; make sure nothing stays. */
+	if (d->kind == PORT_KIND_AF_XDP)
+		xdp_detach_lunar(d->ifname);
+	free(d);
+}
+
 static void ethdev_close(struct port *p)
 {
 	struct ethdev_port *e = to_ethdev(p);
+	struct ethdev_dev *d = e->dev;
 
 	/*
 	 * af_xdp reaps its completion ring at the start of a transmit call, so
 	 * the last frames sent stay on it until the next one: make that call.
 	 */
-	rte_eth_tx_done_cleanup(e->port_id, 0, 0);
-	rte_eth_tx_burst(e->port_id, 0, NULL, 0);
-	rte_eth_dev_stop(e->port_id);
-	rte_eth_dev_close(e->port_id);
-	rte_vdev_uninit(e->devname);
-	/* The af_xdp PMD detaches its program on close; make sure nothing stays. */
-	if (e->kind == PORT_KIND_AF_XDP) {
-		xdp_detach_lunar(e->ifname);
-		/* It also abandons its fill ring's mbufs (see zbuf_pktpool_device_held). */
+	rte_eth_tx_done_cleanup(e->port_id, e->queue, 0);
+	rte_eth_tx_burst(e->port_id, e->queue, NULL, 0);
+	/* It also abandons its fill ring's mbufs (see zbuf_pktpool_device_held). */
+	if (d->kind == PORT_KIND_AF_XDP)
 		zbuf_pktpool_device_held(e->base.pool, e->fill_ring_mbufs);
-	}
 	free(e);
+	if (--d->open == 0)
+		dev_close(d);
 }
 
 static const struct port_ops ethdev_ops = {
@@ -219,8 +236,8 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 	switch (s->kind) {
 	case PORT_KIND_AF_XDP:
 		snprintf(devname, dn, "net_af_xdp%u", seq++);
-		snprintf(args, an, "iface=%s,start_queue=0,queue_count=1,force_copy=1%s%s",
-			 s->ifname, a->xdp_prog ? ",xdp_prog=" : "",
+		snprintf(args, an, "iface=%s,start_queue=0,queue_count=%u,force_copy=1%s%s",
+			 s->ifname, a->n_queues ? a->n_queues : 1, a->xdp_prog ? ",xdp_prog=" : "",
 			 a->xdp_prog ? a->xdp_prog : "");
 		return 0;
 	case PORT_KIND_MEMIF:
@@ -281,34 +298,50 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 {
 	struct rte_eth_conf conf = {0};
 	struct rte_eth_dev_info info;
-	struct ethdev_port *e;
+	struct ethdev_port *q[PORT_MAX_QUEUES] = {0};
+	struct ethdev_dev *d;
+	unsigned nq = a->n_queues ? a->n_queues : 1;
+	unsigned in_use_before[PORT_MAX_QUEUES];
 	char args[256];
-	unsigned in_use_before;
-	uint32_t dev_max;
+	uint32_t dev_max, offloads;
 	uint16_t mtu, link_mtu = 0;
 	int rc;
 
-	e = calloc(1, sizeof(*e));
-	if (!e)
+	if (nq > PORT_MAX_QUEUES)
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
 		return -ENOMEM;
-	e->kind = a->spec->kind;
-	snprintf(e->ifname, sizeof(e->ifname), "%s", a->spec->ifname);
-	build_devargs(a, e->devname, sizeof(e->devname), args, sizeof(args));
-	rc = rte_vdev_init(e->devname, args);
+	d->kind = a->spec->kind;
+	d->n_queues = nq;
+	snprintf(d->ifname, sizeof(d->ifname), "%s", a->spec->ifname);
+	build_devargs(a, d->devname, sizeof(d->devname), args, sizeof(args));
+	rc = rte_vdev_init(d->devname, args);
 	if (rc < 0) {
 		lunar_set_err(err, errlen,
 			 "could not create %s port (%s %s): %s; see the DPDK log lines above",
-			 port_kind_name(a->spec->kind), e->devname, args, strerror(-rc));
-		free(e);
+			 port_kind_name(a->spec->kind), d->devname, args, strerror(-rc));
+		free(d);
 		return rc;
 	}
-	rc = rte_eth_dev_get_port_by_name(e->devname, &e->port_id);
+	rc = rte_eth_dev_get_port_by_name(d->devname, &d->port_id);
 	if (rc < 0)
 		goto fail_uninit;
-	rc = rte_eth_dev_info_get(e->port_id, &info);
+	rc = rte_eth_dev_info_get(d->port_id, &info);
 	if (rc < 0)
 		goto fail_uninit;
-	e->base.offloads = discover_offloads(&info, &conf);
+	if (info.max_rx_queues < nq || info.max_tx_queues < nq) {
+		lunar_set_err(err, errlen,
+			 "%u workers need %u queues, but the %s device has %u rx and %u tx queues%s",
+			 nq, nq, port_kind_name(a->spec->kind), info.max_rx_queues,
+			 info.max_tx_queues,
+			 a->spec->kind == PORT_KIND_AF_XDP
+				 ? "; create the veth with numrxqueues/numtxqueues (scripts/topo.sh)"
+				 : "");
+		rc = -EINVAL;
+		goto fail_quiet;
+	}
+	offloads = discover_offloads(&info, &conf);
 	mtu = a->spec->mtu ? a->spec->mtu : 1500;
 	dev_max = RTE_MIN((uint32_t)info.max_mtu, info.max_rx_pktlen - RTE_ETHER_HDR_LEN -
 							      RTE_ETHER_CRC_LEN);
@@ -329,46 +362,79 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		/* ethdev takes the MTU at configure time; not every PMD has mtu_set. */
 		conf.rxmode.mtu = mtu;
 	}
-	in_use_before = rte_mempool_in_use_count(a->pool);
-	rc = rte_eth_dev_configure(e->port_id, 1, 1, &conf);
+	for (unsigned i = 0; i < nq; i++)
+		in_use_before[i] = rte_mempool_in_use_count(a->pools[i]);
+	rc = rte_eth_dev_configure(d->port_id, (uint16_t)nq, (uint16_t)nq, &conf);
 	if (rc < 0)
 		goto fail_uninit;
-	rc = rte_eth_rx_queue_setup(e->port_id, 0, a->rx_desc ? a->rx_desc : 1024,
-				    rte_eth_dev_socket_id(e->port_id), NULL, a->pool);
+	/* Each queue fills from its own worker's pool: workers share no buffers. */
+	for (unsigned i = 0; i < nq; i++) {
+		rc = rte_eth_rx_queue_setup(d->port_id, (uint16_t)i,
+					    a->rx_desc ? a->rx_desc : 1024,
+					    rte_eth_dev_socket_id(d->port_id), NULL, a->pools[i]);
+		if (rc < 0)
+			goto fail_uninit;
+		rc = rte_eth_tx_queue_setup(d->port_id, (uint16_t)i,
+					    a->tx_desc ? a->tx_desc : 1024,
+					    rte_eth_dev_socket_id(d->port_id), NULL);
+		if (rc < 0)
+			goto fail_uninit;
+	}
+	if (!link_mtu && rte_eth_dev_get_mtu(d->port_id, &mtu) == 0)
+		link_mtu = mtu;
+	rc = rte_eth_dev_start(d->port_id);
 	if (rc < 0)
 		goto fail_uninit;
-	rc = rte_eth_tx_queue_setup(e->port_id, 0, a->tx_desc ? a->tx_desc : 1024,
-				    rte_eth_dev_socket_id(e->port_id), NULL);
-	if (rc < 0)
-		goto fail_uninit;
-	if (link_mtu)
-		e->base.mtu = link_mtu;
-	else if (rte_eth_dev_get_mtu(e->port_id, &mtu) == 0)
-		e->base.mtu = mtu;
-	else
-		e->base.mtu = 1500;
-	rc = rte_eth_dev_start(e->port_id);
-	if (rc < 0)
-		goto fail_uninit;
-	rte_eth_macaddr_get(e->port_id, &e->base.mac);
-	if (e->kind == PORT_KIND_AF_XDP)
-		e->fill_ring_mbufs = rte_mempool_in_use_count(a->pool) - in_use_before;
-	e->base.ops = &ethdev_ops;
-	e->base.pool = a->pool;
-	snprintf(e->base.name, sizeof(e->base.name), "%s:%.56s", port_kind_name(a->spec->kind),
-		 a->spec->kind == PORT_KIND_MEMIF ? a->spec->path : a->spec->ifname);
-	*out = &e->base;
+	for (unsigned i = 0; i < nq; i++) {
+		struct ethdev_port *e = calloc(1, sizeof(*e));
+
+		if (!e) {
+			rc = -ENOMEM;
+			goto fail_queues;
+		}
+		q[i] = e;
+		d->open++;
+		e->dev = d;
+		e->port_id = d->port_id;
+		e->queue = (uint16_t)i;
+		e->base.offloads = offloads;
+		e->base.mtu = link_mtu ? link_mtu : 1500;
+		e->base.queue = (uint16_t)i;
+		e->base.n_queues = (uint16_t)nq;
+		rte_eth_macaddr_get(d->port_id, &e->base.mac);
+		if (d->kind == PORT_KIND_AF_XDP)
+			e->fill_ring_mbufs = rte_mempool_in_use_count(a->pools[i]) - in_use_before[i];
+		e->base.ops = &ethdev_ops;
+		e->base.pool = a->pools[i];
+		if (nq == 1)
+			snprintf(e->base.name, sizeof(e->base.name), "%s:%.56s",
+				 port_kind_name(a->spec->kind),
+				 a->spec->kind == PORT_KIND_MEMIF ? a->spec->path : a->spec->ifname);
+		else
+			snprintf(e->base.name, sizeof(e->base.name), "%s:%.50s#q%u",
+				 port_kind_name(a->spec->kind),
+				 a->spec->kind == PORT_KIND_MEMIF ? a->spec->path : a->spec->ifname,
+				 i);
+	}
+	for (unsigned i = 0; i < nq; i++)
+		out[i] = &q[i]->base;
 	return 0;
 
+fail_queues:
+	lunar_set_err(err, errlen, "out of memory for the %s queues", d->devname);
+	for (unsigned i = 0; i < nq; i++)
+		free(q[i]);
+	goto fail_quiet;
 fail_uninit:
 	lunar_set_err(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),
-		 e->devname, strerror(rc < 0 ? -rc : rc));
+		 d->devname, strerror(rc < 0 ? -rc : rc));
 fail_quiet:
-	rte_eth_dev_close(e->port_id);
-	rte_vdev_uninit(e->devname);
-	if (e->kind == PORT_KIND_AF_XDP)
-		xdp_detach_lunar(e->ifname);
-	free(e);
+	d->open = 0;
+	rte_eth_dev_close(d->port_id);
+	rte_vdev_uninit(d->devname);
+	if (d->kind == PORT_KIND_AF_XDP)
+		xdp_detach_lunar(d->ifname);
+	free(d);
 	return rc < 0 ? rc : -EIO;
 }
 

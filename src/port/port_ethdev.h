@@ -14,7 +14,8 @@
 
 struct port_ethdev_args {
 	const struct port_spec *spec;
-	struct rte_mempool *pool; /**< rx buffers (Zbuf-backed, see zbuf_pktpool_create) */
+	unsigned n_queues;          /**< queue pairs, one per worker (0 means 1) */
+	struct rte_mempool **pools; /**< rx buffers of each queue (Zbuf-backed, zbuf_pktpool_create) */
 	const char *xdp_prog;     /**< af_xdp: path of lunar_steer.bpf.o */
 	uint16_t rx_desc, tx_desc;
 };
@@ -28,7 +29,11 @@ struct port_ethdev_args {
  */
 int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen);
 
-/** Create, configure and start the device. EAL must be initialised. */
+/**
+ * Create, configure and start the device with n_queues queue pairs. EAL
+ * must be initialised. @out gets one port per queue (out[i] polls queue
+ * i); the device closes with the last of them.
+ */
 int port_ethdev_open(const struct port_ethdev_args *args, struct port **out, char *err,
 		     size_t errlen);
 

@@ -309,8 +309,9 @@ struct port *port_fault_wrap(struct port *inner, const struct fault_spec *spec)
 	f->tsc_per_us = rte_get_tsc_hz() / 1000000;
 	f->dir[0].cfg = spec->rx;
 	f->dir[1].cfg = spec->tx;
-	rng_seed(f->dir[0].rng, spec->seed * 2 + 1);
-	rng_seed(f->dir[1].rng, spec->seed * 2 + 2);
+	/* Each queue of a device draws its own sequence from the one seed. */
+	rng_seed(f->dir[0].rng, (spec->seed + inner->queue * 0x9e3779b97f4a7c15ull) * 2 + 1);
+	rng_seed(f->dir[1].rng, (spec->seed + inner->queue * 0x9e3779b97f4a7c15ull) * 2 + 2);
 	return &f->base;
 }
 

@@ -51,7 +51,9 @@ struct tcp_stack {
 	struct netif *nif;
 	struct tcp_table *table;
 	struct tcp_config cfg;
-	uint16_t eph_lo, eph_hi;
+	struct flow_plan plan;
+	unsigned worker;
+	struct flow_port_set eph; /* this worker's client ports */
 	struct tcp_sock **heap;
 	uint32_t heap_n, heap_cap;
 	struct tcp_sock *ev_head, *ev_tail, *dead;
@@ -406,6 +408,12 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 
 	st->now = st->nif->now_ns;
 	st->stats.segs_in++;
+	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
+		/* The steering sent another worker's segment here: never half-handle it. */
+		st->stats.foreign++;
+		netif_drop(st->nif, m, LUNAR_DROP_TCP_FOREIGN_QUEUE);
+		return;
+	}
 	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
 			  RTE_TCP_SYN_FLAG) {
 		struct tcp_listener *l = tcp_table_listener(st->table, tr->dport);
@@ -552,7 +560,8 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 /* ---- setup ---- */
 
 struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *cfg,
-				   unsigned max_conns, uint16_t eph_lo, uint16_t eph_hi)
+				   unsigned max_conns, const struct flow_plan *plan,
+				   unsigned worker)
 {
 	static unsigned seq;
 	struct tcp_stack *st = calloc(1, sizeof(*st));
@@ -573,8 +582,9 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 		st->cfg.mss = (uint16_t)(nif->mtu - 40);
 	/* TSO where the port offers it: segments up to 64 KiB, cut by the port. */
 	st->cfg.tso_max = (nif->port->offloads & PORT_OFFLOAD_TX_TSO) ? 65535 - 20 - 60 : 0;
-	st->eph_lo = eph_lo;
-	st->eph_hi = eph_hi;
+	st->plan = *plan;
+	st->worker = worker;
+	st->eph = flow_plan_client_ports(plan, worker);
 	nif->tcp_fn = stack_input;
 	nif->tcp_ctx = st;
 	return st;
@@ -624,14 +634,14 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 
 	fprintf(f,
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "
-		"rst_sent %lu\n"
+		"rst_sent %lu foreign %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
 		"fastpath_data %lu slowpath %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu tx_no_mbuf %lu tso_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
 		"challenge_acks %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
-		x->syn_dropped_backlog, x->rst_sent, x->segs_in, x->segs_out, x->retransmits,
+		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks);
@@ -737,8 +747,8 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 	struct tcp_sock *s;
 	int rc;
 
-	rc = tcp_table_pick_port(st->table, t.laddr, raddr, rport, st->eph_lo, st->eph_hi,
-				 &t.lport);
+	rc = tcp_table_pick_port_in(st->table, t.laddr, raddr, rport, st->eph.lo, st->eph.hi,
+				    st->eph.mod, st->eph.rem, &t.lport);
 	if (rc) {
 		*err = rc;
 		return NULL;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ctl/flow_plan.h"
 #include "tcp/tcp_conn.h"
 
 struct netif;
@@ -34,6 +35,7 @@ typedef void (*tcp_accept_fn)(struct tcp_listener *l, void *ctx);
 struct tcp_stack_stats {
 	uint64_t conns_opened, conns_accepted, conns_closed, conns_active;
 	uint64_t syn_dropped_backlog; /* SYNs refused: accept queue full */
+	uint64_t foreign;             /* segments of another worker's connections (dropped) */
 	uint64_t rst_sent;            /* RSTs for segments without a connection */
 	uint64_t segs_in, segs_out, retransmits, timeouts;
 	uint64_t fastpath_ack, fastpath_data, slowpath;
@@ -52,11 +54,14 @@ struct tcp_stack_stats {
 
 /**
  * Attach a TCP stack to @nif (it registers itself as the interface's TCP
- * handler). @max_conns sizes the connection table; @eph_lo..@eph_hi is the
- * ephemeral port range (lunar's reserved range).
+ * handler). @max_conns sizes the connection table. The stack is worker
+ * @worker of @plan: its client ports are that worker's share of the
+ * reserved range, and segments the plan gives to another worker are
+ * dropped (LUNAR_DROP_TCP_FOREIGN_QUEUE), never half-handled.
  */
 struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *cfg,
-				   unsigned max_conns, uint16_t eph_lo, uint16_t eph_hi);
+				   unsigned max_conns, const struct flow_plan *plan,
+				   unsigned worker);
 void tcp_stack_free(struct tcp_stack *st);
 /** Run due timers and deliver pending events. Call once per loop iteration. */
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now);

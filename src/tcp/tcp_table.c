@@ -249,14 +249,24 @@ void *tcp_table_listener(const struct tcp_table *t, uint16_t lport)
 int tcp_table_pick_port(struct tcp_table *t, uint32_t laddr, uint32_t raddr, uint16_t rport,
 			uint16_t lo, uint16_t hi, uint16_t *port)
 {
+	return tcp_table_pick_port_in(t, laddr, raddr, rport, lo, hi, 1, 0, port);
+}
+
+int tcp_table_pick_port_in(struct tcp_table *t, uint32_t laddr, uint32_t raddr, uint16_t rport,
+			   uint16_t lo, uint16_t hi, uint16_t mod, uint16_t rem, uint16_t *port)
+{
 	unsigned char in[10]; /* laddr, raddr, rport: no padding to zero */
 	struct tcp_table_key key;
-	uint32_t num, count, idx;
+	uint32_t first, num, count, idx;
 	uint64_t offset;
 
-	if (lo > hi)
+	if (lo > hi || mod == 0 || rem >= mod)
 		return -EINVAL;
-	num = (uint32_t)hi - lo + 1;
+	/* The candidates: first, first + mod, ... up to hi. */
+	first = lo + (uint32_t)((rem + mod - lo % mod) % mod);
+	if (first > hi)
+		return -EADDRNOTAVAIL;
+	num = (hi - first) / mod + 1;
 	memcpy(in, &laddr, 4);
 	memcpy(in + 4, &raddr, 4);
 	memcpy(in + 8, &rport, 2);
@@ -269,7 +279,7 @@ int tcp_table_pick_port(struct tcp_table *t, uint32_t laddr, uint32_t raddr, uin
 	key.raddr = raddr;
 	key.rport = rport;
 	for (count = num; count > 0; count--) {
-		uint16_t p = (uint16_t)(lo + idx);
+		uint16_t p = (uint16_t)(first + idx * mod);
 
 		t->next_ephemeral++;
 		if (++idx == num)

@@ -67,6 +67,13 @@ void *tcp_table_listener(const struct tcp_table *t, uint16_t lport);
  */
 int tcp_table_pick_port(struct tcp_table *t, uint32_t laddr, uint32_t raddr, uint16_t rport,
 			uint16_t lo, uint16_t hi, uint16_t *port);
+/**
+ * The same among the ports p of [lo, hi] with p % @mod == @rem only: a
+ * worker's own client ports (ctl/flow_plan.h). -EINVAL if mod is 0 or
+ * rem >= mod.
+ */
+int tcp_table_pick_port_in(struct tcp_table *t, uint32_t laddr, uint32_t raddr, uint16_t rport,
+			   uint16_t lo, uint16_t hi, uint16_t mod, uint16_t rem, uint16_t *port);
 
 /**
  * RFC 6528 initial sequence number: a 4-microsecond clock (@now_ns / 4000)

@@ -695,6 +695,34 @@ static void test_isn_secret_per_table(void **state)
 	tcp_table_free(b);
 }
 
+/* A worker's client ports: only its residue class, all of them, then exhaustion. */
+static void test_pick_port_in_residue_class(void **state)
+{
+	struct tcp_table *t = *state;
+	uint16_t p;
+	unsigned got = 0;
+
+	for (int i = 0; i < 64; i++) {
+		if (tcp_table_pick_port_in(t, LADDR, RADDR, 80, 61440, 61567, 4, 3, &p))
+			break;
+		assert_true(p >= 61440 && p <= 61567);
+		assert_int_equal(p % 4, 3);
+		struct tcp_4tuple k = tuple(LADDR, p, RADDR, 80);
+		assert_int_equal(tcp_table_insert(t, &k, state), 0);
+		got++;
+	}
+	assert_int_equal(got, 32); /* 128 ports, a quarter of them */
+	assert_int_equal(tcp_table_pick_port_in(t, LADDR, RADDR, 80, 61440, 61567, 4, 3, &p),
+			 -EADDRNOTAVAIL);
+	assert_int_equal(tcp_table_pick_port_in(t, LADDR, RADDR, 80, 61440, 61567, 0, 0, &p),
+			 -EINVAL);
+	assert_int_equal(tcp_table_pick_port_in(t, LADDR, RADDR, 80, 61440, 61567, 2, 2, &p),
+			 -EINVAL);
+	/* A range holding no port of the class. */
+	assert_int_equal(tcp_table_pick_port_in(t, LADDR, RADDR, 80, 61441, 61442, 4, 0, &p),
+			 -EADDRNOTAVAIL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +741,8 @@ int main(void)
 					    teardown_table),
 	    cmocka_unit_test_setup_teardown(test_pick_port_exhausted, setup_small, teardown_table),
 	    cmocka_unit_test_setup_teardown(test_pick_port_edges, setup_small, teardown_table),
+	    cmocka_unit_test_setup_teardown(test_pick_port_in_residue_class, setup_small,
+					    teardown_table),
 	    cmocka_unit_test_setup_teardown(test_pick_port_destinations_differ, setup_small,
 					    teardown_table),
 	    cmocka_unit_test(test_pick_port_secret_per_table),

@@ -5,7 +5,7 @@
 # responses on both ends for RPC; the JSON follows schema 1
 # (tests/integration/knb_schema.py, docs/KNB.md); bad input gets a clear error and a
 # non-zero exit without hanging: unknown option, iodepth 0, a message too
-# large, lunar with two threads, lunar options on the kernel stack, a
+# large, lunar with two threads but one --core CPU, lunar options on the kernel stack, a
 # refused and an unreachable peer (bounded by --connect-timeout), a peer
 # speaking another protocol version.
 source "$(dirname "$0")/lib.sh"
@@ -104,7 +104,7 @@ bad "unknown option" "see knb --help" "$KNB" client --stack kernel --connect 10.
 bad "no mode" "first argument is server or client" "$KNB" --stack kernel
 bad "iodepth 0" "iodepth" "$KNB" client --stack kernel --connect 10.77.0.2:7100 --iodepth 0
 bad "message too large" "msg-size 2M: expected 1 to" "$KNB" client --stack kernel --connect 10.77.0.2:7100 --msg-size 2M
-bad "lunar with two threads" "one thread per process" "$KNB" client --stack lunar --port "memif:$sock:client" \
+bad "lunar with two threads on one CPU" "one thread per worker" "$KNB" client --stack lunar --port "memif:$sock:client" \
 	--ip 192.168.77.1/24 --connect 192.168.77.2:7000 --threads 2
 bad "lunar options on the kernel stack" "are for --stack lunar" "$KNB" client --stack kernel --port memif:/x \
 	--connect 10.77.0.2:7100

@@ -58,6 +58,7 @@ struct knb_config {
 	uint32_t addr;              /* host order: --listen or --connect address */
 	uint16_t port;              /* server thread i listens on port + i */
 	unsigned threads, server_threads, flows;
+	bool threads_given;          /* --threads was on the command line */
 	enum knb_pattern pattern;
 	uint32_t msg_size, iodepth;
 	double duration_s, warmup_s, connect_timeout_s;

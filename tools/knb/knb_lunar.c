@@ -1,5 +1,7 @@
 /*
- * knb_lunar.c - knb over lunar: one run-to-completion loop on one core.
+ * knb_lunar.c - knb over lunar: one run-to-completion loop per worker
+ * (--core 0,1 runs two, each on its own queue with its own connections;
+ * the results are merged as the kernel stack's threads are).
  * Requests and bulk data are sent zero-copy from one Zbuf buffer (each send
  * takes a reference); received data is read zero-copy; the server echoes
  * the received frames themselves back (bounded in flight, as lunar-httpd).
@@ -32,7 +34,8 @@ struct lconn {
 
 struct lctx {
 	const struct knb_config *c;
-	struct lunar_env *env;
+	struct lunar_env *env; /* this worker */
+	struct knb_result *r;  /* client: this worker's thread result goes to r->threads[index] */
 	struct knb_meter meter;
 	struct lconn **conns;
 	unsigned n, cap;
@@ -265,7 +268,8 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 		}
 		k->s = s;
 		k->connected = true;
-		knb_flow_server(&k->f, 0, 1, L->c->proto_version, &L->meter);
+		knb_flow_server(&k->f, L->env->index, L->env->n_workers, L->c->proto_version,
+				&L->meter);
 		pump_in(k);
 	}
 }
@@ -293,17 +297,30 @@ static void reap(struct lctx *L)
 static int run_server(struct lctx *L)
 {
 	const struct knb_config *c = L->c;
-	struct tcp_listener *l;
-	int err = 0;
+	struct tcp_listener *l[KNB_MAX_THREADS] = {0};
+	unsigned n = L->env->n_workers;
+	int err = 0, rc = 0;
 
-	l = tcp_listen_on(L->env->tcp, c->port, 1024, on_accept, L, &err);
-	if (!l || lunar_env_steer_port(L->env, c->port)) {
-		fprintf(stderr, "knb server: cannot listen on port %u: %s\n", c->port,
-			strerror(err ? -err : EIO));
-		return 1;
+	/*
+	 * Every worker listens on PORT..PORT+n-1 (a client's server thread s
+	 * dials PORT+s); the flow plan gives each connection to one worker.
+	 */
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t port = (uint16_t)(c->port + i);
+
+		l[i] = tcp_listen_on(L->env->tcp, port, 1024, on_accept, L, &err);
+		if (!l[i] || lunar_env_steer_port(L->env, port)) {
+			fprintf(stderr, "knb server: cannot listen on port %u: %s\n", port,
+				strerror(err ? -err : EIO));
+			rc = 1;
+			goto out;
+		}
 	}
-	printf("knb server: ready, lunar stack on %s, port %u\n", L->env->port->name, c->port);
-	fflush(stdout);
+	if (L->env->index == 0) {
+		printf("knb server: ready, lunar stack on %s, port %u, %u worker%s\n",
+		       L->env->port->name, c->port, n, n > 1 ? "s" : "");
+		fflush(stdout);
+	}
 	while (!knb_stop_requested()) {
 		lunar_env_poll(L->env);
 		for (unsigned i = 0; i < L->n; i++)
@@ -311,15 +328,18 @@ static int run_server(struct lctx *L)
 				pump_out(L->conns[i]);
 		reap(L);
 	}
-	tcp_listener_close(l);
-	return 0;
+out:
+	for (unsigned i = 0; i < n; i++)
+		if (l[i])
+			tcp_listener_close(l[i]);
+	return rc;
 }
 
 static int connect_all(struct lctx *L)
 {
 	const struct knb_config *c = L->c;
 	struct knb_flow_spec plan[KNB_MAX_FLOWS];
-	unsigned nflows = knb_plan(c, 0, plan, KNB_MAX_FLOWS), ready = 0;
+	unsigned nflows = knb_plan(c, L->env->index, plan, KNB_MAX_FLOWS), ready = 0;
 	uint64_t deadline = now(L) + (uint64_t)(c->connect_timeout_s * 1e9);
 
 	while (!port_link_up(L->env->port)) {
@@ -336,7 +356,7 @@ static int connect_all(struct lctx *L)
 
 		if (!k)
 			return -1;
-		knb_flow_client(&k->f, &plan[i], 0, c->proto_version, &L->meter);
+		knb_flow_client(&k->f, &plan[i], L->env->index, c->proto_version, &L->meter);
 		k->s = tcp_connect_to(L->env->tcp, c->addr, (uint16_t)(c->port + plan[i].server_thread),
 				      on_event, k, &err);
 		if (!k->s) {
@@ -371,8 +391,10 @@ static int connect_all(struct lctx *L)
 	return 0;
 }
 
-static int run_client(struct lctx *L, struct knb_result *r)
+static int run_client(struct lctx *L)
 {
+	struct knb_result *r = L->r;
+	struct knb_thread_result *tr = &r->threads[L->env->index];
 	const struct knb_config *c = L->c;
 	struct knb_timeline tl;
 
@@ -406,74 +428,102 @@ static int run_client(struct lctx *L, struct knb_result *r)
 			if (knb_flow_tx_budget(&L->conns[i]->f))
 				pump_out(L->conns[i]);
 	}
-	r->window_s = (double)(tl.win_end - tl.win_start) / 1e9;
-	r->threads[0].cpu_pct = knb_timeline_cpu_pct(&tl);
-	if (c->cpu_breakdown) {
+	if (L->env->index == 0)
+		r->window_s = (double)(tl.win_end - tl.win_start) / 1e9;
+	tr->cpu_pct = knb_timeline_cpu_pct(&tl);
+	if (c->cpu_breakdown && L->env->index == 0) { /* worker 0's loop */
 		r->have_cpu_breakdown = true;
 		lunar_cost_percent(r->cpu_breakdown_pct, KNB_CPU_CATEGORIES);
 	}
 	return 0;
 }
 
+/* Set up one worker's TCP and payload; run its side; close its connections. */
+static int worker_main(struct lunar_env *w, void *arg)
+{
+	struct lctx *L = &((struct lctx *)arg)[w->index];
+	const struct knb_config *c = L->c;
+	int rc;
+
+	L->env = w;
+	rc = c->server ? run_server(L) : run_client(L);
+	if (rc && L->err[0] && strcmp(L->err, "interrupted"))
+		fprintf(stderr, "knb %s: %s\n", c->server ? "server" : "client", L->err);
+	/* Close everything gracefully, then let the FINs go out. */
+	for (unsigned i = 0; i < L->n; i++) {
+		struct lconn *k = L->conns[i];
+
+		release_pending(k);
+		drop_sock(k, false);
+	}
+	for (uint64_t until = now(L) + 200000000ull;
+	     now(L) < until && tcp_stack_sockets(w->tcp);)
+		lunar_env_poll(w);
+	return rc;
+}
+
 int knb_lunar_run(const struct knb_config *c, const char *prog)
 {
-	struct lctx L = {.c = c};
-	struct knb_thread_result tr = {.index = 0};
-	struct knb_result r = {.nthreads = 1, .threads = &tr};
+	struct lctx L[LUNAR_MAX_WORKERS] = {0};
+	struct knb_thread_result tr[LUNAR_MAX_WORKERS] = {0};
+	struct knb_result r = {.threads = tr};
+	struct lunar_env *env;
 	struct tcp_config cfg;
 	uint64_t leaked;
 	char err[512];
 	int rc;
 
-	knb_hist_init(&L.meter.hist);
 	lunar_handle_signals();
-	rc = lunar_env_open(&c->lo, prog, &L.env, err, sizeof(err));
+	rc = lunar_env_open(&c->lo, prog, &env, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "knb: %s\n", err);
 		return 1;
 	}
 	tcp_config_default(&cfg);
 	cfg.nodelay = true; /* as the kernel side's TCP_NODELAY */
-	L.snd_buf = cfg.snd_buf;
-	if (!lunar_env_tcp(L.env, &cfg, 4096)) {
-		fprintf(stderr, "knb: could not start TCP\n");
-		lunar_env_close(L.env);
-		return 1;
-	}
-	L.payload = zbuf_alloc(KNB_BULK_CHUNK);
-	if (!L.payload) {
-		fprintf(stderr, "knb: out of Zbuf memory\n");
-		lunar_env_close(L.env);
-		return 1;
-	}
-	memset(L.payload, 0x6b, KNB_BULK_CHUNK);
-	rc = c->server ? run_server(&L) : run_client(&L, &r);
-	if (rc && L.err[0] && strcmp(L.err, "interrupted"))
-		fprintf(stderr, "knb %s: %s\n", c->server ? "server" : "client", L.err);
-	/* Close everything gracefully, then let the FINs go out. */
-	for (unsigned i = 0; i < L.n; i++) {
-		struct lconn *k = L.conns[i];
+	r.nthreads = env->n_workers;
+	for (unsigned i = 0; i < env->n_workers; i++) {
+		struct lunar_env *w = lunar_env_worker(env, i);
 
-		release_pending(k);
-		drop_sock(k, false);
+		L[i] = (struct lctx){.c = c, .env = w, .r = &r, .snd_buf = cfg.snd_buf};
+		knb_hist_init(&L[i].meter.hist);
+		tr[i].index = i;
+		tr[i].core = (int)w->lcore;
+		if (!lunar_env_tcp(w, &cfg, 4096)) {
+			fprintf(stderr, "knb: could not start TCP\n");
+			lunar_env_close(env);
+			return 1;
+		}
+		L[i].payload = zbuf_alloc(KNB_BULK_CHUNK);
+		if (!L[i].payload) {
+			fprintf(stderr, "knb: out of Zbuf memory\n");
+			lunar_env_close(env);
+			return 1;
+		}
+		memset(L[i].payload, 0x6b, KNB_BULK_CHUNK);
 	}
-	for (uint64_t until = now(&L) + 200000000ull;
-	     now(&L) < until && tcp_stack_sockets(L.env->tcp);)
-		lunar_env_poll(L.env);
-	if (c->lo.verbose) { /* --verbose: the interface's, the port's and TCP's counters */
-		netif_dump(&L.env->nif, stdout);
-		port_dump(L.env->port, stdout);
-		tcp_stack_dump(L.env->tcp, stdout);
+	rc = lunar_env_run(env, worker_main, L);
+	for (unsigned i = 0; i < env->n_workers; i++) {
+		struct lunar_env *w = lunar_env_worker(env, i);
+
+		if (c->lo.verbose) { /* --verbose: the interface's, the port's and TCP's counters */
+			if (env->n_workers > 1)
+				printf("worker %u:\n", i);
+			netif_dump(&w->nif, stdout);
+			port_dump(w->port, stdout);
+			tcp_stack_dump(w->tcp, stdout);
+		}
+		tr[i].meter = L[i].meter;
 	}
-	tr.core = (int)c->lo.core;
-	tr.meter = L.meter;
 	if ((!rc || c->server) && knb_report(c, &r))
 		rc = 1;
-	for (unsigned i = 0; i < L.n; i++)
-		free(L.conns[i]);
-	free(L.conns);
-	zbuf_unref(L.payload);
-	leaked = lunar_env_close(L.env);
+	for (unsigned i = 0; i < env->n_workers; i++) {
+		for (unsigned j = 0; j < L[i].n; j++)
+			free(L[i].conns[j]);
+		free(L[i].conns);
+		zbuf_unref(L[i].payload);
+	}
+	leaked = lunar_env_close(env);
 	printf("zbuf: %lu objects in use at exit\n", (unsigned long)leaked);
 	return rc;
 }

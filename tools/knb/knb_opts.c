@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	      "--msg-size bytes, the server answers each with as many.\n"
 	      "\n"
 	      "  --stack kernel|lunar     Linux sockets (epoll) or lunar (needs --port)\n"
-	      "  --threads N              client or server threads (lunar: 1) [1]\n"
+	      "  --threads N              client or server threads (lunar: one per --core CPU) [1]\n"
 	      "  --server-threads M       client: threads the server runs [1]\n"
 	      "  --pattern P              rpc | stream | incast | outcast | all-to-all | mixed [rpc]\n"
 	      "  --flows F                connections per client/server thread pair [1]\n"
@@ -112,7 +112,9 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 		}
 		*have_endpoint = true;
 		return parse_endpoint(opt == OPT_LISTEN ? "listen" : "connect", arg, c);
-	case OPT_THREADS: return uint_opt("threads", arg, 1, KNB_MAX_THREADS, &c->threads);
+	case OPT_THREADS:
+		c->threads_given = true;
+		return uint_opt("threads", arg, 1, KNB_MAX_THREADS, &c->threads);
 	case OPT_SERVER_THREADS:
 		return uint_opt("server-threads", arg, 1, KNB_MAX_THREADS, &c->server_threads);
 	case OPT_FLOWS: return uint_opt("flows", arg, 1, KNB_MAX_FLOWS, &c->flows);
@@ -180,10 +182,11 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 			fprintf(stderr, "knb: --kernel-mode is for --stack kernel; lunar always polls\n");
 			return -1;
 		}
-		if (c->threads != 1) {
-			fprintf(stderr, "knb: --stack lunar runs one thread per process for now (per-core "
-					"workers are on the roadmap); use --threads 1, or several processes "
-					"on their own ports\n");
+		/* One thread per worker, and one worker per --core CPU. */
+		if (c->threads_given && c->threads != c->lo.n_workers) {
+			fprintf(stderr, "knb: --stack lunar runs one thread per worker, one worker per "
+					"--core CPU; for %u threads give %u CPUs, e.g. --core 0,1\n",
+				c->threads, c->threads);
 			return -1;
 		}
 		if (lunar_options_check(&c->lo, err, sizeof(err))) {
@@ -303,5 +306,9 @@ int knb_parse_args(int argc, char **argv, struct knb_config *c)
 		fprintf(stderr, "knb: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	return check(c, have_stack, have_endpoint, kernel_mode_given);
+	if (check(c, have_stack, have_endpoint, kernel_mode_given))
+		return -1;
+	if (c->stack == KNB_STACK_LUNAR)
+		c->threads = c->lo.n_workers;
+	return 0;
 }

@@ -242,7 +242,7 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 		while ((n = tcp_sock_read_zc(s, sl, 64)) > 0) {
 			for (unsigned i = 0; i < n; i++) {
 				consume(c, sl[i].data, sl[i].len);
-				zbuf_unref(sl[i].data);
+				tcp_sock_zc_done(s, sl[i].data, sl[i].len);
 			}
 		}
 	}
@@ -491,7 +491,7 @@ static void mc_read(struct mconn *c)
 			}
 			c->rcvd += sl[i].len;
 			M.bytes_in += sl[i].len;
-			zbuf_unref(sl[i].data);
+			tcp_sock_zc_done(c->s, sl[i].data, sl[i].len); /* c->s NULL once failed */
 		}
 	}
 }

@@ -199,7 +199,7 @@ static void conn_free(struct conn *c)
 	struct server *srv = c->srv;
 
 	for (unsigned i = c->in_head; i < c->in_n; i++)
-		zbuf_unref(c->inq[i].data);
+		tcp_sock_zc_done(c->s, c->inq[i].data, c->inq[i].len);
 	if (c->obuf)
 		zbuf_unref(c->obuf);
 	if (c->file_fd >= 0)
@@ -814,7 +814,7 @@ static bool http_drive(struct conn *c)
 		sl = &c->inq[c->in_head];
 		c->in_off += (uint32_t)http_input(c, sl->data + c->in_off, sl->len - c->in_off);
 		if (c->in_off == sl->len) {
-			zbuf_unref(sl->data);
+			tcp_sock_zc_done(c->s, sl->data, sl->len);
 			c->in_head++;
 			c->in_off = 0;
 		}
@@ -860,7 +860,8 @@ static bool echo_drive(struct conn *c)
 			c->srv->st.echo_bytes += (uint64_t)rc;
 			if (c->in_off < sl->len)
 				return true; /* send buffer full: TCP_EV_WRITABLE resumes */
-			zbuf_unref(sl->data); /* the send buffer holds its own reference */
+			/* The send buffer holds its own reference. */
+			tcp_sock_zc_done(c->s, sl->data, sl->len);
 			c->in_head++;
 			c->in_off = 0;
 		}

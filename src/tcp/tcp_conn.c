@@ -184,7 +184,7 @@ static void rcvq_clear(struct tcp_conn *c)
 /* Free receive buffer: what we could offer right now. */
 static uint32_t rcv_space(const struct tcp_conn *c)
 {
-	uint32_t used = c->rcvq_bytes + tcp_reass_bytes(&c->reass);
+	uint32_t used = c->rcvq_bytes + c->app_held + tcp_reass_bytes(&c->reass);
 
 	return used >= c->cfg.rcv_buf ? 0 : c->cfg.rcv_buf - used;
 }
@@ -470,6 +470,27 @@ unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint6
 	if (n)
 		tcp_window_update(c, now, o);
 	return n;
+}
+
+unsigned tcp_recv_hold(struct tcp_conn *c, struct tcp_slice *out, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && c->rcvq_count) {
+		out[n] = c->rcvq[c->rcvq_head];
+		c->rcvq_bytes -= out[n].len;
+		c->app_held += out[n].len;
+		c->rcvq_head = (c->rcvq_head + 1) & (c->rcvq_cap - 1);
+		c->rcvq_count--;
+		n++;
+	}
+	return n; /* the space only moved from queued to held: the window stays */
+}
+
+void tcp_recv_release(struct tcp_conn *c, uint32_t len, uint64_t now, struct tcp_out *o)
+{
+	c->app_held = len < c->app_held ? c->app_held - len : 0;
+	tcp_window_update(c, now, o);
 }
 
 void tcp_window_update(struct tcp_conn *c, uint64_t now, struct tcp_out *out)

@@ -191,6 +191,7 @@ struct tcp_conn {
 	struct tcp_sndbuf snd;
 	struct tcp_slice *rcvq; /**< in-order data not yet taken by the application */
 	uint32_t rcvq_cap, rcvq_head, rcvq_count, rcvq_bytes;
+	uint32_t app_held; /**< bytes taken zero-copy and not yet released: still in our buffers */
 	struct tcp_reass reass;
 
 	/* reliability */
@@ -265,6 +266,18 @@ uint32_t tcp_send_space(const struct tcp_conn *c);
  */
 unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint64_t now,
 		  struct tcp_out *o);
+/**
+ * The zero-copy read (LUNA §6.2): like tcp_recv(), but the slices stay
+ * charged to the receive buffer while the application holds them, so the
+ * advertised window shrinks instead of the buffers running out. Give them
+ * back with tcp_recv_release(). No window update is sent here.
+ */
+unsigned tcp_recv_hold(struct tcp_conn *c, struct tcp_slice *out, unsigned max);
+/**
+ * The application is done with @len held bytes: the window may open again
+ * (an update is sent if it grew enough).
+ */
+void tcp_recv_release(struct tcp_conn *c, uint32_t len, uint64_t now, struct tcp_out *o);
 /** Bytes of in-order data queued for the application. */
 static inline uint32_t tcp_recv_bytes(const struct tcp_conn *c)
 {

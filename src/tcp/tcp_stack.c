@@ -822,15 +822,30 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 
 unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned max)
 {
-	unsigned n;
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
+	unsigned n = tcp_recv_hold(&s->conn, out, max);
 
+	lunar_cost_leave(prev);
+	return n;
+}
+
+void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len)
+{
+	if (data)
+		zbuf_unref(data);
+	if (!s || s->dead)
+		return;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
 
 	s->conn.mem_pressure = s->st->mem_pressure; /* whether the window may open */
-	n = tcp_recv(&s->conn, out, max, s->st->now, &s->st->out);
+	tcp_recv_release(&s->conn, len, s->st->now, &s->st->out);
 	after(s);
 	lunar_cost_leave(prev);
-	return n;
+}
+
+uint32_t tcp_sock_held(const struct tcp_sock *s)
+{
+	return s->conn.app_held;
 }
 
 size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)

@@ -87,8 +87,23 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len);
 int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len);
 /** Copying read of up to @len bytes. @return bytes copied (0: nothing queued). */
 size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len);
-/** Zero-copy read: slices whose references the caller now owns (zbuf_unref each). */
+/**
+ * Zero-copy read (LUNA §6.2): an io-vector of slices pointing into the
+ * received frames; the caller owns one reference per slice. Held bytes
+ * stay charged to the receive window (it shrinks rather than the buffers
+ * running out) until given back with tcp_sock_zc_done().
+ */
 unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned max);
+/**
+ * Done with @len bytes taken by tcp_sock_read_zc() at @data: drops the
+ * reference (when @data is not NULL) and opens the window by @len. @s may be
+ * NULL once the socket is closed (only the reference is dropped). Sending
+ * the bytes on with tcp_sock_send_zc() first is fine: the send buffer takes
+ * its own reference.
+ */
+void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len);
+/** Bytes the application holds from zero-copy reads. */
+uint32_t tcp_sock_held(const struct tcp_sock *s);
 /** Send-buffer space. */
 uint32_t tcp_sock_send_space(const struct tcp_sock *s);
 /** Bytes queued for reading. */

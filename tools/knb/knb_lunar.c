@@ -120,7 +120,8 @@ static void pump_out(struct lconn *k)
 
 			k->pend_off += (uint32_t)rc;
 			if (k->pend_off == sl->len) {
-				zbuf_unref(sl->data); /* the send buffer holds its own reference */
+				/* The send buffer holds its own reference. */
+				tcp_sock_zc_done(k->s, sl->data, sl->len);
 				k->pend_head++;
 				k->pend_n--;
 				k->pend_off = 0;
@@ -171,6 +172,8 @@ static void pump_in(struct lconn *k)
 				hs = (int)sl[i].len;
 			}
 			rest = sl[i].len - (uint32_t)hs;
+			if (hs && rest)
+				tcp_sock_zc_done(k->s, NULL, (uint32_t)hs); /* the hello, consumed */
 			echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
 			if (rest) {
 				knb_flow_on_rx(&k->f, rest, now(L));
@@ -183,7 +186,7 @@ static void pump_in(struct lconn *k)
 					continue; /* keeps the reference */
 				}
 			}
-			zbuf_unref(sl[i].data);
+			tcp_sock_zc_done(k->s, sl[i].data, rest ? rest : sl[i].len);
 		}
 		if (k->closed)
 			return;
@@ -241,7 +244,7 @@ static struct lconn *new_conn(struct lctx *L)
 static void release_pending(struct lconn *k)
 {
 	for (unsigned i = 0; i < k->pend_n; i++)
-		zbuf_unref(k->pend[k->pend_head + i].data);
+		tcp_sock_zc_done(k->s, k->pend[k->pend_head + i].data, k->pend[k->pend_head + i].len);
 	k->pend_n = 0;
 }
 

@@ -434,6 +434,54 @@ static void test_rcv_right_edge_never_moves_left(void **state)
 }
 
 /*
+ * LUNA 6.2 zero-copy receive: bytes the application holds (taken with
+ * tcp_recv_hold, not yet released) still count against the receive
+ * buffer. Taking them opens no window; with the buffer full of held data a
+ * new segment is refused (not kept, not lost: the peer retransmits it), and
+ * releasing them reopens the window with an update.
+ */
+static void test_rcv_held_buffers_shrink_window(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = unscaled(&cfg, 65535);
+	struct tcp_slice sl[16];
+	struct script s;
+	const struct tcp_tx *t;
+	unsigned n;
+
+	(void)state;
+	small_rcv_buf(&cfg);
+	fixture_established(&s, &o);
+	for (unsigned i = 1; i <= 8; i++) {
+		seg(&s, ACK, IRS + 1 + 1000 * (i - 1), ISS + 1, 65535, 1000);
+		drain_tx(&s);
+	}
+	n = tcp_recv_hold(&s.c, sl, 16);
+	assert_int_equal(n, 8);
+	assert_int_equal(s.c.app_held, 8000);
+	assert_int_equal(tcp_recv_bytes(&s.c), 0);
+	expect_nothing(&s); /* holding is not reading: no window update */
+	/* The window is still closed: the next segment is not accepted. */
+	seg(&s, ACK, IRS + 8001, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 8001, 0);
+	assert_int_equal(t->wnd, 0);
+	assert_int_equal(tcp_recv_bytes(&s.c), 0);
+	/* Releasing reopens it, and the peer is told. */
+	for (unsigned i = 0; i < n; i++)
+		zbuf_unref(sl[i].data);
+	tcp_recv_release(&s.c, 8000, s.now, &s.out);
+	assert_int_equal(s.c.app_held, 0);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 8001, 0);
+	assert_int_equal(t->wnd, 8000);
+	/* Now the retransmitted segment is taken. */
+	seg(&s, ACK, IRS + 8001, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	assert_int_equal(tcp_recv_bytes(&s.c), 1000);
+	assert_int_equal(recv_all(&s), 1000);
+	script_end(&s);
+}
+
+/*
  * RFC 9293 3.8.6.2.2 / RFC 1122 4.2.3.3 (receiver SWS avoidance): with the
  * window at 0, the application taking 1000 bytes does not reopen it (the
  * edge may move only by min(RCV.BUFF/2, MSS) = 1460 or more); taking 1000
@@ -716,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_rcv_window_shrinks_to_zero),
 		cmocka_unit_test(test_rcv_right_edge_never_moves_left),
 		cmocka_unit_test(test_rcv_sws_avoidance),
+		cmocka_unit_test(test_rcv_held_buffers_shrink_window),
 		cmocka_unit_test(test_snd_sws_tiny_window_not_used),
 		cmocka_unit_test(test_snd_sws_half_max_window_sent),
 		cmocka_unit_test(test_snd_sws_all_remaining_sent),

@@ -289,8 +289,15 @@ static uint32_t discover_offloads(const struct rte_eth_dev_info *info, struct rt
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
 		off |= PORT_OFFLOAD_TX_TSO;
 	}
-	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+	/*
+	 * Chains let TCP frame payload without copying it (header buffer +
+	 * the application's buffers attached). DPDK 22.11's af_xdp sends only
+	 * the first segment, and says so by not offering this.
+	 */
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+		off |= PORT_OFFLOAD_TX_MULTISEG;
+	}
 	return off;
 }
 

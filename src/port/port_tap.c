@@ -375,7 +375,7 @@ int port_tap_open(const struct port_spec *spec, struct rte_mempool *pool, struct
 	t->base.ops = &tap_ops;
 	t->base.pool = pool;
 	t->base.mtu = (uint16_t)mtu;
-	t->base.offloads = PORT_OFFLOAD_TX_L4_CKSUM | PORT_OFFLOAD_TX_TSO |
+	t->base.offloads = PORT_OFFLOAD_TX_L4_CKSUM | PORT_OFFLOAD_TX_TSO | PORT_OFFLOAD_TX_MULTISEG |
 			   (offload ? PORT_OFFLOAD_RX_L4_CKSUM : 0);
 	/*
 	 * lunar speaks with a MAC of its own: the kernel's side of the tap has

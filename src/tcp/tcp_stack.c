@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "base/cost.h"
@@ -45,6 +46,8 @@ struct tcp_sock {
 	struct tcp_sock *ev_next, *ready_next, *dead_next;
 	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
+	bool inline_mode; /* inline-r2c: callbacks run as each segment is processed */
+	bool in_callback; /* never re-entered */
 };
 
 struct tcp_stack {
@@ -208,6 +211,56 @@ static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, stru
 	return 0;
 }
 
+/*
+ * Zero-copy framing (LUNA §6.2, Fig. 7 steps 7-8): the header goes in a
+ * buffer of its own and each slice of the send buffer is attached to the
+ * frame as an external buffer holding one more Zbuf reference, dropped
+ * when the port is done with the frame. The shared-info record the mbuf
+ * library needs lives in the attaching mbuf's own (otherwise unused) data
+ * room, so nothing is written into the application's memory.
+ */
+#define ZC_MAX_SLICES 16
+
+static void zc_release(void *addr, void *opaque)
+{
+	(void)opaque;
+	zbuf_unref(addr);
+}
+
+static int attach_payload(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+			  uint32_t seq, uint32_t len)
+{
+	struct tcp_slice sl[ZC_MAX_SLICES];
+	unsigned n = tcp_tx_slices(c, seq, len, sl, ZC_MAX_SLICES);
+	uint32_t got = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		got += sl[i].len;
+	if (got != len)
+		return -E2BIG; /* scattered over too many small sends: copy instead */
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *a = rte_pktmbuf_alloc(st->nif->port->pool);
+		struct rte_mbuf_ext_shared_info *sh;
+
+		if (!a)
+			return -ENOBUFS;
+		sh = rte_pktmbuf_mtod(a, struct rte_mbuf_ext_shared_info *);
+		sh->free_cb = zc_release;
+		sh->fcb_opaque = NULL;
+		rte_mbuf_ext_refcnt_set(sh, 1);
+		zbuf_ref(sl[i].data);
+		rte_pktmbuf_attach_extbuf(a, (void *)(uintptr_t)sl[i].data, zbuf_iova(sl[i].data),
+					  (uint16_t)sl[i].len, sh);
+		a->data_len = (uint16_t)sl[i].len;
+		a->pkt_len = sl[i].len;
+		if (rte_pktmbuf_chain(m, a)) {
+			rte_pktmbuf_free(a); /* drops the reference through zc_release */
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
 /* Build and send one segment of @c (or a bare reply when @c is NULL). */
 static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
@@ -220,6 +273,7 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 			     .payload_len = tx->len};
 	size_t hdr = tcp_hdr_len(&tx->opts);
 	bool offload = (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) || tx->tso_mss;
+	bool zc = tx->len && c && (nif->port->offloads & PORT_OFFLOAD_TX_MULTISEG);
 	uint32_t first;
 	uint8_t *p;
 
@@ -228,20 +282,42 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 		st->stats.tx_no_mbuf++;
 		return; /* counted; the timers retransmit what mattered */
 	}
-	/* The header and as much payload as the first buffer holds (all of it without TSO). */
-	first = tx->len;
-	if (hdr + first > rte_pktmbuf_tailroom(m))
-		first = rte_pktmbuf_tailroom(m) - (uint32_t)hdr;
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + first));
-	if (!p || (tx->len && copy_payload(st, c, m, p + hdr, first, tx->seq, tx->len))) {
-		rte_pktmbuf_free(m);
-		st->stats.tx_no_mbuf++;
-		return;
+	if (zc) {
+		p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)hdr);
+		prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
+		if (p && attach_payload(st, c, m, tx->seq, tx->len)) {
+			/* Not attachable (or no buffer): start over with a copy. */
+			rte_pktmbuf_free(m);
+			m = rte_pktmbuf_alloc(nif->port->pool);
+			zc = false;
+		}
+		lunar_cost_leave(prev);
+		if (!m || !p) {
+			rte_pktmbuf_free(m);
+			st->stats.tx_no_mbuf++;
+			return;
+		}
 	}
-	/* One copy into the frame: memif and af_xdp (copy mode) copy again anyway. */
-	st->stats.copy_tx_bytes += tx->len;
-	/* The checksum is computed by the port when offloaded, so payload in chained buffers is fine. */
-	tcp_emit(p, hdr + (offload ? 0 : tx->len), &r, &tx->opts, t->laddr, t->raddr, !offload);
+	if (!zc) {
+		/* The header and as much payload as the first buffer holds (all of it without TSO). */
+		first = tx->len;
+		if (hdr + first > rte_pktmbuf_tailroom(m))
+			first = rte_pktmbuf_tailroom(m) - (uint32_t)hdr;
+		p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + first));
+		if (!p ||
+		    (tx->len && copy_payload(st, c, m, p + hdr, first, tx->seq, tx->len))) {
+			rte_pktmbuf_free(m);
+			st->stats.tx_no_mbuf++;
+			return;
+		}
+		/* One copy into the frame: memif and af_xdp (copy mode) copy again anyway. */
+		st->stats.copy_tx_bytes += tx->len;
+	} else {
+		st->stats.zc_tx_bytes += tx->len;
+	}
+	/* Offloaded or chained, the payload is summed apart from the header. */
+	tcp_emit(p, hdr + (offload || zc ? 0 : tx->len), &r, &tx->opts, t->laddr, t->raddr,
+		 !offload && !zc);
 	if (offload) {
 		/* DPDK: the pseudo-header sum, without the length for TSO. */
 		uint16_t ph = inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP,
@@ -255,6 +331,16 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 			m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
 			st->stats.tso_segs++;
 		}
+	} else if (zc) {
+		/* Software checksum over the header buffer and the attached payload. */
+		uint16_t ph = inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP,
+					       (uint32_t)(hdr + tx->len));
+		uint16_t raw = 0, sum;
+
+		memset(p + 16, 0, 2);
+		rte_raw_cksum_mbuf(m, 0, (uint32_t)hdr + tx->len, &raw);
+		sum = (uint16_t)~inet_csum_add(ph, raw);
+		memcpy(p + 16, &sum, sizeof(sum));
 	}
 	st->stats.segs_out++;
 	netif_ipv4_output(nif, m, t->raddr, IPPROTO_TCP);
@@ -396,6 +482,31 @@ static void free_dead(struct tcp_stack *st)
 	}
 }
 
+/*
+ * inline-r2c (LUNA §5.1, Fig. 5b): the application's callback runs right
+ * after the segment that caused its events, before the next segment of the
+ * burst; what it sends goes into this iteration's transmit batch with its
+ * headers. No event queue. The callback is never re-entered: events its
+ * own calls cause wait for the next segment or the batch dispatch.
+ */
+static void deliver_inline(struct tcp_sock *s)
+{
+	uint32_t ev = s->conn.events;
+
+	if (!ev || !s->fn || s->dead || s->in_callback)
+		return;
+	s->conn.events = 0; /* the queued entry, if any, finds nothing left */
+	s->in_callback = true;
+	{
+		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_APP);
+
+		s->st->stats.inline_calls++;
+		s->fn(s, ev, s->ctx);
+		lunar_cost_leave(prev);
+	}
+	s->in_callback = false;
+}
+
 /* ---- input from the interface ---- */
 
 static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
@@ -462,6 +573,8 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 		tcp_abort(&s->conn, st->now, &st->out);
 	}
 	after(s);
+	if (s->inline_mode)
+		deliver_inline(s);
 }
 
 /* ---- events ---- */
@@ -482,7 +595,9 @@ static void dispatch(struct tcp_stack *st)
 		if (!s->dead && ev && s->fn) {
 			enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_APP);
 
+			s->in_callback = true;
 			s->fn(s, ev, s->ctx);
+			s->in_callback = false;
 			lunar_cost_leave(prev);
 		}
 	}
@@ -637,13 +752,14 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"rst_sent %lu foreign %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
 		"fastpath_data %lu slowpath %lu\n"
-		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu tx_no_mbuf %lu tso_segs %lu sockets %u\n"
+		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
+		"tx_no_mbuf %lu tso_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
 		"challenge_acks %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
-		x->copy_rx_bytes, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
+		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
@@ -925,6 +1041,11 @@ void tcp_sock_abort(struct tcp_sock *s)
 const struct tcp_conn *tcp_sock_conn(const struct tcp_sock *s)
 {
 	return &s->conn;
+}
+
+void tcp_sock_set_inline(struct tcp_sock *s, bool on)
+{
+	s->inline_mode = on;
 }
 
 void tcp_sock_set_ctx(struct tcp_sock *s, tcp_sock_fn fn, void *ctx)

@@ -40,6 +40,8 @@ struct tcp_stack_stats {
 	uint64_t segs_in, segs_out, retransmits, timeouts;
 	uint64_t fastpath_ack, fastpath_data, slowpath;
 	uint64_t copy_tx_bytes, copy_rx_bytes; /* bytes copied by copying calls and framing */
+	uint64_t zc_tx_bytes;  /* payload framed without a copy (attached to the frame) */
+	uint64_t inline_calls; /* inline-r2c callbacks run in place */
 	uint64_t tx_no_mbuf;
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
 	/* segments dropped (and answered with an ACK) by rule, per RFC 9293 3.10.7.4 */
@@ -117,5 +119,14 @@ void tcp_sock_abort(struct tcp_sock *s);
 /** The connection, read-only (state, error, stats). */
 const struct tcp_conn *tcp_sock_conn(const struct tcp_sock *s);
 void tcp_sock_set_ctx(struct tcp_sock *s, tcp_sock_fn fn, void *ctx);
+/**
+ * inline-r2c (LUNA §5.1): run this socket's callback in place, right after
+ * each received segment that gives it events, instead of after the burst
+ * (batch-r2c, the default). The callback may read zero-copy and reply at
+ * once; the reply joins this iteration's transmit batch. It must be short:
+ * the whole burst waits for it (the worker's watchdog counts iterations
+ * over budget).
+ */
+void tcp_sock_set_inline(struct tcp_sock *s, bool on);
 
 #endif

@@ -162,6 +162,10 @@ static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifin
 	struct netif_config nc = {0};
 	int rc;
 
+	const char *budget = getenv("LUNAR_ITER_BUDGET_US");
+
+	w->budget_ns = budget && atol(budget) > 0 ? (uint64_t)atol(budget) * 1000
+						   : LUNAR_ITER_BUDGET_NS;
 	w->port = p;
 	w->pool = p->pool;
 	if (w->opt.fault.enabled) {
@@ -457,6 +461,25 @@ int lunar_env_steer_port(struct lunar_env *env, uint16_t port)
 	return xdp_steer_add_port(&env->steer, port);
 }
 
+static void watchdog(struct lunar_env *env, uint64_t start)
+{
+	uint64_t took = lunar_env_now_ns(env) - start;
+
+	env->iterations++;
+	if (took > env->worst_iter_ns)
+		env->worst_iter_ns = took;
+	if (took <= env->budget_ns)
+		return;
+	/* Reported at the 1st, 2nd, 4th, 8th... time: visible, never a flood. */
+	if (!(env->over_budget & (env->over_budget + 1)))
+		LOG_WARN("worker %u: a loop iteration took %lu us (budget %lu us; %lu over so far): "
+			 "is an application callback blocking?",
+			 env->index, (unsigned long)(took / 1000),
+			 (unsigned long)(env->budget_ns / 1000),
+			 (unsigned long)env->over_budget + 1);
+	env->over_budget++;
+}
+
 unsigned lunar_env_poll(struct lunar_env *env)
 {
 	struct rte_mbuf *pkts[RX_BURST];
@@ -490,7 +513,15 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	lunar_cost_enter(LUNAR_COST_TX);
 	netif_flush(&env->nif);
 	lunar_cost_leave(prev);
+	watchdog(env, now);
 	return n;
+}
+
+void lunar_env_dump(const struct lunar_env *env, FILE *f)
+{
+	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu\n",
+		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
+		(unsigned long)(env->worst_iter_ns / 1000), (unsigned long)(env->budget_ns / 1000));
 }
 
 /* What a worker owns: its TCP stack, interface, queue (port) and netlink mirror. */

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ctl/flow_plan.h"
 #include "ctl/xdp.h"
@@ -47,7 +48,16 @@ struct lunar_env {
 	uint64_t next_timer_ns;
 	bool announced;
 	struct tcp_stack *tcp;   /* NULL until lunar_env_tcp() */
+	/*
+	 * Watchdog (LUNA §5.1's risk of r2c): an iteration that runs longer
+	 * than the budget (an application stalling inside a callback) is
+	 * counted and reported, since the whole queue waited for it.
+	 */
+	uint64_t iterations, over_budget, worst_iter_ns, budget_ns;
 };
+
+/** Default iteration budget of the watchdog; LUNAR_ITER_BUDGET_US overrides it. */
+#define LUNAR_ITER_BUDGET_NS 1000000ull
 
 /**
  * Bring everything up. On failure nothing is left behind (no XDP program,
@@ -75,6 +85,8 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 				unsigned max_conns);
 /** Tell the XDP program that lunar listens on TCP @port (af_xdp; no-op elsewhere). */
 int lunar_env_steer_port(struct lunar_env *env, uint16_t port);
+/** Print the worker's loop counters (iterations, watchdog) to @f. */
+void lunar_env_dump(const struct lunar_env *env, FILE *f);
 /** Time in nanoseconds from the TSC. */
 uint64_t lunar_env_now_ns(const struct lunar_env *env);
 /**

@@ -48,6 +48,13 @@ enum knb_flow_kind { KNB_FLOW_RPC, KNB_FLOW_UP, KNB_FLOW_DOWN };
 /* ack status */
 enum { KNB_ACK_OK = 0, KNB_ACK_BAD_VERSION = 1, KNB_ACK_BAD_HELLO = 2 };
 
+/*
+ * lunar's application interfaces (LUNA §5.1, Fig. 5): inline-r2c zero-copy
+ * callbacks run per segment; batch-r2c zero-copy events after the burst
+ * (the default); the socket-like copying calls, dispatched like batch.
+ */
+enum knb_api { KNB_API_BATCH, KNB_API_INLINE, KNB_API_COPY };
+
 struct knb_config {
 	bool server;
 	enum knb_stack stack;
@@ -64,6 +71,9 @@ struct knb_config {
 	double duration_s, warmup_s, connect_timeout_s;
 	enum knb_kernel_mode kernel_mode;
 	bool cpu_breakdown;
+	enum knb_api api;           /* lunar: how the application talks to the stack */
+	bool api_given;
+	unsigned app_stall_us;      /* lunar server: spin this long in each data callback (tests) */
 	unsigned proto_version;     /* KNB_VERSION; another only to test the version check */
 	const char *json_path;
 	char command[1024];         /* the command line, for the JSON */

@@ -41,6 +41,7 @@ struct lctx {
 	unsigned n, cap;
 	uint8_t *payload; /* KNB_BULK_CHUNK bytes of Zbuf memory */
 	uint32_t snd_buf; /* each connection's send buffer */
+	uint8_t *scratch; /* --api copy: where reads land (KNB_BULK_CHUNK bytes) */
 	char err[300];
 };
 
@@ -73,6 +74,11 @@ static void drop_sock(struct lconn *k, bool abort)
 	k->s = NULL;
 }
 
+static enum knb_api L_api(const struct lconn *k)
+{
+	return k->L->c->api;
+}
+
 /* Send the handshake, then what the flow may send now. */
 static void pump_out(struct lconn *k)
 {
@@ -83,7 +89,20 @@ static void pump_out(struct lconn *k)
 	if (k->closed)
 		return;
 	if (hs) {
-		int rc = tcp_sock_send(k->s, p, hs);
+		int rc;
+
+		if (L_api(k) == KNB_API_COPY) {
+			rc = tcp_sock_send(k->s, p, hs);
+		} else {
+			/* LUNA's send path: the application writes into Zbuf memory and sends it. */
+			uint8_t *z = zbuf_alloc(hs);
+
+			if (!z)
+				return;
+			memcpy(z, p, hs);
+			rc = tcp_sock_send_zc(k->s, z, hs);
+			zbuf_unref(z); /* the send buffer holds its own reference */
+		}
 
 		if (rc > 0)
 			knb_flow_hs_sent(&k->f, (uint32_t)rc);
@@ -99,6 +118,8 @@ static void pump_out(struct lconn *k)
 		const uint8_t *src = k->L->payload;
 		int rc;
 
+		if (!k->f.client && k->f.kind == KNB_FLOW_RPC && L_api(k) == KNB_API_COPY)
+			return; /* pump_in_copy echoes as it reads */
 		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
 			/* Echo the received frames themselves, bounded in flight. */
 			struct tcp_slice *sl = &k->pend[k->pend_head];
@@ -111,7 +132,8 @@ static void pump_out(struct lconn *k)
 			if (len > ECHO_INFLIGHT - held)
 				len = ECHO_INFLIGHT - held;
 		}
-		rc = tcp_sock_send_zc(k->s, src, len);
+		rc = L_api(k) == KNB_API_COPY ? tcp_sock_send(k->s, src, len)
+					       : tcp_sock_send_zc(k->s, src, len);
 		if (rc <= 0)
 			return; /* TCP_EV_WRITABLE resumes */
 		knb_flow_on_tx(&k->f, (uint64_t)rc, now(k->L));
@@ -134,9 +156,60 @@ static void pump_out(struct lconn *k)
 	}
 }
 
+/*
+ * --api copy: the socket-like calls. Reads copy into scratch; the echo
+ * server copies straight back out, reading no more than the send buffer
+ * takes, so nothing waits in between.
+ */
+static void pump_in_copy(struct lconn *k)
+{
+	struct lctx *L = k->L;
+
+	while (!k->closed) {
+		size_t room = KNB_BULK_CHUNK, got;
+		bool echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
+		int hs = 0;
+
+		if (!k->f.ready)
+			room = k->f.hs_in_len - k->f.hs_in_got; /* the hello decides the rest */
+		if (echo && tcp_sock_send_space(k->s) < room)
+			room = tcp_sock_send_space(k->s);
+		if (!room)
+			return; /* TCP_EV_WRITABLE resumes */
+		got = tcp_sock_read(k->s, L->scratch, room);
+		if (!got)
+			return;
+		if (!k->f.ready) {
+			hs = knb_flow_hs_received(&k->f, L->scratch, (uint32_t)got);
+			if (hs < 0) {
+				if (k->f.client)
+					set_err(L, k->f.error);
+				drop_sock(k, true);
+				return;
+			}
+		}
+		if (got > (size_t)hs) {
+			uint32_t rest = (uint32_t)got - (uint32_t)hs;
+
+			knb_flow_on_rx(&k->f, rest, now(L));
+			if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
+				int rc = tcp_sock_send(k->s, L->scratch + hs, rest);
+
+				if (rc > 0)
+					knb_flow_on_tx(&k->f, (uint64_t)rc, now(L));
+			}
+		}
+		pump_out(k);
+	}
+}
+
 /* Take what arrived: handshake bytes, then payload (kept for the echo, or counted). */
 static void pump_in(struct lconn *k)
 {
+	if (L_api(k) == KNB_API_COPY) {
+		pump_in_copy(k);
+		return;
+	}
 	struct lctx *L = k->L;
 	bool echo = !k->f.client && k->f.kind == KNB_FLOW_RPC;
 
@@ -210,6 +283,12 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 	}
 	if (ev & TCP_EV_CONNECTED)
 		k->connected = true;
+	if ((ev & TCP_EV_READABLE) && k->L->c->app_stall_us && !k->f.client) {
+		uint64_t until = now(k->L) + k->L->c->app_stall_us * 1000ull;
+
+		while (now(k->L) < until)
+			; /* the application stalls inside its callback */
+	}
 	if (ev & TCP_EV_READABLE)
 		pump_in(k);
 	if (ev & TCP_EV_EOF)
@@ -271,6 +350,7 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 		}
 		k->s = s;
 		k->connected = true;
+		tcp_sock_set_inline(s, L->c->api == KNB_API_INLINE);
 		knb_flow_server(&k->f, L->env->index, L->env->n_workers, L->c->proto_version,
 				&L->meter);
 		pump_in(k);
@@ -362,6 +442,8 @@ static int connect_all(struct lctx *L)
 		knb_flow_client(&k->f, &plan[i], L->env->index, c->proto_version, &L->meter);
 		k->s = tcp_connect_to(L->env->tcp, c->addr, (uint16_t)(c->port + plan[i].server_thread),
 				      on_event, k, &err);
+		if (k->s)
+			tcp_sock_set_inline(k->s, c->api == KNB_API_INLINE);
 		if (!k->s) {
 			char m[160];
 
@@ -498,7 +580,8 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 			return 1;
 		}
 		L[i].payload = zbuf_alloc(KNB_BULK_CHUNK);
-		if (!L[i].payload) {
+		L[i].scratch = malloc(KNB_BULK_CHUNK);
+		if (!L[i].payload || !L[i].scratch) {
 			fprintf(stderr, "knb: out of Zbuf memory\n");
 			lunar_env_close(env);
 			return 1;
@@ -512,6 +595,7 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 		if (c->lo.verbose) { /* --verbose: the interface's, the port's and TCP's counters */
 			if (env->n_workers > 1)
 				printf("worker %u:\n", i);
+			lunar_env_dump(w, stdout);
 			netif_dump(&w->nif, stdout);
 			port_dump(w->port, stdout);
 			tcp_stack_dump(w->tcp, stdout);
@@ -524,7 +608,9 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 		for (unsigned j = 0; j < L[i].n; j++)
 			free(L[i].conns[j]);
 		free(L[i].conns);
-		zbuf_unref(L[i].payload);
+		if (L[i].payload)
+			zbuf_unref(L[i].payload);
+		free(L[i].scratch);
 	}
 	leaked = lunar_env_close(env);
 	printf("zbuf: %lu objects in use at exit\n", (unsigned long)leaked);

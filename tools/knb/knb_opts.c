@@ -12,7 +12,7 @@
 enum {
 	OPT_STACK = 1, OPT_LISTEN, OPT_CONNECT, OPT_THREADS, OPT_SERVER_THREADS, OPT_FLOWS,
 	OPT_PATTERN, OPT_MSG_SIZE, OPT_IODEPTH, OPT_DURATION, OPT_WARMUP, OPT_CONNECT_TIMEOUT,
-	OPT_KERNEL_MODE, OPT_JSON, OPT_CPU_BREAKDOWN, OPT_PROTO_VERSION,
+	OPT_KERNEL_MODE, OPT_JSON, OPT_CPU_BREAKDOWN, OPT_PROTO_VERSION, OPT_API, OPT_APP_STALL,
 };
 
 static void usage(FILE *f)
@@ -36,6 +36,10 @@ static void usage(FILE *f)
 	      "  --connect-timeout S      give up connecting after S seconds [5]\n"
 	      "  --kernel-mode M          blocking | busy-poll (kernel stack) [busy-poll]\n"
 	      "  --cpu-breakdown          lunar: CPU time by category (TSC; adds a little cost)\n"
+	      "  --api batch|inline|copy  lunar: zero-copy events after each burst, zero-copy\n"
+	      "                           callbacks per segment, or copying socket-like calls [batch]\n"
+	      "  --app-stall-us N         lunar server: a misbehaving application that spins N us\n"
+	      "                           in each data callback (shows the loop watchdog) [0]\n"
 	      "  --json FILE              write the results (schema 1: docs/KNB.md)\n"
 	      "  --protocol-version N     speak another protocol version (testing only)\n"
 	      "\n",
@@ -151,6 +155,20 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 		return 0;
 	case OPT_JSON: c->json_path = arg; return 0;
 	case OPT_CPU_BREAKDOWN: c->cpu_breakdown = true; return 0;
+	case OPT_APP_STALL: return uint_opt("app-stall-us", arg, 0, 1000000, &c->app_stall_us);
+	case OPT_API:
+		if (!strcmp(arg, "batch"))
+			c->api = KNB_API_BATCH;
+		else if (!strcmp(arg, "inline"))
+			c->api = KNB_API_INLINE;
+		else if (!strcmp(arg, "copy"))
+			c->api = KNB_API_COPY;
+		else {
+			fprintf(stderr, "knb: --api %s: expected batch, inline or copy\n", arg);
+			return -1;
+		}
+		c->api_given = true;
+		return 0;
 	case OPT_PROTO_VERSION: return uint_opt("protocol-version", arg, 1, 65535, &c->proto_version);
 	default:
 		usage(stderr);
@@ -193,6 +211,9 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 			fprintf(stderr, "knb: %s\n", err);
 			return -1;
 		}
+	} else if (c->api_given) {
+		fprintf(stderr, "knb: --api chooses lunar's interface; it needs --stack lunar\n");
+		return -1;
 	} else if (c->cpu_breakdown) {
 		fprintf(stderr, "knb: --cpu-breakdown measures lunar's loop; it needs --stack lunar\n");
 		return -1;
@@ -239,6 +260,8 @@ int knb_parse_args(int argc, char **argv, struct knb_config *c)
 		{"kernel-mode", required_argument, NULL, OPT_KERNEL_MODE},
 		{"json", required_argument, NULL, OPT_JSON},
 		{"cpu-breakdown", no_argument, NULL, OPT_CPU_BREAKDOWN},
+		{"api", required_argument, NULL, OPT_API},
+		{"app-stall-us", required_argument, NULL, OPT_APP_STALL},
 		{"protocol-version", required_argument, NULL, OPT_PROTO_VERSION},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},

@@ -60,8 +60,10 @@ static json_t *config_json(const struct knb_config *c)
 
 	inet_ntop(AF_INET, &a, ip, sizeof(ip));
 	snprintf(addr, sizeof(addr), "%s:%u", ip, c->port);
+	static const char *const api_names[] = {"batch", "inline", "copy"};
+
 	return json_pack("{s:s, s:s?, s:s, s:i, s:i, s:s, s:i, s:i, s:i, s:f, s:f, s:s?, s:o?, s:b, "
-			 "s:s}",
+			 "s:s?, s:s}",
 			 "stack", c->stack == KNB_STACK_LUNAR ? "lunar" : "kernel",
 			 "port", c->stack == KNB_STACK_LUNAR ? c->port_text : NULL,
 			 c->server ? "listen" : "connect", addr,
@@ -75,7 +77,9 @@ static json_t *config_json(const struct knb_config *c)
 				 ? (c->kernel_mode == KNB_KERNEL_BUSY_POLL ? "busy-poll" : "blocking")
 				 : NULL,
 			 "core", c->core_given ? json_integer(c->lo.core) : NULL,
-			 "cpu_breakdown", c->cpu_breakdown, "command", c->command);
+			 "cpu_breakdown", c->cpu_breakdown,
+			 "api", c->stack == KNB_STACK_LUNAR ? api_names[c->api] : NULL,
+			 "command", c->command);
 }
 
 static int write_json(const struct knb_config *c, const struct knb_result *r,

@@ -9,6 +9,11 @@ report with ratio tables and PNG plots.
 Ratio columns compare each lunar stack with the kernel: throughput is
 lunar/kernel and latency is kernel/lunar, so a ratio above 1 always means
 lunar is better.
+
+"lunar memif vs raw memif" compares lunar with the floor, the raw memif
+ping-pong (knb --stack raw: the same frames, no stack): it is lunar's time
+as a multiple of the raw one (latency lunar/raw, throughput raw/lunar), so
+1.00x would mean the stack costs nothing and lower is better.
 """
 import argparse
 import json
@@ -18,8 +23,8 @@ import shutil
 import sys
 
 FIGURES = ["9", "10", "11", "12"]
-COLORS = {"lunar-memif": "C0", "lunar-afxdp": "C1", "kernel": "C2", "kernel-blocking": "C3"}
-MARKERS = {"lunar-memif": "o", "lunar-afxdp": "s", "kernel": "^", "kernel-blocking": "v"}
+COLORS = {"lunar-memif": "C0", "lunar-afxdp": "C1", "kernel": "C2", "kernel-blocking": "C3", "raw-memif": "k"}
+MARKERS = {"lunar-memif": "o", "lunar-afxdp": "s", "kernel": "^", "kernel-blocking": "v", "raw-memif": "x"}
 PNGS = {
     "9": ["fig9_throughput.png", "fig9_rpc.png"],
     "10": ["fig10_throughput.png"],
@@ -60,6 +65,35 @@ def ratio(lunar, kernel, higher_better):
 
 def fmt_ratio(r):
     return "-" if r is None else f"{r:.2f}x"
+
+
+def over_floor(lunar, raw, higher_better):
+    """lunar's time as a multiple of the raw floor's: lunar/raw for latency,
+    raw/lunar for throughput (time per RPC or per byte). 1 = no stack cost."""
+    if lunar is None or raw is None or lunar <= 0 or raw <= 0:
+        return None
+    return raw / lunar if higher_better else lunar / raw
+
+
+def floor_pairs(doc):
+    """(lunar stack, raw stack) on the same wire: lunar-memif and raw-memif."""
+    stacks = doc.get("stacks", {})
+    out = []
+    for s, d in stacks.items():
+        if d.get("kind") == "raw" and s.startswith("raw-") and "lunar-" + s[4:] in stacks:
+            out.append(("lunar-" + s[4:], s))
+    return out
+
+
+def floor_label(doc, lunar, raw):
+    return f"{label(doc, lunar)} vs {label(doc, raw)} (x the raw time)"
+
+
+FLOOR_NOTE = (
+    "lunar's round trip (p50, p99) and its time per RPC and per byte (from RPC/s and Gbit/s) as a multiple of the raw "
+    "memif ping-pong's (knb --stack raw: the same frames, no stack); 1.00x would mean the stack costs nothing, "
+    "lower is better."
+)
 
 
 def size_label(n):
@@ -145,8 +179,15 @@ def summary_text(doc):
                     [f"ratio {label(doc, s)} vs {label(doc, ref)}"]
                     + [fmt_ratio(ratio(data[s][k], data[ref][k], hb)) for k, _, hb in SUMMARY_COLS]
                 )
+    floor_rows = []
+    for lunar, raw in floor_pairs(doc):
+        if data[lunar]["measured"] and data[raw]["measured"]:
+            floor_rows.append(
+                [floor_label(doc, lunar, raw)]
+                + [fmt_ratio(over_floor(data[lunar][k], data[raw][k], hb)) for k, _, hb in SUMMARY_COLS]
+            )
     head = ["4 KiB RPC"] + [h for _, h, _ in SUMMARY_COLS]
-    all_rows = [head] + rows + ratio_rows
+    all_rows = [head] + rows + ratio_rows + floor_rows
     w0 = max(len(r[0]) for r in all_rows)
     ws = [max(len(r[i]) for r in all_rows) for i in range(1, len(head))]
     lines = []
@@ -159,6 +200,8 @@ def summary_text(doc):
         )
     elif not ref:
         lines.append("(no kernel series, no ratios)")
+    if floor_rows:
+        lines.append("x the raw time: " + FLOOR_NOTE)
     runs = doc.get("settings", {}).get("runs")
     lines.append(
         f"(median of {runs} run{'s' if runs != 1 else ''} of {doc.get('settings', {}).get('duration_s'):g} s each; "
@@ -181,12 +224,20 @@ def summary_md(doc):
                     [f"**ratio {label(doc, s)} vs kernel** (>1 = lunar better)"]
                     + [fmt_ratio(ratio(data[s][k], data[ref][k], hb)) for k, _, hb in SUMMARY_COLS]
                 )
+    floors = [(lu, rw) for lu, rw in floor_pairs(doc) if data[lu]["measured"] and data[rw]["measured"]]
+    for lunar, raw in floors:
+        rows.append(
+            [f"**{floor_label(doc, lunar, raw)}** (lower = closer to the wire)"]
+            + [fmt_ratio(over_floor(data[lunar][k], data[raw][k], hb)) for k, _, hb in SUMMARY_COLS]
+        )
     text = md_table(header, rows)
     if ref:
         text += (
             "\n\nRatio rows: the latency columns are kernel/lunar and the throughput columns are lunar/kernel,"
             " so above 1 means lunar is better in every column."
         )
+    if floors:
+        text += "\n\nx the raw time: " + FLOOR_NOTE
     return text
 
 
@@ -221,11 +272,13 @@ def xy_table(doc, fig, key, xname, xfmt, higher_better, unit):
     ref = reference(doc)
     xs = sorted({x for s in stacks for x in series_points(doc, fig, s)})
     ratio_stacks = [s for s in lunar_stacks(doc) if s in stacks] if ref in stacks else []
+    floors = [(lu, rw) for lu, rw in floor_pairs(doc) if lu in stacks and rw in stacks]
     header = [xname] + [f"{label(doc, s)} {unit}" for s in stacks]
     if higher_better:
         header += [f"ratio {label(doc, s)} / kernel" for s in ratio_stacks]
     else:
         header += [f"ratio kernel / {label(doc, s)}" for s in ratio_stacks]
+    header += [floor_label(doc, lu, rw) for lu, rw in floors]
     rows = []
     partial = False
     for x in xs:
@@ -239,6 +292,9 @@ def xy_table(doc, fig, key, xname, xfmt, higher_better, unit):
         for s in ratio_stacks:
             p = series_points(doc, fig, s).get(x)
             row.append(fmt_ratio(ratio((p or {}).get(key), (kp or {}).get(key), higher_better)))
+        for lu, rw in floors:
+            lp, rp = series_points(doc, fig, lu).get(x), series_points(doc, fig, rw).get(x)
+            row.append(fmt_ratio(over_floor((lp or {}).get(key), (rp or {}).get(key), higher_better)))
         rows.append(row)
     return md_table(header, rows), partial
 
@@ -295,7 +351,9 @@ def plots(doc, out):
         for s in stacks:
             pts = sorted((x, p[key]) for x, p in series_points(doc, fig_id, s).items() if p.get(key) is not None)
             allx.update(x for x, _ in pts)
-            ax.plot([x for x, _ in pts], [y for _, y in pts], marker=MARKERS.get(s, "o"), color=COLORS.get(s), label=label(doc, s))
+            raw = doc["stacks"].get(s, {}).get("kind") == "raw"
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker=MARKERS.get(s, "o"), color=COLORS.get(s),
+                    linestyle="--" if raw else "-", label=label(doc, s) + (" (floor: no stack)" if raw else ""))
         allx = sorted(allx)
         if log2x:
             ax.set_xscale("log", base=2)
@@ -388,6 +446,9 @@ def report_md(doc, written, out):
         "lunar-afxdp": "lunar to lunar over AF_XDP on a veth pair between namespaces lunar-a and lunar-b",
         "kernel": "Linux TCP sockets over the same veth pair",
         "kernel-blocking": "Linux TCP sockets over the same veth pair, blocking mode",
+        "raw-memif": "no stack: knb --stack raw ping-pongs the frames a TCP RPC of the same size puts on the wire "
+        "(54-byte headers, MSS = MTU - 40) between two processes over memif; the floor lunar memif is compared with "
+        "(Fig 9 and the summary only)",
     }
     for s in stacks_of(doc):
         extra = ""
@@ -404,6 +465,9 @@ def report_md(doc, written, out):
         )
     else:
         L.append("No kernel series was measured, so there are no ratios.")
+    if floor_pairs(doc):
+        L.append("")
+        L.append("**lunar memif vs raw memif (x the raw time):** " + FLOOR_NOTE)
     L.append("")
     gen = doc.get("notes", {}).get("general", [])
     if gen:
@@ -460,11 +524,14 @@ def report_md(doc, written, out):
         notes("9")
         img("fig9_throughput.png", "Fig 9: Gbit/s vs message size")
         img("fig9_rpc.png", "Fig 9: RPC/s vs message size")
-        L.append("Gbit/s (ratio: lunar / kernel, >1 = lunar better):")
+        floor = ""
+        if any(series_points(doc, "9", lu) and series_points(doc, "9", rw) for lu, rw in floor_pairs(doc)):
+            floor = "; vs raw memif: x the raw time, lower = closer to the wire"
+        L.append(f"Gbit/s (ratio: lunar / kernel, >1 = lunar better{floor}):")
         L.append("")
         L.append(t1)
         L.append("")
-        L.append("RPC/s (ratio: lunar / kernel, >1 = lunar better):")
+        L.append(f"RPC/s (ratio: lunar / kernel, >1 = lunar better{floor}):")
         L.append("")
         L.append(t2)
         L.append("")

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """sweep.py - rerun the LUNA paper's figures 9-12 on this machine with knb,
 for lunar over memif, lunar over af_xdp on veth and the Linux kernel over
-veth, in the same run; keep the median of several runs of each point; write
-DIR/results.json and DIR/raw/*.json, then DIR/report.md and PNG plots
-(bench/report.py).
+veth, in the same run, with the raw memif ping-pong (knb --stack raw: no
+stack, the same frames) as the floor; keep the median of several runs of
+each point; write DIR/results.json and DIR/raw/*.json, then DIR/report.md
+and PNG plots (bench/report.py).
 
   sudo bench/sweep.py                   every figure, 3 runs per point (the full report)
   sudo bench/sweep.py --demo            4 KiB RPC, iodepth 1 and 16, about 2-3 minutes
@@ -14,6 +15,9 @@ Figures (pattern rpc; client on core 0, server on core 1):
   10  throughput vs iodepth 1 .. 32, 4 KiB
   11  latency CDF, 4 KiB, iodepth 1 (the run with the median p50)
   12  throughput vs threads 1 .. cpus/2 (client and server), 4 KiB, iodepth 16
+
+The raw memif ping-pong is measured where message sizes are swept (Fig 9)
+and in --demo; it is what lunar memif's round trip is compared with.
 
 A point needed by several figures (4 KiB at iodepth 1 is in 9, 10 and 11)
 is measured once. Runs of the stacks are interleaved (point, run, stack) so
@@ -45,7 +49,8 @@ FIG10_IODEPTHS = [1, 2, 4, 8, 16, 32]
 FIG_MSG = 4096
 FIG12_IODEPTH = 16
 ALL_FIGURES = ["9", "10", "11", "12"]
-ALL_STACKS = ["lunar-memif", "lunar-afxdp", "kernel"]
+ALL_STACKS = ["lunar-memif", "lunar-afxdp", "kernel", "raw-memif"]
+RAW_FIGURES = ["9"]  # the raw floor: the figure that sweeps message sizes
 READY_PREFIX = "knb server: ready"
 READY_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
@@ -53,17 +58,24 @@ MAX_CONSECUTIVE_FAILURES = 3  # a stack failing this many runs in a row is skipp
 
 # Per stack: what topology it needs, which namespaces, and its knb options.
 MEMIF_SOCK = "/run/lunar/knb.sock"
-STACKS = {
-    "lunar-memif": {
-        "kind": "lunar",
+
+
+def memif_stack(kind, label):
+    """A stack whose two knb processes share the memif socket MEMIF_SOCK."""
+    return {
+        "kind": kind,
         "topology": "memif",
         "server_ns": None,
         "client_ns": None,
-        "server_opts": ["--stack", "lunar", "--port", f"memif:{MEMIF_SOCK}:server", "--ip", "192.168.77.2/24"],
-        "client_opts": ["--stack", "lunar", "--port", f"memif:{MEMIF_SOCK}:client", "--ip", "192.168.77.1/24"],
+        "server_opts": ["--stack", kind, "--port", f"memif:{MEMIF_SOCK}:server", "--ip", "192.168.77.2/24"],
+        "client_opts": ["--stack", kind, "--port", f"memif:{MEMIF_SOCK}:client", "--ip", "192.168.77.1/24"],
         "addr": "192.168.77.2:7000",
-        "label": "lunar memif",
-    },
+        "label": label,
+    }
+
+
+STACKS = {
+    "lunar-memif": memif_stack("lunar", "lunar memif"),
     "lunar-afxdp": {
         "kind": "lunar",
         "topology": "veth",
@@ -84,6 +96,8 @@ STACKS = {
         "addr": "10.77.0.2:7000",
         "label": "kernel veth",  # + " (mode)", set in plan()
     },
+    # No stack: the frames of each RPC ping-ponged over memif (the floor).
+    "raw-memif": memif_stack("raw", "raw memif"),
 }
 
 
@@ -186,6 +200,14 @@ def plan(args, series, cpus):
                     f"lunar runs one thread per process for now: {', '.join(lunar)} measured at 1 thread only "
                     f"(2..{max_threads} threads skipped)."
                 )
+    if "raw-memif" in series and not args.demo:
+        if "9" in args.figures:
+            notes["general"].append(
+                "raw memif (knb --stack raw: no stack, the same frames over memif) is the floor lunar memif is "
+                "compared with; it is measured in Fig 9 (message sizes, iodepth 1) only."
+            )
+        else:
+            notes["general"].append("raw memif is measured in Fig 9 only, which is not among --figures: not measured.")
     configs = []
     for (m, d, t) in points:
         for s in series:
@@ -194,6 +216,10 @@ def plan(args, series, cpus):
             figs = figures_of(m, d, t)
             if not args.demo:
                 figs = [f for f in figs if f in args.figures]
+                if series[s]["kind"] == "raw":
+                    figs = [f for f in figs if f in RAW_FIGURES]
+                    if not figs:
+                        continue
             configs.append(
                 {
                     "id": f"{s}_m{m}_d{d}_t{t}",
@@ -519,6 +545,8 @@ def figure_summaries(configs, series, fig_notes):
                     }
                 )
         for s in series:
+            if series[s]["kind"] == "raw" and f not in RAW_FIGURES:
+                continue  # the raw floor is not measured there
             entry["series"].setdefault(s, {} if f == "11" else [])
         figs[f] = entry
     return figs
@@ -643,7 +671,7 @@ def main(argv):
     if not os.path.isfile(args.knb):
         log(f"sweep.py: no knb at {args.knb}: build it (ninja -C build) or pass --knb PATH")
         return 2
-    if any(series[s]["kind"] == "lunar" for s in series) and not args.no_topology:
+    if any(series[s]["kind"] in ("lunar", "raw") for s in series) and not args.no_topology:
         try:
             with open("/proc/meminfo") as f:
                 hp = [int(l.split()[1]) for l in f if l.startswith("HugePages_Total:")]
@@ -747,7 +775,7 @@ def main(argv):
         full.demo, full.figures, full.stacks, full.with_blocking = False, ALL_FIGURES, ALL_STACKS, False
         fs = stack_series(full)
         n = len(plan(full, fs, os.cpu_count() or 1)[1]) * 3
-        print(f"Full report: sudo bench/sweep.py (no options: figures 9-12, all three stacks, median of 3 runs,"
+        print(f"Full report: sudo bench/sweep.py (no options: figures 9-12, every stack and the raw floor, median of 3 runs,"
               f" {n} runs, about {fmt_duration(n * (3 + 1 + 1.5))}), then read bench/results/<UTC timestamp>/report.md"
               " (the path is printed at the end).")
     elif not args.no_report:

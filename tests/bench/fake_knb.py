@@ -11,7 +11,8 @@ hugepages, root or a topology:
   client  sleeps FAKE_KNB_CLIENT_S (0.1 s), whatever --duration says, and
           writes a plausible schema-1 JSON whose numbers depend only on the
           stack (lunar memif / lunar af_xdp / kernel busy-poll / kernel
-          blocking), --msg-size, --iodepth and --threads.
+          blocking / raw memif, the floor and the fastest), --msg-size,
+          --iodepth and --threads.
 
 Failure injection, for the sweep's error paths:
   FAKE_KNB_FAIL=SUBSTR        a client whose command line contains SUBSTR
@@ -48,7 +49,7 @@ def parser():
     sub = top.add_subparsers(dest="role", required=True)
     for role in ("server", "client"):
         p = sub.add_parser(role)
-        p.add_argument("--stack", choices=["kernel", "lunar"], required=True)
+        p.add_argument("--stack", choices=["kernel", "lunar", "raw"], required=True)
         add_lunar_options(p)
         p.add_argument("--threads", type=int, default=1)
         p.add_argument("--kernel-mode", choices=["blocking", "busy-poll"])
@@ -77,6 +78,15 @@ def check(a):
             return "--port memif needs --ip"
         if a.kernel_mode:
             return "--kernel-mode is for --stack kernel"
+    elif a.stack == "raw":
+        if not (a.port or "").startswith("memif:"):
+            return "--stack raw needs --port memif:PATH[:server|client]"
+        if not a.ip:
+            return "--port memif needs --ip"
+        if a.kernel_mode:
+            return "--kernel-mode is for --stack kernel"
+        if a.threads != 1 or (a.role == "client" and (a.pattern != "rpc" or a.flows != 1 or a.server_threads != 1)):
+            return "--stack raw measures pattern rpc only, one flow, one thread"
     else:
         if a.port or a.ip:
             return "--port/--ip are for --stack lunar"
@@ -91,6 +101,8 @@ def check(a):
 
 
 def stack_key(a):
+    if a.stack == "raw":
+        return "raw-memif"
     if a.stack == "lunar":
         return "lunar-memif" if a.port.startswith("memif:") else "lunar-afxdp"
     return "kernel-blocking" if a.kernel_mode == "blocking" else "kernel"
@@ -103,6 +115,7 @@ MODEL = {
     "lunar-afxdp": (11.0, 20.0, 6),
     "kernel": (22.0, 12.0, 4),
     "kernel-blocking": (38.0, 10.0, 4),
+    "raw-memif": (2.5, 60.0, 8),
 }
 
 
@@ -118,7 +131,7 @@ def client(a):
     gbps = rps * a.msg_size * 8 / 1e9
     stream = a.pattern in ("stream",)
     nd = statistics.NormalDist()
-    sigma = 0.25 if a.stack == "lunar" else 0.45
+    sigma = 0.45 if a.stack == "kernel" else 0.25
 
     def q(f):
         return p50 * math.exp(sigma * nd.inv_cdf(f))
@@ -174,7 +187,7 @@ def client(a):
             {
                 "index": i,
                 "core": a.core + i,
-                "cpu_pct": 99.7 if (a.stack == "lunar" or a.kernel_mode == "busy-poll") else 61.0,
+                "cpu_pct": 99.7 if (a.stack != "kernel" or a.kernel_mode == "busy-poll") else 61.0,
                 "requests": responses // a.threads,
                 "bytes": total_bytes // a.threads,
             }

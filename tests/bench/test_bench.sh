@@ -2,7 +2,8 @@
 # test_bench.sh - bench/sweep.py and bench/report.py end to end, driven by
 # tests/bench/fake_knb.py instead of the real knb: no root, no DPDK, no
 # topology (sweep.py --no-topology). Checks the full sweep (results.json,
-# report.md, the PNGs), the --demo table, failure handling, --dry-run and
+# report.md, the PNGs; the raw memif floor in Fig 9 only), the --demo table
+# (with the lunar memif vs raw memif row), failure handling, --dry-run and
 # report.py --copy-to. Prints ok:/FAIL: lines; exits 1 on any failure.
 #
 #   bash tests/bench/test_bench.sh [BUILDDIR]   (BUILDDIR is accepted and unused)
@@ -76,11 +77,15 @@ if doc.get("status") != "complete":
     bad.append(f"status {doc.get('status')!r}")
 figs = doc.get("figures", {})
 want_x = {"9": [64, 256, 1024, 4096, 16384, 65536], "10": [1, 2, 4, 8, 16, 32]}
+if doc.get("stacks", {}).get("raw-memif", {}).get("kind") != "raw":
+    bad.append("no raw-memif stack of kind raw")
 for f in ("9", "10", "11", "12"):
     if f not in figs:
         bad.append(f"figure {f} missing")
         continue
-    for s in stacks:
+    if f != "9" and "raw-memif" in figs[f]["series"]:
+        bad.append(f"figure {f}: the raw floor is measured in Fig 9 only")
+    for s in stacks + (["raw-memif"] if f == "9" else []):
         ser = figs[f]["series"].get(s)
         if not ser:
             bad.append(f"figure {f}: no {s} series")
@@ -113,13 +118,13 @@ for c in doc["configs"]:
             bad.append(f"{c['id']} run {r['run']}: no raw JSON {r['json']}")
 # 4 KiB at iodepth 1 is shared by figures 9, 10 and 11: measured once
 ids = [c["id"] for c in doc["configs"]]
-if len(ids) != len(set(ids)) or len(ids) != 3 * 11:
-    bad.append(f"{len(ids)} configurations, expected 33 distinct")
+if len(ids) != len(set(ids)) or len(ids) != 3 * 11 + 6:
+    bad.append(f"{len(ids)} configurations, expected 39 distinct (33 + raw memif at 6 sizes)")
 for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
 EOF
-check "results.json: every figure and stack, medians, machine, command, raw JSONs" [ $? = 0 ]
+check "results.json: every figure and stack (raw memif in Fig 9), medians, machine, command, raw JSONs" [ $? = 0 ]
 sed 's/^/#   /' "$OUT/check_results.txt" | head -20
 
 for h in "## Figure 9: throughput vs message size" "## Figure 10: throughput vs iodepth" "## Figure 11: latency CDF" "## Figure 12: throughput vs cores"; do
@@ -128,6 +133,11 @@ done
 check "report.md has throughput ratio columns (lunar / kernel)" grep -qF "| ratio lunar memif / kernel | ratio lunar af_xdp / kernel |" "$OUT/full/report.md"
 check "report.md has latency ratio columns (kernel / lunar)" grep -qF "| ratio kernel / lunar memif | ratio kernel / lunar af_xdp |" "$OUT/full/report.md"
 check "report.md says >1 means lunar is better" grep -q "above 1 always means lunar is better" "$OUT/full/report.md"
+check "report.md: Fig 9 has a raw memif column and a lunar memif vs raw memif column" \
+	grep -qE "^\| message size \| lunar memif Gbit/s \| .* \| raw memif Gbit/s \| .* \| lunar memif vs raw memif \(x the raw time\) \|$" "$OUT/full/report.md"
+check "report.md: Fig 9's 4 KiB RPC/s is lunar memif x the raw time (above 1 with the fake)" \
+	grep -qE "^\| 4 KiB \| .* \| [1-9][0-9]*\.[0-9]+x \|$" "$OUT/full/report.md"
+check "report.md explains the raw floor" grep -q "lunar memif vs raw memif (x the raw time):.*1.00x would mean the stack costs nothing" "$OUT/full/report.md"
 check "report.md notes the 2-CPU limit of Fig 12 (or more CPUs here)" \
 	bash -c '[ "$(nproc)" -gt 3 ] || grep -q "cpus/2 = 1 thread" "$1"' _ "$OUT/full/report.md"
 check "report.md has the machine and the command" grep -q -- "--knb $FAKE --runs 2" "$OUT/full/report.md"
@@ -148,14 +158,26 @@ check "--copy-to: benchmarks.md links benchmarks/*.png, images copied" \
 rc=$?
 check "--demo exits 0 (rc $rc)" [ "$rc" = 0 ]
 check "--demo prints the table header" grep -qE '^4 KiB RPC +p50 us +p99 us +RPC/s \(iodepth 1\) +Gbit/s \(iodepth 16\)$' "$OUT/demo.stdout"
-for row in "lunar memif" "lunar af_xdp" "kernel veth \(busy-poll\)"; do
+for row in "lunar memif" "lunar af_xdp" "kernel veth \(busy-poll\)" "raw memif"; do
 	check "--demo has a '$row' row with four numbers" grep -qE "^$row +[0-9.,]+ +[0-9.,]+ +[0-9.,]+ +[0-9.,]+$" "$OUT/demo.stdout"
 done
 check "--demo has ratio rows (lunar better: every ratio > 1 with the fake)" \
 	grep -qE '^ratio lunar memif vs kernel veth \(busy-poll\) +([1-9][0-9]*\.[0-9]+x +){3}[1-9][0-9]*\.[0-9]+x$' "$OUT/demo.stdout"
 check "--demo explains the ratio direction" grep -q "kernel/lunar latency.*lunar/kernel.*above 1.00x means lunar is better" "$OUT/demo.stdout"
+check "--demo has the row lunar memif vs raw memif (lunar slower than the floor: every ratio > 1 with the fake)" \
+	grep -qE '^lunar memif vs raw memif \(x the raw time\) +([1-9][0-9]*\.[0-9]+x +){3}[1-9][0-9]*\.[0-9]+x$' "$OUT/demo.stdout"
+check "--demo: raw p50 ratio = lunar p50 / raw p50" "$PY" -c '
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import report
+doc = json.load(open(sys.argv[1]))
+d = report.summary_data(doc)
+want = "%.2fx" % (d["lunar-memif"]["p50_us"] / d["raw-memif"]["p50_us"])
+row = [l for l in report.summary_text(doc).splitlines() if l.startswith("lunar memif vs raw memif")][0]
+sys.exit(0 if row.split()[-4] == want else 1)' "$OUT/demo/results.json" "$ROOT/bench"
+check "--demo explains the raw row" grep -q "^x the raw time: lunar's round trip" "$OUT/demo.stdout"
 check "--demo ends saying how to run the full report" bash -c 'tail -1 "$1" | grep -q "^Full report: sudo bench/sweep.py"' _ "$OUT/demo.stdout"
-check "--demo measured 2 points x 3 stacks x 2 runs" [ "$(grep -cE '^\[[0-9]+/12\] demo ' "$OUT/demo.stderr")" = 12 ]
+check "--demo measured 2 points x 4 stacks (raw memif too) x 2 runs" [ "$(grep -cE '^\[[0-9]+/16\] demo ' "$OUT/demo.stderr")" = 16 ]
 check "--demo report skips the figures with a note" grep -q "Skipped: not part of the demo" "$OUT/demo/report.md"
 sed -n '1,8p' "$OUT/demo.stdout" | sed 's/^/#   /'
 
@@ -179,3 +201,8 @@ check "--dry-run shows topo.sh and ip netns exec" \
 	bash -c 'grep -q "scripts/topo.sh veth up" "$1" && grep -q "scripts/topo.sh memif up" "$1" && grep -q "^ip netns exec lunar-a .*knb client --stack lunar --port af_xdp:veth-a --connect 10.77.0.2:7000" "$1"' _ "$OUT/dry.stdout"
 check "--dry-run: kernel busy-poll and blocking series, 4 threads, lunar skipped above 1" \
 	bash -c 'grep -q "knb server --stack kernel --listen 10.77.0.2:7000 --threads 4 --kernel-mode blocking --core 4" "$1" && grep -q "lunar runs one thread per process" "$1" && ! grep -q "stack lunar .*--threads 2" "$1"' _ "$OUT/dry.stdout"
+check "--dry-run: no raw memif outside Fig 9, and a note says so" \
+	bash -c '! grep -q "stack raw" "$1" && grep -q "raw memif is measured in Fig 9 only" "$1"' _ "$OUT/dry.stdout"
+"$SWEEP" --dry-run --figures 9 --out "$OUT/dry9" >"$OUT/dry9.stdout" 2>&1
+check "--dry-run --figures 9: raw memif at each size, only in Fig 9, interleaved per run with the other stacks" \
+	bash -c '[ "$(grep -c "^# fig 9 raw-memif msg=[0-9]* iodepth=1 threads=1 run" "$1")" = 18 ] && grep -A1 "^# fig 9 raw-memif msg=4096 iodepth=1 threads=1 run 1/3" "$1" | grep -q "knb server --stack raw --port memif:/run/lunar/knb.sock:server --ip 192.168.77.2/24 --listen 192.168.77.2:7000" && grep -B3 "^# fig 9 raw-memif msg=64 iodepth=1 threads=1 run 1/3" "$1" | grep -q "kill -INT"' _ "$OUT/dry9.stdout"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # knb.sh - the knb benchmark counts right and every mode runs: each pattern
 # for a second over the kernel (veth, two namespaces, busy-poll and
-# blocking, two threads each side) and over lunar (memif); requests equal
-# responses on both ends for RPC; the JSON follows schema 1
-# (tests/integration/knb_schema.py, docs/KNB.md); bad input gets a clear error and a
-# non-zero exit without hanging: unknown option, iodepth 0, a message too
-# large, lunar with two threads but one --core CPU, lunar options on the kernel stack, a
-# refused and an unreachable peer (bounded by --connect-timeout), a peer
-# speaking another protocol version.
+# blocking, two threads each side) and over lunar (memif), and the raw memif
+# ping-pong (no stack) for a second; requests equal responses on both ends
+# for RPC; the JSON follows schema 1 (tests/integration/knb_schema.py,
+# docs/KNB.md); bad input gets a clear error and a non-zero exit without
+# hanging: unknown option, iodepth 0, a message too large, lunar with two
+# threads but one --core CPU, lunar options on the kernel stack, a refused and an unreachable
+# peer (bounded by --connect-timeout), a peer speaking another protocol
+# version, raw on af_xdp, raw with a pattern other than rpc.
 source "$(dirname "$0")/lib.sh"
 setup_test knb "$1"
 KNB="$BUILD/tools/knb/knb"
@@ -119,3 +120,35 @@ stop lsrv
 expect_eq "lunar server: exit code" "$RC_lsrv" 0
 expect_grep "lunar server: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/lsrv.log"
 expect_grep "lunar server: told of the other version" "protocol version 2, this server 1" "$OUT/lsrv.log"
+
+# 4. The raw memif ping-pong (no stack): the same frames, counted the same way.
+rsock=/run/lunar/knb-raw-test-$$.sock
+on_exit rm -f "$rsock"
+bg rsrv "$KNB" server --stack raw --port "memif:$rsock:server" --ip 192.168.77.2/24 \
+	--listen 192.168.77.2:7000 --core 1
+wait_for "raw server" 100 grep -q "ready" "$OUT/rsrv.log"
+for depth in 1 4; do
+	client "raw-d$depth" "$KNB" client --stack raw --port "memif:$rsock:client" --ip 192.168.77.1/24 \
+		--connect 192.168.77.2:7000 --msg-size 4096 --iodepth "$depth" --core 0
+	[ "$rc" = 0 ] || continue
+	expect_eq "raw-d$depth: the JSON says stack raw" "$(json "$OUT/raw-d$depth.json" "d['config']['stack']")" raw
+	expect_eq "raw-d$depth: nonzero rpc_per_s" "$(json "$OUT/raw-d$depth.json" "d['rpc_per_s'] > 0")" True
+	expect_eq "raw-d$depth: requests = responses" \
+		"$(json "$OUT/raw-d$depth.json" "d['requests'] - d['responses']")" 0
+	expect_eq "raw-d$depth: latency samples = RPCs in the window" \
+		"$(json "$OUT/raw-d$depth.json" "d['latency_us']['count'] == round(d['rpc_per_s'] * d['window_s'])")" True
+	expect_grep "raw-d$depth: 3 frames per 4 KiB request at MTU 1500" "^knb client: raw memif ping-pong .*: 3 frames of at most 1514 bytes" "$OUT/raw-d$depth.log"
+	expect_grep "raw-d$depth: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/raw-d$depth.log"
+done
+bad "raw on af_xdp" "stack raw needs --port memif" "$KNB" client --stack raw --port af_xdp:veth-a \
+	--connect 10.77.0.2:7000
+bad "raw with pattern stream" "measures pattern rpc only" "$KNB" client --stack raw \
+	--port "memif:$rsock:client" --ip 192.168.77.1/24 --connect 192.168.77.2:7000 --pattern stream
+bad "raw with another protocol version" "protocol version" "$KNB" client --stack raw \
+	--port "memif:$rsock:client" --ip 192.168.77.1/24 --connect 192.168.77.2:7000 --protocol-version 2
+stop rsrv
+expect_eq "raw server: exit code" "$RC_rsrv" 0
+expect_grep "raw server: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/rsrv.log"
+read -r sreq sresp < <(sed -n 's/^knb server: requests \([0-9]*\) responses \([0-9]*\).*/\1 \2/p' "$OUT/rsrv.log")
+expect_eq "raw server: requests = responses" "${sreq:-x}" "${sresp:-y}"
+expect_ge "raw server: requests answered" "${sreq:-0}" 100

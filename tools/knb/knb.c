@@ -1,6 +1,7 @@
 /*
  * knb.c - the knb benchmark's entry point: parse the command line, run the
- * chosen stack as server or client (see knb.h and docs/KNB.md).
+ * chosen stack (kernel, lunar or raw) as server or client (see knb.h and
+ * docs/KNB.md).
  */
 #include "knb.h"
 
@@ -28,5 +29,9 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN); /* a peer that closed is an error to report, not a death */
-	return c.stack == KNB_STACK_LUNAR ? knb_lunar_run(&c, argv[0]) : knb_kernel_run(&c);
+	switch (c.stack) {
+	case KNB_STACK_LUNAR: return knb_lunar_run(&c, argv[0]);
+	case KNB_STACK_RAW: return knb_raw_run(&c, argv[0]);
+	default: return knb_kernel_run(&c);
+	}
 }

@@ -9,8 +9,9 @@
  * --iodepth requests of --msg-size bytes in flight, the server answers each
  * with as many bytes), or a bulk flow one way (up: client to server, down:
  * server to client). A pattern is a set of flows (knb_plan). The stacks
- * (knb_kernel.c: Linux sockets and epoll; knb_lunar.c: lunar) only move
- * bytes and tell the flow engine what moved.
+ * (knb_kernel.c: Linux sockets and epoll; knb_lunar.c: lunar; knb_raw.c:
+ * no stack, the frames of an RPC ping-ponged over memif, the floor) only
+ * move bytes and tell the flow engine what moved.
  */
 #ifndef LUNAR_TOOLS_KNB_H
 #define LUNAR_TOOLS_KNB_H
@@ -32,7 +33,7 @@
 #define KNB_MAX_FLOWS 1024     /* connections per client thread */
 #define KNB_BULK_CHUNK 65536   /* bytes handed to the stack at a time by bulk senders */
 
-enum knb_stack { KNB_STACK_KERNEL, KNB_STACK_LUNAR };
+enum knb_stack { KNB_STACK_KERNEL, KNB_STACK_LUNAR, KNB_STACK_RAW };
 enum knb_kernel_mode { KNB_KERNEL_BUSY_POLL, KNB_KERNEL_BLOCKING };
 enum knb_pattern {
 	KNB_PATTERN_RPC,        /* RPC flows between every client and server thread */
@@ -60,6 +61,7 @@ struct knb_config {
 	enum knb_stack stack;
 	struct lunar_options lo;    /* --port, --ip, --core, ... (--core also pins kernel threads) */
 	bool lunar_opts_given;      /* a lunar-only option was given */
+	uint32_t lunar_opts_seen;   /* 1 << (LUNAR_OPT_x - LUNAR_OPT_PORT) for each one given */
 	char port_text[160];        /* --port as given */
 	bool core_given;
 	uint32_t addr;              /* host order: --listen or --connect address */
@@ -82,6 +84,8 @@ struct knb_config {
 /** Parse argv into @c (argv[1] is "server" or "client"). @return 0, 1 (help shown), or -1 (error printed). */
 int knb_parse_args(int argc, char **argv, struct knb_config *c);
 const char *knb_pattern_name(enum knb_pattern p);
+/** "kernel", "lunar" or "raw". */
+const char *knb_stack_name(enum knb_stack s);
 
 /* ---- the plan: which flows each client thread opens ---- */
 
@@ -202,8 +206,10 @@ int knb_report(const struct knb_config *c, const struct knb_result *r);
 /* The stacks. @return process exit code. */
 int knb_kernel_run(const struct knb_config *c);
 int knb_lunar_run(const struct knb_config *c, const char *prog);
+/** The raw memif ping-pong: no TCP/IP stack, the same frames (knb_raw.c). */
+int knb_raw_run(const struct knb_config *c, const char *prog);
 
-/* Flag set by SIGINT/SIGTERM (both stacks). */
+/* Flag set by SIGINT/SIGTERM (every stack). */
 bool knb_stop_requested(void);
 void knb_handle_signals(void);
 

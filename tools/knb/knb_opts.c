@@ -17,14 +17,16 @@ enum {
 
 static void usage(FILE *f)
 {
-	fputs("usage: knb server --stack kernel|lunar --listen IP:PORT [options]\n"
-	      "       knb client --stack kernel|lunar --connect IP:PORT [options]\n"
+	fputs("usage: knb server --stack kernel|lunar|raw --listen IP:PORT [options]\n"
+	      "       knb client --stack kernel|lunar|raw --connect IP:PORT [options]\n"
 	      "\n"
 	      "A long-lived TCP connection between every client thread and every server\n"
 	      "thread (server thread i listens on PORT + i); the client sends requests of\n"
 	      "--msg-size bytes, the server answers each with as many.\n"
 	      "\n"
-	      "  --stack kernel|lunar     Linux sockets (epoll) or lunar (needs --port)\n"
+	      "  --stack kernel|lunar|raw Linux sockets (epoll), lunar (needs --port), or raw:\n"
+	      "                           no stack, an RPC's frames ping-ponged over\n"
+	      "                           --port memif:... (the floor; pattern rpc, one flow)\n"
 	      "  --threads N              client or server threads (lunar: one per --core CPU) [1]\n"
 	      "  --server-threads M       client: threads the server runs [1]\n"
 	      "  --pattern P              rpc | stream | incast | outcast | all-to-all | mixed [rpc]\n"
@@ -100,8 +102,10 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 			c->stack = KNB_STACK_KERNEL;
 		else if (!strcmp(arg, "lunar"))
 			c->stack = KNB_STACK_LUNAR;
+		else if (!strcmp(arg, "raw"))
+			c->stack = KNB_STACK_RAW;
 		else {
-			fprintf(stderr, "knb: --stack %s: expected kernel or lunar\n", arg);
+			fprintf(stderr, "knb: --stack %s: expected kernel, lunar or raw\n", arg);
 			return -1;
 		}
 		return 0;
@@ -176,6 +180,51 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 	}
 }
 
+const char *knb_stack_name(enum knb_stack s)
+{
+	return s == KNB_STACK_LUNAR ? "lunar" : s == KNB_STACK_RAW ? "raw" : "kernel";
+}
+
+#define SEEN(c, opt) ((c)->lunar_opts_seen & (1u << ((opt) - LUNAR_OPT_PORT)))
+
+/* --stack raw: one RPC flow over memif, and no option that needs a stack. */
+static int check_raw(const struct knb_config *c, bool kernel_mode_given)
+{
+	const char *why = NULL;
+	char err[512];
+
+	if (!c->lo.has_port || c->lo.port.kind != PORT_KIND_MEMIF)
+		why = "--stack raw needs --port memif:PATH[:server|client]: it ping-pongs frames "
+		      "between two knb processes over memif with no stack (on af_xdp or tap they "
+		      "would reach the kernel's TCP, which answers them with resets)";
+	else if (c->pattern != KNB_PATTERN_RPC)
+		why = "--stack raw measures pattern rpc only: a ping-pong of requests and responses "
+		      "(the other patterns need TCP's flow control)";
+	else if (c->threads != 1 || c->server_threads != 1 || c->flows != 1)
+		why = "--stack raw runs one flow between one client and one server thread: use "
+		      "--threads 1, --server-threads 1 and --flows 1 (and --iodepth for more in "
+		      "flight)";
+	else if (kernel_mode_given)
+		why = "--kernel-mode is for --stack kernel; the raw ping-pong always polls";
+	else if (c->cpu_breakdown)
+		why = "--cpu-breakdown splits lunar's time by layer; --stack raw has no layers";
+	else if (SEEN(c, LUNAR_OPT_FAULT))
+		why = "--fault makes no sense with --stack raw: it never retransmits, so one lost "
+		      "frame would stall it";
+	else if (SEEN(c, LUNAR_OPT_GW) || SEEN(c, LUNAR_OPT_RESERVED))
+		why = "--gw and --reserved are for a TCP/IP stack; the raw ping-pong neither routes "
+		      "nor steers ports";
+	if (why) {
+		fprintf(stderr, "knb: %s\n", why);
+		return -1;
+	}
+	if (lunar_options_check(&c->lo, err, sizeof(err))) {
+		fprintf(stderr, "knb: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* Combinations that cannot work, each with what to do instead. */
 static int check(const struct knb_config *c, bool have_stack, bool have_endpoint,
 		 bool kernel_mode_given)
@@ -183,7 +232,7 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 	char err[512];
 
 	if (!have_stack) {
-		fprintf(stderr, "knb: give --stack kernel or --stack lunar\n");
+		fprintf(stderr, "knb: give --stack kernel, --stack lunar or --stack raw\n");
 		return -1;
 	}
 	if (!have_endpoint) {
@@ -192,7 +241,8 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 	}
 	if (c->stack == KNB_STACK_KERNEL && c->lunar_opts_given) {
 		fprintf(stderr, "knb: --port, --ip, --gw, --mtu, --fault, --pcap, --reserved and --pool "
-				"are for --stack lunar; the kernel stack uses the host's interfaces\n");
+				"are for --stack lunar (or raw); the kernel stack uses the host's "
+				"interfaces\n");
 		return -1;
 	}
 	if (c->stack == KNB_STACK_LUNAR) {
@@ -214,6 +264,9 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 	} else if (c->api_given) {
 		fprintf(stderr, "knb: --api chooses lunar's interface; it needs --stack lunar\n");
 		return -1;
+	} else if (c->stack == KNB_STACK_RAW) {
+		if (check_raw(c, kernel_mode_given))
+			return -1;
 	} else if (c->cpu_breakdown) {
 		fprintf(stderr, "knb: --cpu-breakdown measures lunar's loop; it needs --stack lunar\n");
 		return -1;
@@ -306,6 +359,7 @@ int knb_parse_args(int argc, char **argv, struct knb_config *c)
 			return -1;
 		}
 		if (rc == 1) {
+			c->lunar_opts_seen |= 1u << (opt - LUNAR_OPT_PORT);
 			if (opt == LUNAR_OPT_PORT)
 				snprintf(c->port_text, sizeof(c->port_text), "%s", optarg);
 			if (opt == LUNAR_OPT_CORE)

@@ -64,8 +64,8 @@ static json_t *config_json(const struct knb_config *c)
 
 	return json_pack("{s:s, s:s?, s:s, s:i, s:i, s:s, s:i, s:i, s:i, s:f, s:f, s:s?, s:o?, s:b, "
 			 "s:s?, s:s}",
-			 "stack", c->stack == KNB_STACK_LUNAR ? "lunar" : "kernel",
-			 "port", c->stack == KNB_STACK_LUNAR ? c->port_text : NULL,
+			 "stack", knb_stack_name(c->stack),
+			 "port", c->stack != KNB_STACK_KERNEL ? c->port_text : NULL,
 			 c->server ? "listen" : "connect", addr,
 			 "threads", (int)c->threads, "server_threads",
 			 (int)(c->server ? c->threads : c->server_threads),
@@ -160,7 +160,7 @@ int knb_report(const struct knb_config *c, const struct knb_result *r)
 	} else {
 		printf("knb client: %s stack, pattern %s, %u thread%s x %u server thread%s x %u flow%s, "
 		       "msg %u B, iodepth %u, %.2f s measured\n",
-		       c->stack == KNB_STACK_LUNAR ? "lunar" : "kernel", knb_pattern_name(c->pattern),
+		       knb_stack_name(c->stack), knb_pattern_name(c->pattern),
 		       c->threads, c->threads > 1 ? "s" : "", c->server_threads,
 		       c->server_threads > 1 ? "s" : "", c->flows, c->flows > 1 ? "s" : "",
 		       c->msg_size, c->iodepth, r->window_s);

@@ -5,14 +5,17 @@
 #include "tcp/tcp_stack.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include "base/compiler.h"
 #include "base/cost.h"
 #include "base/log.h"
+#include "base/timer_wheel.h"
 #include "mem/zbuf.h"
 #include "net/netif.h"
 #include "port/port.h"
@@ -22,7 +25,6 @@
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
 
-#define NO_HEAP UINT32_MAX
 #define MAX_SLICES 64
 
 struct tcp_listener {
@@ -41,8 +43,7 @@ struct tcp_sock {
 	struct tcp_listener *listener; /* passive and not yet accepted */
 	tcp_sock_fn fn;
 	void *ctx;
-	uint32_t heap_idx;
-	uint64_t heap_key;
+	struct tw_entry timer; /* on the stack's wheel while the connection has a deadline */
 	struct tcp_sock *ev_next, *ready_next, *dead_next;
 	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
@@ -57,8 +58,7 @@ struct tcp_stack {
 	struct flow_plan plan;
 	unsigned worker;
 	struct flow_port_set eph; /* this worker's client ports */
-	struct tcp_sock **heap;
-	uint32_t heap_n, heap_cap;
+	struct timer_wheel timers; /* every connection's next deadline */
 	struct tcp_sock *ev_head, *ev_tail, *dead;
 	struct tcp_sock *all; /* every live socket */
 	struct tcp_out out;
@@ -69,93 +69,21 @@ struct tcp_stack {
 	struct tcp_stack_stats stats;
 };
 
-/* ---- timer heap (min-heap on each connection's next deadline) ---- */
-
-static void heap_swap(struct tcp_stack *st, uint32_t a, uint32_t b)
-{
-	struct tcp_sock *x = st->heap[a];
-
-	st->heap[a] = st->heap[b];
-	st->heap[b] = x;
-	st->heap[a]->heap_idx = a;
-	st->heap[b]->heap_idx = b;
-}
-
-static void heap_up(struct tcp_stack *st, uint32_t i)
-{
-	while (i && st->heap[(i - 1) / 2]->heap_key > st->heap[i]->heap_key) {
-		heap_swap(st, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-static void heap_down(struct tcp_stack *st, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < st->heap_n && st->heap[l]->heap_key < st->heap[m]->heap_key)
-			m = l;
-		if (r < st->heap_n && st->heap[r]->heap_key < st->heap[m]->heap_key)
-			m = r;
-		if (m == i)
-			return;
-		heap_swap(st, i, m);
-		i = m;
-	}
-}
-
-static void heap_remove(struct tcp_stack *st, struct tcp_sock *s)
-{
-	uint32_t i = s->heap_idx;
-
-	if (i == NO_HEAP)
-		return;
-	s->heap_idx = NO_HEAP;
-	if (i != --st->heap_n) {
-		st->heap[i] = st->heap[st->heap_n];
-		st->heap[i]->heap_idx = i;
-		heap_up(st, i);
-		heap_down(st, st->heap[i]->heap_idx);
-	}
-}
+/* ---- timers ---- */
 
 /* Re-file @s under its current next deadline. */
 static void resched(struct tcp_sock *s)
 {
-	struct tcp_stack *st = s->st;
-	uint64_t key = tcp_next_deadline(&s->conn);
+	uint64_t d = tcp_next_deadline(&s->conn);
 
-	if (key == UINT64_MAX) {
-		heap_remove(st, s);
-		return;
-	}
-	if (s->heap_idx == NO_HEAP) {
-		if (st->heap_n == st->heap_cap) {
-			uint32_t ncap = st->heap_cap ? st->heap_cap * 2 : 64;
-			struct tcp_sock **h = realloc(st->heap, ncap * sizeof(*h));
-
-			if (!h)
-				return; /* keep going without the timer; the next call retries */
-			st->heap = h;
-			st->heap_cap = ncap;
-		}
-		s->heap_idx = st->heap_n++;
-		st->heap[s->heap_idx] = s;
-		s->heap_key = key;
-		heap_up(st, s->heap_idx);
-		return;
-	}
-	if (key == s->heap_key)
-		return;
-	s->heap_key = key;
-	heap_up(st, s->heap_idx);
-	heap_down(st, s->heap_idx);
+	if (d == UINT64_MAX)
+		tw_cancel(&s->st->timers, &s->timer);
+	else
+		tw_schedule(&s->st->timers, &s->timer, d);
 }
 
 /* ---- frames ---- */
 
-/* Build and send one segment of @c (or a bare reply when @c is NULL). */
 /* Copy @len bytes of @c's send buffer at @seq into @m at offset @off, chaining mbufs as needed. */
 static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
 			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len);
@@ -394,7 +322,7 @@ static void kill_sock(struct tcp_sock *s)
 	if (s->dead)
 		return;
 	s->dead = true;
-	heap_remove(st, s);
+	tw_cancel(&st->timers, &s->timer);
 	if (s->in_table) {
 		tcp_table_remove(st->table, &s->conn.tuple);
 		s->in_table = false;
@@ -452,7 +380,7 @@ static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *
 	if (!s)
 		return NULL;
 	s->st = st;
-	s->heap_idx = NO_HEAP;
+	tw_entry_init(&s->timer);
 	if (tcp_conn_init(&s->conn, &st->cfg, t, tcp_isn(st->table, t, st->now), st->now) ||
 	    tcp_table_insert(st->table, t, s)) {
 		free(s);
@@ -656,18 +584,25 @@ static void check_pool(struct tcp_stack *st)
 	}
 }
 
+/* A connection's deadline has come: run its timers. */
+static void sock_timer(struct tw_entry *e, void *ctx)
+{
+	struct tcp_sock *s = container_of(e, struct tcp_sock, timer);
+	struct tcp_stack *st = ctx;
+
+	tcp_timer(&s->conn, st->now, &st->out);
+	after(s);
+}
+
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 {
-	/* Each connection's timers run at most once per poll, whatever they re-arm. */
+	/*
+	 * Each connection's timers run at most once per poll, whatever they
+	 * re-arm: what a timer re-arms at or before @now waits for the next.
+	 */
 	st->now = now;
 	check_pool(st);
-	for (uint32_t budget = st->heap_n; budget && st->heap_n && st->heap[0]->heap_key <= now;
-	     budget--) {
-		struct tcp_sock *s = st->heap[0];
-
-		tcp_timer(&s->conn, now, &st->out);
-		after(s);
-	}
+	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
 	dispatch(st);
 	free_dead(st);
 }
@@ -700,6 +635,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	st->plan = *plan;
 	st->worker = worker;
 	st->eph = flow_plan_client_ports(plan, worker);
+	tw_init(&st->timers, nif->now_ns);
 	nif->tcp_fn = stack_input;
 	nif->tcp_ctx = st;
 	return st;
@@ -724,7 +660,6 @@ void tcp_stack_free(struct tcp_stack *st)
 		st->nif->tcp_ctx = NULL;
 	}
 	tcp_table_free(st->table);
-	free(st->heap);
 	free(st);
 }
 

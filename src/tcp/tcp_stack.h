@@ -3,7 +3,7 @@
  * to the interface (netif), and gives applications a thin socket API.
  *
  * It owns the connection table (4-tuples and listeners), the accept queues
- * with their backlog, a timer heap over every connection's next deadline,
+ * with their backlog, a timer wheel over every connection's next deadline,
  * the building of frames from the core's segment descriptions, and the
  * dispatch of events to application callbacks after each burst
  * (LUNA's batch-r2c: process the burst, then run the callbacks).

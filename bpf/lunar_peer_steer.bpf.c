@@ -25,7 +25,7 @@
  * this program's answer, so later segments keep it.
  *
  * Config: lunar_cfg and lunar_ports as in steer_abi.h (the script writes
- * them with bpftool). Counters: lunar_peer_stats[q] segments steered to
+ * them with bpftool). Counters: lunar_peer_cnt[q] segments steered to
  * queue q, [LUNAR_PEER_STAT_UNTOUCHED] everything left alone.
  */
 #include <linux/pkt_cls.h>
@@ -37,14 +37,14 @@ struct {
 	__uint(max_entries, LUNAR_PEER_NSTATS);
 	__type(key, __u32);
 	__type(value, __u64);
-} lunar_peer_stats SEC(".maps");
+} lunar_peer_cnt SEC(".maps");
 
 /* Ethernet + the largest IPv4 header + a TCP header without options. */
 #define PEER_HDRS (14 + 60 + 20)
 
 static __always_inline void count(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&lunar_peer_stats, &idx);
+	__u64 *v = bpf_map_lookup_elem(&lunar_peer_cnt, &idx);
 
 	if (v)
 		*v += 1;

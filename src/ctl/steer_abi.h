@@ -12,7 +12,12 @@
 
 #include <linux/types.h>
 
-/* DPDK's net_af_xdp looks the XSKMAP up by exactly this name. */
+/*
+ * Map names. The kernel keeps 15 characters of a map's name, and tools
+ * that find a map by its kernel name (bpftool, scripts/flow_steer_veth.sh)
+ * see only those: keep every name within 15.
+ * DPDK's net_af_xdp looks the XSKMAP up by exactly this name.
+ */
 #define LUNAR_STEER_XSKS_MAP "xsks_map"
 #define LUNAR_STEER_CFG_MAP "lunar_cfg"
 #define LUNAR_STEER_PORTS_MAP "lunar_ports"
@@ -87,7 +92,7 @@ enum lunar_steer_stat {
  * PERCPU __u64 per queue it steered to, plus a last slot for segments it
  * left alone (not lunar's, or RSS mode).
  */
-#define LUNAR_PEER_STATS_MAP "lunar_peer_stats"
+#define LUNAR_PEER_STATS_MAP "lunar_peer_cnt"
 #define LUNAR_PEER_STAT_UNTOUCHED LUNAR_STEER_MAX_QUEUES
 #define LUNAR_PEER_NSTATS (LUNAR_STEER_MAX_QUEUES + 1)
 

@@ -119,7 +119,8 @@ struct rte_flow;
  *
  * Every rule is validated before any is created; on a failure the rules
  * already created are destroyed again. A device without flow support
- * (memif, af_xdp, null, ring vdevs: ENOSYS or ENOTSUP) is reported by name
+ * (DPDK 22.11: ENOSYS from memif, af_xdp, null and ring vdevs, which have
+ * no flow ops; ENOTSUP from a PMD that says so itself) is reported by name
  * with the way out: the af_xdp port and lunar's XDP steering.
  *
  * Return: 0, or a negative errno (-ENOTSUP for a device without flow rules).

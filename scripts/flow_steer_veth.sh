@@ -154,7 +154,10 @@ cmd_up() {
 	ntx=$(tx_queues "$ns" "$ifname")
 	[ "$ntx" -ge "$n" ] || die "$ns/$ifname has $ntx tx queue(s), the plan needs $n: LUNAR_QUEUES=$n scripts/topo.sh veth up"
 
-	in_ns "$ns" tc qdisc show dev "$ifname" | grep -q clsact || in_ns "$ns" tc qdisc add dev "$ifname" clsact
+	case "$(in_ns "$ns" tc qdisc show dev "$ifname")" in
+	*clsact*) ;;
+	*) in_ns "$ns" tc qdisc add dev "$ifname" clsact ;;
+	esac
 	in_ns "$ns" tc filter del dev "$ifname" egress pref "$PREF" 2>/dev/null || true
 	in_ns "$ns" tc filter add dev "$ifname" egress pref "$PREF" handle 1 bpf da obj "$OBJ" sec tc
 	id=$(peer_prog_id "$ns" "$ifname")
@@ -171,7 +174,7 @@ cmd_up() {
 cmd_down() {
 	[ $# -eq 2 ] || die "usage: flow_steer_veth.sh down NS IF"
 	local ns=$1 ifname=$2
-	if ip netns list | grep -qw "$ns" && in_ns "$ns" ip link show dev "$ifname" >/dev/null 2>&1; then
+	if [ -e "/run/netns/$ns" ] && in_ns "$ns" ip link show dev "$ifname" >/dev/null 2>&1; then
 		in_ns "$ns" tc filter del dev "$ifname" egress pref "$PREF" 2>/dev/null || true
 		# The clsact qdisc goes too unless someone else has filters on it.
 		if [ -z "$(in_ns "$ns" tc filter show dev "$ifname" egress)$(in_ns "$ns" tc filter show dev "$ifname" ingress)" ]; then

@@ -17,6 +17,11 @@
 # Environment (defaults in brackets):
 #   LUNAR_NS_A [lunar-a] LUNAR_NS_B [lunar-b] LUNAR_NS_R [lunar-r]
 #   LUNAR_MTU [1500]                 MTU of every link created
+#   LUNAR_QUEUES [1]                 tx and rx queues of both ends of every veth
+#                                    (1..64): one per lunar worker; a pair with
+#                                    another count is made again. A kernel peer
+#                                    then needs scripts/flow_steer_veth.sh to
+#                                    send each segment on its owner's queue
 #   LUNAR_VETH_A [veth-a] LUNAR_VETH_A_IP [10.77.0.1/24]
 #   LUNAR_VETH_B [veth-b] LUNAR_VETH_B_IP [10.77.0.2/24]
 #   LUNAR_ARB_A [arb-a] LUNAR_ARB_A_IP [10.78.1.1/24]     in lunar-a
@@ -39,6 +44,7 @@ NS_A=${LUNAR_NS_A:-lunar-a}
 NS_B=${LUNAR_NS_B:-lunar-b}
 NS_R=${LUNAR_NS_R:-lunar-r}
 MTU=${LUNAR_MTU:-1500}
+QUEUES=${LUNAR_QUEUES:-1}
 VETH_A=${LUNAR_VETH_A:-veth-a}
 VETH_B=${LUNAR_VETH_B:-veth-b}
 VETH_A_IP=${LUNAR_VETH_A_IP:-10.77.0.1/24}
@@ -72,17 +78,26 @@ ensure_ns() {
 	ip -n "$ns" link set lo up
 }
 
-# A veth pair $2 (in $1) <-> $4 (in $3). A half-built pair (one end
-# missing, e.g. after a crash) is deleted and made again.
+# Number of rx queues of $2 in namespace $1.
+rx_queues() { ip netns exec "$1" sh -c "ls -d /sys/class/net/$2/queues/rx-* | wc -l"; }
+
+# A veth pair $2 (in $1) <-> $4 (in $3) with $QUEUES tx and rx queues on
+# each end (a veth delivers on the peer's rx queue equal to the tx queue it
+# sent on). A half-built pair (one end missing, e.g. after a crash) or one
+# with another queue count is deleted and made again. "name" and "dev"
+# are spelled out: `ip link` would read a name like "ma" as "master".
 ensure_veth() {
 	local ns1=$1 if1=$2 ns2=$3 if2=$4
-	if link_exists "$ns1" "$if1" && link_exists "$ns2" "$if2"; then
+	if link_exists "$ns1" "$if1" && link_exists "$ns2" "$if2" &&
+		[ "$(rx_queues "$ns1" "$if1")" = "$QUEUES" ] &&
+		[ "$(rx_queues "$ns2" "$if2")" = "$QUEUES" ]; then
 		return
 	fi
-	ip -n "$ns1" link del "$if1" 2>/dev/null || true
-	ip -n "$ns2" link del "$if2" 2>/dev/null || true
-	ip -n "$ns1" link add "$if1" type veth peer name "$if2" netns "$ns2"
-	say "created veth $ns1/$if1 <-> $ns2/$if2"
+	ip -n "$ns1" link del dev "$if1" 2>/dev/null || true
+	ip -n "$ns2" link del dev "$if2" 2>/dev/null || true
+	ip -n "$ns1" link add name "$if1" numtxqueues "$QUEUES" numrxqueues "$QUEUES" \
+		type veth peer name "$if2" netns "$ns2" numtxqueues "$QUEUES" numrxqueues "$QUEUES"
+	say "created veth $ns1/$if1 <-> $ns2/$if2, $QUEUES queue(s)"
 }
 
 # Address, MTU, checksum offload off (see the header), up.
@@ -167,10 +182,15 @@ del_ns() {
 }
 
 show_ns() {
-	local ns=$1 line
+	local ns=$1 line ifname nq
 	ns_exists "$ns" || return 0
 	echo "namespace $ns:"
 	ip -n "$ns" -br addr show | grep -v '^lo ' | sed 's/^/  /' || true
+	for ifname in $(ip -n "$ns" -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
+		[ "$ifname" = lo ] && continue
+		nq=$(rx_queues "$ns" "$ifname" 2>/dev/null || echo 1)
+		if [ "$nq" -gt 1 ]; then echo "  $ifname: $nq rx/tx queues"; fi
+	done
 	# `ip -o link` puts each link, its XDP program included, on one line.
 	ip -n "$ns" -o link show | while read -r line; do
 		if [[ "$line" =~ prog/xdp[a-z]*\ id\ ([0-9]+) ]]; then
@@ -187,7 +207,7 @@ veth_up() {
 	config_if "$NS_A" "$VETH_A" "$VETH_A_IP"
 	config_if "$NS_B" "$VETH_B" "$VETH_B_IP"
 	wait_carrier "$NS_A/$VETH_A" "$NS_B/$VETH_B"
-	say "veth: $NS_A/$VETH_A $VETH_A_IP <-> $NS_B/$VETH_B $VETH_B_IP, mtu $MTU, tx checksum offload off"
+	say "veth: $NS_A/$VETH_A $VETH_A_IP <-> $NS_B/$VETH_B $VETH_B_IP, mtu $MTU, $QUEUES queue(s), tx checksum offload off"
 }
 
 veth_down() {
@@ -317,6 +337,8 @@ case "$1" in
 esac
 [ "$(id -u)" = 0 ] || die "run as root (network namespaces, nftables, XDP)"
 [[ "$MTU" =~ ^[0-9]+$ ]] && [ "$MTU" -ge 68 ] || die "LUNAR_MTU must be a number >= 68, got '$MTU'"
+[[ "$QUEUES" =~ ^[0-9]+$ ]] && [ "$QUEUES" -ge 1 ] && [ "$QUEUES" -le 64 ] ||
+	die "LUNAR_QUEUES must be a number 1..64, got '$QUEUES'"
 
 cmd=$1
 shift

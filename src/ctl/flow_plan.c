@@ -49,6 +49,10 @@ struct flow_port_set flow_plan_client_ports(const struct flow_plan *p, unsigned 
 	return s;
 }
 
+/*
+ * Mirrored by lunar_plan_owner() in bpf/lunar_plan.bpf.h (the steering
+ * programs' copy): change both or neither; test_xdp.c compares them.
+ */
 unsigned flow_plan_queue_of(const struct flow_plan *p, uint16_t sport, uint16_t dport)
 {
 	if (flow_plan_reserved(p, dport)) {

@@ -34,6 +34,18 @@ struct flow_plan {
 	uint16_t lo, hi; /* the reserved client range */
 };
 
+/**
+ * How connections to a listening port are spread over the queues: by the
+ * source port's low bits (the plan's own rule, flow_plan_queue_of()), or by
+ * the NIC's RSS hash, the connection then belonging to the queue its SYN
+ * arrived on. The steering program and the rte_flow rules take this
+ * alongside the plan; the values equal LUNAR_STEER_LISTEN_* (steer_abi.h).
+ */
+enum flow_listen_mode {
+	FLOW_LISTEN_LOW_BITS = 0,
+	FLOW_LISTEN_RSS = 1,
+};
+
 /** Ports a client connection of one queue may use: p in [lo, hi] with p % mod == rem. */
 struct flow_port_set {
 	uint16_t lo, hi;
@@ -63,6 +75,10 @@ static inline bool flow_plan_reserved(const struct flow_plan *p, uint16_t port)
  * The queue that owns an incoming TCP segment: by destination port when it
  * is in the reserved range (our client connection), else by the source
  * port's low bits (a connection to a port we listen on).
+ *
+ * bpf/lunar_plan.bpf.h (lunar_plan_owner()) computes the same in the XDP
+ * and tc steering programs, which cannot link this file: the two must agree,
+ * and tests/unit/ctl/test_xdp.c runs both programs against this function.
  */
 unsigned flow_plan_queue_of(const struct flow_plan *p, uint16_t sport, uint16_t dport);
 

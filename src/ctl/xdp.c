@@ -21,7 +21,15 @@
 
 #include "base/compiler.h"
 #include "base/log.h"
+#include "ctl/flow_plan.h"
 #include "ctl/steer_abi.h"
+
+/* One xsks_map slot per worker the plan may have; one mode numbering. */
+_Static_assert(LUNAR_STEER_MAX_QUEUES == FLOW_PLAN_MAX_QUEUES,
+	       "xsks_map must have a slot for every queue a plan may use");
+_Static_assert(LUNAR_STEER_LISTEN_LOW_BITS == FLOW_LISTEN_LOW_BITS &&
+		       LUNAR_STEER_LISTEN_RSS == FLOW_LISTEN_RSS,
+	       "steer_abi.h and flow_plan.h number the listen modes alike");
 
 /* Resolve @ifname or explain how to get one. */
 static int ifindex_of(const char *ifname, char *err, size_t errlen)
@@ -154,6 +162,27 @@ static int match_map(int fd, const struct bpf_map_info *info,
 	return 0;
 }
 
+/*
+ * Learn the config in force: what an earlier handle wrote, or the
+ * program's defaults (valid == 0: LUNA range, single queue).
+ */
+static int read_cfg(struct xdp_steer *st)
+{
+	struct lunar_steer_cfg cfg;
+	uint32_t key = 0;
+
+	if (bpf_map_lookup_elem(st->cfg_fd, &key, &cfg))
+		return -errno;
+	if (!cfg.valid)
+		cfg = (struct lunar_steer_cfg){ .lo = LUNAR_STEER_DEFAULT_LO,
+						.hi = LUNAR_STEER_DEFAULT_HI };
+	st->lo = cfg.lo;
+	st->hi = cfg.hi;
+	st->n_queues = cfg.n_queues;
+	st->listen = cfg.listen;
+	return 0;
+}
+
 int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 		   size_t errlen)
 {
@@ -164,7 +193,8 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 		{ LUNAR_STEER_PORTS_MAP, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
 		  LUNAR_STEER_NPORTS, &st.ports_fd },
 		{ LUNAR_STEER_STATS_MAP, BPF_MAP_TYPE_PERCPU_ARRAY,
-		  sizeof(__u64), LUNAR_STEER_NSTATS, &st.stats_fd },
+		  sizeof(__u64), LUNAR_STEER_STAT_ROWS * LUNAR_STEER_NSTATS,
+		  &st.stats_fd },
 	};
 	struct bpf_prog_info info;
 	uint32_t ilen, nmaps, *ids = NULL;
@@ -253,6 +283,12 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 		ret = -ENOENT;
 		goto out;
 	}
+	ret = read_cfg(&st);
+	if (ret < 0) {
+		lunar_set_err(err, errlen, "cannot read map %s of XDP program id %u: %s",
+			LUNAR_STEER_CFG_MAP, st.prog_id, strerror(-ret));
+		goto out;
+	}
 	*out = st;
 	ret = 0;
 out:
@@ -263,15 +299,51 @@ out:
 	return ret;
 }
 
+/* Write the whole config in one map update: the program sees either the
+ * old or the new one, never a range of one and a plan of the other. */
+static int write_cfg(struct xdp_steer *st, uint16_t lo, uint16_t hi,
+		     uint16_t n_queues, uint16_t listen)
+{
+	struct lunar_steer_cfg cfg = { .valid = 1, .lo = lo, .hi = hi,
+				       .n_queues = n_queues, .listen = listen };
+	uint32_t key = 0;
+
+	if (bpf_map_update_elem(st->cfg_fd, &key, &cfg, BPF_ANY))
+		return -errno;
+	st->lo = lo;
+	st->hi = hi;
+	st->n_queues = n_queues;
+	st->listen = listen;
+	return 0;
+}
+
 int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi)
 {
-	struct lunar_steer_cfg cfg = { .valid = 1, .lo = lo, .hi = hi };
-	uint32_t key = 0;
+	struct flow_plan check;
 
 	if (!st || st->cfg_fd < 0)
 		return -EINVAL;
-	/* One map write: the program sees either the old or the new range. */
-	return bpf_map_update_elem(st->cfg_fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+	/* Several workers: each must still own a sub-range of the new range. */
+	if (st->n_queues > 1 &&
+	    flow_plan_init(&check, st->n_queues, lo, hi, NULL, 0) < 0)
+		return -EINVAL;
+	return write_cfg(st, lo, hi, st->n_queues, st->listen);
+}
+
+int xdp_steer_set_plan(struct xdp_steer *st, const struct flow_plan *plan,
+		       enum flow_listen_mode mode)
+{
+	struct flow_plan check;
+
+	if (!st || st->cfg_fd < 0 || !plan)
+		return -EINVAL;
+	if (mode != FLOW_LISTEN_LOW_BITS && mode != FLOW_LISTEN_RSS)
+		return -EINVAL;
+	/* The program trusts the map: only a plan flow_plan_init() accepts. */
+	if (flow_plan_init(&check, plan->n_queues, plan->lo, plan->hi, NULL, 0) < 0)
+		return -EINVAL;
+	return write_cfg(st, plan->lo, plan->hi, (uint16_t)plan->n_queues,
+			 (uint16_t)mode);
 }
 
 static int set_port(struct xdp_steer *st, uint16_t port, uint32_t val)
@@ -293,15 +365,21 @@ int xdp_steer_del_port(struct xdp_steer *st, uint16_t port)
 	return set_port(st, port, 0);
 }
 
-int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
-		    uint64_t *to_kernel, uint64_t *redirect_failed)
+int xdp_steer_counters(struct xdp_steer *st, uint32_t queue,
+		       struct xdp_steer_counters *out)
 {
 	uint64_t sum[LUNAR_STEER_NSTATS] = { 0 };
+	uint32_t first = 0, last = LUNAR_STEER_STAT_ROWS - 1;
 	uint64_t *vals;
 	int ncpu, ret = 0;
 
-	if (!st || st->stats_fd < 0)
+	if (!st || st->stats_fd < 0 || !out)
 		return -EINVAL;
+	if (queue != XDP_STEER_ALL_QUEUES) {
+		if (queue >= LUNAR_STEER_STAT_ROWS)
+			return -EINVAL;
+		first = last = queue;
+	}
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
@@ -309,23 +387,44 @@ int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
 	vals = calloc((size_t)ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < LUNAR_STEER_NSTATS; k++) {
-		if (bpf_map_lookup_elem(st->stats_fd, &k, vals)) {
-			ret = -errno;
-			goto out;
+	for (uint32_t row = first; row <= last; row++) {
+		for (uint32_t s = 0; s < LUNAR_STEER_NSTATS; s++) {
+			uint32_t k = row * LUNAR_STEER_NSTATS + s;
+
+			if (bpf_map_lookup_elem(st->stats_fd, &k, vals)) {
+				ret = -errno;
+				goto out;
+			}
+			for (int c = 0; c < ncpu; c++)
+				sum[s] += vals[c];
 		}
-		for (int c = 0; c < ncpu; c++)
-			sum[k] += vals[c];
 	}
-	if (to_lunar)
-		*to_lunar = sum[LUNAR_STEER_TO_LUNAR];
-	if (to_kernel)
-		*to_kernel = sum[LUNAR_STEER_TO_KERNEL];
-	if (redirect_failed)
-		*redirect_failed = sum[LUNAR_STEER_REDIRECT_FAILED];
+	*out = (struct xdp_steer_counters){
+		.to_lunar = sum[LUNAR_STEER_TO_LUNAR],
+		.to_kernel = sum[LUNAR_STEER_TO_KERNEL],
+		.redirect_failed = sum[LUNAR_STEER_REDIRECT_FAILED],
+		.misqueued = sum[LUNAR_STEER_MISQUEUED],
+	};
 out:
 	free(vals);
 	return ret;
+}
+
+int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
+		    uint64_t *to_kernel, uint64_t *redirect_failed)
+{
+	struct xdp_steer_counters c;
+	int ret = xdp_steer_counters(st, XDP_STEER_ALL_QUEUES, &c);
+
+	if (ret < 0)
+		return ret;
+	if (to_lunar)
+		*to_lunar = c.to_lunar;
+	if (to_kernel)
+		*to_kernel = c.to_kernel;
+	if (redirect_failed)
+		*redirect_failed = c.redirect_failed;
+	return 0;
 }
 
 void xdp_steer_close(struct xdp_steer *st)

@@ -17,14 +17,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctl/flow_plan.h"
+
 /** Handles on the maps of the steering program attached to one interface. */
 struct xdp_steer {
 	int ifindex;	  /**< interface the program is attached to */
 	uint32_t prog_id; /**< kernel id of the attached program */
-	int cfg_fd;	  /**< lunar_cfg: reserved range */
+	int cfg_fd;	  /**< lunar_cfg: reserved range and queue plan */
 	int ports_fd;	  /**< lunar_ports: one entry per listening port */
-	int stats_fd;	  /**< lunar_stats: per-CPU counters */
+	int stats_fd;	  /**< lunar_stats: per-CPU counters per rx queue */
+	/* The config last written (or found at open), so that setting the
+	 * range keeps the plan and the other way round. */
+	uint16_t lo, hi;
+	uint16_t n_queues; /**< 0/1: single queue; else the plan's worker count */
+	uint16_t listen;   /**< enum flow_listen_mode */
 };
+
+/** Steering counters of one rx queue, or of all (xdp_steer_counters()). */
+struct xdp_steer_counters {
+	uint64_t to_lunar;	  /**< redirected into an AF_XDP socket */
+	uint64_t to_kernel;	  /**< not lunar's, passed to the kernel */
+	uint64_t redirect_failed; /**< lunar's, on its owner queue, no socket there */
+	uint64_t misqueued;	  /**< lunar's, on another worker's queue: dropped */
+};
+
+/** Queue argument of xdp_steer_counters(): the sum over every queue. */
+#define XDP_STEER_ALL_QUEUES UINT32_MAX
 
 /**
  * xdp_check_free() - check that @ifname exists and carries no XDP program.
@@ -62,11 +80,35 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
  * @hi: last port of the range (inclusive); @lo > @hi makes the range empty,
  *      so only ports added with xdp_steer_add_port() are steered.
  *
- * Until this is called the program uses 61440..65535 (LUNA §7.1).
+ * Until this is called the program uses 61440..65535 (LUNA §7.1). The
+ * queue plan (xdp_steer_set_plan()) is kept; with several workers the new
+ * range must still give each of them a sub-range (flow_plan_init()).
  *
- * Return: 0 or a negative errno.
+ * Return: 0, -EINVAL if the range does not fit the plan's workers, or a
+ * negative errno.
  */
 int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi);
+
+/**
+ * xdp_steer_set_plan() - steer by the per-queue plan of several workers.
+ * @st: opened steering handle.
+ * @plan: the plan (flow_plan_init()): worker count and reserved range,
+ *        which replaces the one set by xdp_steer_set_range().
+ * @mode: how connections to listening ports are spread: FLOW_LISTEN_LOW_BITS
+ *        (source port % n, the plan's rule) or FLOW_LISTEN_RSS (the queue the
+ *        segment arrived on, where the NIC's RSS hash spreads them).
+ *
+ * From then on a lunar segment that arrives on a queue other than its owner
+ * queue (flow_plan_queue_of(), or the arrival queue for RSS) is dropped and
+ * counted as misqueued; see bpf/lunar_steer.bpf.c for why it cannot be
+ * passed on. A plan of one worker restores the single-queue behaviour:
+ * every lunar segment goes to the socket of the queue it arrived on.
+ *
+ * Return: 0; -EINVAL for a plan flow_plan_init() would refuse or an unknown
+ * mode; or another negative errno from the map update.
+ */
+int xdp_steer_set_plan(struct xdp_steer *st, const struct flow_plan *plan,
+		       enum flow_listen_mode mode);
 
 /**
  * xdp_steer_add_port() - steer TCP segments to destination @port to lunar.
@@ -87,7 +129,8 @@ int xdp_steer_add_port(struct xdp_steer *st, uint16_t port);
 int xdp_steer_del_port(struct xdp_steer *st, uint16_t port);
 
 /**
- * xdp_steer_stats() - read the steering counters, summed over all CPUs.
+ * xdp_steer_stats() - read the steering counters, summed over all CPUs and
+ * all queues (xdp_steer_counters() has them per queue, misqueued included).
  * @st: opened steering handle.
  * @to_lunar: frames redirected into an AF_XDP socket (may be NULL).
  * @to_kernel: frames that were not lunar's, passed to the kernel (may be NULL).
@@ -98,6 +141,20 @@ int xdp_steer_del_port(struct xdp_steer *st, uint16_t port);
  */
 int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
 		    uint64_t *to_kernel, uint64_t *redirect_failed);
+
+/**
+ * xdp_steer_counters() - read the steering counters of one rx queue.
+ * @st: opened steering handle.
+ * @queue: rx queue the frames arrived on, or XDP_STEER_ALL_QUEUES for the
+ *         sum over all queues. Queues from LUNAR_STEER_MAX_QUEUES (64) up
+ *         share one set of counters, read with queue 64.
+ * @out: the counters, summed over all CPUs.
+ *
+ * Return: 0, -EINVAL for a closed handle or a queue above 64, or a
+ * negative errno.
+ */
+int xdp_steer_counters(struct xdp_steer *st, uint32_t queue,
+		       struct xdp_steer_counters *out);
 
 /**
  * xdp_steer_close() - close the map fds (the program stays attached; it

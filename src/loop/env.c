@@ -370,7 +370,10 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		if (rc)
 			goto fail;
 		env->steer_open = true;
-		rc = xdp_steer_set_range(&env->steer, env->opt.reserved_lo, env->opt.reserved_hi);
+		/* One worker: the range; several: the per-queue plan (low bits for listeners). */
+		rc = nw > 1 ? xdp_steer_set_plan(&env->steer, &env->plan, FLOW_LISTEN_LOW_BITS)
+			    : xdp_steer_set_range(&env->steer, env->opt.reserved_lo,
+						  env->opt.reserved_hi);
 		if (rc) {
 			lunar_set_err(err, errlen, "could not configure the XDP program: %s",
 				 strerror(-rc));

@@ -11,13 +11,27 @@
  * redirect_failed, so the counters tell lunar's frames from the kernel's. One
  * test binds a real AF_XDP socket and sends frames over the veth.
  *
- * Usage: test_ctl_xdp <path to lunar_steer.bpf.o> (or LUNAR_STEER_OBJ).
+ * The per-queue plan (LUNA §7.4) runs on a second pair ma/mb with
+ * MQ_QUEUES queues: BPF_PROG_TEST_RUN with an xdp_md context whose
+ * ingress_ifindex is ma can set rx_queue_index to any of ma's rx queues
+ * (kernel ≥ 5.15: net/bpf/test_run.c, xdp_convert_md_to_buff(), which
+ * requires the ifindex and a registered rxq), so the program's verdict for
+ * every (source port, destination port, arrival queue) of a sweep is
+ * compared with flow_plan_queue_of(). The tc peer program
+ * (lunar_peer_steer.bpf.o) is checked the same way through its per-queue
+ * counter, and both together over the wire: frames sent on mb through the
+ * peer program arrive at ma on their owner queues, and without it most
+ * arrive on the wrong one and are dropped as misqueued.
+ *
+ * Usage: test_ctl_xdp <lunar_steer.bpf.o> <lunar_peer_steer.bpf.o>
+ * (or LUNAR_STEER_OBJ and LUNAR_PEER_STEER_OBJ).
  */
 #include <errno.h>
 #include <net/if.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,18 +52,30 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
+#include "base/compiler.h"
+#include "ctl/flow_plan.h"
 #include "ctl/steer_abi.h"
 #include "ctl/xdp.h"
 #include "nsutil.h"
 
+/* Queues of the multi-queue pair ma/mb: more than any plan below uses, so
+ * frames also arrive on queues no worker owns. (`ip link` takes "ma" for
+ * an abbreviation of "master": the commands say "name ma" and "dev ma".) */
+#define MQ_QUEUES 8
+
 static char ns[64];
-static const char *obj_path;
+static const char *obj_path, *peer_obj_path;
 
 struct fx {
 	struct bpf_object *obj;
 	int prog_fd;
 	int ifindex;
+	const char *ifname;
 	struct xdp_steer st;
+	/* only for the multi-queue tests: the tc program on mb */
+	struct bpf_object *peer_obj;
+	int peer_fd;
+	bool tc_hooked;
 	/* only for the AF_XDP test */
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
@@ -108,20 +134,30 @@ static uint8_t *ip4(struct frame *f, uint8_t *p, unsigned ihl, uint8_t proto,
 	return p + ihl * 4;
 }
 
-static void tcp_hdr(uint8_t *t, uint16_t dport)
+static void tcp_hdr_ports(uint8_t *t, uint16_t sport, uint16_t dport)
 {
-	put16(t, 40000);
+	put16(t, sport);
 	put16(t + 2, dport);
 	t[12] = 5 << 4;
 	t[13] = 0x02; /* SYN */
 	put16(t + 14, 65535);
 }
 
-static void mk_tcp(struct frame *f, uint16_t dport)
+static void tcp_hdr(uint8_t *t, uint16_t dport)
+{
+	tcp_hdr_ports(t, 40000, dport);
+}
+
+static void mk_tcp2(struct frame *f, uint16_t sport, uint16_t dport)
 {
 	uint8_t *p = eth(f, mac_a, ETH_IP4);
 
-	tcp_hdr(ip4(f, p, 5, IPPROTO_TCP, 0x4000 /* DF */, 20), dport);
+	tcp_hdr_ports(ip4(f, p, 5, IPPROTO_TCP, 0x4000 /* DF */, 20), sport, dport);
+}
+
+static void mk_tcp(struct frame *f, uint16_t dport)
+{
+	mk_tcp2(f, 40000, dport);
 }
 
 /* ---- test_run helpers ---------------------------------------------- */
@@ -182,9 +218,15 @@ static int group_setup(void **state)
 		  "ip -n %s link add xa type veth peer name xb && "
 		  "ip -n %s link set xa address 02:00:00:00:00:0a && "
 		  "ip -n %s link set xb address 02:00:00:00:00:0b && "
-		  "ip -n %s link set xa up && ip -n %s link set xb up",
-		  ns, ns, ns, ns, ns, ns)) {
-		fprintf(stderr, "cannot create namespace %s with veth xa/xb\n", ns);
+		  "ip -n %s link set xa up && ip -n %s link set xb up && "
+		  "ip -n %s link add name ma numtxqueues %d numrxqueues %d type veth "
+		  "peer name mb numtxqueues %d numrxqueues %d && "
+		  "ip -n %s link set dev ma address 02:00:00:00:00:0a && "
+		  "ip -n %s link set dev mb address 02:00:00:00:00:0b && "
+		  "ip -n %s link set dev ma up && ip -n %s link set dev mb up",
+		  ns, ns, ns, ns, ns, ns, ns, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES,
+		  MQ_QUEUES, ns, ns, ns, ns)) {
+		fprintf(stderr, "cannot create namespace %s with veths xa/xb, ma/mb\n", ns);
 		ns_delete(ns);
 		return -1;
 	}
@@ -204,11 +246,12 @@ static int group_teardown(void **state)
 }
 
 /* Load the object and attach it like net_af_xdp does (driver mode on veth). */
-static int load_attach(struct fx *f, uint32_t flags)
+static int load_attach_on(struct fx *f, const char *ifname, uint32_t flags)
 {
 	struct bpf_program *prog;
 
-	f->ifindex = (int)if_nametoindex("xa");
+	f->ifindex = (int)if_nametoindex(ifname);
+	f->ifname = ifname;
 	f->obj = bpf_object__open_file(obj_path, NULL);
 	if (!f->obj || bpf_object__load(f->obj)) {
 		fprintf(stderr, "cannot load %s\n", obj_path);
@@ -219,28 +262,39 @@ static int load_attach(struct fx *f, uint32_t flags)
 		return -1;
 	f->prog_fd = bpf_program__fd(prog);
 	if (bpf_xdp_attach(f->ifindex, f->prog_fd, flags, NULL)) {
-		fprintf(stderr, "cannot attach to xa\n");
+		fprintf(stderr, "cannot attach to %s\n", ifname);
 		return -1;
 	}
 	return 0;
 }
 
-static int attach_setup(void **state)
+static int load_attach(struct fx *f, uint32_t flags)
+{
+	return load_attach_on(f, "xa", flags);
+}
+
+/* A fixture with the steering program attached to @ifname and opened. */
+static struct fx *setup_on(void **state, const char *ifname)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	char err[256];
 
 	*state = f;
 	if (!f)
-		return -1;
+		return NULL;
 	f->st.cfg_fd = f->st.ports_fd = f->st.stats_fd = -1;
-	if (load_attach(f, XDP_FLAGS_UPDATE_IF_NOEXIST))
-		return -1;
-	if (xdp_steer_open("xa", &f->st, err, sizeof(err))) {
+	if (load_attach_on(f, ifname, XDP_FLAGS_UPDATE_IF_NOEXIST))
+		return NULL;
+	if (xdp_steer_open(ifname, &f->st, err, sizeof(err))) {
 		fprintf(stderr, "xdp_steer_open: %s\n", err);
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return f;
+}
+
+static int attach_setup(void **state)
+{
+	return setup_on(state, "xa") ? 0 : -1;
 }
 
 static int attach_teardown(void **state)
@@ -255,11 +309,33 @@ static int attach_teardown(void **state)
 		xsk_umem__delete(f->umem);
 	if (f->area)
 		munmap(f->area, f->area_len);
+	if (f->tc_hooked) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)if_nametoindex("mb"),
+			    .attach_point = BPF_TC_EGRESS);
+		bpf_tc_hook_destroy(&hook);
+	}
+	bpf_object__close(f->peer_obj);
 	xdp_steer_close(&f->st);
-	xdp_detach("xa");
+	xdp_detach(f->ifname ? f->ifname : "xa");
 	bpf_object__close(f->obj);
 	free(f);
 	return 0;
+}
+
+/* The steering program on the multi-queue ma, the peer program loaded (not attached). */
+static int mq_setup(void **state)
+{
+	struct fx *f = setup_on(state, "ma");
+
+	if (!f)
+		return -1;
+	f->peer_obj = bpf_object__open_file(peer_obj_path, NULL);
+	if (!f->peer_obj || bpf_object__load(f->peer_obj)) {
+		fprintf(stderr, "cannot load %s\n", peer_obj_path);
+		return -1;
+	}
+	f->peer_fd = bpf_program__fd(bpf_object__next_program(f->peer_obj, NULL));
+	return f->peer_fd >= 0 ? 0 : -1;
 }
 
 /* ---- tests ---------------------------------------------------------------- */
@@ -534,11 +610,12 @@ static size_t xsk_recv(struct fx *f, struct xsk_ring_cons *rx,
 	return 0;
 }
 
-static void send_on_xb(const struct frame *fr)
+/* Send @fr from @ifname (AF_PACKET: through its egress tc hook and queue choice). */
+static void send_on(const char *ifname, const struct frame *fr)
 {
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET,
-		.sll_ifindex = (int)if_nametoindex("xb"),
+		.sll_ifindex = (int)if_nametoindex(ifname),
 		.sll_halen = 6,
 	};
 	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -607,7 +684,7 @@ static void t_xsk_redirect(void **state)
 	assert_int_equal(b[0], a[0] + 1);
 
 	/* Over the wire: TCP SYN to 61440 arrives in the socket. */
-	send_on_xb(&fr);
+	send_on("xb", &fr);
 	n = xsk_recv(f, &rx, &fq, got, sizeof(got));
 	assert_int_equal(n, fr.len);
 	assert_memory_equal(got, fr.b, fr.len);
@@ -616,9 +693,9 @@ static void t_xsk_redirect(void **state)
 	stats(f, a);
 	uint8_t *t = ip4(&fr, eth(&fr, mac_a, ETH_IP4), 5, IPPROTO_ICMP, 0, 8);
 	t[0] = 8;
-	send_on_xb(&fr);
+	send_on("xb", &fr);
 	mk_tcp(&fr, 61441);
-	send_on_xb(&fr);
+	send_on("xb", &fr);
 	/* Frames on one veth queue keep their order: the SYN comes after. */
 	n = xsk_recv(f, &rx, &fq, got, sizeof(got));
 	assert_int_equal(n, fr.len);
@@ -626,6 +703,404 @@ static void t_xsk_redirect(void **state)
 	stats(f, b);
 	assert_true(b[1] >= a[1] + 1);
 	assert_true(b[0] >= a[0] + 1);
+}
+
+/* ---- the per-queue plan (LUNA §7.4) ------------------------------------- */
+
+#define LISTEN_PORT 8080
+
+static void queue_counters(struct fx *f, uint32_t q, struct xdp_steer_counters *c)
+{
+	int ret = xdp_steer_counters(&f->st, q, c);
+
+	if (ret)
+		fail_msg("xdp_steer_counters(%u): %s", q, strerror(-ret));
+}
+
+/* Run the XDP program on @fr as if it arrived on rx queue @q of f->ifindex. */
+static uint32_t run_on_queue(struct fx *f, const struct frame *fr, uint32_t q)
+{
+	struct xdp_md ctx = { .data_end = (uint32_t)fr->len,
+			      .ingress_ifindex = (uint32_t)f->ifindex,
+			      .rx_queue_index = q };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->b,
+		    .data_size_in = (uint32_t)fr->len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+	int ret = bpf_prog_test_run_opts(f->prog_fd, &o);
+
+	if (ret)
+		fail_msg("BPF_PROG_TEST_RUN on queue %u: %s", q, strerror(-ret));
+	return o.retval;
+}
+
+/* The destination ports of a sweep: each sub-range's edges, and around. */
+static size_t sweep_dports(const struct flow_plan *p, uint16_t *out)
+{
+	size_t n = 0;
+
+	for (unsigned q = 0; q < p->n_queues; q++) {
+		uint16_t lo, hi;
+
+		flow_plan_client_range(p, q, &lo, &hi);
+		out[n++] = lo;
+		out[n++] = (uint16_t)(lo + 1);
+		out[n++] = (uint16_t)(lo + (hi - lo) / 2);
+		out[n++] = hi;
+	}
+	out[n++] = (uint16_t)(p->lo - 1);
+	out[n++] = LISTEN_PORT;
+	out[n++] = LISTEN_PORT + 1;
+	out[n++] = 22;
+	return n;
+}
+
+static const uint16_t sweep_sports[] = { 0, 1, 2, 3, 4, 5, 6, 7, 1023, 40000,
+					 40001, 61440, 65535 };
+
+/* Which counter of the arrival queue a lunar segment must move, by the C plan. */
+static unsigned want_owner(const struct flow_plan *p, enum flow_listen_mode mode,
+			   uint16_t sport, uint16_t dport, unsigned q)
+{
+	if (!flow_plan_reserved(p, dport) && mode == FLOW_LISTEN_RSS)
+		return q;
+	return flow_plan_queue_of(p, sport, dport);
+}
+
+/* One check of a sweep: plan @p with @mode, one segment sport -> dport. */
+typedef void (*sweep_check)(struct fx *f, const struct flow_plan *p,
+			    enum flow_listen_mode mode, uint16_t sport, uint16_t dport);
+/* Write @p and @mode into the program under test. */
+typedef void (*sweep_config)(struct fx *f, const struct flow_plan *p,
+			     enum flow_listen_mode mode);
+
+/*
+ * For each worker count in @ns_ (at most MQ_QUEUES) and both listen modes:
+ * configure the plan over the LUNA range, then check every pair of the
+ * sweep's source and destination ports.
+ */
+static void sweep(struct fx *f, const unsigned *ns_, size_t nn, sweep_config config,
+		  sweep_check check)
+{
+	uint16_t dports[4 * MQ_QUEUES + 4];
+
+	for (size_t i = 0; i < nn; i++) {
+		for (int mode = FLOW_LISTEN_LOW_BITS; mode <= FLOW_LISTEN_RSS; mode++) {
+			struct flow_plan p;
+			char err[200];
+			size_t nd;
+
+			assert_true(ns_[i] <= MQ_QUEUES);
+			assert_int_equal(flow_plan_init(&p, ns_[i], 61440, 65535, err,
+							sizeof(err)), 0);
+			config(f, &p, (enum flow_listen_mode)mode);
+			nd = sweep_dports(&p, dports);
+			for (size_t d = 0; d < nd; d++)
+				for (size_t s = 0; s < ARRAY_SIZE(sweep_sports); s++)
+					check(f, &p, (enum flow_listen_mode)mode, sweep_sports[s],
+					      dports[d]);
+		}
+	}
+}
+
+static void xdp_config(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode)
+{
+	assert_int_equal(xdp_steer_set_plan(&f->st, p, mode), 0);
+}
+
+/* The segment on every queue of ma: verdict and counter as the C plan says. */
+static void xdp_check(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode,
+		      uint16_t sp, uint16_t dp)
+{
+	bool lunar = flow_plan_reserved(p, dp) || dp == LISTEN_PORT;
+	struct frame fr;
+
+	mk_tcp2(&fr, sp, dp);
+	for (unsigned q = 0; q < MQ_QUEUES; q++) {
+		struct xdp_steer_counters a, b;
+		unsigned owner = want_owner(p, mode, sp, dp, q);
+		uint32_t want_ret = lunar && owner != q ? XDP_DROP : XDP_PASS, got;
+
+		queue_counters(f, q, &a);
+		got = run_on_queue(f, &fr, q);
+		queue_counters(f, q, &b);
+		if (got != want_ret)
+			fail_msg("n=%u mode=%d %u->%u on queue %u: retval %u, want %u "
+				 "(owner %u)", p->n_queues, mode, sp, dp, q, got, want_ret,
+				 owner);
+		if (b.to_kernel - a.to_kernel != !lunar ||
+		    b.misqueued - a.misqueued != (lunar && owner != q) ||
+		    b.redirect_failed - a.redirect_failed != (lunar && owner == q) ||
+		    b.to_lunar != a.to_lunar)
+			fail_msg("n=%u mode=%d %u->%u on queue %u: counters moved "
+				 "k%lu m%lu r%lu", p->n_queues, mode, sp, dp, q,
+				 (unsigned long)(b.to_kernel - a.to_kernel),
+				 (unsigned long)(b.misqueued - a.misqueued),
+				 (unsigned long)(b.redirect_failed - a.redirect_failed));
+	}
+}
+
+/*
+ * Every (source port, destination port, arrival queue) of the sweep, for
+ * several worker counts and both listen modes: the XDP program's verdict
+ * and counter are what flow_plan_queue_of() says: redirect (here XDP_PASS,
+ * no socket: redirect_failed) on the owner queue, XDP_DROP and misqueued on
+ * any other, XDP_PASS and to_kernel for what is not lunar's.
+ */
+static void t_plan_matches_flow_plan(void **state)
+{
+	static const unsigned ns_[] = { 2, 3, 4, 8 };
+	struct fx *f = *state;
+
+	assert_int_equal(xdp_steer_add_port(&f->st, LISTEN_PORT), 0);
+	sweep(f, ns_, ARRAY_SIZE(ns_), xdp_config, xdp_check);
+}
+
+/* The single-queue plan and the defaults: every lunar segment stays on its queue. */
+static void t_plan_single_queue(void **state)
+{
+	struct fx *f = *state;
+	struct xdp_steer_counters a, b;
+	struct flow_plan p;
+	struct frame fr;
+	char err[200];
+
+	assert_int_equal(f->st.n_queues, 0); /* a fresh program: defaults */
+	mk_tcp2(&fr, 1027, 65535);	     /* owner 3 of a 4-worker plan */
+	for (unsigned q = 0; q < MQ_QUEUES; q++)
+		assert_int_equal(run_on_queue(f, &fr, q), XDP_PASS);
+	queue_counters(f, XDP_STEER_ALL_QUEUES, &a);
+	assert_int_equal(a.misqueued, 0);
+	assert_int_equal(a.redirect_failed, MQ_QUEUES);
+	queue_counters(f, 5, &a);
+	assert_int_equal(a.redirect_failed, 1);
+
+	assert_int_equal(flow_plan_init(&p, 1, 61440, 65535, err, sizeof(err)), 0);
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_LOW_BITS), 0);
+	queue_counters(f, XDP_STEER_ALL_QUEUES, &a);
+	for (unsigned q = 0; q < MQ_QUEUES; q++)
+		assert_int_equal(run_on_queue(f, &fr, q), XDP_PASS);
+	queue_counters(f, XDP_STEER_ALL_QUEUES, &b);
+	assert_int_equal(b.misqueued, a.misqueued);
+	assert_int_equal(b.redirect_failed - a.redirect_failed, MQ_QUEUES);
+}
+
+/* Host side: bad plans refused, range and plan kept apart, a new handle sees both. */
+static void t_plan_host_side(void **state)
+{
+	struct fx *f = *state;
+	struct flow_plan p = { .n_queues = 4, .lo = 61440, .hi = 65535 };
+	struct xdp_steer_counters c;
+	struct xdp_steer st2;
+	struct frame fr;
+	char err[256];
+
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, (enum flow_listen_mode)7), -EINVAL);
+	assert_int_equal(xdp_steer_set_plan(&f->st, NULL, FLOW_LISTEN_RSS), -EINVAL);
+	p.n_queues = 0;
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), -EINVAL);
+	p.n_queues = FLOW_PLAN_MAX_QUEUES + 1;
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), -EINVAL);
+	p = (struct flow_plan){ .n_queues = 4, .lo = 65000, .hi = 65100 };
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), -EINVAL);
+	assert_int_equal(f->st.n_queues, 0); /* nothing written */
+
+	p = (struct flow_plan){ .n_queues = 4, .lo = 61440, .hi = 65535 };
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), 0);
+	/* A range too small for 4 workers is refused; a fitting one keeps the plan. */
+	assert_int_equal(xdp_steer_set_range(&f->st, 65000, 65100), -EINVAL);
+	assert_int_equal(xdp_steer_set_range(&f->st, 50000, 50000 + 4095), 0);
+	assert_int_equal(f->st.n_queues, 4);
+	assert_int_equal(f->st.listen, FLOW_LISTEN_RSS);
+	mk_tcp2(&fr, 40000, 50000 + 4095); /* last sub-range: queue 3 */
+	assert_int_equal(run_on_queue(f, &fr, 3), XDP_PASS);
+	assert_int_equal(run_on_queue(f, &fr, 0), XDP_DROP);
+	mk_tcp2(&fr, 40000, 61440); /* the old range: the kernel's now */
+	assert_int_equal(run_on_queue(f, &fr, 1), XDP_PASS);
+
+	/* Another handle on the same program learns the config in force. */
+	assert_int_equal(xdp_steer_open("ma", &st2, err, sizeof(err)), 0);
+	assert_int_equal(st2.lo, 50000);
+	assert_int_equal(st2.hi, 50000 + 4095);
+	assert_int_equal(st2.n_queues, 4);
+	assert_int_equal(st2.listen, FLOW_LISTEN_RSS);
+	xdp_steer_close(&st2);
+
+	/* Counters per queue: 0 and 3 saw one lunar segment each, 1 one for the kernel. */
+	queue_counters(f, 0, &c);
+	assert_int_equal(c.misqueued, 1);
+	queue_counters(f, 3, &c);
+	assert_int_equal(c.redirect_failed, 1);
+	queue_counters(f, 1, &c);
+	assert_true(c.to_kernel >= 1);
+	/* Queue 64 is the shared row of queues past the map; 65 does not exist. */
+	assert_int_equal(xdp_steer_counters(&f->st, LUNAR_STEER_MAX_QUEUES, &c), 0);
+	assert_int_equal(xdp_steer_counters(&f->st, LUNAR_STEER_MAX_QUEUES + 1, &c), -EINVAL);
+	assert_int_equal(xdp_steer_counters(&f->st, 0, NULL), -EINVAL);
+}
+
+/* Write @p (with @mode) and the listening port into the peer program's maps. */
+static void peer_config(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode)
+{
+	struct lunar_steer_cfg cfg = { .valid = 1, .lo = p->lo, .hi = p->hi,
+				       .n_queues = (uint16_t)p->n_queues,
+				       .listen = (uint16_t)mode };
+	uint32_t key = 0, port = LISTEN_PORT, one = 1;
+	int cfg_fd = bpf_object__find_map_fd_by_name(f->peer_obj, LUNAR_STEER_CFG_MAP);
+	int ports_fd = bpf_object__find_map_fd_by_name(f->peer_obj, LUNAR_STEER_PORTS_MAP);
+
+	assert_true(cfg_fd >= 0 && ports_fd >= 0);
+	assert_int_equal(bpf_map_update_elem(cfg_fd, &key, &cfg, BPF_ANY), 0);
+	assert_int_equal(bpf_map_update_elem(ports_fd, &port, &one, BPF_ANY), 0);
+}
+
+static uint64_t peer_stat(struct fx *f, uint32_t slot)
+{
+	int fd = bpf_object__find_map_fd_by_name(f->peer_obj, LUNAR_PEER_STATS_MAP);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t vals[ncpu > 0 ? ncpu : 1], sum = 0;
+
+	assert_true(fd >= 0 && ncpu > 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &slot, vals), 0);
+	for (int c = 0; c < ncpu; c++)
+		sum += vals[c];
+	return sum;
+}
+
+/* The peer program's counter of the queue the C plan names (or "untouched") moves. */
+static void peer_check(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode,
+		       uint16_t sp, uint16_t dp)
+{
+	bool steered = p->n_queues > 1 &&
+		       (flow_plan_reserved(p, dp) ||
+			(dp == LISTEN_PORT && mode == FLOW_LISTEN_LOW_BITS));
+	uint32_t slot = steered ? flow_plan_queue_of(p, sp, dp) : LUNAR_PEER_STAT_UNTOUCHED;
+	struct frame fr;
+	uint64_t before;
+
+	mk_tcp2(&fr, sp, dp);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr.b, .data_size_in = (uint32_t)fr.len,
+		    .repeat = 1);
+	before = peer_stat(f, slot);
+	assert_int_equal(bpf_prog_test_run_opts(f->peer_fd, &o), 0);
+	assert_int_equal(o.retval, 0 /* TC_ACT_OK */);
+	if (peer_stat(f, slot) != before + 1)
+		fail_msg("peer n=%u mode=%d %u->%u: slot %u did not move", p->n_queues, mode,
+			 sp, dp, slot);
+}
+
+/*
+ * The tc peer program picks, for the same sweep, the queue
+ * flow_plan_queue_of() names (its counter of that queue moves), and leaves
+ * alone what is not lunar's, listening ports in RSS mode, and everything
+ * under a single-queue plan.
+ */
+static void t_peer_matches_flow_plan(void **state)
+{
+	static const unsigned ns_[] = { 1, 2, 3, 4, 8 };
+
+	sweep(*state, ns_, ARRAY_SIZE(ns_), peer_config, peer_check);
+}
+
+/* Wait (bounded) until the lunar segments counted on ma reach @want. */
+static void wait_lunar(struct fx *f, uint64_t want, struct xdp_steer_counters *c)
+{
+	for (int i = 0; i < 100; i++) {
+		queue_counters(f, XDP_STEER_ALL_QUEUES, c);
+		if (c->redirect_failed + c->misqueued >= want)
+			return;
+		usleep(20000);
+	}
+	fail_msg("only %lu of %lu lunar segments reached ma",
+		 (unsigned long)(c->redirect_failed + c->misqueued), (unsigned long)want);
+}
+
+#define WIRE_FRAMES 32
+
+/* The frames of the wire test: 16 to the sub-ranges, 16 to the listening port. */
+static void wire_frame(const struct flow_plan *p, unsigned i, struct frame *fr, unsigned *owner)
+{
+	uint16_t sp, dp;
+
+	if (i < 16) {
+		uint16_t lo, hi;
+
+		flow_plan_client_range(p, i % p->n_queues, &lo, &hi);
+		sp = (uint16_t)(5000 + i);
+		dp = (uint16_t)(lo + i);
+	} else {
+		sp = (uint16_t)(33000 + 7 * i);
+		dp = LISTEN_PORT;
+	}
+	mk_tcp2(fr, sp, dp);
+	*owner = flow_plan_queue_of(p, sp, dp);
+}
+
+/*
+ * Over the wire: frames sent on mb pass its egress tc program and arrive on
+ * ma's rx queue = mb's tx queue. With the peer program every lunar segment
+ * lands on its owner queue (nothing misqueued, per-queue counts as
+ * planned); without it the kernel's flow hash spreads them over 8 queues
+ * and most are dropped as misqueued.
+ */
+static void t_peer_steers_over_veth(void **state)
+{
+	struct fx *f = *state;
+	struct xdp_steer_counters c0, c;
+	uint64_t per_queue[MQ_QUEUES] = { 0 };
+	struct flow_plan p;
+	struct frame fr;
+	unsigned owner;
+	char err[200];
+	int ret;
+
+	assert_int_equal(flow_plan_init(&p, 4, 61440, 65535, err, sizeof(err)), 0);
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_LOW_BITS), 0);
+	assert_int_equal(xdp_steer_add_port(&f->st, LISTEN_PORT), 0);
+	peer_config(f, &p, FLOW_LISTEN_LOW_BITS);
+
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)if_nametoindex("mb"),
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, topts, .prog_fd = f->peer_fd);
+	ret = bpf_tc_hook_create(&hook);
+	if (ret && ret != -EEXIST)
+		fail_msg("clsact on mb: %s", strerror(-ret));
+	f->tc_hooked = true;
+	ret = bpf_tc_attach(&hook, &topts);
+	if (ret)
+		fail_msg("tc attach on mb egress: %s", strerror(-ret));
+
+	queue_counters(f, XDP_STEER_ALL_QUEUES, &c0);
+	for (unsigned i = 0; i < WIRE_FRAMES; i++) {
+		wire_frame(&p, i, &fr, &owner);
+		per_queue[owner]++;
+		send_on("mb", &fr);
+	}
+	wait_lunar(f, c0.redirect_failed + c0.misqueued + WIRE_FRAMES, &c);
+	assert_int_equal(c.misqueued - c0.misqueued, 0);
+	assert_int_equal(c.redirect_failed - c0.redirect_failed, WIRE_FRAMES);
+	for (unsigned q = 0; q < MQ_QUEUES; q++) {
+		struct xdp_steer_counters cq;
+
+		queue_counters(f, q, &cq);
+		if (cq.redirect_failed != per_queue[q])
+			fail_msg("queue %u got %lu lunar segments, planned %lu", q,
+				 (unsigned long)cq.redirect_failed, (unsigned long)per_queue[q]);
+	}
+
+	/* No flow director: the kernel's hash picks, the plan mostly disagrees. */
+	topts.prog_fd = topts.prog_id = 0;
+	topts.flags = 0;
+	assert_int_equal(bpf_tc_hook_destroy(&hook), 0);
+	f->tc_hooked = false;
+	queue_counters(f, XDP_STEER_ALL_QUEUES, &c0);
+	for (unsigned i = 0; i < WIRE_FRAMES; i++) {
+		wire_frame(&p, i, &fr, &owner);
+		send_on("mb", &fr);
+	}
+	wait_lunar(f, c0.redirect_failed + c0.misqueued + WIRE_FRAMES, &c);
+	assert_int_equal(c.redirect_failed + c.misqueued - c0.redirect_failed - c0.misqueued,
+			 WIRE_FRAMES);
+	assert_true(c.misqueued > c0.misqueued);
 }
 
 int main(int argc, char **argv)
@@ -639,13 +1114,20 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),
+		cmocka_unit_test_setup_teardown(t_plan_single_queue, mq_setup, attach_teardown),
+		cmocka_unit_test_setup_teardown(t_plan_matches_flow_plan, mq_setup, attach_teardown),
+		cmocka_unit_test_setup_teardown(t_plan_host_side, mq_setup, attach_teardown),
+		cmocka_unit_test_setup_teardown(t_peer_matches_flow_plan, mq_setup, attach_teardown),
+		cmocka_unit_test_setup_teardown(t_peer_steers_over_veth, mq_setup, attach_teardown),
 	};
 
 	ns_require_root("ctl/xdp");
 	obj_path = argc > 1 ? argv[1] : getenv("LUNAR_STEER_OBJ");
-	if (!obj_path || access(obj_path, R_OK)) {
-		fprintf(stderr, "usage: %s <lunar_steer.bpf.o> (or set LUNAR_STEER_OBJ)\n",
-			argv[0]);
+	peer_obj_path = argc > 2 ? argv[2] : getenv("LUNAR_PEER_STEER_OBJ");
+	if (!obj_path || access(obj_path, R_OK) || !peer_obj_path ||
+	    access(peer_obj_path, R_OK)) {
+		fprintf(stderr, "usage: %s <lunar_steer.bpf.o> <lunar_peer_steer.bpf.o> "
+			"(or set LUNAR_STEER_OBJ and LUNAR_PEER_STEER_OBJ)\n", argv[0]);
 		return 1;
 	}
 	return cmocka_run_group_tests_name("ctl/xdp", tests, group_setup,

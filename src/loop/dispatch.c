@@ -1,0 +1,448 @@
+/*
+ * dispatch.c - channels between the stack core and application threads
+ * (see dispatch.h for the sleep protocol and buffer ownership).
+ *
+ * The rings are DPDK rte_rings of fixed 32-byte elements, single producer
+ * and single consumer, with RING_F_EXACT_SZ so the capacity is the size
+ * asked for. They are initialised in memory from posix_memalign
+ * (rte_ring_init), which needs no EAL: application threads need not be
+ * EAL lcores, and the unit tests need no hugepages.
+ *
+ * The protocol's fences are C11 fences around DPDK's ring, whose x86 build
+ * uses its "generic" memory model (plain stores and compiler barriers, which
+ * x86's total store order makes release/acquire) and whose arm64 build uses
+ * C11 atomics: the seq_cst fence after the ring's tail store (an mfence, a
+ * dmb ish) is what orders it before the load of the sleep flag, on both.
+ *
+ * Counters are written by one side each (stack or application) and read
+ * from anywhere, so they are relaxed atomics updated with a load and a
+ * store, not a locked add. The stack's, the application's and the shared
+ * sleep flag each have a cache line of their own.
+ */
+#include "loop/dispatch.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_pause.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "mem/zbuf.h"
+
+#define MSG_SIZE   sizeof(struct lunar_msg)
+#define RECV_BURST 32
+#define MAX_CHANS  1024
+
+_Static_assert(sizeof(struct lunar_msg) == 32, "lunar_msg is 32 bytes");
+_Static_assert(sizeof(struct lunar_msg) % 4 == 0, "rte_ring elements are multiples of 4 bytes");
+
+typedef _Atomic uint64_t counter_t;
+
+struct lunar_chan {
+	struct rte_ring *s2a; /* stack -> application */
+	struct rte_ring *a2s; /* application -> stack */
+	int efd;
+	unsigned size;
+	unsigned spin_ns;
+	/* written by the application, read and cleared by the stack */
+	alignas(64) _Atomic int sleeping;
+	_Atomic bool closed;
+	alignas(64) struct {
+		counter_t to_app, app_full, from_app, wakeups;
+	} st; /* the stack's line */
+	alignas(64) struct {
+		counter_t to_stack, stack_full, from_stack, sleeps, spurious;
+	} ap; /* the application's line */
+};
+
+struct lunar_dispatch {
+	unsigned n;
+	unsigned next; /* the channel served first in the next poll */
+	struct lunar_chan *ch[];
+};
+
+static inline void count(counter_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static inline uint64_t get(const counter_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static int ring_new(unsigned size, struct rte_ring **out)
+{
+	/* RING_F_EXACT_SZ keeps one slot free: the memory is for the next power of two. */
+	ssize_t bytes = rte_ring_get_memsize_elem(MSG_SIZE, rte_align32pow2(size + 1));
+	void *mem;
+	int rc;
+
+	if (bytes < 0)
+		return (int)bytes;
+	if (posix_memalign(&mem, RTE_CACHE_LINE_SIZE, (size_t)bytes))
+		return -ENOMEM;
+	rc =
+	    rte_ring_init(mem, "lunar_chan", size, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (rc) {
+		free(mem);
+		return rc;
+	}
+	*out = mem;
+	return 0;
+}
+
+int lunar_chan_create(const struct lunar_chan_config *cfg, struct lunar_chan **out)
+{
+	struct lunar_chan_config c =
+	    cfg ? *cfg : (struct lunar_chan_config){.spin_ns = LUNAR_CHAN_DEFAULT_SPIN_NS};
+	struct lunar_chan *ch;
+	int rc;
+
+	if (c.size == 0)
+		c.size = LUNAR_CHAN_DEFAULT_SIZE;
+	if (c.size > LUNAR_CHAN_MAX_SIZE)
+		return -EINVAL;
+	if (posix_memalign((void **)&ch, 64, sizeof(*ch)))
+		return -ENOMEM;
+	memset(ch, 0, sizeof(*ch));
+	ch->size = c.size;
+	ch->spin_ns = c.spin_ns;
+	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ch->efd < 0) {
+		rc = -errno;
+		free(ch);
+		return rc;
+	}
+	rc = ring_new(c.size, &ch->s2a);
+	if (!rc)
+		rc = ring_new(c.size, &ch->a2s);
+	if (rc) {
+		free(ch->s2a);
+		close(ch->efd);
+		free(ch);
+		return rc;
+	}
+	*out = ch;
+	return 0;
+}
+
+static unsigned drain_ring(struct rte_ring *r, lunar_msg_drain_fn drain, void *ctx)
+{
+	struct lunar_msg m;
+	unsigned n = 0;
+
+	while (rte_ring_sc_dequeue_elem(r, &m, MSG_SIZE) == 0) {
+		if (drain)
+			drain(&m, ctx);
+		else if (m.buf)
+			zbuf_unref(m.buf);
+		n++;
+	}
+	return n;
+}
+
+unsigned lunar_chan_free(struct lunar_chan *ch, lunar_msg_drain_fn drain, void *ctx)
+{
+	unsigned n;
+
+	if (!ch)
+		return 0;
+	n = drain_ring(ch->s2a, drain, ctx) + drain_ring(ch->a2s, drain, ctx);
+	free(ch->s2a);
+	free(ch->a2s);
+	close(ch->efd);
+	free(ch);
+	return n;
+}
+
+static void kick(int efd)
+{
+	uint64_t one = 1;
+	ssize_t rc;
+
+	/* EAGAIN only if the counter is near 2^64: the fd is readable anyway. */
+	do
+		rc = write(efd, &one, sizeof(one));
+	while (rc < 0 && errno == EINTR);
+}
+
+void lunar_chan_shutdown(struct lunar_chan *ch)
+{
+	atomic_store(&ch->closed, true); /* seq_cst: before the write, seen by sleep_begin */
+	kick(ch->efd);
+}
+
+void lunar_chan_stats(const struct lunar_chan *ch, struct lunar_chan_stats *out)
+{
+	*out = (struct lunar_chan_stats){
+	    .to_app = get(&ch->st.to_app),
+	    .app_full = get(&ch->st.app_full),
+	    .from_app = get(&ch->st.from_app),
+	    .wakeups = get(&ch->st.wakeups),
+	    .to_stack = get(&ch->ap.to_stack),
+	    .stack_full = get(&ch->ap.stack_full),
+	    .from_stack = get(&ch->ap.from_stack),
+	    .sleeps = get(&ch->ap.sleeps),
+	    .spurious = get(&ch->ap.spurious),
+	};
+}
+
+unsigned lunar_chan_size(const struct lunar_chan *ch)
+{
+	return ch->size;
+}
+
+static inline bool is_closed(const struct lunar_chan *ch)
+{
+	return atomic_load_explicit(&ch->closed, memory_order_relaxed);
+}
+
+/* P2, P3 of the protocol in dispatch.h: after an enqueue, wake a sleeper. */
+static inline void wake_if_sleeping(struct lunar_chan *ch)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ch->sleeping, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&ch->sleeping, 0, memory_order_relaxed)) {
+		kick(ch->efd);
+		count(&ch->st.wakeups, 1);
+	}
+}
+
+unsigned lunar_chan_stack_send_burst(struct lunar_chan *ch, const struct lunar_msg *m, unsigned n)
+{
+	unsigned done;
+
+	if (is_closed(ch))
+		return 0;
+	done = rte_ring_sp_enqueue_burst_elem(ch->s2a, m, MSG_SIZE, n, NULL);
+	if (done < n)
+		count(&ch->st.app_full, n - done);
+	if (done) {
+		count(&ch->st.to_app, done);
+		wake_if_sleeping(ch);
+	}
+	return done;
+}
+
+int lunar_chan_stack_send(struct lunar_chan *ch, const struct lunar_msg *m)
+{
+	if (is_closed(ch))
+		return -EPIPE;
+	return lunar_chan_stack_send_burst(ch, m, 1) ? 0 : -ENOBUFS;
+}
+
+unsigned lunar_chan_stack_recv(struct lunar_chan *ch, struct lunar_msg *out, unsigned max)
+{
+	unsigned n = rte_ring_sc_dequeue_burst_elem(ch->a2s, out, MSG_SIZE, max, NULL);
+
+	if (n)
+		count(&ch->st.from_app, n);
+	return n;
+}
+
+int lunar_chan_app_send(struct lunar_chan *ch, const struct lunar_msg *m)
+{
+	if (is_closed(ch))
+		return -EPIPE;
+	if (rte_ring_sp_enqueue_elem(ch->a2s, (void *)(uintptr_t)m, MSG_SIZE)) {
+		count(&ch->ap.stack_full, 1);
+		return -ENOBUFS;
+	}
+	count(&ch->ap.to_stack, 1);
+	return 0;
+}
+
+unsigned lunar_chan_app_recv(struct lunar_chan *ch, struct lunar_msg *out, unsigned max)
+{
+	unsigned n = rte_ring_sc_dequeue_burst_elem(ch->s2a, out, MSG_SIZE, max, NULL);
+
+	if (n)
+		count(&ch->ap.from_stack, n);
+	return n;
+}
+
+int lunar_chan_app_fd(const struct lunar_chan *ch)
+{
+	return ch->efd;
+}
+
+/* A1..A3 of the protocol in dispatch.h. */
+int lunar_chan_app_sleep_begin(struct lunar_chan *ch)
+{
+	atomic_store_explicit(&ch->sleeping, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!rte_ring_empty(ch->s2a) || is_closed(ch)) {
+		atomic_store_explicit(&ch->sleeping, 0, memory_order_relaxed);
+		return 1;
+	}
+	count(&ch->ap.sleeps, 1);
+	return 0;
+}
+
+void lunar_chan_app_sleep_end(struct lunar_chan *ch)
+{
+	uint64_t v;
+
+	atomic_store_explicit(&ch->sleeping, 0, memory_order_relaxed);
+	if (read(ch->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: woken by the timeout or another fd, not by us */
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned max, int timeout_ms)
+{
+	uint64_t start = 0, deadline = UINT64_MAX;
+	unsigned n;
+
+	if (max == 0)
+		return -EINVAL; /* it could never return the message that wakes it */
+	n = lunar_chan_app_recv(ch, out, max);
+	if (n)
+		return (int)n;
+	if (timeout_ms == 0)
+		return is_closed(ch) ? -EPIPE : 0;
+	if (ch->spin_ns || timeout_ms > 0)
+		start = now_ns();
+	if (timeout_ms > 0)
+		deadline = start + (uint64_t)timeout_ms * 1000000u;
+	/* Spin: a reply already in flight arrives without two system calls. */
+	if (ch->spin_ns) {
+		uint64_t spin_end = start + ch->spin_ns;
+
+		while (!is_closed(ch)) {
+			n = lunar_chan_app_recv(ch, out, max);
+			if (n)
+				return (int)n;
+			if (now_ns() >= spin_end)
+				break;
+			rte_pause();
+		}
+	}
+	for (;;) {
+		struct pollfd pfd = {.fd = ch->efd, .events = POLLIN};
+		int wait_ms = -1, rc;
+
+		n = lunar_chan_app_recv(ch, out, max);
+		if (n)
+			return (int)n;
+		if (is_closed(ch))
+			return -EPIPE;
+		if (timeout_ms > 0) {
+			uint64_t t = now_ns();
+
+			if (t >= deadline)
+				return 0;
+			wait_ms = (int)((deadline - t + 999999u) / 1000000u);
+		}
+		if (lunar_chan_app_sleep_begin(ch))
+			continue; /* a message (or the shutdown) came in meanwhile */
+		rc = poll(&pfd, 1, wait_ms);
+		lunar_chan_app_sleep_end(ch);
+		if (rc < 0 && errno == EINTR) {
+			n = lunar_chan_app_recv(ch, out, max);
+			return n ? (int)n : -EINTR;
+		}
+		if (rc > 0 && rte_ring_empty(ch->s2a) && !is_closed(ch))
+			count(&ch->ap.spurious, 1);
+	}
+}
+
+int lunar_dispatch_create(unsigned nchans, const struct lunar_chan_config *cfg,
+			  struct lunar_dispatch **out)
+{
+	struct lunar_dispatch *d;
+
+	if (nchans == 0 || nchans > MAX_CHANS)
+		return -EINVAL;
+	d = calloc(1, sizeof(*d) + nchans * sizeof(d->ch[0]));
+	if (!d)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nchans; i++) {
+		int rc = lunar_chan_create(cfg, &d->ch[i]);
+
+		if (rc) {
+			lunar_dispatch_free(d, NULL, NULL);
+			return rc;
+		}
+		d->n++;
+	}
+	*out = d;
+	return 0;
+}
+
+unsigned lunar_dispatch_free(struct lunar_dispatch *d, lunar_msg_drain_fn drain, void *ctx)
+{
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	for (unsigned i = 0; i < d->n; i++)
+		n += lunar_chan_free(d->ch[i], drain, ctx);
+	free(d);
+	return n;
+}
+
+struct lunar_chan *lunar_dispatch_chan(struct lunar_dispatch *d, unsigned idx)
+{
+	return idx < d->n ? d->ch[idx] : NULL;
+}
+
+unsigned lunar_dispatch_count(const struct lunar_dispatch *d)
+{
+	return d->n;
+}
+
+void lunar_dispatch_shutdown(struct lunar_dispatch *d)
+{
+	for (unsigned i = 0; i < d->n; i++)
+		lunar_chan_shutdown(d->ch[i]);
+}
+
+unsigned lunar_dispatch_poll(struct lunar_dispatch *d, lunar_dispatch_fn fn, void *ctx,
+			     unsigned budget)
+{
+	struct lunar_msg burst[RECV_BURST];
+	unsigned share, total = 0, first = d->next;
+
+	if (budget == 0)
+		budget = RECV_BURST * d->n;
+	share = (budget + d->n - 1) / d->n;
+	d->next = first + 1 == d->n ? 0 : first + 1;
+	for (unsigned k = 0; k < d->n && total < budget; k++) {
+		unsigned idx = (first + k) % d->n;
+		struct lunar_chan *ch = d->ch[idx];
+		unsigned want = share < budget - total ? share : budget - total;
+
+		while (want) {
+			unsigned got =
+			    lunar_chan_stack_recv(ch, burst, want < RECV_BURST ? want : RECV_BURST);
+
+			for (unsigned i = 0; i < got; i++)
+				fn(ch, idx, &burst[i], ctx);
+			total += got;
+			want -= got;
+			if (got < RECV_BURST)
+				break; /* the ring is empty (or the share is used) */
+		}
+	}
+	return total;
+}

@@ -1,0 +1,575 @@
+/*
+ * test_dispatch.c - dispatch mode's channels (loop/dispatch.c, LUNA §5.2):
+ * messages cross both ways intact and in order (a million each way between
+ * two threads, sequence-checked); an idle application thread really sleeps
+ * (its CPU time stays small) and wakes on the next message, never missing
+ * one; a full ring refuses and counts; a shutdown wakes the sleeper; the
+ * dispatcher shares its budget fairly; teardown gives every queued message
+ * (and its Zbuf buffer) to a drain callback. No EAL: the rings live in
+ * ordinary memory, and Zbuf runs on its mmap backend.
+ *
+ * Nothing here asserts on speed. The idle test bounds the CPU time a
+ * sleeping thread may use (50 ms in 200 ms), which a spinning thread would
+ * exceed by far on any machine, however loaded.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "loop/dispatch.h"
+#include "mem/zbuf.h"
+
+enum { OP_DATA = 1, OP_STOP = 2 };
+
+static struct lunar_chan *mk(unsigned size, unsigned spin_ns)
+{
+	struct lunar_chan_config cfg = {.size = size, .spin_ns = spin_ns};
+	struct lunar_chan *ch = NULL;
+
+	assert_int_equal(lunar_chan_create(&cfg, &ch), 0);
+	assert_non_null(ch);
+	return ch;
+}
+
+static struct lunar_chan_stats stats(const struct lunar_chan *ch)
+{
+	struct lunar_chan_stats s;
+
+	lunar_chan_stats(ch, &s);
+	return s;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Wait (up to 10 s) until the application has gone to sleep @n times. */
+static void await_sleeps(const struct lunar_chan *ch, uint64_t n)
+{
+	uint64_t end = mono_ms() + 10000;
+
+	while (stats(ch).sleeps < n) {
+		assert_true(mono_ms() < end);
+		sleep_ms(1);
+	}
+}
+
+static void test_create(void **state)
+{
+	struct lunar_chan_config big = {.size = LUNAR_CHAN_MAX_SIZE + 1};
+	struct lunar_chan *ch = NULL;
+	struct lunar_dispatch *d = NULL;
+
+	(void)state;
+	assert_int_equal(lunar_chan_create(&big, &ch), -EINVAL);
+	assert_null(ch);
+	assert_int_equal(lunar_chan_create(NULL, &ch), 0);
+	assert_int_equal(lunar_chan_size(ch), LUNAR_CHAN_DEFAULT_SIZE);
+	assert_true(lunar_chan_app_fd(ch) >= 0);
+	assert_int_equal(lunar_chan_free(ch, NULL, NULL), 0);
+	ch = mk(5, 0); /* any size, not only powers of two */
+	assert_int_equal(lunar_chan_size(ch), 5);
+	lunar_chan_free(ch, NULL, NULL);
+	lunar_chan_free(NULL, NULL, NULL);
+	assert_int_equal(lunar_dispatch_create(0, NULL, &d), -EINVAL);
+	assert_int_equal(lunar_dispatch_create(1, &big, &d), -EINVAL);
+	assert_null(d);
+	assert_int_equal(lunar_dispatch_create(3, NULL, &d), 0);
+	assert_int_equal(lunar_dispatch_count(d), 3);
+	assert_non_null(lunar_dispatch_chan(d, 2));
+	assert_null(lunar_dispatch_chan(d, 3));
+	assert_int_equal(lunar_dispatch_free(d, NULL, NULL), 0);
+}
+
+/* Every field crosses both ways unchanged; counters count. */
+static void test_both_ways(void **state)
+{
+	struct lunar_chan *ch = mk(8, 0);
+	struct lunar_msg m = {
+	    .op = 7, .len = 1234, .conn = 0x1122334455667788ull, .buf = (void *)&m, .arg = 42};
+	struct lunar_msg out[4];
+	struct lunar_chan_stats s;
+
+	(void)state;
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 0);
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 1);
+	assert_memory_equal(&out[0], &m, sizeof(m));
+	m.op = 8;
+	assert_int_equal(lunar_chan_app_send(ch, &m), 0);
+	assert_int_equal(lunar_chan_stack_recv(ch, out, 4), 1);
+	assert_memory_equal(&out[0], &m, sizeof(m));
+	s = stats(ch);
+	assert_int_equal(s.to_app, 1);
+	assert_int_equal(s.from_stack, 1);
+	assert_int_equal(s.to_stack, 1);
+	assert_int_equal(s.from_app, 1);
+	assert_int_equal(s.wakeups, 0); /* nobody slept */
+	assert_int_equal(s.sleeps, 0);
+	assert_int_equal(lunar_chan_free(ch, NULL, NULL), 0);
+}
+
+/* A full ring refuses (-ENOBUFS, counted) and takes again once drained. */
+static void test_full_backpressure(void **state)
+{
+	struct lunar_chan *ch = mk(8, 0);
+	struct lunar_msg m[8] = {0}, out[8];
+	struct lunar_chan_stats s;
+
+	(void)state;
+	for (unsigned i = 0; i < 8; i++) {
+		m[0].arg = i;
+		assert_int_equal(lunar_chan_stack_send(ch, &m[0]), 0);
+		assert_int_equal(lunar_chan_app_send(ch, &m[0]), 0);
+	}
+	assert_int_equal(lunar_chan_stack_send(ch, &m[0]), -ENOBUFS);
+	assert_int_equal(lunar_chan_app_send(ch, &m[0]), -ENOBUFS);
+	assert_int_equal(lunar_chan_stack_send_burst(ch, m, 4), 0);
+	s = stats(ch);
+	assert_int_equal(s.app_full, 5);
+	assert_int_equal(s.stack_full, 1);
+	assert_int_equal(s.to_app, 8);
+	assert_int_equal(s.to_stack, 8);
+	/* room for 3: a burst of 4 takes 3, in order, and 1 is refused */
+	assert_int_equal(lunar_chan_app_recv(ch, out, 3), 3);
+	for (unsigned i = 0; i < 4; i++)
+		m[i].arg = 100 + i;
+	assert_int_equal(lunar_chan_stack_send_burst(ch, m, 4), 3);
+	assert_int_equal(stats(ch).app_full, 6);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 8), 8);
+	assert_int_equal(out[4].arg, 7);
+	assert_int_equal(out[5].arg, 100);
+	assert_int_equal(out[7].arg, 102);
+	assert_int_equal(lunar_chan_stack_recv(ch, out, 8), 8);
+	assert_int_equal(lunar_chan_app_send(ch, &m[0]), 0);
+	assert_int_equal(lunar_chan_free(ch, NULL, NULL), 1);
+}
+
+/* --- a million messages each way between two threads --- */
+
+#define PINGPONG_N 1000000u
+#define WINDOW	   256
+
+struct echo_arg {
+	struct lunar_chan *ch;
+	uint64_t got, bad;
+};
+
+/* The application: echo each message back, checking it is the next in sequence. */
+static void *echo_app(void *arg)
+{
+	struct echo_arg *a = arg;
+	struct lunar_msg in[32];
+
+	for (;;) {
+		int n = lunar_chan_app_wait(a->ch, in, 32, -1);
+
+		if (n < 0)
+			return NULL; /* shut down */
+		for (int i = 0; i < n; i++) {
+			if (in[i].op != OP_DATA || in[i].arg != a->got || in[i].conn != ~a->got)
+				a->bad++;
+			a->got++;
+			in[i].conn = in[i].arg * 3;
+			while (lunar_chan_app_send(a->ch, &in[i]) == -ENOBUFS)
+				;
+		}
+	}
+}
+
+static void test_pingpong(void **state)
+{
+	struct echo_arg a = {.ch = mk(WINDOW, LUNAR_CHAN_DEFAULT_SPIN_NS)};
+	struct lunar_msg out[32];
+	uint64_t sent = 0, back = 0, bad = 0;
+	struct lunar_chan_stats s;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, echo_app, &a), 0);
+	/* the stack core: keep up to WINDOW in flight, never block */
+	while (back < PINGPONG_N) {
+		while (sent < PINGPONG_N && sent - back < WINDOW) {
+			struct lunar_msg m = {.op = OP_DATA, .conn = ~sent, .arg = sent};
+
+			assert_int_equal(lunar_chan_stack_send(a.ch, &m), 0);
+			sent++;
+		}
+		unsigned n = lunar_chan_stack_recv(a.ch, out, 32);
+
+		for (unsigned i = 0; i < n; i++, back++)
+			if (out[i].arg != back || out[i].conn != back * 3)
+				bad++;
+		if (n == 0 && sent - back == WINDOW)
+			sched_yield(); /* a real stack core would not; the test may share a CPU */
+	}
+	lunar_chan_shutdown(a.ch);
+	pthread_join(t, NULL);
+	assert_int_equal(bad, 0);
+	assert_int_equal(a.bad, 0);
+	assert_int_equal(a.got, PINGPONG_N);
+	s = stats(a.ch);
+	assert_int_equal(s.to_app, PINGPONG_N);
+	assert_int_equal(s.from_stack, PINGPONG_N);
+	assert_int_equal(s.to_stack, PINGPONG_N);
+	assert_int_equal(s.from_app, PINGPONG_N);
+	assert_int_equal(s.app_full, 0); /* the window is the ring's size */
+	assert_true(s.wakeups <= s.sleeps);
+	print_message("pingpong: %u each way, %llu sleeps, %llu wakeups, %llu spurious\n",
+		      PINGPONG_N, (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
+		      (unsigned long long)s.spurious);
+	assert_int_equal(lunar_chan_free(a.ch, NULL, NULL), 0);
+}
+
+/* --- sleeping --- */
+
+struct idle_arg {
+	struct lunar_chan *ch;
+	int rc;
+	struct lunar_msg m;
+	uint64_t cpu_ns;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *idle_app(void *arg)
+{
+	struct idle_arg *a = arg;
+	uint64_t t0 = thread_cpu_ns();
+
+	a->rc = lunar_chan_app_wait(a->ch, &a->m, 1, -1);
+	a->cpu_ns = thread_cpu_ns() - t0;
+	return NULL;
+}
+
+/*
+ * 200 ms without messages: the application thread went to sleep (counted)
+ * and used far less CPU than a spinning thread would (< 50 ms), and the
+ * next message wakes it (one eventfd write).
+ */
+static void test_app_sleeps_when_idle(void **state)
+{
+	struct idle_arg a = {.ch = mk(64, LUNAR_CHAN_DEFAULT_SPIN_NS)};
+	struct lunar_msg m = {.op = OP_DATA, .arg = 99};
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, idle_app, &a), 0);
+	sleep_ms(200);
+	await_sleeps(a.ch, 1);
+	assert_int_equal(lunar_chan_stack_send(a.ch, &m), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(a.rc, 1);
+	assert_int_equal(a.m.arg, 99);
+	assert_true(stats(a.ch).sleeps >= 1);
+	assert_int_equal(stats(a.ch).wakeups, 1);
+	print_message("idle: %.2f ms of CPU in >= 200 ms waiting\n", (double)a.cpu_ns / 1e6);
+	assert_true(a.cpu_ns < 50ull * 1000 * 1000);
+	lunar_chan_free(a.ch, NULL, NULL);
+}
+
+#define ROUNDS 200
+
+static void *round_app(void *arg)
+{
+	struct echo_arg *a = arg;
+	struct lunar_msg m;
+
+	for (;;) {
+		int n = lunar_chan_app_wait(a->ch, &m, 1, -1);
+
+		if (n < 0)
+			return NULL;
+		if (m.arg != a->got)
+			a->bad++;
+		a->got++;
+		if (lunar_chan_app_send(a->ch, &m))
+			a->bad++;
+	}
+}
+
+/*
+ * The stack sends only once the application is asleep, every round: each
+ * message must wake it (a lost wakeup would hang the round; it fails after
+ * 10 s instead), with one eventfd write per sleep at most.
+ */
+static void test_wakeup_after_sleep(void **state)
+{
+	struct echo_arg a = {.ch = mk(16, 0)};
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, round_app, &a), 0);
+	for (uint64_t r = 0; r < ROUNDS; r++) {
+		struct lunar_msg m = {.op = OP_DATA, .arg = r};
+		uint64_t end = mono_ms() + 10000;
+
+		await_sleeps(a.ch, r + 1);
+		assert_int_equal(lunar_chan_stack_send(a.ch, &m), 0);
+		while (lunar_chan_stack_recv(a.ch, &m, 1) == 0) {
+			assert_true(mono_ms() < end);
+			sched_yield();
+		}
+		assert_int_equal(m.arg, r);
+	}
+	lunar_chan_shutdown(a.ch);
+	pthread_join(t, NULL);
+	assert_int_equal(a.bad, 0);
+	assert_int_equal(a.got, ROUNDS);
+	assert_true(stats(a.ch).wakeups >= ROUNDS);
+	assert_true(stats(a.ch).wakeups <= stats(a.ch).sleeps);
+	lunar_chan_free(a.ch, NULL, NULL);
+}
+
+/* While the application sleeps, ten sends cost one eventfd write. */
+static void test_one_wakeup_per_sleep(void **state)
+{
+	struct lunar_chan *ch = mk(16, 0);
+	struct lunar_msg m = {.op = OP_DATA}, out[16];
+	struct pollfd pfd = {.fd = lunar_chan_app_fd(ch), .events = POLLIN};
+
+	(void)state;
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_int_equal(stats(ch).wakeups, 1);
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	lunar_chan_app_sleep_end(ch);
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* read: no stale wakeup left */
+	/* messages already queued: do not sleep */
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 1);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 16), 10);
+	assert_int_equal(stats(ch).sleeps, 1);
+	lunar_chan_free(ch, NULL, NULL);
+}
+
+/* Waits with a timeout end with 0; a timeout of 0 never sleeps. */
+static void test_wait_timeout(void **state)
+{
+	struct lunar_chan *ch = mk(16, 1000);
+	struct lunar_msg out;
+	uint64_t t0 = mono_ms();
+
+	(void)state;
+	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 0), 0);
+	assert_int_equal(stats(ch).sleeps, 0);
+	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 30), 0);
+	assert_true(mono_ms() - t0 >= 30);
+	assert_true(stats(ch).sleeps >= 1);
+	lunar_chan_free(ch, NULL, NULL);
+}
+
+struct shut_arg {
+	struct lunar_chan *ch;
+	int rc[3];
+	uint64_t arg;
+};
+
+static void *shut_app(void *arg)
+{
+	struct shut_arg *a = arg;
+	struct lunar_msg m;
+
+	a->rc[0] = lunar_chan_app_wait(a->ch, &m, 1, -1); /* woken by the shutdown */
+	return NULL;
+}
+
+/* A shutdown wakes a sleeper; messages queued before it are still delivered. */
+static void test_shutdown(void **state)
+{
+	struct shut_arg a = {.ch = mk(16, 0)};
+	struct lunar_msg m = {.op = OP_DATA, .arg = 5};
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, shut_app, &a), 0);
+	await_sleeps(a.ch, 1);
+	lunar_chan_shutdown(a.ch);
+	pthread_join(t, NULL);
+	assert_int_equal(a.rc[0], -EPIPE);
+	assert_int_equal(stats(a.ch).wakeups, 0); /* the shutdown's kick is not a message wakeup */
+	lunar_chan_free(a.ch, NULL, NULL);
+
+	a.ch = mk(16, 0);
+	assert_int_equal(lunar_chan_stack_send(a.ch, &m), 0);
+	lunar_chan_shutdown(a.ch);
+	assert_int_equal(lunar_chan_stack_send(a.ch, &m), -EPIPE);
+	assert_int_equal(lunar_chan_stack_send_burst(a.ch, &m, 1), 0);
+	assert_int_equal(lunar_chan_app_send(a.ch, &m), -EPIPE);
+	assert_int_equal(lunar_chan_app_sleep_begin(a.ch), 1);
+	assert_int_equal(lunar_chan_app_wait(a.ch, &m, 1, -1), 1);
+	assert_int_equal(m.arg, 5);
+	assert_int_equal(lunar_chan_app_wait(a.ch, &m, 1, -1), -EPIPE);
+	assert_int_equal(lunar_chan_app_wait(a.ch, &m, 1, 0), -EPIPE);
+	lunar_chan_free(a.ch, NULL, NULL);
+}
+
+/* --- teardown: queued buffers go back --- */
+
+static void drain_unref(struct lunar_msg *m, void *ctx)
+{
+	unsigned *n = ctx;
+
+	assert_non_null(m->buf);
+	zbuf_unref(m->buf);
+	(*n)++;
+}
+
+static void send_zbufs(struct lunar_chan *ch, unsigned to_app, unsigned to_stack)
+{
+	for (unsigned i = 0; i < to_app + to_stack; i++) {
+		struct lunar_msg m = {.op = OP_DATA, .buf = zbuf_alloc(1000), .len = 1000};
+
+		assert_non_null(m.buf);
+		if (i < to_app)
+			assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+		else
+			assert_int_equal(lunar_chan_app_send(ch, &m), 0);
+	}
+}
+
+static void test_teardown_drain(void **state)
+{
+	struct zbuf_config zc = {.backend = ZBUF_BACKEND_MMAP, .zones = {1, 1, 1, 1}};
+	struct lunar_dispatch *d;
+	struct lunar_chan *ch;
+	unsigned drained = 0;
+
+	(void)state;
+	assert_int_equal(zbuf_init(&zc), 0);
+	ch = mk(16, 0);
+	send_zbufs(ch, 5, 3);
+	assert_int_equal(zbuf_in_use(), 8);
+	assert_int_equal(lunar_chan_free(ch, drain_unref, &drained), 8);
+	assert_int_equal(drained, 8);
+	assert_int_equal(zbuf_in_use(), 0);
+
+	/* without a drain callback, the buffers are released */
+	ch = mk(16, 0);
+	send_zbufs(ch, 4, 4);
+	assert_int_equal(lunar_chan_free(ch, NULL, NULL), 8);
+	assert_int_equal(zbuf_in_use(), 0);
+
+	/* a dispatcher drains every channel */
+	assert_int_equal(lunar_dispatch_create(3, NULL, &d), 0);
+	for (unsigned i = 0; i < 3; i++)
+		send_zbufs(lunar_dispatch_chan(d, i), i, 2);
+	assert_int_equal(zbuf_in_use(), 9);
+	drained = 0;
+	assert_int_equal(lunar_dispatch_free(d, drain_unref, &drained), 9);
+	assert_int_equal(drained, 9);
+	assert_int_equal(zbuf_in_use(), 0);
+	zbuf_fini();
+}
+
+/* --- the dispatcher --- */
+
+#define NCH 3
+
+struct poll_seen {
+	unsigned per[NCH];
+	unsigned bad;
+	struct lunar_dispatch *d;
+};
+
+static void on_msg(struct lunar_chan *ch, unsigned idx, struct lunar_msg *m, void *ctx)
+{
+	struct poll_seen *s = ctx;
+
+	if (lunar_dispatch_chan(s->d, idx) != ch || m->conn != idx || m->arg != s->per[idx])
+		s->bad++;
+	s->per[idx]++;
+}
+
+/* A budget is shared: each channel its part, in order, none starved. */
+static void test_dispatch_poll(void **state)
+{
+	struct lunar_chan_config cfg = {.size = 128};
+	struct poll_seen s = {0};
+	unsigned total = 0;
+
+	(void)state;
+	assert_int_equal(lunar_dispatch_create(NCH, &cfg, &s.d), 0);
+	assert_int_equal(lunar_dispatch_poll(s.d, on_msg, &s, 30), 0);
+	for (unsigned c = 0; c < NCH; c++)
+		for (unsigned i = 0; i < 100; i++) {
+			struct lunar_msg m = {.op = OP_DATA, .conn = c, .arg = i};
+
+			assert_int_equal(lunar_chan_app_send(lunar_dispatch_chan(s.d, c), &m), 0);
+		}
+	assert_int_equal(lunar_dispatch_poll(s.d, on_msg, &s, 30), 30);
+	for (unsigned c = 0; c < NCH; c++)
+		assert_int_equal(s.per[c], 10);
+	/* a budget that does not divide: 3 polls of 10 still give each channel 10 */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(lunar_dispatch_poll(s.d, on_msg, &s, 10), 10);
+	for (unsigned c = 0; c < NCH; c++)
+		assert_int_equal(s.per[c], 20);
+	/* budget 0: up to 32 per channel */
+	assert_int_equal(lunar_dispatch_poll(s.d, on_msg, &s, 0), 96);
+	while (total < 300 - 156) {
+		unsigned n = lunar_dispatch_poll(s.d, on_msg, &s, 7);
+
+		assert_true(n > 0 && n <= 7);
+		total += n;
+	}
+	assert_int_equal(lunar_dispatch_poll(s.d, on_msg, &s, 0), 0);
+	for (unsigned c = 0; c < NCH; c++)
+		assert_int_equal(s.per[c], 100);
+	assert_int_equal(s.bad, 0);
+	assert_int_equal(stats(lunar_dispatch_chan(s.d, 1)).from_app, 100);
+	lunar_dispatch_shutdown(s.d);
+	struct lunar_msg m;
+	assert_int_equal(lunar_chan_app_wait(lunar_dispatch_chan(s.d, 0), &m, 0, -1), -EINVAL);
+	assert_int_equal(lunar_chan_app_wait(lunar_dispatch_chan(s.d, 0), &m, 1, -1), -EPIPE);
+	assert_int_equal(lunar_dispatch_free(s.d, NULL, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_create),
+	    cmocka_unit_test(test_both_ways),
+	    cmocka_unit_test(test_full_backpressure),
+	    cmocka_unit_test(test_pingpong),
+	    cmocka_unit_test(test_app_sleeps_when_idle),
+	    cmocka_unit_test(test_wakeup_after_sleep),
+	    cmocka_unit_test(test_one_wakeup_per_sleep),
+	    cmocka_unit_test(test_wait_timeout),
+	    cmocka_unit_test(test_shutdown),
+	    cmocka_unit_test(test_teardown_drain),
+	    cmocka_unit_test(test_dispatch_poll),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "ctl/flow_plan.h"
 #include "ctl/netlink.h"
+#include "loop/kernel_poll.h"
 #include "mem/zbuf.h"
 #include "port/port_ethdev.h"
 #include "port/port_tap.h"
@@ -512,12 +513,24 @@ unsigned lunar_env_poll(struct lunar_env *env)
 			nl_watch_poll(env->nl);
 		env->next_timer_ns = now + TIMER_PERIOD_NS;
 	}
+	/* The kernel's sockets get their turn each iteration, a bounded batch of them. */
+	if (env->kpoll) {
+		lunar_cost_enter(LUNAR_COST_APP);
+		lunar_kpoll_run(env->kpoll, LUNAR_KPOLL_BATCH);
+	}
 	/* Transmit at the end of every iteration: replies go out with the burst that caused them. */
 	lunar_cost_enter(LUNAR_COST_TX);
 	netif_flush(&env->nif);
 	lunar_cost_leave(prev);
 	watchdog(env, now);
 	return n;
+}
+
+struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env)
+{
+	if (!env->kpoll && lunar_kpoll_create(LUNAR_KPOLL_BATCH, &env->kpoll))
+		env->kpoll = NULL;
+	return env->kpoll;
 }
 
 void lunar_env_dump(const struct lunar_env *env, FILE *f)
@@ -546,6 +559,10 @@ static void worker_close(struct lunar_env *w)
 	if (w->nl) {
 		nl_watch_close(w->nl);
 		w->nl = NULL;
+	}
+	if (w->kpoll) {
+		lunar_kpoll_free(w->kpoll);
+		w->kpoll = NULL;
 	}
 }
 

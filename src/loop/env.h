@@ -29,6 +29,8 @@ struct rte_mempool;
 struct tcp_stack;
 struct tcp_config;
 
+struct lunar_kpoll;
+
 struct lunar_env {
 	struct lunar_options opt;
 	unsigned index;             /* this worker, 0..n_workers-1 = its queue */
@@ -54,6 +56,7 @@ struct lunar_env {
 	 * counted and reported, since the whole queue waited for it.
 	 */
 	uint64_t iterations, over_budget, worst_iter_ns, budget_ns;
+	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
 };
 
 /** Default iteration budget of the watchdog; LUNAR_ITER_BUDGET_US overrides it. */
@@ -85,6 +88,15 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 				unsigned max_conns);
 /** Tell the XDP program that lunar listens on TCP @port (af_xdp; no-op elsewhere). */
 int lunar_env_steer_port(struct lunar_env *env, uint16_t port);
+/**
+ * Kernel sockets in this worker's loop (LUNA §7.2): created on first use;
+ * register fds with lunar_kpoll_add(). From then on every iteration makes
+ * one non-blocking epoll_wait of at most LUNAR_KPOLL_BATCH events, so
+ * neither lunar's queue nor the kernel's sockets starve. NULL on failure.
+ */
+struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env);
+#define LUNAR_KPOLL_BATCH 16
+
 /** Print the worker's loop counters (iterations, watchdog) to @f. */
 void lunar_env_dump(const struct lunar_env *env, FILE *f);
 /** Time in nanoseconds from the TSC. */

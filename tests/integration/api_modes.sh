@@ -5,7 +5,8 @@
 # run with requests = responses on both ends and no Zbuf object leaked.
 # The zero-copy modes copy zero payload bytes on either side (the copy
 # counters), inline mode really runs callbacks in place, the copying mode
-# counts its copies. Then the watchdog: a server application that stalls
+# counts its copies; kernel sockets in the loop: the batch server also
+# echoes kernel TCP on 127.0.0.1 from the same loop (LUNA 7.2). Then the watchdog: a server application that stalls
 # 2 ms in each callback gets its loop iterations counted over budget and
 # reported, and still answers every request correctly.
 source "$(dirname "$0")/lib.sh"
@@ -30,6 +31,21 @@ run() {
 	bg "srv_$name" "$KNB" server --stack lunar --port "memif:$sock:server" --ip 192.168.77.2/24 \
 		--listen 192.168.77.2:7000 --core 1 --verbose "${sargs[@]}"
 	wait_for "$name server" 100 grep -q "ready" "$OUT/srv_$name.log"
+	# Kernel sockets in the same loop: a kernel TCP echo while lunar serves RPCs.
+	[ -n "${KECHO:-}" ] && /usr/bin/python3 - "$KECHO" >"$OUT/kecho-$name.log" 2>&1 <<'PY' &
+import os, socket, sys, time
+port = int(sys.argv[1]); ok = 0
+for i in range(20):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    msg = os.urandom(1000 + 200 * i)
+    s.sendall(msg); got = b""
+    while len(got) < len(msg):
+        b = s.recv(65536)
+        if not b: break
+        got += b
+    ok += got == msg; s.close(); time.sleep(0.02)
+print("kernel echo ok", ok)
+PY
 	timeout 60 "$KNB" client --stack lunar --port "memif:$sock:client" --ip 192.168.77.1/24 \
 		--connect 192.168.77.2:7000 --pattern rpc --msg-size 4096 --iodepth 2 --core 0 \
 		--duration 1 --warmup 0.2 --verbose --json "$OUT/$name.json" "${cargs[@]}" \
@@ -47,7 +63,7 @@ run() {
 }
 
 for api in inline batch; do
-	run "$api" --api "$api" -- --api "$api"
+	KECHO=$([ "$api" = batch ] && echo 7999) run "$api" --api "$api" $([ "$api" = batch ] && echo --kernel-echo 7999) -- --api "$api"
 	for f in "$OUT/cli-$api.log" "$OUT/srv_$api.log"; do
 		side=$(basename "$f" .log)
 		expect_eq "$api ($side): payload bytes copied on send" "$(tcp_field "$f" copy_tx_bytes)" 0
@@ -56,6 +72,9 @@ for api in inline batch; do
 	done
 done
 expect_ge "inline: server callbacks run in place" "$(tcp_field "$OUT/srv_inline.log" inline_calls)" 20
+wait
+expect_grep "batch: a kernel TCP echo served from lunar's loop, 20 of 20 right" "^kernel echo ok 20$" \
+	"$OUT/kecho-batch.log"
 expect_eq "batch: no callback runs in place" "$(tcp_field "$OUT/srv_batch.log" inline_calls)" 0
 expect_eq "inline: the JSON names the interface" "$(json "$OUT/inline.json" "d['config']['api']")" inline
 

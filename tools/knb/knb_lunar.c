@@ -12,9 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include "base/cost.h"
 #include "loop/env.h"
+#include "loop/kernel_poll.h"
 #include "mem/zbuf.h"
 #include "port/port.h"
 #include "tcp/tcp_stack.h"
@@ -377,6 +382,55 @@ static void reap(struct lctx *L)
 	L->n = w;
 }
 
+/*
+ * --kernel-echo: a kernel TCP echo served by the same run-to-completion
+ * loop as lunar's connections (LUNA §7.2): the listening socket and each
+ * accepted one are registered with the worker's kernel poller.
+ */
+static void kecho_conn(int fd, uint32_t ev, void *ctx)
+{
+	struct lunar_kpoll *kp = ctx;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	(void)ev;
+	if (n > 0 && write(fd, buf, (size_t)n) == n)
+		return;
+	if (n < 0 && errno == EAGAIN)
+		return;
+	lunar_kpoll_del(kp, fd);
+	close(fd);
+}
+
+static void kecho_accept(int fd, uint32_t ev, void *ctx)
+{
+	struct lunar_kpoll *kp = ctx;
+	int c;
+
+	(void)ev;
+	while ((c = accept4(fd, NULL, NULL, SOCK_NONBLOCK)) >= 0)
+		if (lunar_kpoll_add(kp, c, EPOLLIN | EPOLLRDHUP, kecho_conn, kp))
+			close(c);
+}
+
+static int kecho_open(struct lunar_env *w, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct lunar_kpoll *kp = lunar_env_kpoll(w);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0 || !kp)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64) ||
+	    lunar_kpoll_add(kp, fd, EPOLLIN, kecho_accept, kp)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int run_server(struct lctx *L)
 {
 	const struct knb_config *c = L->c;
@@ -398,6 +452,13 @@ static int run_server(struct lctx *L)
 			rc = 1;
 			goto out;
 		}
+	}
+	if (L->env->index == 0 && c->kernel_echo_port &&
+	    kecho_open(L->env, (uint16_t)c->kernel_echo_port) < 0) {
+		fprintf(stderr, "knb server: cannot serve the kernel echo on 127.0.0.1:%u: %s\n",
+			c->kernel_echo_port, strerror(errno));
+		rc = 1;
+		goto out;
 	}
 	if (L->env->index == 0) {
 		printf("knb server: ready, lunar stack on %s, port %u, %u worker%s\n",

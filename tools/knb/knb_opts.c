@@ -12,7 +12,7 @@
 enum {
 	OPT_STACK = 1, OPT_LISTEN, OPT_CONNECT, OPT_THREADS, OPT_SERVER_THREADS, OPT_FLOWS,
 	OPT_PATTERN, OPT_MSG_SIZE, OPT_IODEPTH, OPT_DURATION, OPT_WARMUP, OPT_CONNECT_TIMEOUT,
-	OPT_KERNEL_MODE, OPT_JSON, OPT_CPU_BREAKDOWN, OPT_PROTO_VERSION, OPT_API, OPT_APP_STALL,
+	OPT_KERNEL_MODE, OPT_JSON, OPT_CPU_BREAKDOWN, OPT_PROTO_VERSION, OPT_API, OPT_APP_STALL, OPT_KERNEL_ECHO,
 };
 
 static void usage(FILE *f)
@@ -42,6 +42,8 @@ static void usage(FILE *f)
 	      "                           callbacks per segment, or copying socket-like calls [batch]\n"
 	      "  --app-stall-us N         lunar server: a misbehaving application that spins N us\n"
 	      "                           in each data callback (shows the loop watchdog) [0]\n"
+	      "  --kernel-echo PORT       lunar server: also echo kernel TCP on 127.0.0.1:PORT from\n"
+	      "                           the same loop (kernel sockets in the loop, LUNA 7.2)\n"
 	      "  --json FILE              write the results (schema 1: docs/KNB.md)\n"
 	      "  --protocol-version N     speak another protocol version (testing only)\n"
 	      "\n",
@@ -159,6 +161,7 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 		return 0;
 	case OPT_JSON: c->json_path = arg; return 0;
 	case OPT_CPU_BREAKDOWN: c->cpu_breakdown = true; return 0;
+	case OPT_KERNEL_ECHO: return uint_opt("kernel-echo", arg, 1, 65535, &c->kernel_echo_port);
 	case OPT_APP_STALL: return uint_opt("app-stall-us", arg, 0, 1000000, &c->app_stall_us);
 	case OPT_API:
 		if (!strcmp(arg, "batch"))
@@ -315,6 +318,7 @@ int knb_parse_args(int argc, char **argv, struct knb_config *c)
 		{"cpu-breakdown", no_argument, NULL, OPT_CPU_BREAKDOWN},
 		{"api", required_argument, NULL, OPT_API},
 		{"app-stall-us", required_argument, NULL, OPT_APP_STALL},
+		{"kernel-echo", required_argument, NULL, OPT_KERNEL_ECHO},
 		{"protocol-version", required_argument, NULL, OPT_PROTO_VERSION},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},

@@ -436,6 +436,10 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 	struct tcp_sndbuf *b = &c->snd;
 	uint32_t take;
 
+	/* Zero-copy send takes a reference: the memory must be Zbuf, all of it in one object. */
+	if (!len || !zbuf_contains(data) || !zbuf_obj(data) ||
+	    (size_t)(data - (const uint8_t *)zbuf_obj(data)) + len > zbuf_obj_size(data))
+		return len ? -EFAULT : 0;
 	if (c->fin_queued)
 		return -EPIPE; /* RFC 9293 3.10.2: connection closing */
 	if (!can_send_data(c->state))

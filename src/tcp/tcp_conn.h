@@ -252,7 +252,8 @@ uint64_t tcp_next_deadline(const struct tcp_conn *c);
 /**
  * Queue @len bytes at @data (Zbuf memory) for sending; takes its own
  * reference. @return bytes accepted (0 when the send buffer is full or the
- * connection cannot send), or -ENOTCONN / -EPIPE.
+ * connection cannot send), or -ENOTCONN / -EPIPE, or -EFAULT when @data is
+ * not Zbuf memory or the range runs past the end of its object.
  */
 int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len);
 /** Free space in the send buffer. */

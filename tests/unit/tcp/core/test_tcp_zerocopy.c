@@ -8,6 +8,7 @@
  */
 #include "tcp_script.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -116,12 +117,38 @@ static void test_abort_releases_unacked(void **state)
 	script_end(&s);
 }
 
+/* Bad input: memory that is not Zbuf, or a range past its object, is refused with -EFAULT. */
+static void test_send_rejects_foreign_memory(void **state)
+{
+	static uint8_t not_zbuf[100];
+	struct script s;
+	uint8_t *b;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	assert_int_equal(tcp_send(&s.c, not_zbuf, sizeof(not_zbuf)), -EFAULT);
+	b = zbuf_alloc(2048);
+	assert_non_null(b);
+	assert_int_equal(tcp_send(&s.c, b + 2000, (uint32_t)zbuf_obj_size(b)), -EFAULT);
+	assert_int_equal(zbuf_refcnt(b), 1); /* nothing taken */
+	assert_int_equal(tcp_send(&s.c, b, 100), 100);
+	zbuf_unref(b);
+	expect_nothing(&s);
+	tcp_output(&s.c, s.now, &s.out);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 1, ISS + 101, 65535, 0);
+	drain_tx(&s);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_send_released_on_last_ack),
 		cmocka_unit_test(test_replicated_send_freed_after_last_connection),
 		cmocka_unit_test(test_abort_releases_unacked),
+		cmocka_unit_test(test_send_rejects_foreign_memory),
 	};
 
 	return cmocka_run_group_tests_name("tcp/core_zerocopy", tests, script_group_setup,

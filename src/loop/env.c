@@ -33,6 +33,7 @@
 #include "tcp/tcp_stack.h"
 
 #define RX_BURST 32
+#define HDR_POOL_MBUFS 16383 /* two per zero-copy frame in flight to the port */
 /*
  * Received frames stay in the pool while connections hold them (zero copy:
  * a 1 MiB receive window is up to ~725 frames), so by default the pool is
@@ -452,8 +453,19 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 	}
 	env->tcp = tcp_stack_create(&env->nif, cfg, max_conns ? max_conns : 65536, &env->plan,
 				    env->index);
-	if (env->tcp)
+	if (env->tcp) {
+		char name[32];
+
+		/* Headers of zero-copy frames: small buffers, apart from the receive pool. */
+		snprintf(name, sizeof(name), "lunar_hdr%u", env->index);
+		env->hdr_pool = rte_pktmbuf_pool_create(name, HDR_POOL_MBUFS, 256, 0,
+							RTE_PKTMBUF_HEADROOM + 128, SOCKET_ID_ANY);
+		if (!env->hdr_pool)
+			LOG_WARN("no header pool (%s): TCP payload is copied into frames",
+				 rte_strerror(rte_errno));
+		tcp_stack_set_hdr_pool(env->tcp, env->hdr_pool);
 		tcp_stack_poll(env->tcp, lunar_env_now_ns(env)); /* give it the time before any connect */
+	}
 	return env->tcp;
 }
 
@@ -556,6 +568,8 @@ static void worker_close(struct lunar_env *w)
 		port_close(w->port); /* the device returns the mbufs on its rings */
 		w->port = NULL;
 	}
+	rte_mempool_free(w->hdr_pool); /* after the port: it may have held frames */
+	w->hdr_pool = NULL;
 	if (w->nl) {
 		nl_watch_close(w->nl);
 		w->nl = NULL;

@@ -59,6 +59,7 @@ struct tcp_stack {
 	unsigned worker;
 	struct flow_port_set eph; /* this worker's client ports */
 	struct timer_wheel timers; /* every connection's next deadline */
+	struct rte_mempool *hdr_pool; /* zero-copy frames' headers and attachments */
 	struct tcp_sock *ev_head, *ev_tail, *dead;
 	struct tcp_sock *all; /* every live socket */
 	struct tcp_out out;
@@ -167,7 +168,7 @@ static int attach_payload(struct tcp_stack *st, const struct tcp_conn *c, struct
 	if (got != len)
 		return -E2BIG; /* scattered over too many small sends: copy instead */
 	for (unsigned i = 0; i < n; i++) {
-		struct rte_mbuf *a = rte_pktmbuf_alloc(st->nif->port->pool);
+		struct rte_mbuf *a = rte_pktmbuf_alloc(st->hdr_pool);
 		struct rte_mbuf_ext_shared_info *sh;
 
 		if (!a)
@@ -195,17 +196,28 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 {
 	struct netif *nif = st->nif;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
-	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->port->pool);
+	struct rte_mbuf *m;
 	struct tcp_repr r = {.sport = t->lport, .dport = t->rport, .seq = tx->seq,
 			     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
 			     .payload_len = tx->len};
 	size_t hdr = tcp_hdr_len(&tx->opts);
 	bool offload = (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) || tx->tso_mss;
-	bool zc = tx->len && c && (nif->port->offloads & PORT_OFFLOAD_TX_MULTISEG);
+	/*
+	 * Zero-copy frames take their header and attachment buffers from the
+	 * worker's small header pool, never from the receive pool the port
+	 * needs to take ACKs in; without one, the payload is copied.
+	 */
+	struct rte_mempool *hp = st->hdr_pool;
+	bool zc = tx->len && c && hp && (nif->port->offloads & PORT_OFFLOAD_TX_MULTISEG);
 	uint32_t first;
 	uint8_t *p;
 
+	m = rte_pktmbuf_alloc(zc ? hp : nif->port->pool);
 	lunar_cost_leave(prev);
+	if (!m && zc) {
+		zc = false; /* header pool empty: copy into a receive-pool buffer */
+		m = rte_pktmbuf_alloc(nif->port->pool);
+	}
 	if (!m) {
 		st->stats.tx_no_mbuf++;
 		return; /* counted; the timers retransmit what mattered */
@@ -976,6 +988,11 @@ void tcp_sock_abort(struct tcp_sock *s)
 const struct tcp_conn *tcp_sock_conn(const struct tcp_sock *s)
 {
 	return &s->conn;
+}
+
+void tcp_stack_set_hdr_pool(struct tcp_stack *st, struct rte_mempool *mp)
+{
+	st->hdr_pool = mp;
 }
 
 void tcp_sock_set_inline(struct tcp_sock *s, bool on)

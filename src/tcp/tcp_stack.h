@@ -65,6 +65,14 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 				   unsigned max_conns, const struct flow_plan *plan,
 				   unsigned worker);
 void tcp_stack_free(struct tcp_stack *st);
+struct rte_mempool;
+/**
+ * Frame payload without copying it (LUNA §6.2) on ports that take chained
+ * buffers: headers and the attaching buffers come from @mp, a pool of
+ * small buffers of the worker's own, so sending never uses the receive
+ * pool the port needs to take ACKs in. NULL (the default): copy.
+ */
+void tcp_stack_set_hdr_pool(struct tcp_stack *st, struct rte_mempool *mp);
 /** Run due timers and deliver pending events. Call once per loop iteration. */
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
 const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st);

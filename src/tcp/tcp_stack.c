@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "base/compiler.h"
@@ -190,6 +189,26 @@ static int attach_payload(struct tcp_stack *st, const struct tcp_conn *c, struct
 	return 0;
 }
 
+/*
+ * One's complement sum of every byte of a chain (inet_csum_add_at() puts
+ * each buffer's sum at its offset). Not rte_raw_cksum_mbuf(): DPDK 22.11's truncates the 32-bit partial sum
+ * to 16 bits before that swap, so segments after an odd-length one get a
+ * wrong checksum, and a retransmission of the same bytes is wrong again.
+ */
+static uint16_t chain_csum_partial(const struct rte_mbuf *m)
+{
+	uint32_t done = 0;
+	uint16_t sum = 0;
+
+	for (; m; m = m->next) {
+		uint16_t part = inet_csum_partial(rte_pktmbuf_mtod(m, const void *), m->data_len);
+
+		sum = inet_csum_add_at(sum, part, done);
+		done += m->data_len;
+	}
+	return sum;
+}
+
 /* Build and send one segment of @c (or a bare reply when @c is NULL). */
 static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
@@ -275,10 +294,10 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 		/* Software checksum over the header buffer and the attached payload. */
 		uint16_t ph = inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP,
 					       (uint32_t)(hdr + tx->len));
-		uint16_t raw = 0, sum;
+		uint16_t raw, sum;
 
 		memset(p + 16, 0, 2);
-		rte_raw_cksum_mbuf(m, 0, (uint32_t)hdr + tx->len, &raw);
+		raw = chain_csum_partial(m);
 		sum = (uint16_t)~inet_csum_add(ph, raw);
 		memcpy(p + 16, &sum, sizeof(sum));
 	}

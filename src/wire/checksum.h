@@ -38,6 +38,17 @@ static inline uint16_t inet_csum_add(uint16_t a, uint16_t b)
 }
 
 /**
+ * Add the partial sum @part of a piece that starts @off bytes into the
+ * region being summed (a frame in several buffers): a piece at an odd
+ * offset has its bytes in the other half of each 16-bit word, so its
+ * folded sum is byte-swapped first (RFC 1071 2(B)).
+ */
+static inline uint16_t inet_csum_add_at(uint16_t sum, uint16_t part, size_t off)
+{
+	return inet_csum_add(sum, (off & 1) ? rte_bswap16(part) : part);
+}
+
+/**
  * Non-complemented one's complement sum of a buffer.
  *
  * @param buf bytes to sum (any alignment).

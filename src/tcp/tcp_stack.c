@@ -190,6 +190,51 @@ static int attach_payload(struct tcp_stack *st, const struct tcp_conn *c, struct
 }
 
 /*
+ * A frame whose payload is attached, not copied: header and attachments
+ * from the worker's small header pool, never from the receive pool the
+ * port needs to take ACKs in. NULL when that cannot be done (no header
+ * pool, no chained tx, pool empty, payload in too many pieces): copy.
+ */
+static struct rte_mbuf *frame_attached(struct tcp_stack *st, const struct tcp_conn *c,
+				       const struct tcp_tx *tx, size_t hdr, uint8_t **p)
+{
+	struct rte_mbuf *m;
+
+	if (!tx->len || !c || !st->hdr_pool ||
+	    !(st->nif->port->offloads & PORT_OFFLOAD_TX_MULTISEG))
+		return NULL;
+	m = rte_pktmbuf_alloc(st->hdr_pool);
+	if (!m)
+		return NULL;
+	*p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)hdr);
+	if (!*p || attach_payload(st, c, m, tx->seq, tx->len)) {
+		rte_pktmbuf_free(m); /* drops what was attached */
+		return NULL;
+	}
+	return m;
+}
+
+/* A frame holding the header and one copy of the payload (chained beyond one buffer for TSO). */
+static struct rte_mbuf *frame_copied(struct tcp_stack *st, const struct tcp_conn *c,
+				     const struct tcp_tx *tx, size_t hdr, uint8_t **p)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(st->nif->port->pool);
+	uint32_t first = tx->len;
+
+	if (!m)
+		return NULL;
+	/* The header and as much payload as the first buffer holds (all of it without TSO). */
+	if (hdr + first > rte_pktmbuf_tailroom(m))
+		first = rte_pktmbuf_tailroom(m) - (uint32_t)hdr;
+	*p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + first));
+	if (!*p || (tx->len && copy_payload(st, c, m, *p + hdr, first, tx->seq, tx->len))) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/*
  * One's complement sum of every byte of a chain (inet_csum_add_at() puts
  * each buffer's sum at its offset). Not rte_raw_cksum_mbuf(): DPDK 22.11's truncates the 32-bit partial sum
  * to 16 bits before that swap, so segments after an odd-length one get a
@@ -215,65 +260,26 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 {
 	struct netif *nif = st->nif;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
-	struct rte_mbuf *m;
 	struct tcp_repr r = {.sport = t->lport, .dport = t->rport, .seq = tx->seq,
 			     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
 			     .payload_len = tx->len};
 	size_t hdr = tcp_hdr_len(&tx->opts);
 	bool offload = (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) || tx->tso_mss;
-	/*
-	 * Zero-copy frames take their header and attachment buffers from the
-	 * worker's small header pool, never from the receive pool the port
-	 * needs to take ACKs in; without one, the payload is copied.
-	 */
-	struct rte_mempool *hp = st->hdr_pool;
-	bool zc = tx->len && c && hp && (nif->port->offloads & PORT_OFFLOAD_TX_MULTISEG);
-	uint32_t first;
-	uint8_t *p;
+	uint8_t *p = NULL;
+	struct rte_mbuf *m = frame_attached(st, c, tx, hdr, &p);
+	bool zc = m != NULL;
 
-	m = rte_pktmbuf_alloc(zc ? hp : nif->port->pool);
+	if (!zc)
+		m = frame_copied(st, c, tx, hdr, &p);
 	lunar_cost_leave(prev);
-	if (!m && zc) {
-		zc = false; /* header pool empty: copy into a receive-pool buffer */
-		m = rte_pktmbuf_alloc(nif->port->pool);
-	}
 	if (!m) {
 		st->stats.tx_no_mbuf++;
 		return; /* counted; the timers retransmit what mattered */
 	}
-	if (zc) {
-		p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)hdr);
-		prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
-		if (p && attach_payload(st, c, m, tx->seq, tx->len)) {
-			/* Not attachable (or no buffer): start over with a copy. */
-			rte_pktmbuf_free(m);
-			m = rte_pktmbuf_alloc(nif->port->pool);
-			zc = false;
-		}
-		lunar_cost_leave(prev);
-		if (!m || !p) {
-			rte_pktmbuf_free(m);
-			st->stats.tx_no_mbuf++;
-			return;
-		}
-	}
-	if (!zc) {
-		/* The header and as much payload as the first buffer holds (all of it without TSO). */
-		first = tx->len;
-		if (hdr + first > rte_pktmbuf_tailroom(m))
-			first = rte_pktmbuf_tailroom(m) - (uint32_t)hdr;
-		p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + first));
-		if (!p ||
-		    (tx->len && copy_payload(st, c, m, p + hdr, first, tx->seq, tx->len))) {
-			rte_pktmbuf_free(m);
-			st->stats.tx_no_mbuf++;
-			return;
-		}
-		/* One copy into the frame: memif and af_xdp (copy mode) copy again anyway. */
-		st->stats.copy_tx_bytes += tx->len;
-	} else {
+	if (zc)
 		st->stats.zc_tx_bytes += tx->len;
-	}
+	else /* one copy into the frame: memif and af_xdp (copy mode) copy again anyway */
+		st->stats.copy_tx_bytes += tx->len;
 	/* Offloaded or chained, the payload is summed apart from the header. */
 	tcp_emit(p, hdr + (offload || zc ? 0 : tx->len), &r, &tx->opts, t->laddr, t->raddr,
 		 !offload && !zc);

@@ -15,7 +15,6 @@ KNB="$BUILD/tools/knb/knb"
 mkdir -p /run/lunar
 sock=/run/lunar/api-test-$$.sock
 on_exit rm -f "$sock"
-json() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 # tcp_field LOG FIELD: a "tcp:" counter of a --verbose dump
 tcp_field() { awk -v f="$2" '/^tcp:/ {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1; }
 loop_field() { awk -v f="$2" '/^loop:/ {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1; }

@@ -33,7 +33,6 @@ client() {
 	sed 's/^/    | /' "$OUT/$name.schema" | head -3
 }
 
-json() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 # 1. The kernel stack, two threads each side, every pattern, both modes.
 for mode in busy-poll blocking; do

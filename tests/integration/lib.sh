@@ -102,6 +102,9 @@ expect_grep() { # DESC PATTERN FILE
 	if grep -qE "$2" "$3"; then pass "$1"; else fail "$1: /$2/ not in $3"; sed 's/^/    | /' "$3" | tail -20; fi
 }
 
+# json FILE EXPR: EXPR evaluated with d = the JSON document in FILE
+json() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
 # counter FILE NAME: value of a counter line "  NAME VALUE" printed by --counters (0 if absent)
 counter() {
 	awk -v n="$2" '($1 == n) {print $2; f = 1} ($1 == "drop" && $2 == n) {print $3; f = 1} END {if (!f) print 0}' "$1" | head -1

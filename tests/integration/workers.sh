@@ -13,7 +13,6 @@ KNB="$BUILD/tools/knb/knb"
 mkdir -p /run/lunar
 sock=/run/lunar/workers-test-$$.sock
 on_exit rm -f "$sock"
-json() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 # worker_field LOG WORKER FIELD: a "tcp:" counter of one worker's dump
 worker_field() {

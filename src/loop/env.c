@@ -68,11 +68,14 @@ bool lunar_stop_requested(void)
 	return stop_flag != 0;
 }
 
+static uint64_t tsc_to_ns(const struct lunar_env *env, uint64_t t)
+{
+	return (uint64_t)((__uint128_t)t * 1000000000u / env->tsc_hz);
+}
+
 uint64_t lunar_env_now_ns(const struct lunar_env *env)
 {
-	uint64_t t = rte_get_tsc_cycles();
-
-	return (uint64_t)((__uint128_t)t * 1000000000u / env->tsc_hz);
+	return tsc_to_ns(env, rte_get_tsc_cycles());
 }
 
 static const char *xdp_prog_path(void)
@@ -166,8 +169,10 @@ static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifin
 
 	const char *budget = getenv("LUNAR_ITER_BUDGET_US");
 
-	w->budget_ns = budget && atol(budget) > 0 ? (uint64_t)atol(budget) * 1000
-						   : LUNAR_ITER_BUDGET_NS;
+	uint64_t budget_ns = budget && atol(budget) > 0 ? (uint64_t)atol(budget) * 1000
+							: LUNAR_ITER_BUDGET_NS;
+
+	w->budget_tsc = (uint64_t)((__uint128_t)budget_ns * w->tsc_hz / 1000000000u);
 	w->port = p;
 	w->pool = p->pool;
 	if (w->opt.fault.enabled) {
@@ -477,21 +482,22 @@ int lunar_env_steer_port(struct lunar_env *env, uint16_t port)
 	return xdp_steer_add_port(&env->steer, port);
 }
 
-static void watchdog(struct lunar_env *env, uint64_t start)
+/* Kept in TSC cycles: one subtraction per iteration, nanoseconds only to report. */
+static void watchdog(struct lunar_env *env, uint64_t start_tsc)
 {
-	uint64_t took = lunar_env_now_ns(env) - start;
+	uint64_t took = rte_get_tsc_cycles() - start_tsc;
 
 	env->iterations++;
-	if (took > env->worst_iter_ns)
-		env->worst_iter_ns = took;
-	if (took <= env->budget_ns)
+	if (took > env->worst_iter_tsc)
+		env->worst_iter_tsc = took;
+	if (took <= env->budget_tsc)
 		return;
 	/* Reported at the 1st, 2nd, 4th, 8th... time: visible, never a flood. */
 	if (!(env->over_budget & (env->over_budget + 1)))
 		LOG_WARN("worker %u: a loop iteration took %lu us (budget %lu us; %lu over so far): "
 			 "is an application callback blocking?",
-			 env->index, (unsigned long)(took / 1000),
-			 (unsigned long)(env->budget_ns / 1000),
+			 env->index, (unsigned long)(tsc_to_ns(env, took) / 1000),
+			 (unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
 			 (unsigned long)env->over_budget + 1);
 	env->over_budget++;
 }
@@ -499,7 +505,8 @@ static void watchdog(struct lunar_env *env, uint64_t start)
 unsigned lunar_env_poll(struct lunar_env *env)
 {
 	struct rte_mbuf *pkts[RX_BURST];
-	uint64_t now = lunar_env_now_ns(env);
+	uint64_t start_tsc = rte_get_tsc_cycles();
+	uint64_t now = tsc_to_ns(env, start_tsc);
 	enum lunar_cost_cat prev;
 	uint16_t n;
 
@@ -534,7 +541,7 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	lunar_cost_enter(LUNAR_COST_TX);
 	netif_flush(&env->nif);
 	lunar_cost_leave(prev);
-	watchdog(env, now);
+	watchdog(env, start_tsc);
 	return n;
 }
 
@@ -549,7 +556,8 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 {
 	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
-		(unsigned long)(env->worst_iter_ns / 1000), (unsigned long)(env->budget_ns / 1000));
+		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
+		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000));
 }
 
 /* What a worker owns: its TCP stack, interface, queue (port) and netlink mirror. */

@@ -55,7 +55,7 @@ struct lunar_env {
 	 * than the budget (an application stalling inside a callback) is
 	 * counted and reported, since the whole queue waited for it.
 	 */
-	uint64_t iterations, over_budget, worst_iter_ns, budget_ns;
+	uint64_t iterations, over_budget, worst_iter_tsc, budget_tsc;
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers (lunar_env_tcp) */
 	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
 };

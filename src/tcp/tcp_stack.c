@@ -803,6 +803,11 @@ void tcp_listener_close(struct tcp_listener *l)
 	free(l);
 }
 
+bool tcp_listener_ready(const struct tcp_listener *l)
+{
+	return l->ready_head != NULL;
+}
+
 struct tcp_sock *tcp_accept(struct tcp_listener *l, tcp_sock_fn fn, void *ctx)
 {
 	struct tcp_sock *s;

@@ -84,6 +84,8 @@ unsigned tcp_stack_sockets(const struct tcp_stack *st);
 struct tcp_listener *tcp_listen_on(struct tcp_stack *st, uint16_t port, unsigned backlog,
 				   tcp_accept_fn fn, void *ctx, int *err);
 void tcp_listener_close(struct tcp_listener *l);
+/** Whether established connections wait in @l's accept queue. */
+bool tcp_listener_ready(const struct tcp_listener *l);
 /** Take one established connection from the queue (NULL if none); set its callback. */
 struct tcp_sock *tcp_accept(struct tcp_listener *l, tcp_sock_fn fn, void *ctx);
 

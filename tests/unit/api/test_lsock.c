@@ -1,0 +1,334 @@
+/*
+ * test_lsock.c - the socket-like interface and its readiness sets
+ * (api/lsock.h) on two whole stacks back to back (stack_pair.h): a
+ * connection's life through the BSD-style calls, epoll's level-triggered,
+ * edge-triggered and one-shot semantics, errors as the socket calls give
+ * them, and the zero-copy io-vector calls under the copying ones.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "api/lsock.h"
+#include "mem/zbuf.h"
+#include "stack_pair.h"
+
+#define PORT 80
+
+/* Wait (stepping the pair) until @ep reports something; @return how many. */
+static int wait_events(struct stack_pair *p, struct lpoll *ep, struct lpoll_event *ev,
+		       unsigned max)
+{
+	for (unsigned i = 0; i < 2000; i++) {
+		int n = lpoll_wait(ep, ev, max);
+
+		assert_true(n >= 0);
+		if (n)
+			return n;
+		sp_step(p);
+	}
+	return 0;
+}
+
+/* A listener on b, a connection from a, accepted: both established. */
+struct conn_pair {
+	struct lsock *l, *c, *s; /* listener (b), client (a), server side (b) */
+	struct lpoll *ea, *eb;
+};
+
+static void open_pair(struct stack_pair *p, struct conn_pair *cp)
+{
+	struct lpoll_event ev[4];
+	int err;
+
+	cp->ea = lpoll_create();
+	cp->eb = lpoll_create();
+	cp->l = lsock_listen(p->b.tcp, PORT, 16, &err);
+	assert_non_null(cp->l);
+	assert_int_equal(lpoll_ctl(cp->eb, LPOLL_CTL_ADD, cp->l, LPOLL_IN, 1), 0);
+	assert_int_equal(lpoll_wait(cp->eb, ev, 4), 0); /* nothing to accept yet */
+	assert_null(lsock_accept(cp->l, &err));
+	assert_int_equal(err, -EAGAIN);
+
+	cp->c = lsock_connect(p->a.tcp, SP_IP_B, PORT, &err);
+	assert_non_null(cp->c);
+	assert_int_equal(lsock_send(cp->c, "x", 1), -EAGAIN); /* still connecting */
+	assert_int_equal(lpoll_ctl(cp->ea, LPOLL_CTL_ADD, cp->c, LPOLL_OUT, 2), 0);
+	assert_int_equal(lpoll_wait(cp->ea, ev, 4), 0);
+
+	assert_int_equal(wait_events(p, cp->eb, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	assert_int_equal(ev[0].data, 1);
+	cp->s = lsock_accept(cp->l, &err);
+	assert_non_null(cp->s);
+	assert_int_equal(err, 0);
+	assert_int_equal(lsock_tuple(cp->s)->rport, lsock_tuple(cp->c)->lport);
+	assert_null(lsock_tuple(cp->l));
+
+	assert_int_equal(wait_events(p, cp->ea, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_OUT);
+	assert_int_equal(ev[0].data, 2);
+	assert_int_equal(lpoll_ctl(cp->ea, LPOLL_CTL_DEL, cp->c, 0, 0), 0);
+}
+
+static void close_pair(struct stack_pair *p, struct conn_pair *cp)
+{
+	lsock_close(cp->c);
+	lsock_close(cp->s);
+	lsock_close(cp->l);
+	lpoll_free(cp->ea);
+	lpoll_free(cp->eb);
+	sp_run(p, 200); /* FINs, ACKs, TIME-WAIT timers need not finish: free releases */
+}
+
+/* 200 KB each way through the copying calls, an echo on the server side. */
+static void test_copy_echo(void **state)
+{
+	struct stack_pair *p = *state;
+	struct conn_pair cp;
+	enum { TOTAL = 200000 };
+	uint8_t *out = malloc(TOTAL), *back = malloc(TOTAL), buf[5000];
+	size_t sent = 0, got = 0;
+
+	assert_non_null(out);
+	assert_non_null(back);
+	for (size_t i = 0; i < TOTAL; i++)
+		out[i] = (uint8_t)(i * 7 + i / 251);
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN, 3), 0);
+	for (unsigned step = 0; got < TOTAL && step < 100000; step++) {
+		struct lpoll_event ev[4];
+		ssize_t n;
+
+		if (sent < TOTAL) {
+			n = lsock_send(cp.c, out + sent, TOTAL - sent);
+			assert_true(n > 0 || n == -EAGAIN);
+			if (n > 0)
+				sent += (size_t)n;
+		}
+		for (int k = lpoll_wait(cp.eb, ev, 4) - 1; k >= 0; k--) {
+			if (ev[k].data != 3)
+				continue;
+			/* Echo no more than the send buffer takes now: nothing waits between. */
+			size_t room = lsock_send_space(cp.s);
+
+			n = lsock_recv(cp.s, buf, room < sizeof(buf) ? room : sizeof(buf));
+			if (n > 0)
+				assert_int_equal(lsock_send(cp.s, buf, (size_t)n), n);
+		}
+		n = lsock_recv(cp.c, back + got, TOTAL - got);
+		assert_true(n > 0 || n == -EAGAIN);
+		if (n > 0)
+			got += (size_t)n;
+		sp_step(p);
+	}
+	assert_int_equal(got, TOTAL);
+	assert_memory_equal(out, back, TOTAL);
+	assert_true(tcp_stack_stats(p->a.tcp)->copy_tx_bytes >= TOTAL);
+	assert_true(tcp_stack_stats(p->b.tcp)->copy_rx_bytes >= TOTAL);
+	close_pair(p, &cp);
+	free(out);
+	free(back);
+}
+
+/* Level-triggered: reported at every wait while unread; gone once read. */
+static void test_level_triggered(void **state)
+{
+	struct stack_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	char buf[16];
+
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN, 7), 0);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0);
+	assert_int_equal(lsock_send(cp.c, "hello", 5), 5);
+	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	assert_int_equal(ev[0].data, 7);
+	sp_run(p, 5);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1); /* still unread: again */
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
+	assert_int_equal(lsock_readable(cp.s), 5);
+	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 5);
+	assert_memory_equal(buf, "hello", 5);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0); /* read: no longer */
+	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), -EAGAIN);
+	close_pair(p, &cp);
+}
+
+/* Edge-triggered: once per arrival, however much stays unread. */
+static void test_edge_triggered(void **state)
+{
+	struct stack_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN | LPOLL_ET, 9), 0);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0);
+	assert_int_equal(lsock_send(cp.c, "one", 3), 3);
+	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	sp_run(p, 5);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0); /* unread, but no new edge */
+	assert_int_equal(lsock_send(cp.c, "two", 3), 3);
+	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1); /* new data: a new edge */
+	assert_int_equal(lsock_readable(cp.s), 6);
+	close_pair(p, &cp);
+}
+
+/* One-shot: one report, then nothing until re-armed with MOD. */
+static void test_oneshot_and_ctl_errors(void **state)
+{
+	struct stack_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	struct lpoll *other = lpoll_create();
+
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN | LPOLL_ONESHOT, 5), 0);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN, 5), -EEXIST);
+	assert_int_equal(lpoll_ctl(other, LPOLL_CTL_ADD, cp.s, LPOLL_IN, 5), -EEXIST);
+	assert_int_equal(lpoll_ctl(other, LPOLL_CTL_MOD, cp.s, LPOLL_IN, 5), -ENOENT);
+	assert_int_equal(lpoll_ctl(other, LPOLL_CTL_DEL, cp.s, 0, 0), -ENOENT);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_MOD, cp.s, 0x40000, 5), -EINVAL);
+	assert_int_equal(lpoll_ctl(cp.eb, (enum lpoll_op)9, cp.s, LPOLL_IN, 5), -EINVAL);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 0), -EINVAL);
+	assert_int_equal(lsock_send(cp.c, "abc", 3), 3);
+	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
+	sp_run(p, 3);
+	assert_int_equal(lsock_send(cp.c, "def", 3), 3);
+	sp_run(p, 10);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0); /* disarmed */
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_MOD, cp.s, LPOLL_IN | LPOLL_ONESHOT, 6), 0);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
+	assert_int_equal(ev[0].data, 6);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_DEL, cp.s, 0, 0), 0);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_MOD, cp.s, LPOLL_IN, 6), -ENOENT);
+	lpoll_free(other);
+	close_pair(p, &cp);
+}
+
+/* A connection refused: ERR and HUP (always reported), and the error on every call. */
+static void test_refused(void **state)
+{
+	struct stack_pair *p = *state;
+	struct lpoll *ep = lpoll_create();
+	struct lpoll_event ev[4];
+	char buf[8];
+	int err;
+	struct lsock *c = lsock_connect(p->a.tcp, SP_IP_B, 81, &err);
+
+	assert_non_null(c);
+	assert_int_equal(lpoll_ctl(ep, LPOLL_CTL_ADD, c, LPOLL_OUT, 1), 0);
+	assert_int_equal(wait_events(p, ep, ev, 4), 1);
+	assert_int_equal(ev[0].events & (LPOLL_ERR | LPOLL_HUP), LPOLL_ERR | LPOLL_HUP);
+	assert_false(ev[0].events & LPOLL_OUT);
+	assert_int_equal(lsock_error(c), -ECONNREFUSED);
+	assert_int_equal(lsock_send(c, "x", 1), -ECONNREFUSED);
+	assert_int_equal(lsock_recv(c, buf, sizeof(buf)), -ECONNREFUSED);
+	assert_int_equal(lsock_send_space(c), 0);
+	assert_null(lsock_accept(c, &err)); /* not a listener */
+	assert_int_equal(err, -EINVAL);
+	lsock_close(c);
+	lpoll_free(ep);
+	sp_run(p, 10);
+}
+
+/* The peer's FIN: IN and RDHUP, reads return 0; both sides shut: HUP. */
+static void test_eof_and_hup(void **state)
+{
+	struct stack_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	char buf[8];
+
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN | LPOLL_RDHUP, 1), 0);
+	assert_int_equal(lsock_send(cp.c, "bye", 3), 3);
+	assert_int_equal(lsock_shutdown(cp.c), 0);
+	assert_int_equal(lsock_send(cp.c, "more", 4), -EPIPE);
+	sp_run(p, 10);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN | LPOLL_RDHUP);
+	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 3);
+	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 0); /* end of stream */
+	assert_int_equal(lsock_send(cp.s, "ok", 2), 2);          /* half-close: b may still send */
+	assert_int_equal(lsock_shutdown(cp.s), 0);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
+	assert_true(ev[0].events & LPOLL_HUP);
+	sp_run(p, 10);
+	assert_int_equal(lsock_recv(cp.c, buf, sizeof(buf)), 2);
+	assert_int_equal(lsock_recv(cp.c, buf, sizeof(buf)), 0);
+	assert_int_equal(lsock_shutdown(cp.l), -ENOTCONN);
+	assert_int_equal(lsock_send(cp.l, "x", 1), -EINVAL);
+	close_pair(p, &cp);
+}
+
+/*
+ * The io-vector calls: slices point into the received frames, and held
+ * bytes keep the window shut until given back; a zero-copy send of pieces
+ * takes a reference per piece and refuses memory that is not Zbuf.
+ */
+static void test_zero_copy_iovec(void **state)
+{
+	struct stack_pair *p = *state;
+	struct conn_pair cp;
+	struct tcp_slice sl[64];
+	uint8_t *z = zbuf_alloc(3000);
+	char plain[16] = "not zbuf";
+	struct lsock_iov iov[2];
+	int n;
+
+	open_pair(p, &cp);
+	assert_non_null(z);
+	memset(z, 0x5a, 3000);
+	iov[0] = (struct lsock_iov){z, 1000};
+	iov[1] = (struct lsock_iov){z + 1000, 2000};
+	assert_int_equal(lsock_send_zc(cp.c, iov, 2), 3000);
+	assert_int_equal(zbuf_refcnt(z), 3); /* ours and one per piece */
+	zbuf_unref(z);			     /* the sender may let go at once */
+	iov[0] = (struct lsock_iov){plain, sizeof(plain)};
+	assert_int_equal(lsock_send_zc(cp.c, iov, 1), -EFAULT);
+	sp_run(p, 20);
+	n = lsock_recv_zc(cp.s, sl, 64);
+	assert_true(n >= 3);
+	{
+		uint32_t total = 0;
+
+		for (int i = 0; i < n; i++) {
+			assert_true(zbuf_contains(sl[i].data));
+			for (uint32_t j = 0; j < sl[i].len; j++)
+				assert_int_equal(sl[i].data[j], 0x5a);
+			total += sl[i].len;
+		}
+		assert_int_equal(total, 3000);
+	}
+	assert_int_equal(lsock_readable(cp.s), 0); /* taken, though still held */
+	assert_int_equal(lsock_recv_zc(cp.s, sl + n, 4), -EAGAIN);
+	for (int i = 0; i < n; i++)
+		lsock_recv_zc_done(cp.s, &sl[i]);
+	sp_run(p, 20);
+	close_pair(p, &cp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_copy_echo, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_level_triggered, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_edge_triggered, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_oneshot_and_ctl_errors, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_refused, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_eof_and_hup, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_zero_copy_iovec, sp_setup, sp_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, sp_group_setup, sp_group_teardown);
+}

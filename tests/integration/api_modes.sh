@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # api_modes.sh - each of lunar's application interfaces works end to end
 # over memif (LUNA 5.1, 6.2): inline-r2c zero-copy callbacks, batch-r2c
-# zero-copy events, and the socket-like copying calls, each a 4 KiB RPC
+# zero-copy events, and the socket-like copying calls (api/lsock.h: epoll-like
+# readiness, no callbacks), each a 4 KiB RPC
 # run with requests = responses on both ends and no Zbuf object leaked.
 # The zero-copy modes copy zero payload bytes on either side (the copy
 # counters), inline mode really runs callbacks in place, the copying mode

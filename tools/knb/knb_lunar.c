@@ -5,6 +5,8 @@
  * Requests and bulk data are sent zero-copy from one Zbuf buffer (each send
  * takes a reference); received data is read zero-copy; the server echoes
  * the received frames themselves back (bounded in flight, as lunar-httpd).
+ * --api copy is the socket-like interface instead (api/lsock.h): non-blocking
+ * copying calls driven by an epoll-like readiness set, no callbacks.
  */
 #include "knb.h"
 
@@ -17,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include "api/lsock.h"
 #include "base/cost.h"
 #include "loop/env.h"
 #include "loop/kernel_poll.h"
@@ -29,7 +32,8 @@
 
 struct lconn {
 	struct lctx *L;
-	struct tcp_sock *s;
+	struct tcp_sock *s; /* callback interfaces (batch, inline) */
+	struct lsock *ls;   /* the socket-like interface (copy) */
 	struct knb_flow f;
 	bool connected, closed, eof;
 	struct tcp_slice pend[PEND_MAX]; /* server RPC: received, not yet echoed */
@@ -47,6 +51,7 @@ struct lctx {
 	uint8_t *payload; /* KNB_BULK_CHUNK bytes of Zbuf memory */
 	uint32_t snd_buf; /* each connection's send buffer */
 	uint8_t *scratch; /* --api copy: where reads land (KNB_BULK_CHUNK bytes) */
+	struct lpoll *ep; /* --api copy: this worker's readiness set */
 	char err[300];
 };
 
@@ -69,6 +74,10 @@ static uint64_t now(struct lctx *L)
 static void drop_sock(struct lconn *k, bool abort)
 {
 	k->closed = true;
+	if (k->ls) {
+		lsock_close(k->ls); /* a RST if data was left unread */
+		k->ls = NULL;
+	}
 	if (!k->s)
 		return;
 	tcp_sock_set_ctx(k->s, NULL, NULL);
@@ -84,6 +93,16 @@ static enum knb_api L_api(const struct lconn *k)
 	return k->L->c->api;
 }
 
+/* The connection failed with @err (-ETIMEDOUT, -ECONNRESET, -ECONNREFUSED). */
+static void conn_failed(struct lconn *k, int err)
+{
+	if (k->f.client)
+		set_err(k->L, err == -ETIMEDOUT	 ? "a connection timed out"
+			      : k->connected ? "the server reset a connection"
+					     : "connection refused: is a knb server listening there?");
+	drop_sock(k, false); /* CLOSED already: this frees it */
+}
+
 /* Send the handshake, then what the flow may send now. */
 static void pump_out(struct lconn *k)
 {
@@ -97,7 +116,7 @@ static void pump_out(struct lconn *k)
 		int rc;
 
 		if (L_api(k) == KNB_API_COPY) {
-			rc = tcp_sock_send(k->s, p, hs);
+			rc = (int)lsock_send(k->ls, p, hs);
 		} else {
 			/* LUNA's send path: the application writes into Zbuf memory and sends it. */
 			uint8_t *z = zbuf_alloc(hs);
@@ -137,10 +156,10 @@ static void pump_out(struct lconn *k)
 			if (len > ECHO_INFLIGHT - held)
 				len = ECHO_INFLIGHT - held;
 		}
-		rc = L_api(k) == KNB_API_COPY ? tcp_sock_send(k->s, src, len)
+		rc = L_api(k) == KNB_API_COPY ? (int)lsock_send(k->ls, src, len)
 					       : tcp_sock_send_zc(k->s, src, len);
 		if (rc <= 0)
-			return; /* TCP_EV_WRITABLE resumes */
+			return; /* TCP_EV_WRITABLE, or the loop, resumes */
 		knb_flow_on_tx(&k->f, (uint64_t)rc, now(k->L));
 		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
 			struct tcp_slice *sl = &k->pend[k->pend_head];
@@ -172,18 +191,24 @@ static void pump_in_copy(struct lconn *k)
 
 	while (!k->closed) {
 		size_t room = KNB_BULK_CHUNK, got;
+		ssize_t n;
 		bool echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
 		int hs = 0;
 
 		if (!k->f.ready)
 			room = k->f.hs_in_len - k->f.hs_in_got; /* the hello decides the rest */
-		if (echo && tcp_sock_send_space(k->s) < room)
-			room = tcp_sock_send_space(k->s);
+		if (echo && lsock_send_space(k->ls) < room)
+			room = lsock_send_space(k->ls);
 		if (!room)
-			return; /* TCP_EV_WRITABLE resumes */
-		got = tcp_sock_read(k->s, L->scratch, room);
-		if (!got)
+			return; /* still readable: the next wait comes back */
+		n = lsock_recv(k->ls, L->scratch, room);
+		if (n == 0)
+			k->eof = true;
+		if (n < 0 && n != -EAGAIN)
+			conn_failed(k, (int)n);
+		if (n <= 0)
 			return;
+		got = (size_t)n;
 		if (!k->f.ready) {
 			hs = knb_flow_hs_received(&k->f, L->scratch, (uint32_t)got);
 			if (hs < 0) {
@@ -198,7 +223,7 @@ static void pump_in_copy(struct lconn *k)
 
 			knb_flow_on_rx(&k->f, rest, now(L));
 			if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
-				int rc = tcp_sock_send(k->s, L->scratch + hs, rest);
+				int rc = (int)lsock_send(k->ls, L->scratch + hs, rest);
 
 				if (rc > 0)
 					knb_flow_on_tx(&k->f, (uint64_t)rc, now(L));
@@ -278,12 +303,7 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 
 	(void)s;
 	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
-		if (k->f.client)
-			set_err(k->L, ev & TCP_EV_TIMEOUT ? "a connection timed out"
-							  : k->connected ? "the server reset a connection"
-									 : "connection refused: is a knb "
-									   "server listening there?");
-		drop_sock(k, false); /* CLOSED already: this frees it */
+		conn_failed(k, ev & TCP_EV_TIMEOUT ? -ETIMEDOUT : -ECONNRESET);
 		return;
 	}
 	if (ev & TCP_EV_CONNECTED)
@@ -302,6 +322,75 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 		pump_out(k);
 	if (k->eof && !k->f.client && !k->closed)
 		drop_sock(k, false); /* the client is done */
+}
+
+/* A connection's readiness, in the socket-like interface: what on_event does for callbacks. */
+static void on_ready(struct lconn *k, uint32_t ev)
+{
+	if (k->closed)
+		return;
+	if (ev & LPOLL_ERR) {
+		conn_failed(k, lsock_error(k->ls));
+		return;
+	}
+	if ((ev & LPOLL_OUT) && !k->connected) {
+		/* Connected (a non-blocking connect's first OUT); from now on the
+		 * loop sends, and readiness is wanted for reading only. */
+		k->connected = true;
+		lpoll_ctl(k->L->ep, LPOLL_CTL_MOD, k->ls, LPOLL_IN | LPOLL_RDHUP,
+			  (uint64_t)(uintptr_t)k);
+	}
+	if (ev & LPOLL_IN)
+		pump_in(k);
+	if (k->connected && !k->closed)
+		pump_out(k);
+	if (k->eof && !k->f.client && !k->closed)
+		drop_sock(k, false); /* the client is done */
+}
+
+static struct lconn *new_conn(struct lctx *L);
+
+/* Every connection a listening socket has ready (the socket-like interface). */
+static void accept_ready(struct lctx *L, struct lsock *ls)
+{
+	struct lsock *s;
+	int err;
+
+	while ((s = lsock_accept(ls, &err))) {
+		struct lconn *k = new_conn(L);
+
+		if (!k) {
+			lsock_close(s);
+			continue;
+		}
+		k->ls = s;
+		k->connected = true;
+		knb_flow_server(&k->f, L->env->index, L->env->n_workers, L->c->proto_version,
+				&L->meter);
+		if (lpoll_ctl(L->ep, LPOLL_CTL_ADD, s, LPOLL_IN | LPOLL_RDHUP, (uint64_t)(uintptr_t)k))
+			drop_sock(k, true);
+	}
+}
+
+/* Listening sockets are registered with their low bit set; connections are lconns. */
+#define LISTENER_TAG 1u
+
+/* One loop iteration: the stack, then (socket-like interface) what became ready. */
+static void step(struct lctx *L)
+{
+	struct lpoll_event ev[64];
+	int n;
+
+	lunar_env_poll(L->env);
+	if (!L->ep)
+		return;
+	n = lpoll_wait(L->ep, ev, 64);
+	for (int i = 0; i < n; i++) {
+		if (ev[i].data & LISTENER_TAG)
+			accept_ready(L, (struct lsock *)(uintptr_t)(ev[i].data & ~(uint64_t)LISTENER_TAG));
+		else
+			on_ready((struct lconn *)(uintptr_t)ev[i].data, ev[i].events);
+	}
 }
 
 static struct lconn *new_conn(struct lctx *L)
@@ -435,6 +524,7 @@ static int run_server(struct lctx *L)
 {
 	const struct knb_config *c = L->c;
 	struct tcp_listener *l[KNB_MAX_THREADS] = {0};
+	struct lsock *ls[KNB_MAX_THREADS] = {0};
 	unsigned n = L->env->n_workers;
 	int err = 0, rc = 0;
 
@@ -445,8 +535,15 @@ static int run_server(struct lctx *L)
 	for (unsigned i = 0; i < n; i++) {
 		uint16_t port = (uint16_t)(c->port + i);
 
-		l[i] = tcp_listen_on(L->env->tcp, port, 1024, on_accept, L, &err);
-		if (!l[i] || lunar_env_steer_port(L->env, port)) {
+		if (L->ep) {
+			ls[i] = lsock_listen(L->env->tcp, port, 1024, &err);
+			if (ls[i] && lpoll_ctl(L->ep, LPOLL_CTL_ADD, ls[i], LPOLL_IN,
+					       (uint64_t)(uintptr_t)ls[i] | LISTENER_TAG))
+				err = -ENOMEM;
+		} else {
+			l[i] = tcp_listen_on(L->env->tcp, port, 1024, on_accept, L, &err);
+		}
+		if ((!l[i] && !ls[i]) || err || lunar_env_steer_port(L->env, port)) {
 			fprintf(stderr, "knb server: cannot listen on port %u: %s\n", port,
 				strerror(err ? -err : EIO));
 			rc = 1;
@@ -466,16 +563,18 @@ static int run_server(struct lctx *L)
 		fflush(stdout);
 	}
 	while (!knb_stop_requested()) {
-		lunar_env_poll(L->env);
+		step(L);
 		for (unsigned i = 0; i < L->n; i++)
 			if (knb_flow_tx_budget(&L->conns[i]->f))
 				pump_out(L->conns[i]);
 		reap(L);
 	}
 out:
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		if (l[i])
 			tcp_listener_close(l[i]);
+		lsock_close(ls[i]);
+	}
 	return rc;
 }
 
@@ -492,7 +591,7 @@ static int connect_all(struct lctx *L)
 				   "server running?)");
 			return -1;
 		}
-		lunar_env_poll(L->env);
+		step(L);
 	}
 	for (unsigned i = 0; i < nflows; i++) {
 		struct lconn *k = new_conn(L);
@@ -501,11 +600,19 @@ static int connect_all(struct lctx *L)
 		if (!k)
 			return -1;
 		knb_flow_client(&k->f, &plan[i], L->env->index, c->proto_version, &L->meter);
-		k->s = tcp_connect_to(L->env->tcp, c->addr, (uint16_t)(c->port + plan[i].server_thread),
-				      on_event, k, &err);
-		if (k->s)
-			tcp_sock_set_inline(k->s, c->api == KNB_API_INLINE);
-		if (!k->s) {
+		if (L->ep) {
+			k->ls = lsock_connect(L->env->tcp, c->addr,
+					      (uint16_t)(c->port + plan[i].server_thread), &err);
+			if (k->ls && lpoll_ctl(L->ep, LPOLL_CTL_ADD, k->ls,
+					       LPOLL_IN | LPOLL_OUT | LPOLL_RDHUP, (uint64_t)(uintptr_t)k))
+				err = -ENOMEM;
+		} else {
+			k->s = tcp_connect_to(L->env->tcp, c->addr,
+					      (uint16_t)(c->port + plan[i].server_thread), on_event, k, &err);
+			if (k->s)
+				tcp_sock_set_inline(k->s, c->api == KNB_API_INLINE);
+		}
+		if ((!k->s && !k->ls) || err) {
 			char m[160];
 
 			snprintf(m, sizeof(m), "cannot connect: %s", strerror(-err));
@@ -521,7 +628,7 @@ static int connect_all(struct lctx *L)
 				   "running there, and reachable?");
 			return -1;
 		}
-		lunar_env_poll(L->env);
+		step(L);
 		ready = 0;
 		for (unsigned i = 0; i < L->n; i++)
 			ready += L->conns[i]->f.ready;
@@ -569,7 +676,7 @@ static int run_client(struct lctx *L)
 		}
 		if (L->err[0])
 			return 1;
-		lunar_env_poll(L->env);
+		step(L);
 		for (unsigned i = 0; i < L->n; i++)
 			if (knb_flow_tx_budget(&L->conns[i]->f))
 				pump_out(L->conns[i]);
@@ -604,7 +711,7 @@ static int worker_main(struct lunar_env *w, void *arg)
 	}
 	for (uint64_t until = now(L) + 200000000ull;
 	     now(L) < until && tcp_stack_sockets(w->tcp);)
-		lunar_env_poll(w);
+		step(L);
 	return rc;
 }
 
@@ -642,7 +749,9 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 		}
 		L[i].payload = zbuf_alloc(KNB_BULK_CHUNK);
 		L[i].scratch = malloc(KNB_BULK_CHUNK);
-		if (!L[i].payload || !L[i].scratch) {
+		if (c->api == KNB_API_COPY)
+			L[i].ep = lpoll_create();
+		if (!L[i].payload || !L[i].scratch || (c->api == KNB_API_COPY && !L[i].ep)) {
 			fprintf(stderr, "knb: out of Zbuf memory\n");
 			lunar_env_close(env);
 			return 1;
@@ -672,6 +781,7 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 		if (L[i].payload)
 			zbuf_unref(L[i].payload);
 		free(L[i].scratch);
+		lpoll_free(L[i].ep);
 	}
 	leaked = lunar_env_close(env);
 	printf("zbuf: %lu objects in use at exit\n", (unsigned long)leaked);

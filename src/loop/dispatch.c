@@ -242,6 +242,11 @@ int lunar_chan_stack_send(struct lunar_chan *ch, const struct lunar_msg *m)
 	return lunar_chan_stack_send_burst(ch, m, 1) ? 0 : -ENOBUFS;
 }
 
+unsigned lunar_chan_stack_room(const struct lunar_chan *ch)
+{
+	return is_closed(ch) ? 0 : rte_ring_free_count(ch->s2a);
+}
+
 unsigned lunar_chan_stack_recv(struct lunar_chan *ch, struct lunar_msg *out, unsigned max)
 {
 	unsigned n = rte_ring_sc_dequeue_burst_elem(ch->a2s, out, MSG_SIZE, max, NULL);

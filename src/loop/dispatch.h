@@ -137,6 +137,8 @@ int lunar_chan_stack_send(struct lunar_chan *ch, const struct lunar_msg *m);
  *         caller's), 0 when shut down.
  */
 unsigned lunar_chan_stack_send_burst(struct lunar_chan *ch, const struct lunar_msg *m, unsigned n);
+/** Messages the stack->app ring can take now (the stack is its one producer). */
+unsigned lunar_chan_stack_room(const struct lunar_chan *ch);
 /** Dequeue up to @max messages from the application. @return how many. */
 unsigned lunar_chan_stack_recv(struct lunar_chan *ch, struct lunar_msg *out, unsigned max);
 

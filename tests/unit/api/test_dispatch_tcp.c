@@ -1,0 +1,452 @@
+/*
+ * test_dispatch_tcp.c - TCP in dispatch mode (api/dispatch_tcp.h) on two
+ * whole stacks back to back (stack_pair.h): application threads that open,
+ * use and close connections only through channels, while the test's main
+ * thread plays the stack core of both sides. Then the requests that must
+ * fail (stale handles, unknown ops, refused connects) and the application
+ * that falls behind (a full ring, held buffers): nothing lost, every
+ * buffer back, in_use at its baseline (sp_teardown).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "api/dispatch_tcp.h"
+#include "mem/zbuf.h"
+#include "stack_pair.h"
+
+#define PORT 90
+#define CONNS 4
+#define PER_CONN 60000u
+#define CHUNK 4000u
+
+static uint8_t pattern_byte(unsigned conn, uint32_t off)
+{
+	return (uint8_t)(conn * 31 + off * 7 + off / 253);
+}
+
+/* An error event counts (its buffer, if any, is ours again); others do not. */
+static unsigned take_error(const struct lunar_msg *m)
+{
+	if (m->op != DTCP_EV_ERROR)
+		return 0;
+	if (m->buf)
+		zbuf_unref(m->buf);
+	return 1;
+}
+
+/* ---- the server threads: echo whatever comes, close at EOF ---- */
+
+struct server_app {
+	struct lunar_chan *ch;
+	unsigned accepted, closed, errors;
+	uint64_t echoed;
+};
+
+static void *server_main(void *arg)
+{
+	struct server_app *a = arg;
+	struct lunar_msg m[32];
+	int n;
+
+	while (dtcp_app_listen(a->ch, PORT) == -ENOBUFS)
+		;
+	while ((n = lunar_chan_app_wait(a->ch, m, 32, -1)) > 0) {
+		for (int i = 0; i < n; i++) {
+			switch (m[i].op) {
+			case DTCP_EV_ACCEPTED:
+				a->accepted++;
+				break;
+			case DTCP_EV_DATA:
+				/* The received slice goes straight back out: its reference moves
+				 * to the send, and the window opens for the bytes. */
+				while (dtcp_app_send(a->ch, m[i].conn, m[i].buf, m[i].len) == -ENOBUFS)
+					;
+				while (dtcp_app_done(a->ch, m[i].conn, NULL, m[i].len) == -ENOBUFS)
+					;
+				a->echoed += m[i].len;
+				break;
+			case DTCP_EV_EOF:
+				while (dtcp_app_close(a->ch, m[i].conn) == -ENOBUFS)
+					;
+				a->closed++;
+				break;
+			default:
+				a->errors += take_error(&m[i]);
+				break;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* ---- the client thread: CONNS connections, each sends PER_CONN bytes and checks the echo ---- */
+
+struct client_conn {
+	uint64_t h;
+	uint32_t sent, got;
+	bool connected, eof, bad;
+};
+
+struct client_app {
+	struct lunar_chan *ch;
+	struct client_conn c[CONNS];
+	unsigned errors;
+	atomic_bool done;
+};
+
+static struct client_conn *find(struct client_app *a, uint64_t h)
+{
+	for (unsigned i = 0; i < CONNS; i++)
+		if (a->c[i].connected && a->c[i].h == h)
+			return &a->c[i];
+	return NULL;
+}
+
+static void client_send_all(struct client_app *a, unsigned i)
+{
+	struct client_conn *k = &a->c[i];
+
+	while (k->sent < PER_CONN) {
+		uint32_t len = PER_CONN - k->sent < CHUNK ? PER_CONN - k->sent : CHUNK;
+		uint8_t *z = zbuf_alloc(len);
+
+		assert_non_null(z);
+		for (uint32_t j = 0; j < len; j++)
+			z[j] = pattern_byte(i, k->sent + j);
+		while (dtcp_app_send(a->ch, k->h, z, len) == -ENOBUFS)
+			;
+		k->sent += len;
+	}
+}
+
+static void *client_main(void *arg)
+{
+	struct client_app *a = arg;
+	struct lunar_msg m[32];
+	unsigned finished = 0;
+	int n;
+
+	for (unsigned i = 0; i < CONNS; i++)
+		while (dtcp_app_connect(a->ch, SP_IP_B, PORT, 100 + i) == -ENOBUFS)
+			;
+	while (finished < CONNS && (n = lunar_chan_app_wait(a->ch, m, 32, 10000)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct client_conn *k;
+
+			switch (m[i].op) {
+			case DTCP_EV_CONNECTED: {
+				unsigned idx = (unsigned)(m[i].arg - 100);
+
+				a->c[idx].h = m[i].conn;
+				a->c[idx].connected = true;
+				client_send_all(a, idx);
+				break;
+			}
+			case DTCP_EV_DATA:
+				k = find(a, m[i].conn);
+				if (!k) {
+					a->errors++;
+				} else {
+					const uint8_t *p = m[i].buf;
+
+					for (uint32_t j = 0; j < m[i].len; j++)
+						if (p[j] != pattern_byte((unsigned)(k - a->c), k->got + j))
+							k->bad = true;
+					k->got += m[i].len;
+				}
+				while (dtcp_app_done(a->ch, m[i].conn, m[i].buf, m[i].len) == -ENOBUFS)
+					;
+				if (k && k->got == PER_CONN) {
+					while (dtcp_app_close(a->ch, k->h) == -ENOBUFS)
+						;
+					finished++;
+				}
+				break;
+			default:
+				a->errors += take_error(&m[i]);
+				break;
+			}
+		}
+	}
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+/*
+ * Both sides in dispatch mode: one client thread on a, two server threads
+ * on b sharing one listening port. Every byte comes back in order, the
+ * accepted connections are spread over both server threads, and the
+ * application threads touched the stacks only through their channels.
+ */
+static void test_echo_across_threads(void **state)
+{
+	struct stack_pair *p = *state;
+	struct lunar_dispatch *da, *db;
+	struct dtcp *ta, *tb;
+	struct client_app ca = {0};
+	struct server_app sa[2] = {0};
+	pthread_t tc, ts[2];
+	struct lunar_chan_stats cs;
+
+	assert_int_equal(lunar_dispatch_create(1, NULL, &da), 0);
+	assert_int_equal(lunar_dispatch_create(2, NULL, &db), 0);
+	assert_int_equal(dtcp_create(p->a.tcp, da, NULL, &ta), 0);
+	assert_int_equal(dtcp_create(p->b.tcp, db, NULL, &tb), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		sa[i].ch = lunar_dispatch_chan(db, i);
+		assert_int_equal(pthread_create(&ts[i], NULL, server_main, &sa[i]), 0);
+	}
+	/* Both servers listen before the client connects. */
+	while (dtcp_stats(tb)->requests < 2)
+		dtcp_poll(tb);
+	ca.ch = lunar_dispatch_chan(da, 0);
+	assert_int_equal(pthread_create(&tc, NULL, client_main, &ca), 0);
+	for (unsigned i = 0; i < 2000000 && !atomic_load(&ca.done); i++) {
+		sp_step(p);
+		dtcp_poll(ta);
+		dtcp_poll(tb);
+	}
+	assert_int_equal(pthread_join(tc, NULL), 0);
+	/* The FINs, the servers' CLOSEs (their threads may be slow to run). */
+	for (unsigned i = 0; i < 2000000 && (dtcp_conns(ta) || dtcp_conns(tb)); i++) {
+		sp_step(p);
+		dtcp_poll(ta);
+		dtcp_poll(tb);
+	}
+	lunar_dispatch_shutdown(db);
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(ts[i], NULL), 0);
+
+	assert_int_equal(ca.errors, 0);
+	for (unsigned i = 0; i < CONNS; i++) {
+		assert_true(ca.c[i].connected);
+		assert_int_equal(ca.c[i].got, PER_CONN);
+		assert_false(ca.c[i].bad);
+	}
+	assert_int_equal(sa[0].accepted + sa[1].accepted, CONNS);
+	assert_int_equal(sa[0].accepted, CONNS / 2); /* spread in turn */
+	assert_int_equal(sa[0].closed + sa[1].closed, CONNS);
+	assert_int_equal(sa[0].echoed + sa[1].echoed, (uint64_t)CONNS * PER_CONN);
+	assert_int_equal(sa[0].errors + sa[1].errors, 0);
+	assert_int_equal(dtcp_stats(ta)->conns_opened, CONNS);
+	assert_int_equal(dtcp_stats(tb)->conns_accepted, CONNS);
+	assert_int_equal(dtcp_stats(ta)->tx_bytes, (uint64_t)CONNS * PER_CONN);
+	assert_int_equal(dtcp_stats(tb)->rx_bytes, (uint64_t)CONNS * PER_CONN);
+	assert_int_equal(dtcp_stats(ta)->bad_handle + dtcp_stats(tb)->bad_handle, 0);
+	assert_int_equal(dtcp_conns(ta), 0);
+	assert_int_equal(dtcp_conns(tb), 0);
+	/* Zero copy across the threads: no copying call ran on either stack. */
+	assert_int_equal(tcp_stack_stats(p->a.tcp)->copy_rx_bytes, 0);
+	assert_int_equal(tcp_stack_stats(p->b.tcp)->copy_rx_bytes, 0);
+	lunar_chan_stats(ca.ch, &cs);
+	assert_true(cs.to_stack > CONNS);
+	dtcp_free(ta);
+	dtcp_free(tb);
+	lunar_dispatch_free(da, NULL, NULL);
+	lunar_dispatch_free(db, NULL, NULL);
+	sp_run(p, 100);
+}
+
+/* Take the next event on @ch (the main thread plays the application too). */
+static struct lunar_msg next_event(struct stack_pair *p, struct dtcp *t, struct lunar_chan *ch)
+{
+	struct lunar_msg m;
+
+	for (unsigned i = 0; i < 5000; i++) {
+		if (lunar_chan_app_recv(ch, &m, 1) == 1)
+			return m;
+		sp_step(p);
+		dtcp_poll(t);
+	}
+	fail_msg("no event");
+	return m;
+}
+
+/* Requests that must fail, each answered and counted, no buffer lost. */
+static void test_bad_requests(void **state)
+{
+	struct stack_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	uint8_t *z = zbuf_alloc(100);
+	uint64_t h;
+
+	assert_int_equal(lunar_dispatch_create(1, NULL, &d), 0);
+	assert_int_equal(dtcp_create(p->a.tcp, d, NULL, &t), 0);
+	ch = lunar_dispatch_chan(d, 0);
+
+	/* A connect nobody answers: refused, named by the cookie. */
+	assert_int_equal(dtcp_app_connect(ch, SP_IP_B, 99, 42), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_CONNECT);
+	assert_int_equal(m.conn, 42);
+	assert_int_equal(dtcp_err(&m), -ECONNREFUSED);
+	assert_int_equal(dtcp_conns(t), 0);
+
+	/* A send on a handle that never was: the buffer comes back. */
+	assert_int_equal(dtcp_app_send(ch, 0x500000003ull, z, 100), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_SEND);
+	assert_int_equal(dtcp_err(&m), -EBADF);
+	assert_ptr_equal(m.buf, z);
+	assert_int_equal(dtcp_stats(t)->bad_handle, 1);
+
+	/* Unknown op, port 0, a close of nothing. */
+	assert_int_equal(lunar_chan_app_send(ch, &(struct lunar_msg){.op = 77}), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(dtcp_err(&m), -EINVAL);
+	assert_int_equal(dtcp_app_listen(ch, 0), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(dtcp_err(&m), -EINVAL);
+	assert_int_equal(dtcp_app_close(ch, 7), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(dtcp_err(&m), -EBADF);
+	assert_int_equal(dtcp_stats(t)->bad_request, 2);
+
+	/* A real connection; then its handle after close is stale, and a send of
+	 * memory that is not Zbuf is refused. */
+	assert_int_equal(dtcp_app_listen(ch, 91), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_LISTENING);
+	{
+		int err;
+		struct tcp_sock *c = tcp_connect_to(p->b.tcp, SP_IP_A, 91, NULL, NULL, &err);
+		static char plain[64];
+
+		assert_non_null(c);
+		m = next_event(p, t, ch);
+		assert_int_equal(m.op, DTCP_EV_ACCEPTED);
+		assert_int_equal(dtcp_addr_ip(m.arg), SP_IP_B);
+		h = m.conn;
+		assert_int_equal(dtcp_app_send(ch, h, plain, sizeof(plain)), 0);
+		m = next_event(p, t, ch);
+		assert_int_equal(m.op, DTCP_EV_ERROR);
+		assert_int_equal(dtcp_err(&m), -EFAULT);
+		assert_ptr_equal(m.buf, plain);
+		assert_int_equal(dtcp_app_close(ch, h), 0);
+		sp_run(p, 5);
+		dtcp_poll(t);
+		assert_int_equal(dtcp_conns(t), 0);
+		assert_int_equal(dtcp_app_send(ch, h, z, 100), 0); /* stale now */
+		m = next_event(p, t, ch);
+		assert_int_equal(dtcp_err(&m), -EBADF);
+		assert_ptr_equal(m.buf, z);
+		tcp_sock_close(c);
+	}
+	assert_int_equal(dtcp_stats(t)->bad_handle, 3);
+	zbuf_unref(z);
+	dtcp_free(t);
+	lunar_dispatch_free(d, NULL, NULL);
+	sp_run(p, 100);
+}
+
+/*
+ * An application that falls behind: a ring of 8 messages, not read at all
+ * for a while, then read but held (no DONE). Delivery stops at the full
+ * ring (counted), the unread and then the held bytes close the window, the
+ * sender waits; nothing is dropped. Then the application catches up and
+ * every byte arrives, in order.
+ */
+#define HOLD_MAX 4096
+
+static void test_slow_application(void **state)
+{
+	struct stack_pair *p = *state;
+	struct lunar_chan_config cc = {.size = 8};
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	enum { TOTAL = 3000000, UNREAD = 1000, HELD = 3000 }; /* TOTAL: 3 windows */
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K);
+	uint32_t sent = 0, got = 0;
+	struct lunar_msg *held = calloc(HOLD_MAX, sizeof(*held));
+	unsigned n_held = 0;
+	uint64_t h;
+	int err;
+
+	assert_non_null(z);
+	assert_non_null(held);
+	for (uint32_t j = 0; j < 65536; j++)
+		z[j] = (uint8_t)(j % 251);
+	assert_int_equal(lunar_dispatch_create(1, &cc, &d), 0);
+	assert_int_equal(dtcp_create(p->a.tcp, d, NULL, &t), 0);
+	ch = lunar_dispatch_chan(d, 0);
+	assert_int_equal(dtcp_app_listen(ch, 92), 0);
+	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_LISTENING);
+	c = tcp_connect_to(p->b.tcp, SP_IP_A, 92, NULL, NULL, &err);
+	assert_non_null(c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
+	h = m.conn;
+	for (unsigned step = 0; got < TOTAL && step < 200000; step++) {
+		while (sent < TOTAL) {
+			uint32_t off = sent % 65536, len = 65536 - off;
+			int rc = tcp_sock_send_zc(c, z + off, len < TOTAL - sent ? len : TOTAL - sent);
+
+			if (rc <= 0)
+				break;
+			sent += (uint32_t)rc;
+		}
+		sp_step(p);
+		dtcp_poll(t);
+		while (step >= UNREAD && lunar_chan_app_recv(ch, &m, 1) == 1) {
+			assert_int_equal(m.op, DTCP_EV_DATA);
+			assert_int_equal(m.conn, h);
+			for (uint32_t j = 0; j < m.len; j++)
+				assert_int_equal(((uint8_t *)m.buf)[j], (uint8_t)((got + j) % 65536 % 251));
+			got += m.len;
+			if (step < HELD) {
+				assert_true(n_held < HOLD_MAX);
+				held[n_held++] = m;
+			} else {
+				assert_int_equal(dtcp_app_done(ch, h, m.buf, m.len), 0);
+			}
+		}
+		if (step == HELD) { /* stalled with the window shut; nothing lost */
+			assert_true(got < TOTAL);
+			assert_true(dtcp_stats(t)->rx_waits > 0);
+			assert_true(tcp_sock_conn(c)->snd_wnd < 1448); /* less than a segment: shut */
+			assert_int_equal(tcp_stack_stats(p->a.tcp)->rcv_mem_dropped, 0);
+			for (unsigned i = 0; i < n_held; i++) /* the ring holds 8: let the stack take them */
+				while (dtcp_app_done(ch, h, held[i].buf, held[i].len) == -ENOBUFS)
+					dtcp_poll(t);
+			n_held = 0;
+		}
+	}
+	assert_int_equal(got, TOTAL);
+	assert_int_equal(n_held, 0); /* the stall was seen and let go */
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	sp_run(p, 5);
+	dtcp_poll(t);
+	tcp_sock_close(c);
+	zbuf_unref(z);
+	free(held);
+	dtcp_free(t);
+	lunar_dispatch_free(d, NULL, NULL);
+	sp_run(p, 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_echo_across_threads, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_requests, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_slow_application, sp_setup, sp_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, sp_group_setup, sp_group_teardown);
+}

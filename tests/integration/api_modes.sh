@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # api_modes.sh - each of lunar's application interfaces works end to end
 # over memif (LUNA 5.1, 6.2): inline-r2c zero-copy callbacks, batch-r2c
-# zero-copy events, and the socket-like copying calls (api/lsock.h: epoll-like
-# readiness, no callbacks), each a 4 KiB RPC
+# zero-copy events, the socket-like copying calls (api/lsock.h: epoll-like
+# readiness, no callbacks), and dispatch mode (api/dispatch_tcp.h: the
+# server's application on its own thread, over a channel), each a 4 KiB RPC
 # run with requests = responses on both ends and no Zbuf object leaked.
 # The zero-copy modes copy zero payload bytes on either side (the copy
 # counters), inline mode really runs callbacks in place, the copying mode
@@ -81,6 +82,22 @@ expect_eq "inline: the JSON names the interface" "$(json "$OUT/inline.json" "d['
 run copy --api copy -- --api copy
 expect_ge "copy: the client's sends are copied" "$(tcp_field "$OUT/cli-copy.log" copy_tx_bytes)" 100000
 expect_ge "copy: the server's reads are copied" "$(tcp_field "$OUT/srv_copy.log" copy_rx_bytes)" 100000
+
+# Dispatch mode (LUNA 5.2): the server's application on a thread of its own,
+# talking to the stack core only through its channel; zero copy across.
+run dispatch --api dispatch -- --api batch
+dfield() { awk -v f="$2" -v p="$3" '$1 == p {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1; }
+srv="$OUT/srv_dispatch.log"
+expect_grep "dispatch: the server says so" "ready, .* dispatch mode" "$srv"
+expect_ge "dispatch: the thread's requests reached the stack core" "$(dfield "$srv" requests dtcp:)" 40
+expect_eq "dispatch: the connection came to the thread" "$(dfield "$srv" conns_accepted dtcp:)" 1
+expect_eq "dispatch: no request named a dead connection" "$(dfield "$srv" bad_handle dtcp:)" 0
+expect_eq "dispatch: no send was refused" "$(dfield "$srv" send_refused dtcp:)" 0
+expect_eq "dispatch: the thread gave back every connection" "$(dfield "$srv" open dtcp:)" 0
+expect_ge "dispatch: received bytes crossed to the thread" "$(dfield "$srv" rx_bytes dtcp:)" 80000
+expect_ge "dispatch: the idle thread slept" "$(dfield "$srv" sleeps chan:)" 1
+expect_eq "dispatch: payload bytes copied on send" "$(tcp_field "$srv" copy_tx_bytes)" 0
+expect_eq "dispatch: payload bytes copied on receive" "$(tcp_field "$srv" copy_rx_bytes)" 0
 
 # The watchdog: 2 ms stalls against the default 1 ms budget.
 run stall --api inline --app-stall-us 2000 -- --api inline

@@ -53,9 +53,11 @@ enum { KNB_ACK_OK = 0, KNB_ACK_BAD_VERSION = 1, KNB_ACK_BAD_HELLO = 2 };
  * lunar's application interfaces (LUNA §5.1, Fig. 5): inline-r2c zero-copy
  * callbacks run per segment; batch-r2c zero-copy events after the burst
  * (the default); the socket-like copying calls with epoll-like readiness
- * (api/lsock.h), no callbacks.
+ * (api/lsock.h), no callbacks; dispatch mode (LUNA §5.2, server only): an
+ * application thread apart from the stack core, over channels
+ * (api/dispatch_tcp.h).
  */
-enum knb_api { KNB_API_BATCH, KNB_API_INLINE, KNB_API_COPY };
+enum knb_api { KNB_API_BATCH, KNB_API_INLINE, KNB_API_COPY, KNB_API_DISPATCH };
 
 struct knb_config {
 	bool server;

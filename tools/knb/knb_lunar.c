@@ -11,6 +11,8 @@
 #include "knb.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include "api/dispatch_tcp.h"
 #include "api/lsock.h"
 #include "base/cost.h"
 #include "loop/env.h"
@@ -520,6 +523,188 @@ static int kecho_open(struct lunar_env *w, uint16_t port)
 	return fd;
 }
 
+/*
+ * --api dispatch (server): dispatch mode (LUNA §5.2). The worker's core
+ * runs the stack and a dispatch_tcp service; the application (the echo and
+ * the sink) runs on a thread of its own that knows the stack only through
+ * its channel, and sleeps when idle. Received slices cross to the thread
+ * by reference and go back out the same way: no copy on either side.
+ */
+#define DISPATCH_MAX_CONNS 4096
+
+struct dapp {
+	struct lctx *L;
+	struct lunar_chan *ch;
+	struct knb_flow *flows; /* by the handle's slot (its low 32 bits) */
+	unsigned n_ports;
+	atomic_uint listening;
+	atomic_bool failed;
+};
+
+/* Hand a request to the stack core, which drains the ring every iteration. */
+static void dsend(struct dapp *a, const struct lunar_msg *m)
+{
+	int rc;
+
+	while ((rc = lunar_chan_app_send(a->ch, m)) == -ENOBUFS)
+		;
+	if (rc && m->buf && m->op == DTCP_SEND)
+		zbuf_unref(m->buf); /* shut down: nobody takes it */
+}
+
+static void dapp_data(struct dapp *a, const struct lunar_msg *m)
+{
+	struct knb_flow *f = &a->flows[(uint32_t)m->conn];
+	const uint8_t *p = m->buf, *out;
+	uint32_t rest, n;
+	int hs = 0;
+
+	if (!f->ready) {
+		hs = knb_flow_hs_received(f, p, m->len);
+		if (hs < 0) {
+			fprintf(stderr, "knb server: %s\n", f->error);
+			hs = (int)m->len;
+		}
+		if ((n = knb_flow_hs_pending(f, &out))) {
+			uint8_t *z = zbuf_alloc(n);
+
+			if (z) {
+				memcpy(z, out, n);
+				dsend(a, &(struct lunar_msg){.op = DTCP_SEND, .conn = m->conn, .buf = z,
+							     .len = n});
+				knb_flow_hs_sent(f, n);
+			}
+		}
+		if (f->close_after_hs || f->error[0])
+			dsend(a, &(struct lunar_msg){.op = DTCP_CLOSE, .conn = m->conn});
+	}
+	rest = m->len - (uint32_t)hs;
+	if (rest && f->ready) {
+		uint64_t t = lunar_env_now_ns(a->L->env);
+
+		knb_flow_on_rx(f, rest, t);
+		if (f->kind == KNB_FLOW_RPC) {
+			/* The echo: the slice's reference moves into the send; the window
+			 * opens for the whole message. */
+			dsend(a, &(struct lunar_msg){.op = DTCP_SEND, .conn = m->conn,
+						     .buf = (uint8_t *)p + hs, .len = rest});
+			dsend(a, &(struct lunar_msg){.op = DTCP_DONE, .conn = m->conn, .len = m->len});
+			knb_flow_on_tx(f, rest, t);
+			return;
+		}
+		if (f->kind == KNB_FLOW_DOWN && !f->error[0]) {
+			snprintf(f->error, sizeof(f->error), "--api dispatch serves rpc and stream "
+							     "flows, not the server's sending side");
+			fprintf(stderr, "knb server: %s\n", f->error);
+			dsend(a, &(struct lunar_msg){.op = DTCP_CLOSE, .conn = m->conn});
+		}
+	}
+	dsend(a, &(struct lunar_msg){.op = DTCP_DONE, .conn = m->conn, .buf = m->buf, .len = m->len});
+}
+
+static void *dapp_main(void *arg)
+{
+	struct dapp *a = arg;
+	struct lctx *L = a->L;
+	struct lunar_msg m[32];
+	int n;
+
+	for (unsigned i = 0; i < a->n_ports; i++)
+		dsend(a, &(struct lunar_msg){.op = DTCP_LISTEN, .arg = L->c->port + i});
+	while ((n = lunar_chan_app_wait(a->ch, m, 32, 100)) != -EPIPE) {
+		for (int i = 0; i < n; i++) {
+			switch (m[i].op) {
+			case DTCP_EV_LISTENING:
+				atomic_fetch_add(&a->listening, 1);
+				break;
+			case DTCP_EV_ACCEPTED:
+				knb_flow_server(&a->flows[(uint32_t)m[i].conn], L->env->index,
+						L->env->n_workers, L->c->proto_version, &L->meter);
+				break;
+			case DTCP_EV_DATA:
+				dapp_data(a, &m[i]);
+				break;
+			case DTCP_EV_EOF: /* the client is done */
+				dsend(a, &(struct lunar_msg){.op = DTCP_CLOSE, .conn = m[i].conn});
+				break;
+			case DTCP_EV_ERROR:
+				if (m[i].buf)
+					zbuf_unref(m[i].buf);
+				if (m[i].len == DTCP_LISTEN) {
+					fprintf(stderr, "knb server: cannot listen on port %lu: %s\n",
+						(unsigned long)L->c->port, strerror(-dtcp_err(&m[i])));
+					atomic_store(&a->failed, true);
+				}
+				break;
+			default: /* CLOSED, SENT */
+				break;
+			}
+		}
+	}
+	return NULL;
+}
+
+static int run_server_dispatch(struct lctx *L)
+{
+	const struct knb_config *c = L->c;
+	struct dtcp_config dc = {.max_conns = DISPATCH_MAX_CONNS};
+	struct dapp a = {.L = L, .n_ports = L->env->n_workers};
+	struct lunar_dispatch *d = NULL;
+	struct dtcp *t = NULL;
+	struct lunar_chan_stats cs;
+	pthread_t th;
+	int rc = 1;
+
+	a.flows = calloc(DISPATCH_MAX_CONNS, sizeof(*a.flows));
+	if (!a.flows || lunar_dispatch_create(1, NULL, &d) || dtcp_create(L->env->tcp, d, &dc, &t)) {
+		fprintf(stderr, "knb server: cannot set up dispatch mode: out of memory\n");
+		goto out;
+	}
+	a.ch = lunar_dispatch_chan(d, 0);
+	for (unsigned i = 0; i < a.n_ports; i++)
+		if (lunar_env_steer_port(L->env, (uint16_t)(c->port + i))) {
+			fprintf(stderr, "knb server: cannot steer port %u to lunar\n", c->port + i);
+			goto out;
+		}
+	if (pthread_create(&th, NULL, dapp_main, &a)) {
+		fprintf(stderr, "knb server: cannot start the application thread\n");
+		goto out;
+	}
+	while (atomic_load(&a.listening) < a.n_ports && !atomic_load(&a.failed) &&
+	       !knb_stop_requested()) {
+		lunar_env_poll(L->env);
+		dtcp_poll(t);
+	}
+	if (!atomic_load(&a.failed)) {
+		rc = 0;
+		if (L->env->index == 0) {
+			printf("knb server: ready, lunar stack on %s, port %u, %u worker%s, dispatch "
+			       "mode\n", L->env->port->name, c->port, L->env->n_workers,
+			       L->env->n_workers > 1 ? "s" : "");
+			fflush(stdout);
+		}
+		while (!knb_stop_requested()) {
+			lunar_env_poll(L->env);
+			dtcp_poll(t);
+		}
+	}
+	lunar_dispatch_shutdown(d);
+	pthread_join(th, NULL);
+	if (c->lo.verbose) {
+		lunar_chan_stats(a.ch, &cs);
+		dtcp_dump(t, stdout);
+		printf("chan: to_app %lu from_app %lu app_full %lu wakeups %lu sleeps %lu\n",
+		       (unsigned long)cs.to_app, (unsigned long)cs.from_app,
+		       (unsigned long)cs.app_full, (unsigned long)cs.wakeups, (unsigned long)cs.sleeps);
+	}
+out:
+	dtcp_free(t);
+	if (d)
+		lunar_dispatch_free(d, NULL, NULL);
+	free(a.flows);
+	return rc;
+}
+
 static int run_server(struct lctx *L)
 {
 	const struct knb_config *c = L->c;
@@ -528,6 +713,8 @@ static int run_server(struct lctx *L)
 	unsigned n = L->env->n_workers;
 	int err = 0, rc = 0;
 
+	if (c->api == KNB_API_DISPATCH)
+		return run_server_dispatch(L);
 	/*
 	 * Every worker listens on PORT..PORT+n-1 (a client's server thread s
 	 * dials PORT+s); the flow plan gives each connection to one worker.

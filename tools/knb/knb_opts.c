@@ -38,9 +38,12 @@ static void usage(FILE *f)
 	      "  --connect-timeout S      give up connecting after S seconds [5]\n"
 	      "  --kernel-mode M          blocking | busy-poll (kernel stack) [busy-poll]\n"
 	      "  --cpu-breakdown          lunar: CPU time by category (TSC; adds a little cost)\n"
-	      "  --api batch|inline|copy  lunar: zero-copy events after each burst, zero-copy\n"
-	      "                           callbacks per segment, or the copying socket-like calls\n"
-	      "                           with epoll-like readiness (api/lsock.h) [batch]\n"
+	      "  --api batch|inline|copy|dispatch\n"
+	      "                           lunar: zero-copy events after each burst, zero-copy\n"
+	      "                           callbacks per segment, the copying socket-like calls\n"
+	      "                           with epoll-like readiness (api/lsock.h), or (server)\n"
+	      "                           an application thread apart from the stack's, over\n"
+	      "                           channels (api/dispatch_tcp.h) [batch]\n"
 	      "  --app-stall-us N         lunar server: a misbehaving application that spins N us\n"
 	      "                           in each data callback (shows the loop watchdog) [0]\n"
 	      "  --kernel-echo PORT       lunar server: also echo kernel TCP on 127.0.0.1:PORT from\n"
@@ -171,8 +174,10 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 			c->api = KNB_API_INLINE;
 		else if (!strcmp(arg, "copy"))
 			c->api = KNB_API_COPY;
+		else if (!strcmp(arg, "dispatch"))
+			c->api = KNB_API_DISPATCH;
 		else {
-			fprintf(stderr, "knb: --api %s: expected batch, inline or copy\n", arg);
+			fprintf(stderr, "knb: --api %s: expected batch, inline, copy or dispatch\n", arg);
 			return -1;
 		}
 		c->api_given = true;
@@ -259,6 +264,11 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 			fprintf(stderr, "knb: --stack lunar runs one thread per worker, one worker per "
 					"--core CPU; for %u threads give %u CPUs, e.g. --core 0,1\n",
 				c->threads, c->threads);
+			return -1;
+		}
+		if (c->api == KNB_API_DISPATCH && !c->server) {
+			fprintf(stderr, "knb: --api dispatch is a server mode (application threads "
+					"apart from the stack core); give the client batch, inline or copy\n");
 			return -1;
 		}
 		if (lunar_options_check(&c->lo, err, sizeof(err))) {

@@ -60,7 +60,7 @@ static json_t *config_json(const struct knb_config *c)
 
 	inet_ntop(AF_INET, &a, ip, sizeof(ip));
 	snprintf(addr, sizeof(addr), "%s:%u", ip, c->port);
-	static const char *const api_names[] = {"batch", "inline", "copy"};
+	static const char *const api_names[] = {"batch", "inline", "copy", "dispatch"};
 
 	return json_pack("{s:s, s:s?, s:s, s:i, s:i, s:s, s:i, s:i, s:i, s:f, s:f, s:s?, s:o?, s:b, "
 			 "s:s?, s:s}",

@@ -30,6 +30,11 @@ STACKS = {
     "lunar inline": (["--stack", "lunar", "--api", "inline"] + MEMIF_S, ["--stack", "lunar", "--api", "inline"] + MEMIF_C, None),
     "lunar batch": (["--stack", "lunar", "--api", "batch"] + MEMIF_S, ["--stack", "lunar", "--api", "batch"] + MEMIF_C, None),
     "lunar copy": (["--stack", "lunar", "--api", "copy"] + MEMIF_S, ["--stack", "lunar", "--api", "copy"] + MEMIF_C, None),
+    # --trust-link: both ends lunar on this host, no checksums (as the kernel over veth).
+    "lunar inline, trusted": (["--stack", "lunar", "--api", "inline", "--trust-link"] + MEMIF_S,
+                              ["--stack", "lunar", "--api", "inline", "--trust-link"] + MEMIF_C, None),
+    "lunar batch, trusted": (["--stack", "lunar", "--api", "batch", "--trust-link"] + MEMIF_S,
+                             ["--stack", "lunar", "--api", "batch", "--trust-link"] + MEMIF_C, None),
     "raw memif": (["--stack", "raw"] + MEMIF_S, ["--stack", "raw"] + MEMIF_C, None),
     "kernel busy-poll": (["--stack", "kernel", "--kernel-mode", "busy-poll", "--listen", "10.77.0.2:7000"],
                          ["--stack", "kernel", "--kernel-mode", "busy-poll", "--connect", "10.77.0.2:7000"], "veth"),
@@ -110,7 +115,7 @@ def main():
         print(f"| {stack} | " + " | ".join("-" if c is None else f"{c:,.2f}" if c < 100 else f"{c:,.0f}" for c in cells) + " |")
     k = "kernel busy-poll"
     print("\nratios (lunar inline vs kernel; latency: lunar/kernel, lower is better; throughput: lunar/kernel)")
-    for stack in ("lunar inline", "lunar batch", "lunar copy"):
+    for stack in [s for s in STACKS if s.startswith("lunar")]:
         def ratio(point, f, inv):
             a, b = g(stack, point, f), g(k, point, f)
             return "-" if not a or not b else f"{(a / b):.2f}x"
@@ -120,9 +125,10 @@ def main():
     a, b = g("lunar inline", POINTS[0], "p99"), g("lunar copy", POINTS[0], "p99")
     if a and b:
         print(f"  inline p99 vs copy p99: {(1 - a / b) * 100:.0f}% lower")
-    a, b = g("lunar inline", POINTS[0], "p50"), g("raw memif", POINTS[0], "p50")
-    if a and b:
-        print(f"  lunar inline round trip (p50) vs raw memif: {a / b:.2f}x")
+    for stack in ("lunar inline", "lunar inline, trusted"):
+        a, b = g(stack, POINTS[0], "p50"), g("raw memif", POINTS[0], "p50")
+        if a and b:
+            print(f"  {stack} round trip (p50) vs raw memif: {a / b:.2f}x")
     with open(os.path.join(args.out, "medians.json"), "w") as f:
         json.dump({f"{s}|{p}": v for (s, p), v in med.items()}, f, indent=1)
 

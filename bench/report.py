@@ -76,12 +76,14 @@ def over_floor(lunar, raw, higher_better):
 
 
 def floor_pairs(doc):
-    """(lunar stack, raw stack) on the same wire: lunar-memif and raw-memif."""
+    """(lunar stack, raw stack) on the same wire: lunar-memif (and its
+    variants, lunar-memif-*) with raw-memif."""
     stacks = doc.get("stacks", {})
     out = []
     for s, d in stacks.items():
-        if d.get("kind") == "raw" and s.startswith("raw-") and "lunar-" + s[4:] in stacks:
-            out.append(("lunar-" + s[4:], s))
+        if d.get("kind") == "raw" and s.startswith("raw-"):
+            wire = "lunar-" + s[4:]
+            out += [(l, s) for l in stacks if l == wire or l.startswith(wire + "-")]
     return out
 
 

@@ -49,7 +49,9 @@ FIG10_IODEPTHS = [1, 2, 4, 8, 16, 32]
 FIG_MSG = 4096
 FIG12_IODEPTH = 16
 ALL_FIGURES = ["9", "10", "11", "12"]
-ALL_STACKS = ["lunar-memif", "lunar-afxdp", "kernel", "raw-memif"]
+ALL_STACKS = ["lunar-memif", "lunar-memif-trust", "lunar-afxdp", "kernel", "raw-memif"]
+# The full sweep's default; --demo shows every stack (the trusted-link variant too).
+FULL_STACKS = ["lunar-memif", "lunar-afxdp", "kernel", "raw-memif"]
 RAW_FIGURES = ["9"]  # the raw floor: the figure that sweeps message sizes
 READY_PREFIX = "knb server: ready"
 READY_TIMEOUT_S = 15.0
@@ -60,15 +62,16 @@ MAX_CONSECUTIVE_FAILURES = 3  # a stack failing this many runs in a row is skipp
 MEMIF_SOCK = "/run/lunar/knb.sock"
 
 
-def memif_stack(kind, label):
+def memif_stack(kind, label, extra=()):
     """A stack whose two knb processes share the memif socket MEMIF_SOCK."""
+    extra = list(extra)
     return {
         "kind": kind,
         "topology": "memif",
         "server_ns": None,
         "client_ns": None,
-        "server_opts": ["--stack", kind, "--port", f"memif:{MEMIF_SOCK}:server", "--ip", "192.168.77.2/24"],
-        "client_opts": ["--stack", kind, "--port", f"memif:{MEMIF_SOCK}:client", "--ip", "192.168.77.1/24"],
+        "server_opts": ["--stack", kind, "--port", f"memif:{MEMIF_SOCK}:server", "--ip", "192.168.77.2/24"] + extra,
+        "client_opts": ["--stack", kind, "--port", f"memif:{MEMIF_SOCK}:client", "--ip", "192.168.77.1/24"] + extra,
         "addr": "192.168.77.2:7000",
         "label": label,
     }
@@ -76,6 +79,9 @@ def memif_stack(kind, label):
 
 STACKS = {
     "lunar-memif": memif_stack("lunar", "lunar memif"),
+    # Both ends lunar on this host: no checksums, as the kernel over veth
+    # (--trust-link, port/port_spec.h).
+    "lunar-memif-trust": memif_stack("lunar", "lunar memif, trusted", ["--trust-link"]),
     "lunar-afxdp": {
         "kind": "lunar",
         "topology": "veth",
@@ -602,7 +608,8 @@ def main(argv):
     ap.add_argument("--runs", type=int, default=3, help="runs per point; the median is kept (default 3)")
     ap.add_argument("--duration", type=float, default=3.0, help="measured seconds per run (default 3)")
     ap.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per run (default 1)")
-    ap.add_argument("--stacks", default=",".join(ALL_STACKS), help="subset of " + ",".join(ALL_STACKS))
+    ap.add_argument("--stacks", help="subset of " + ",".join(ALL_STACKS) + " (default: --demo all of them, "
+                    "else " + ",".join(FULL_STACKS) + ")")
     ap.add_argument("--figures", default=",".join(ALL_FIGURES), help="subset of 9,10,11,12")
     ap.add_argument("--demo", action="store_true", help="short comparison: 4 KiB RPC at iodepth 1 and 16, printed as a table")
     ap.add_argument("--knb", default=os.path.join(ROOT, "build", "tools", "knb", "knb"), help="knb binary (default build/tools/knb/knb)")
@@ -615,6 +622,8 @@ def main(argv):
     ap.add_argument("--no-report", action="store_true", help="write results.json only, do not run report.py")
     args = ap.parse_args(argv)
 
+    if args.stacks is None:
+        args.stacks = ",".join(ALL_STACKS if args.demo else FULL_STACKS)
     args.stacks = parse_list(args.stacks, ALL_STACKS, "--stacks")
     args.figures = parse_list(args.figures, ALL_FIGURES, "--figures")
     if args.runs < 1 or args.duration <= 0 or args.warmup < 0:
@@ -772,7 +781,7 @@ def main(argv):
         print()
         print(f"Demo results: {args.out}" + ("" if args.no_report else f" (report: {os.path.join(args.out, 'report.md')})"))
         full = argparse.Namespace(**vars(args))
-        full.demo, full.figures, full.stacks, full.with_blocking = False, ALL_FIGURES, ALL_STACKS, False
+        full.demo, full.figures, full.stacks, full.with_blocking = False, ALL_FIGURES, FULL_STACKS, False
         fs = stack_series(full)
         n = len(plan(full, fs, os.cpu_count() or 1)[1]) * 3
         print(f"Full report: sudo bench/sweep.py (no options: figures 9-12, every stack and the raw floor, median of 3 runs,"

@@ -103,9 +103,11 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 	switch (code) {
 	case LUNAR_OPT_PORT: {
 		uint16_t mtu = o->port.mtu;
+		bool trusted = o->port.trusted;
 
 		rc = port_spec_parse(arg, &o->port, err, errlen);
 		o->port.mtu = mtu;
+		o->port.trusted = trusted;
 		if (rc)
 			return rc;
 		o->has_port = true;
@@ -190,6 +192,9 @@ bad_core:
 	case LUNAR_OPT_VERBOSE:
 		o->verbose = true;
 		return 1;
+	case LUNAR_OPT_TRUST_LINK:
+		o->port.trusted = true;
+		return 1;
 	case LUNAR_OPT_POOL:
 		if (parse_uint(arg, LUNAR_POOL_MAX, &v) || v < LUNAR_POOL_MIN) {
 			lunar_set_err(err, errlen, "--pool %s: expected %u..%u packet buffers", arg,
@@ -222,6 +227,19 @@ int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 			 o->port.mtu);
 		return -EINVAL;
 	}
+	if (o->port.trusted && o->port.kind != PORT_KIND_MEMIF) {
+		lunar_set_err(err, errlen, "--trust-link is for memif between two lunar processes; "
+				      "a %s port carries frames from elsewhere, whose checksums must "
+				      "be checked",
+			      port_kind_name(o->port.kind));
+		return -EINVAL;
+	}
+	if (o->port.trusted && o->fault.enabled &&
+	    (o->fault.rx.corrupt > 0 || o->fault.tx.corrupt > 0)) {
+		lunar_set_err(err, errlen, "--trust-link with --fault corrupt=...: nothing would "
+				      "catch the corruption; drop one of them");
+		return -EINVAL;
+	}
 	if (o->n_workers > 1 && o->port.kind == PORT_KIND_TAP) {
 		lunar_set_err(err, errlen, "--core with %u CPUs: a tap port has one queue; use memif "
 				      "or af_xdp for several workers",
@@ -252,6 +270,8 @@ void lunar_options_usage(FILE *f)
 	      "  --core N[,N...]    CPU to run on (default 0); a list runs one worker per CPU,\n"
 	      "                     each on its own queue of the port\n"
 	      "  --pool N           packet buffers (default: 128 MiB of them, at most 32767)\n"
+	      "  --trust-link       memif between two lunar processes on this host: no checksums\n"
+	      "                     computed or checked (as the kernel's veth); both ends\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

@@ -8,6 +8,7 @@
  *   --pcap FILE        capture the port's traffic
  *   --reserved LO-HI   TCP ports steered to lunar (default 61440-65535)
  *   --core N[,N...]    CPU to run on (default 0); a list: one worker per CPU
+ *   --trust-link       memif to another lunar process: no checksums
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -56,6 +57,7 @@ enum {
 	LUNAR_OPT_CORE,
 	LUNAR_OPT_VERBOSE,
 	LUNAR_OPT_POOL,
+	LUNAR_OPT_TRUST_LINK,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -69,7 +71,8 @@ enum {
 		{"reserved", required_argument, NULL, LUNAR_OPT_RESERVED},                         \
 		{"core", required_argument, NULL, LUNAR_OPT_CORE},                                 \
 		{"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE},                                 \
-		{"pool", required_argument, NULL, LUNAR_OPT_POOL}
+		{"pool", required_argument, NULL, LUNAR_OPT_POOL},                                 \
+		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -20,6 +20,14 @@ struct port_spec {
 	char path[108];   /**< memif: socket path */
 	bool memif_server;
 	uint16_t mtu;     /**< 0: the kind's default (1500; memif/tap may use up to 9000) */
+	/**
+	 * memif: a trusted link (--trust-link). Both ends are lunar processes on
+	 * this host sharing memory, where no frame can be corrupted in transit,
+	 * so no checksum is computed or verified, as the kernel does over veth
+	 * (CHECKSUM_PARTIAL passes through unchecked). Both ends must say so:
+	 * a trusting sender's frames fail a checking receiver's checksums.
+	 */
+	bool trusted;
 };
 
 /** Fault rates for one direction, each in [0, 1]. */

@@ -42,6 +42,7 @@ def add_lunar_options(p):
     p.add_argument("--pcap")
     p.add_argument("--reserved")
     p.add_argument("--pool", type=int)
+    p.add_argument("--trust-link", action="store_true")
 
 
 def parser():
@@ -104,7 +105,9 @@ def stack_key(a):
     if a.stack == "raw":
         return "raw-memif"
     if a.stack == "lunar":
-        return "lunar-memif" if a.port.startswith("memif:") else "lunar-afxdp"
+        if a.port.startswith("memif:"):
+            return "lunar-memif-trust" if a.trust_link else "lunar-memif"
+        return "lunar-afxdp"
     return "kernel-blocking" if a.kernel_mode == "blocking" else "kernel"
 
 
@@ -112,6 +115,7 @@ def stack_key(a):
 # many requests in flight the stack overlaps before latency grows.
 MODEL = {
     "lunar-memif": (6.0, 40.0, 8),
+    "lunar-memif-trust": (5.0, 45.0, 8),
     "lunar-afxdp": (11.0, 20.0, 6),
     "kernel": (22.0, 12.0, 4),
     "kernel-blocking": (38.0, 10.0, 4),

@@ -177,7 +177,7 @@ row = [l for l in report.summary_text(doc).splitlines() if l.startswith("lunar m
 sys.exit(0 if row.split()[-4] == want else 1)' "$OUT/demo/results.json" "$ROOT/bench"
 check "--demo explains the raw row" grep -q "^x the raw time: lunar's round trip" "$OUT/demo.stdout"
 check "--demo ends saying how to run the full report" bash -c 'tail -1 "$1" | grep -q "^Full report: sudo bench/sweep.py"' _ "$OUT/demo.stdout"
-check "--demo measured 2 points x 4 stacks (raw memif too) x 2 runs" [ "$(grep -cE '^\[[0-9]+/16\] demo ' "$OUT/demo.stderr")" = 16 ]
+check "--demo measured 2 points x 5 stacks (raw memif too) x 2 runs" [ "$(grep -cE '^\[[0-9]+/20\] demo ' "$OUT/demo.stderr")" = 20 ]
 check "--demo report skips the figures with a note" grep -q "Skipped: not part of the demo" "$OUT/demo/report.md"
 sed -n '1,8p' "$OUT/demo.stdout" | sed 's/^/#   /'
 

@@ -83,6 +83,23 @@ run copy --api copy -- --api copy
 expect_ge "copy: the client's sends are copied" "$(tcp_field "$OUT/cli-copy.log" copy_tx_bytes)" 100000
 expect_ge "copy: the server's reads are copied" "$(tcp_field "$OUT/srv_copy.log" copy_rx_bytes)" 100000
 
+# A trusted link (--trust-link, both ends): no checksum computed or checked,
+# every frame taken as the port's "good"; one end alone cannot talk to the
+# other, and says why in a drop counter.
+nif_field() { awk -v f="$2" '$1 == f {print $2}' "$1" | head -1; }
+run trusted --api inline --trust-link -- --api inline --trust-link
+expect_ge "trusted: the server took frames as checked" "$(nif_field "$OUT/srv_trusted.log" rx_csum_hw_ok)" 100
+expect_ge "trusted: the client left checksums to the link" "$(nif_field "$OUT/cli-trusted.log" tx_csum_offload)" 100
+bg srv_half "$KNB" server --stack lunar --port "memif:$sock:server" --ip 192.168.77.2/24 \
+	--listen 192.168.77.2:7000 --core 1 --verbose --trust-link
+wait_for "half-trusted server" 100 grep -q "ready" "$OUT/srv_half.log"
+timeout 30 "$KNB" client --stack lunar --port "memif:$sock:client" --ip 192.168.77.1/24 \
+	--connect 192.168.77.2:7000 --pattern rpc --msg-size 4096 --core 0 --duration 1 \
+	--connect-timeout 1 --verbose >"$OUT/cli-half.log" 2>&1
+expect_eq "one end trusting: the client cannot connect" "$?" 1
+expect_grep "one end trusting: the checking end drops and names it" "drop IP_BAD_CHECKSUM" "$OUT/cli-half.log"
+stop srv_half
+
 # Dispatch mode (LUNA 5.2): the server's application on a thread of its own,
 # talking to the stack core only through its channel; zero copy across.
 run dispatch --api dispatch -- --api batch

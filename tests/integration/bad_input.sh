@@ -32,6 +32,10 @@ run_bad "memif socket in a missing directory" 1 "directory /nonexistent/dir does
 	"$PING" --port memif:/nonexistent/dir/x.sock:client --ip 10.0.0.1/24 --responder
 run_bad "missing interface" 1 "interface nosuch0 not found" \
 	"$PING" --port af_xdp:nosuch0 --responder
+run_bad "--trust-link on a tap port" 1 "trust-link is for memif between two lunar processes" \
+	"$PING" --trust-link --port tap:lt0 --ip 10.0.0.1/24 --responder
+run_bad "--trust-link with corruption" 1 "nothing would catch the corruption" \
+	"$PING" --port memif:/run/lunar/x.sock --trust-link --ip 10.0.0.1/24 --fault corrupt=0.1 --responder
 
 # No hugepages: the error says how to reserve them.
 hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages

@@ -161,6 +161,8 @@ static void default_misuse(const char *msg)
 }
 
 static zbuf_misuse_fn misuse_fn = default_misuse;
+/* Misuses reported since zbuf_init(); cold, so one shared atomic counter. */
+static uint64_t misuse_count;
 
 void zbuf_set_misuse_handler(zbuf_misuse_fn fn)
 {
@@ -173,6 +175,8 @@ static __attribute__((cold, noinline)) void misuse(const char *what, const void 
 	char msg[160];
 
 	snprintf(msg, sizeof(msg), "zbuf: %s at %p", what, p);
+	/* Counted first: the default handler aborts, a test's may longjmp. */
+	__atomic_fetch_add(&misuse_count, 1, __ATOMIC_RELAXED);
 	misuse_fn(msg);
 }
 
@@ -646,6 +650,7 @@ void zbuf_stats(struct zbuf_stats *out)
 		out->failures += s.failures;
 	}
 	out->in_use += mbuf_in_use();
+	out->misuse = __atomic_load_n(&misuse_count, __ATOMIC_RELAXED);
 }
 
 uint64_t zbuf_in_use(void)
@@ -908,6 +913,7 @@ int zbuf_init(const struct zbuf_config *cfg)
 	}
 	memset(pcpu, 0, sizeof(pcpu));
 	zb.npools = 0;
+	__atomic_store_n(&misuse_count, 0, __ATOMIC_RELAXED);
 	/* Publish last: translation treats anything outside [base, base+len) as foreign. */
 	zb.len = len;
 	zb.ready = true;
@@ -920,6 +926,10 @@ void zbuf_fini(void)
 
 	if (!zb.ready)
 		return;
+	if (__atomic_load_n(&misuse_count, __ATOMIC_RELAXED))
+		LOG_WARN("zbuf_fini: %" PRIu64 " misuses reported (double frees, foreign "
+			 "pointers: see the misuse handler's messages)",
+			 __atomic_load_n(&misuse_count, __ATOMIC_RELAXED));
 	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++) {
 		class_stats_raw(c, &s);
 		if (s.in_use)

@@ -71,6 +71,11 @@ struct zbuf_stats {
 	uint64_t allocs;   /**< successful allocations */
 	uint64_t frees;    /**< objects returned (refcount reached zero) */
 	uint64_t failures; /**< allocations that found no free object */
+	/**
+	 * Misuses reported to the misuse handler (see zbuf_set_misuse_handler),
+	 * counted before it runs. Region-wide: zbuf_stats() only (0 per class).
+	 */
+	uint64_t misuse;
 };
 
 /**
@@ -134,9 +139,16 @@ uint64_t zbuf_in_use(void);
 /**
  * Misuse handler: called with "zbuf: <what> at <ptr>" naming the misuse
  * (pointer not in Zbuf memory, pointer into a zone header, double free, ref
- * of a free object). The default prints the message and aborts. Tests
- * install their own to assert on misuse; if a handler returns, the
- * offending zbuf_ref()/zbuf_unref() does nothing. NULL restores the default.
+ * of a free object), after zbuf_stats().misuse has counted it. The default
+ * prints the message and aborts. Tests install their own to assert on
+ * misuse, and a program that would rather log and go on may too; if a
+ * handler returns, the offending zbuf_ref()/zbuf_unref() does nothing, and
+ * zbuf_fini() reports the count. NULL restores the default.
+ *
+ * An unref too many is seen only when the count would go below zero: while
+ * another holder (a connection's send buffer) still has a reference, the
+ * extra unref takes that holder's, and the misuse is reported when the
+ * holder lets go (see docs/MEMORY.md).
  */
 typedef void (*zbuf_misuse_fn)(const char *msg);
 void zbuf_set_misuse_handler(zbuf_misuse_fn fn);

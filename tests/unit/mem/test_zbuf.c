@@ -1,7 +1,8 @@
 /*
  * test_zbuf.c - Zbuf on the mmap backend: zone layout, interior-pointer
  * translation at every byte, refcount lifecycle, counters, exhaustion and
- * misuse detection. Every test ends with nothing in use.
+ * misuse detection (each misuse named, counted, and harmless when the
+ * handler returns). Every test ends with nothing in use.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -297,36 +298,167 @@ static void test_misuse(void **state)
 	assert_ptr_equal(zbuf_alloc(3000), q);
 	zbuf_unref(q);
 	assert_true(strstr(misuse_msg, " at 0x") != NULL);
+	/* Each of the ten was counted, region-wide (a class has no count of its own). */
+	{
+		struct zbuf_stats s;
+
+		zbuf_stats(&s);
+		assert_int_equal(s.misuse, 10);
+		zbuf_class_stats(ZBUF_CLASS_4K, &s);
+		assert_int_equal(s.misuse, 0);
+	}
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
-/* Without a handler the misuse must stop the process with the message on stderr. */
-static void test_default_handler_aborts(void **state)
+/* A handler that returns (as a program that logs and goes on would), noting the count it saw. */
+static uint64_t misuse_counted_before_handler;
+
+static void note_misuse(const char *msg)
+{
+	struct zbuf_stats s;
+
+	zbuf_stats(&s);
+	misuse_counted_before_handler = s.misuse;
+	snprintf(misuse_msg, sizeof(misuse_msg), "%s", msg);
+	misuse_count++;
+}
+
+/*
+ * An application that unrefs more times than it holds: the references it
+ * held release the object exactly once; the one too many is reported as a
+ * double free, counted before the handler runs, and (the handler
+ * returning) changes nothing: not the counters, not the free list, which
+ * would otherwise hand the same object out twice. With and without a
+ * per-core cache (the two release paths).
+ */
+static void test_unref_more_than_held(void **state)
+{
+	(void)state;
+	for (int bound = 0; bound < 2; bound++) {
+		struct zbuf_stats before, after, total;
+		char *p, *q1, *q2;
+
+		if (bound)
+			zbuf_thread_init(2);
+		zbuf_class_stats(ZBUF_CLASS_4K, &before);
+		p = zbuf_alloc(3000);
+		assert_non_null(p);
+		zbuf_ref(p);
+		zbuf_ref(p + 10);
+		assert_int_equal(zbuf_refcnt(p), 3);
+		for (int i = 0; i < 3; i++)
+			zbuf_unref(p + i);
+		zbuf_class_stats(ZBUF_CLASS_4K, &after);
+		assert_int_equal(after.frees, before.frees + 1);
+		assert_int_equal(after.in_use, before.in_use);
+
+		misuse_count = 0;
+		misuse_msg[0] = '\0';
+		zbuf_set_misuse_handler(note_misuse);
+		zbuf_unref(p + 100); /* the fourth: one more than was ever held */
+		zbuf_set_misuse_handler(NULL);
+		assert_int_equal(misuse_count, 1);
+		assert_non_null(strstr(misuse_msg, "zbuf: double free at 0x"));
+		zbuf_stats(&total);
+		assert_int_equal(misuse_counted_before_handler, total.misuse);
+		assert_int_equal(total.misuse, (uint64_t)bound + 1);
+		assert_int_equal(zbuf_refcnt(p), 0);
+		zbuf_class_stats(ZBUF_CLASS_4K, &after);
+		assert_int_equal(after.frees, before.frees + 1); /* released once, not twice */
+		assert_int_equal(after.in_use, before.in_use);
+
+		q1 = zbuf_alloc(3000);
+		q2 = zbuf_alloc(3000);
+		assert_non_null(q1);
+		assert_non_null(q2);
+		assert_ptr_not_equal(q1, q2);
+		assert_true(q1 == p || q2 == p);
+		zbuf_free(q1);
+		zbuf_free(q2);
+		if (bound)
+			zbuf_thread_fini();
+	}
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+/* Run @misuse in a forked child; put what it wrote to stderr in @buf; assert it died of SIGABRT. */
+static void child_stderr(void (*misuse)(void), char *buf, size_t len)
 {
 	int fds[2], status;
-	char buf[256] = {0};
+	size_t got = 0;
 	ssize_t n;
 	pid_t pid;
 
-	(void)state;
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int x;
-
 		dup2(fds[1], 2);
-		zbuf_unref(&x);
+		misuse();
 		_exit(0);
 	}
 	close(fds[1]);
-	n = read(fds[0], buf, sizeof(buf) - 1);
+	/* Until the child is gone: a message may come in more than one write. */
+	while (got < len - 1 && (n = read(fds[0], buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
 	close(fds[0]);
 	waitpid(pid, &status, 0);
-	assert_true(n > 0);
+	assert_true(got > 0);
+	buf[got] = '\0';
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGABRT);
+}
+
+static void unref_foreign(void)
+{
+	int x = 0;
+
+	zbuf_unref(&x);
+}
+
+static void unref_twice(void)
+{
+	char *p = zbuf_alloc(100);
+
+	zbuf_unref(p);
+	zbuf_unref(p);
+}
+
+/* Without a handler a misuse stops the process, with the message naming it on stderr. */
+static void test_default_handler_aborts(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	child_stderr(unref_foreign, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "zbuf: pointer not in Zbuf memory at 0x"));
+	child_stderr(unref_twice, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "zbuf: double free at 0x"));
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void go_on(const char *msg)
+{
+	(void)msg;
+}
+
+/* A program whose handler goes on: zbuf_fini() says how many misuses there were. */
+static void double_free_then_fini(void)
+{
+	zbuf_set_misuse_handler(go_on);
+	unref_twice();
+	unref_twice();
+	zbuf_fini();
+	abort();
+}
+
+static void test_fini_reports_misuse(void **state)
+{
+	char buf[512];
+
+	(void)state;
+	child_stderr(double_free_then_fini, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "zbuf_fini: 2 misuses reported"));
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
@@ -356,7 +488,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exhaustion_unbound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unref_more_than_held, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_default_handler_aborts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fini_reports_misuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_init_errors, setup, teardown),
 	};
 

@@ -1,0 +1,229 @@
+/*
+ * tcp_pair.c - two TCP stacks over fake ports in one process, on a
+ * virtual clock (see tcp_pair.h).
+ */
+#include "tcp_pair.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "mem/zbuf.h"
+
+#define IP_A	   0x0a000001u /* 10.0.0.1 */
+#define IP_B	   0x0a000002u /* 10.0.0.2 */
+#define POOL_MBUFS 1000	       /* one mbuf zone; a 256 KiB window is about 180 frames */
+#define RX_BURST   32
+
+static const struct rte_ether_addr mac_a = {{0x02, 0, 0, 0, 0, 0x0a}};
+static const struct rte_ether_addr mac_b = {{0x02, 0, 0, 0, 0, 0x0b}};
+static struct rte_mempool *pool_a, *pool_b, *hdr_pool;
+static unsigned pool_a_base, pool_b_base; /* in use when idle (slots under zone headers) */
+
+int pair_group_setup(void **state)
+{
+	/* Small classes: a test can run the application's Zbuf out quickly. */
+	struct zbuf_config zc = {
+	    .backend = ZBUF_BACKEND_DPDK, .zones = {1, 1, 1, 1}, .socket_id = SOCKET_ID_ANY};
+	uint16_t room;
+	unsigned zones;
+
+	(void)state;
+	if (test_eal_init())
+		return -1;
+	if (zbuf_pktpool_geometry(POOL_MBUFS, 1500 + 64, &room, &zones))
+		return -1;
+	zc.mbuf_zones = 2 * zones;
+	if (zbuf_init(&zc))
+		return -1;
+	pool_a = zbuf_pktpool_create("pair_a", POOL_MBUFS, room);
+	pool_b = zbuf_pktpool_create("pair_b", POOL_MBUFS, room);
+	hdr_pool = test_pool_create("pair_hdr", 2048);
+	if (!pool_a || !pool_b || !hdr_pool)
+		return -1;
+	pool_a_base = rte_mempool_in_use_count(pool_a);
+	pool_b_base = rte_mempool_in_use_count(pool_b);
+	return 0;
+}
+
+int pair_group_teardown(void **state)
+{
+	(void)state;
+	rte_mempool_free(hdr_pool);
+	zbuf_fini(); /* frees the packet pools */
+	return 0;
+}
+
+void pair_fill(uint8_t *buf, size_t len, uint64_t off)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pair_byte(off + i);
+}
+
+void pair_rcvd_ok(const struct tcp_pair *p, size_t len)
+{
+	assert_int_equal(p->rcvd_len, len);
+	for (size_t i = 0; i < len; i++)
+		if (p->rcvd[i] != pair_byte(i))
+			fail_msg("received byte %zu is %#x, sent %#x", i, p->rcvd[i], pair_byte(i));
+}
+
+static void on_cli(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	struct tcp_pair *p = ctx;
+
+	(void)s;
+	p->cli_events |= events;
+}
+
+/* The server takes everything that arrives, by copy, into p->rcvd. */
+static void on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	struct tcp_pair *p = ctx;
+	size_t n;
+
+	p->srv_events |= events;
+	if (!(events & TCP_EV_READABLE))
+		return;
+	do {
+		if (p->rcvd_cap - p->rcvd_len < 4096) {
+			p->rcvd_cap = p->rcvd_cap ? 2 * p->rcvd_cap : 65536;
+			p->rcvd = realloc(p->rcvd, p->rcvd_cap);
+			assert_non_null(p->rcvd);
+		}
+		n = tcp_sock_read(s, p->rcvd + p->rcvd_len, p->rcvd_cap - p->rcvd_len);
+		p->rcvd_len += n;
+	} while (n);
+}
+
+static void on_accept(struct tcp_listener *l, void *ctx)
+{
+	struct tcp_pair *p = ctx;
+
+	assert_null(p->srv);
+	p->srv = tcp_accept(l, on_srv, p);
+	assert_non_null(p->srv);
+}
+
+static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint32_t peer_ip,
+		      const struct rte_ether_addr *peer_mac, const struct tcp_config *cfg,
+		      bool attach)
+{
+	struct netif_config nc = {
+	    .port = &s->fp.base, .ip = ip, .prefix_len = 24, .neigh_mode = NEIGH_MODE_ARP};
+
+	if (attach)
+		s->fp.base.offloads = PORT_OFFLOAD_TX_MULTISEG;
+	assert_int_equal(netif_init(&s->nif, &nc), 0);
+	s->nif.now_ns = p->now;
+	netif_neigh_update(&s->nif, peer_ip, peer_mac, true);
+	s->tcp = tcp_stack_create(&s->nif, cfg, 64, &p->plan, 0);
+	assert_non_null(s->tcp);
+	if (attach)
+		tcp_stack_set_hdr_pool(s->tcp, hdr_pool);
+	tcp_stack_poll(s->tcp, p->now); /* the time, before any call */
+}
+
+void pair_open(struct tcp_pair *p, bool attach)
+{
+	struct tcp_config cfg;
+	char err[128];
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->now = 1000000000ull;
+	assert_int_equal(flow_plan_init(&p->plan, 1, 61440, 65535, err, sizeof(err)), 0);
+	tcp_config_default(&cfg);
+	cfg.nodelay = true;
+	cfg.snd_buf = cfg.rcv_buf = 262144; /* a window of frames fits either pool 5 times over */
+	fake_port_init(&p->a.fp, pool_a, "pair_a", &mac_a);
+	fake_port_init(&p->b.fp, pool_b, "pair_b", &mac_b);
+	side_open(p, &p->a, IP_A, IP_B, &mac_b, &cfg, attach);
+	side_open(p, &p->b, IP_B, IP_A, &mac_a, &cfg, attach);
+	p->lst = tcp_listen_on(p->b.tcp, PAIR_PORT, 4, on_accept, p, &rc);
+	assert_non_null(p->lst);
+	p->cli = tcp_connect_to(p->a.tcp, IP_B, PAIR_PORT, on_cli, p, &rc);
+	assert_non_null(p->cli);
+	pair_run(p, 1000000);
+	assert_true(p->cli_events & TCP_EV_CONNECTED);
+	assert_non_null(p->srv);
+}
+
+/* One loop iteration of a side, as lunar_env_poll() runs it. */
+static void side_poll(struct tcp_pair *p, struct pair_side *s)
+{
+	struct rte_mbuf *pkts[RX_BURST];
+	uint16_t n;
+
+	while ((n = port_rx_burst(&s->fp.base, pkts, RX_BURST)) > 0)
+		netif_input(&s->nif, pkts, n, p->now);
+	tcp_stack_poll(s->tcp, p->now);
+	netif_timers(&s->nif, p->now);
+	netif_flush(&s->nif);
+}
+
+/*
+ * The wire: each frame @from sent is copied into a buffer of @to's pool
+ * (a chain, attached payload included, arrives as one frame) and the
+ * original freed, as a port does once it has put a frame on the wire.
+ */
+static void carry(struct pair_side *from, struct pair_side *to)
+{
+	for (unsigned i = 0; i < from->fp.n_tx; i++) {
+		struct rte_mbuf *f = from->fp.tx[i];
+		struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
+		const void *src;
+		uint8_t *d;
+
+		assert_non_null(m);
+		d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)f->pkt_len);
+		assert_non_null(d);
+		src = rte_pktmbuf_read(f, 0, f->pkt_len, d);
+		if (src != d)
+			memcpy(d, src, f->pkt_len);
+		rte_pktmbuf_free(f);
+		fake_port_inject(&to->fp, m);
+	}
+	from->fp.n_tx = 0;
+}
+
+void pair_run(struct tcp_pair *p, uint64_t ns)
+{
+	for (uint64_t end = p->now + ns; p->now < end;) {
+		p->now += PAIR_STEP_NS;
+		side_poll(p, &p->a);
+		side_poll(p, &p->b);
+		carry(&p->a, &p->b);
+		if (!p->hold_b)
+			carry(&p->b, &p->a);
+	}
+}
+
+static void side_close(struct pair_side *s)
+{
+	tcp_stack_free(s->tcp); /* resets what is still open */
+	netif_flush(&s->nif);
+	fake_port_release(&s->fp);
+	netif_fini(&s->nif);
+}
+
+void pair_close(struct tcp_pair *p)
+{
+	tcp_listener_close(p->lst);
+	side_close(&p->a);
+	side_close(&p->b);
+	free(p->rcvd);
+	/* Every frame either side held or sent is back in its pool, every header too. */
+	assert_int_equal(rte_mempool_in_use_count(pool_a), pool_a_base);
+	assert_int_equal(rte_mempool_in_use_count(pool_b), pool_b_base);
+	assert_int_equal(rte_mempool_in_use_count(hdr_pool), 0);
+}

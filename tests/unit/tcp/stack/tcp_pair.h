@@ -1,0 +1,76 @@
+/*
+ * tcp_pair.h - two TCP stacks in one process, for tests of tcp_stack and
+ * its socket calls (the core's own tests are in tests/unit/tcp/core).
+ *
+ * Each side is a netif over a fake port (tests/unit/port/fake_port.h) with
+ * a tcp_stack on it. What one side transmits is copied, as a wire would,
+ * into a fresh buffer of the other side's packet pool and received there.
+ * Both packet pools are Zbuf pools (zbuf_pktpool_create), so received
+ * payload is Zbuf memory as in lunar; Zbuf runs on the DPDK backend over
+ * an EAL without hugepages (--no-huge, IOVA as VA). Time is virtual:
+ * pair_run() advances it in small steps and runs each side's loop (receive,
+ * stack timers and callbacks, neighbour timers, transmit) as
+ * lunar_env_poll() does, so every run is the same.
+ *
+ * Side a is the client, 10.0.0.1; side b the server, 10.0.0.2, listening
+ * on PAIR_PORT. Each side knows the other's MAC from the start. The server
+ * reads whatever arrives (copying) into p->rcvd, for the test to check.
+ */
+#ifndef LUNAR_TESTS_TCP_PAIR_H
+#define LUNAR_TESTS_TCP_PAIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fake_port.h"
+#include "net/netif.h"
+#include "tcp/tcp_stack.h"
+
+#define PAIR_PORT    7000
+#define PAIR_STEP_NS 10000ull /* virtual time per loop iteration */
+
+struct pair_side {
+	struct fake_port fp;
+	struct netif nif;
+	struct tcp_stack *tcp;
+};
+
+struct tcp_pair {
+	struct pair_side a, b;
+	struct flow_plan plan;
+	uint64_t now;
+	struct tcp_listener *lst;
+	struct tcp_sock *cli, *srv;	 /* the connection's two ends */
+	uint32_t cli_events, srv_events; /* every event bit each end was given */
+	bool hold_b;   /* the server's frames (its ACKs) wait at its port, not carried */
+	uint8_t *rcvd; /* what the server read, in order */
+	size_t rcvd_len, rcvd_cap;
+};
+
+/* cmocka group fixtures: EAL, Zbuf (DPDK backend, no hugepages), the pools. */
+int pair_group_setup(void **state);
+int pair_group_teardown(void **state);
+
+/**
+ * Both stacks up, connected and accepted. @attach: frame sent payload by
+ * reference (a header pool and a port taking chained buffers, as memif and
+ * tap), else copy it into the frame (as af_xdp).
+ */
+void pair_open(struct tcp_pair *p, bool attach);
+/** Run both loops for @ns of virtual time, carrying every frame across (see hold_b). */
+void pair_run(struct tcp_pair *p, uint64_t ns);
+/** Reset what is open, free both stacks, assert every packet buffer came back. */
+void pair_close(struct tcp_pair *p);
+
+/** Byte @off of the test stream: what senders send and pair_rcvd_ok() expects. */
+static inline uint8_t pair_byte(uint64_t off)
+{
+	return (uint8_t)(off * 7 + (off >> 9));
+}
+/** Fill @buf with @len bytes of the stream from @off. */
+void pair_fill(uint8_t *buf, size_t len, uint64_t off);
+/** The server has read exactly @len bytes, and they are the stream's first @len. */
+void pair_rcvd_ok(const struct tcp_pair *p, size_t len);
+
+#endif

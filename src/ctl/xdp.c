@@ -365,7 +365,7 @@ int xdp_steer_del_port(struct xdp_steer *st, uint16_t port)
 	return set_port(st, port, 0);
 }
 
-int xdp_steer_counters(struct xdp_steer *st, uint32_t queue,
+int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue,
 		       struct xdp_steer_counters *out)
 {
 	uint64_t sum[LUNAR_STEER_NSTATS] = { 0 };

@@ -153,7 +153,7 @@ int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
  * Return: 0, -EINVAL for a closed handle or a queue above 64, or a
  * negative errno.
  */
-int xdp_steer_counters(struct xdp_steer *st, uint32_t queue,
+int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue,
 		       struct xdp_steer_counters *out);
 
 /**

@@ -554,10 +554,18 @@ struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env)
 
 void lunar_env_dump(const struct lunar_env *env, FILE *f)
 {
+	const struct lunar_env *w0 = env->workers[0]; /* holds the XDP program's maps */
+	struct xdp_steer_counters c;
+
 	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
 		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
 		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000));
+	/* What the XDP program did with the frames of this worker's rx queue. */
+	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
+		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu\n",
+			env->index, (unsigned long)c.to_lunar, (unsigned long)c.to_kernel,
+			(unsigned long)c.redirect_failed, (unsigned long)c.misqueued);
 }
 
 /* What a worker owns: its TCP stack, interface, queue (port) and netlink mirror. */

@@ -98,7 +98,10 @@ int lunar_env_steer_port(struct lunar_env *env, uint16_t port);
 struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env);
 #define LUNAR_KPOLL_BATCH 16
 
-/** Print the worker's loop counters (iterations, watchdog) to @f. */
+/**
+ * Print the worker's loop counters (iterations, watchdog) to @f, and on
+ * af_xdp the XDP program's counters of its rx queue (misqueued included).
+ */
 void lunar_env_dump(const struct lunar_env *env, FILE *f);
 /** Time in nanoseconds from the TSC. */
 uint64_t lunar_env_now_ns(const struct lunar_env *env);

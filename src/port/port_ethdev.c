@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "ctl/xdp.h"
 #include "mem/zbuf.h"
+#include "port/xsk_channels.h"
 
 /* The device, shared by the ports of its queues; the last one closed closes it. */
 struct ethdev_dev {
@@ -327,8 +328,24 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	d->kind = a->spec->kind;
 	d->n_queues = nq;
 	snprintf(d->ifname, sizeof(d->ifname), "%s", a->spec->ifname);
+	if (d->kind == PORT_KIND_AF_XDP && nq > 1) {
+		int have = xsk_channels_count(d->ifname);
+
+		if (have >= 0 && (unsigned)have < nq) {
+			lunar_set_err(err, errlen,
+				      "%u workers need %u queues, but %s has %d; create the veth with "
+				      "numrxqueues %u numtxqueues %u (LUNAR_QUEUES=%u scripts/topo.sh "
+				      "veth up) or give the NIC more channels (ethtool -L)",
+				      nq, nq, d->ifname, have, nq, nq, nq);
+			free(d);
+			return -EINVAL;
+		}
+	}
 	build_devargs(a, d->devname, sizeof(d->devname), args, sizeof(args));
+	/* The PMD counts only combined channels, which a veth has none of (xsk_channels.h). */
+	xsk_channels_translate(d->kind == PORT_KIND_AF_XDP && nq > 1);
 	rc = rte_vdev_init(d->devname, args);
+	xsk_channels_translate(false);
 	if (rc < 0) {
 		lunar_set_err(err, errlen,
 			 "could not create %s port (%s %s): %s; see the DPDK log lines above",

@@ -110,6 +110,34 @@ counter() {
 	awk -v n="$2" '($1 == n) {print $2; f = 1} ($1 == "drop" && $2 == n) {print $3; f = 1} END {if (!f) print 0}' "$1" | head -1
 }
 
+# worker_field LOG WORKER FIELD [LINE]: counter FIELD on worker WORKER's "LINE"
+# line ("tcp:" unless given; "xdp:", "loop:") of a multi-worker --verbose dump
+worker_field() {
+	awk -v w="worker $2:" -v f="$3" -v l="${4:-tcp:}" '$0 == w {on = 1; next} /^worker [0-9]+:/ {on = 0}
+		on && $1 == l {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1
+}
+
+# expect_own_ports DESC LOG WORKER N: the local ports of worker WORKER's
+# connections listed in a --verbose dump (those still in TIME-WAIT at exit)
+# lie in its own sub-range of the default reserved range and leave its own
+# residue mod N (ctl/flow_plan.h); at least one is listed.
+expect_own_ports() {
+	local desc=$1 log=$2 w=$3 n=$4 p bad=0 count=0
+	local size=$((4096 / n))
+	local lo=$((61440 + w * size)) hi=$((61440 + (w + 1) * size - 1))
+	[ "$((w + 1))" = "$n" ] && hi=65535
+	for p in $(awk -v w="worker $w:" '$0 == w {on = 1; next} /^worker [0-9]+:/ {on = 0}
+		on && /^tcp conn / {split($3, a, "->"); print a[1]}' "$log"); do
+		count=$((count + 1))
+		if [ "$p" -lt "$lo" ] || [ "$p" -gt "$hi" ] || [ $((p % n)) != "$w" ]; then
+			bad=$((bad + 1))
+			echo "    worker $w uses port $p, outside $lo-$hi or not = $w mod $n"
+		fi
+	done
+	expect_ge "$desc: worker $w's connections listed" "$count" 1
+	expect_eq "$desc: worker $w's ports are its own" "$bad" 0
+}
+
 finish() {
 	local rc=$?
 	for pid in "${PIDS[@]}"; do

@@ -14,17 +14,6 @@ mkdir -p /run/lunar
 sock=/run/lunar/workers-test-$$.sock
 on_exit rm -f "$sock"
 
-# worker_field LOG WORKER FIELD: a "tcp:" counter of one worker's dump
-worker_field() {
-	awk -v w="worker $2:" -v f="$3" '$0 == w {on = 1; next} /^worker [0-9]+:/ {on = 0}
-		on && /^tcp:/ {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1
-}
-# worker_lports LOG WORKER: the local ports of a worker's connections
-worker_lports() {
-	awk -v w="worker $2:" '$0 == w {on = 1; next} /^worker [0-9]+:/ {on = 0}
-		on && /^tcp conn / {split($3, a, "->"); print a[1]}' "$1"
-}
-
 for pattern in rpc all-to-all; do
 	conns=3 # --flows 3 per worker; all-to-all opens one up and one down per flow
 	[ "$pattern" = all-to-all ] && conns=6
@@ -50,18 +39,7 @@ for pattern in rpc all-to-all; do
 			"$(worker_field "$cli" $w foreign)" 0
 		expect_eq "$pattern: server worker $w got no other worker's segment" \
 			"$(worker_field "$srv" $w foreign)" 0
-		bad=0 n=0
-		for p in $(worker_lports "$cli" $w); do
-			n=$((n + 1))
-			lo=$((61440 + w * 2048)) hi=$((61440 + (w + 1) * 2048 - 1))
-			if [ "$p" -lt "$lo" ] || [ "$p" -gt "$hi" ] || [ $((p % 2)) != "$w" ]; then
-				bad=$((bad + 1))
-				echo "    worker $w uses port $p, outside $lo-$hi or not = $w mod 2"
-			fi
-		done
-		# Those still in TIME-WAIT at exit are listed (the ones it closed first).
-		expect_ge "$pattern: client worker $w's connections listed" "$n" 1
-		expect_eq "$pattern: client worker $w's ports are its own" "$bad" 0
+		expect_own_ports "$pattern: client" "$cli" "$w" 2
 	done
 	expect_grep "$pattern: client leaked no Zbuf object" "^zbuf: 0 objects in use" "$cli"
 	expect_grep "$pattern: server leaked no Zbuf object" "^zbuf: 0 objects in use" "$srv"

@@ -17,9 +17,6 @@ KNB="$BUILD/tools/knb/knb"
 mkdir -p /run/lunar
 sock=/run/lunar/api-test-$$.sock
 on_exit rm -f "$sock"
-# tcp_field LOG FIELD: a "tcp:" counter of a --verbose dump
-tcp_field() { awk -v f="$2" '/^tcp:/ {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1; }
-loop_field() { awk -v f="$2" '/^loop:/ {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1; }
 
 # run NAME SERVER-ARGS -- CLIENT-ARGS: one server and one 1-second client run
 run() {
@@ -67,29 +64,28 @@ for api in inline batch; do
 	KECHO=$([ "$api" = batch ] && echo 7999) run "$api" --api "$api" $([ "$api" = batch ] && echo --kernel-echo 7999) -- --api "$api"
 	for f in "$OUT/cli-$api.log" "$OUT/srv_$api.log"; do
 		side=$(basename "$f" .log)
-		expect_eq "$api ($side): payload bytes copied on send" "$(tcp_field "$f" copy_tx_bytes)" 0
-		expect_eq "$api ($side): payload bytes copied on receive" "$(tcp_field "$f" copy_rx_bytes)" 0
-		expect_ge "$api ($side): payload framed without a copy" "$(tcp_field "$f" zc_tx_bytes)" 100000
+		expect_eq "$api ($side): payload bytes copied on send" "$(line_field "$f" tcp: copy_tx_bytes)" 0
+		expect_eq "$api ($side): payload bytes copied on receive" "$(line_field "$f" tcp: copy_rx_bytes)" 0
+		expect_ge "$api ($side): payload framed without a copy" "$(line_field "$f" tcp: zc_tx_bytes)" 100000
 	done
 done
-expect_ge "inline: server callbacks run in place" "$(tcp_field "$OUT/srv_inline.log" inline_calls)" 20
+expect_ge "inline: server callbacks run in place" "$(line_field "$OUT/srv_inline.log" tcp: inline_calls)" 20
 wait
 expect_grep "batch: a kernel TCP echo served from lunar's loop, 20 of 20 right" "^kernel echo ok 20$" \
 	"$OUT/kecho-batch.log"
-expect_eq "batch: no callback runs in place" "$(tcp_field "$OUT/srv_batch.log" inline_calls)" 0
+expect_eq "batch: no callback runs in place" "$(line_field "$OUT/srv_batch.log" tcp: inline_calls)" 0
 expect_eq "inline: the JSON names the interface" "$(json "$OUT/inline.json" "d['config']['api']")" inline
 
 run copy --api copy -- --api copy
-expect_ge "copy: the client's sends are copied" "$(tcp_field "$OUT/cli-copy.log" copy_tx_bytes)" 100000
-expect_ge "copy: the server's reads are copied" "$(tcp_field "$OUT/srv_copy.log" copy_rx_bytes)" 100000
+expect_ge "copy: the client's sends are copied" "$(line_field "$OUT/cli-copy.log" tcp: copy_tx_bytes)" 100000
+expect_ge "copy: the server's reads are copied" "$(line_field "$OUT/srv_copy.log" tcp: copy_rx_bytes)" 100000
 
 # A trusted link (--trust-link, both ends): no checksum computed or checked,
 # every frame taken as the port's "good"; one end alone cannot talk to the
 # other, and says why in a drop counter.
-nif_field() { awk -v f="$2" '$1 == f {print $2}' "$1" | head -1; }
 run trusted --api inline --trust-link -- --api inline --trust-link
-expect_ge "trusted: the server took frames as checked" "$(nif_field "$OUT/srv_trusted.log" rx_csum_hw_ok)" 100
-expect_ge "trusted: the client left checksums to the link" "$(nif_field "$OUT/cli-trusted.log" tx_csum_offload)" 100
+expect_ge "trusted: the server took frames as checked" "$(counter "$OUT/srv_trusted.log" rx_csum_hw_ok)" 100
+expect_ge "trusted: the client left checksums to the link" "$(counter "$OUT/cli-trusted.log" tx_csum_offload)" 100
 bg srv_half "$KNB" server --stack lunar --port "memif:$sock:server" --ip 192.168.77.2/24 \
 	--listen 192.168.77.2:7000 --core 1 --verbose --trust-link
 wait_for "half-trusted server" 100 grep -q "ready" "$OUT/srv_half.log"
@@ -103,22 +99,21 @@ stop srv_half
 # Dispatch mode (LUNA 5.2): the server's application on a thread of its own,
 # talking to the stack core only through its channel; zero copy across.
 run dispatch --api dispatch -- --api batch
-dfield() { awk -v f="$2" -v p="$3" '$1 == p {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1; }
 srv="$OUT/srv_dispatch.log"
 expect_grep "dispatch: the server says so" "ready, .* dispatch mode" "$srv"
-expect_ge "dispatch: the thread's requests reached the stack core" "$(dfield "$srv" requests dtcp:)" 40
-expect_eq "dispatch: the connection came to the thread" "$(dfield "$srv" conns_accepted dtcp:)" 1
-expect_eq "dispatch: no request named a dead connection" "$(dfield "$srv" bad_handle dtcp:)" 0
-expect_eq "dispatch: no send was refused" "$(dfield "$srv" send_refused dtcp:)" 0
-expect_eq "dispatch: the thread gave back every connection" "$(dfield "$srv" open dtcp:)" 0
-expect_ge "dispatch: received bytes crossed to the thread" "$(dfield "$srv" rx_bytes dtcp:)" 80000
-expect_ge "dispatch: the idle thread slept" "$(dfield "$srv" sleeps chan:)" 1
-expect_eq "dispatch: payload bytes copied on send" "$(tcp_field "$srv" copy_tx_bytes)" 0
-expect_eq "dispatch: payload bytes copied on receive" "$(tcp_field "$srv" copy_rx_bytes)" 0
+expect_ge "dispatch: the thread's requests reached the stack core" "$(line_field "$srv" dtcp: requests)" 40
+expect_eq "dispatch: the connection came to the thread" "$(line_field "$srv" dtcp: conns_accepted)" 1
+expect_eq "dispatch: no request named a dead connection" "$(line_field "$srv" dtcp: bad_handle)" 0
+expect_eq "dispatch: no send was refused" "$(line_field "$srv" dtcp: send_refused)" 0
+expect_eq "dispatch: the thread gave back every connection" "$(line_field "$srv" dtcp: open)" 0
+expect_ge "dispatch: received bytes crossed to the thread" "$(line_field "$srv" dtcp: rx_bytes)" 80000
+expect_ge "dispatch: the idle thread slept" "$(line_field "$srv" chan: sleeps)" 1
+expect_eq "dispatch: payload bytes copied on send" "$(line_field "$srv" tcp: copy_tx_bytes)" 0
+expect_eq "dispatch: payload bytes copied on receive" "$(line_field "$srv" tcp: copy_rx_bytes)" 0
 
 # The watchdog: 2 ms stalls against the default 1 ms budget.
 run stall --api inline --app-stall-us 2000 -- --api inline
-expect_ge "stall: iterations over budget counted" "$(loop_field "$OUT/srv_stall.log" over_budget)" 5
-expect_ge "stall: worst iteration reported" "$(loop_field "$OUT/srv_stall.log" worst_iter_us)" 2000
+expect_ge "stall: iterations over budget counted" "$(line_field "$OUT/srv_stall.log" loop: over_budget)" 5
+expect_ge "stall: worst iteration reported" "$(line_field "$OUT/srv_stall.log" loop: worst_iter_us)" 2000
 expect_grep "stall: the stall is reported" "loop iteration took .* is an application callback blocking" \
 	"$OUT/srv_stall.log"

@@ -110,6 +110,13 @@ counter() {
 	awk -v n="$2" '($1 == n) {print $2; f = 1} ($1 == "drop" && $2 == n) {print $3; f = 1} END {if (!f) print 0}' "$1" | head -1
 }
 
+# line_field LOG LINE FIELD: counter FIELD on the first "LINE" line of a
+# --verbose dump ("tcp:", "loop:", "dtcp:", ...), where counters follow
+# their names: "tcp: opened 1 accepted 1 ..."
+line_field() {
+	awk -v l="$2" -v f="$3" '$1 == l {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1
+}
+
 # worker_field LOG WORKER FIELD [LINE]: counter FIELD on worker WORKER's "LINE"
 # line ("tcp:" unless given; "xdp:", "loop:") of a multi-worker --verbose dump
 worker_field() {

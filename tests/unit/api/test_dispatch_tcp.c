@@ -1,11 +1,11 @@
 /*
  * test_dispatch_tcp.c - TCP in dispatch mode (api/dispatch_tcp.h) on two
- * whole stacks back to back (stack_pair.h): application threads that open,
+ * whole stacks back to back (tcp_pair.h): application threads that open,
  * use and close connections only through channels, while the test's main
  * thread plays the stack core of both sides. Then the requests that must
  * fail (stale handles, unknown ops, refused connects) and the application
  * that falls behind (a full ring, held buffers): nothing lost, every
- * buffer back, in_use at its baseline (sp_teardown).
+ * buffer back, in_use at its baseline (api_teardown).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,7 +20,7 @@
 
 #include "api/dispatch_tcp.h"
 #include "mem/zbuf.h"
-#include "stack_pair.h"
+#include "api_pair.h"
 
 #define PORT 90
 #define CONNS 4
@@ -135,7 +135,7 @@ static void *client_main(void *arg)
 	int n;
 
 	for (unsigned i = 0; i < CONNS; i++)
-		while (dtcp_app_connect(a->ch, SP_IP_B, PORT, 100 + i) == -ENOBUFS)
+		while (dtcp_app_connect(a->ch, PAIR_IP_B, PORT, 100 + i) == -ENOBUFS)
 			;
 	while (finished < CONNS && (n = lunar_chan_app_wait(a->ch, m, 32, 10000)) > 0) {
 		for (int i = 0; i < n; i++) {
@@ -188,7 +188,7 @@ static void *client_main(void *arg)
  */
 static void test_echo_across_threads(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct lunar_dispatch *da, *db;
 	struct dtcp *ta, *tb;
 	struct client_app ca = {0};
@@ -210,14 +210,14 @@ static void test_echo_across_threads(void **state)
 	ca.ch = lunar_dispatch_chan(da, 0);
 	assert_int_equal(pthread_create(&tc, NULL, client_main, &ca), 0);
 	for (unsigned i = 0; i < 2000000 && !atomic_load(&ca.done); i++) {
-		sp_step(p);
+		pair_step(p);
 		dtcp_poll(ta);
 		dtcp_poll(tb);
 	}
 	assert_int_equal(pthread_join(tc, NULL), 0);
 	/* The FINs, the servers' CLOSEs (their threads may be slow to run). */
 	for (unsigned i = 0; i < 2000000 && (dtcp_conns(ta) || dtcp_conns(tb)); i++) {
-		sp_step(p);
+		pair_step(p);
 		dtcp_poll(ta);
 		dtcp_poll(tb);
 	}
@@ -252,18 +252,18 @@ static void test_echo_across_threads(void **state)
 	dtcp_free(tb);
 	lunar_dispatch_free(da, NULL, NULL);
 	lunar_dispatch_free(db, NULL, NULL);
-	sp_run(p, 100);
+	pair_run(p, 100 * PAIR_STEP_NS);
 }
 
 /* Take the next event on @ch (the main thread plays the application too). */
-static struct lunar_msg next_event(struct stack_pair *p, struct dtcp *t, struct lunar_chan *ch)
+static struct lunar_msg next_event(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch)
 {
 	struct lunar_msg m;
 
 	for (unsigned i = 0; i < 5000; i++) {
 		if (lunar_chan_app_recv(ch, &m, 1) == 1)
 			return m;
-		sp_step(p);
+		pair_step(p);
 		dtcp_poll(t);
 	}
 	fail_msg("no event");
@@ -273,7 +273,7 @@ static struct lunar_msg next_event(struct stack_pair *p, struct dtcp *t, struct 
 /* Requests that must fail, each answered and counted, no buffer lost. */
 static void test_bad_requests(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct lunar_dispatch *d;
 	struct dtcp *t;
 	struct lunar_chan *ch;
@@ -286,7 +286,7 @@ static void test_bad_requests(void **state)
 	ch = lunar_dispatch_chan(d, 0);
 
 	/* A connect nobody answers: refused, named by the cookie. */
-	assert_int_equal(dtcp_app_connect(ch, SP_IP_B, 99, 42), 0);
+	assert_int_equal(dtcp_app_connect(ch, PAIR_IP_B, 99, 42), 0);
 	m = next_event(p, t, ch);
 	assert_int_equal(m.op, DTCP_EV_ERROR);
 	assert_int_equal(m.len, DTCP_CONNECT);
@@ -322,13 +322,13 @@ static void test_bad_requests(void **state)
 	assert_int_equal(m.op, DTCP_EV_LISTENING);
 	{
 		int err;
-		struct tcp_sock *c = tcp_connect_to(p->b.tcp, SP_IP_A, 91, NULL, NULL, &err);
+		struct tcp_sock *c = tcp_connect_to(p->b.tcp, PAIR_IP_A, 91, NULL, NULL, &err);
 		static char plain[64];
 
 		assert_non_null(c);
 		m = next_event(p, t, ch);
 		assert_int_equal(m.op, DTCP_EV_ACCEPTED);
-		assert_int_equal(dtcp_addr_ip(m.arg), SP_IP_B);
+		assert_int_equal(dtcp_addr_ip(m.arg), PAIR_IP_B);
 		h = m.conn;
 		assert_int_equal(dtcp_app_send(ch, h, plain, sizeof(plain)), 0);
 		m = next_event(p, t, ch);
@@ -336,7 +336,7 @@ static void test_bad_requests(void **state)
 		assert_int_equal(dtcp_err(&m), -EFAULT);
 		assert_ptr_equal(m.buf, plain);
 		assert_int_equal(dtcp_app_close(ch, h), 0);
-		sp_run(p, 5);
+		pair_run(p, 5 * PAIR_STEP_NS);
 		dtcp_poll(t);
 		assert_int_equal(dtcp_conns(t), 0);
 		assert_int_equal(dtcp_app_send(ch, h, z, 100), 0); /* stale now */
@@ -349,7 +349,7 @@ static void test_bad_requests(void **state)
 	zbuf_unref(z);
 	dtcp_free(t);
 	lunar_dispatch_free(d, NULL, NULL);
-	sp_run(p, 100);
+	pair_run(p, 100 * PAIR_STEP_NS);
 }
 
 /*
@@ -363,14 +363,14 @@ static void test_bad_requests(void **state)
 
 static void test_slow_application(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct lunar_chan_config cc = {.size = 8};
 	struct lunar_dispatch *d;
 	struct dtcp *t;
 	struct lunar_chan *ch;
 	struct lunar_msg m;
 	struct tcp_sock *c;
-	enum { TOTAL = 3000000, UNREAD = 1000, HELD = 3000 }; /* TOTAL: 3 windows */
+	enum { TOTAL = 3000000, UNREAD = 1000, HELD = 3000 }; /* TOTAL: many windows */
 	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K);
 	uint32_t sent = 0, got = 0;
 	struct lunar_msg *held = calloc(HOLD_MAX, sizeof(*held));
@@ -387,7 +387,7 @@ static void test_slow_application(void **state)
 	ch = lunar_dispatch_chan(d, 0);
 	assert_int_equal(dtcp_app_listen(ch, 92), 0);
 	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_LISTENING);
-	c = tcp_connect_to(p->b.tcp, SP_IP_A, 92, NULL, NULL, &err);
+	c = tcp_connect_to(p->b.tcp, PAIR_IP_A, 92, NULL, NULL, &err);
 	assert_non_null(c);
 	m = next_event(p, t, ch);
 	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
@@ -401,7 +401,7 @@ static void test_slow_application(void **state)
 				break;
 			sent += (uint32_t)rc;
 		}
-		sp_step(p);
+		pair_step(p);
 		dtcp_poll(t);
 		while (step >= UNREAD && lunar_chan_app_recv(ch, &m, 1) == 1) {
 			assert_int_equal(m.op, DTCP_EV_DATA);
@@ -430,23 +430,23 @@ static void test_slow_application(void **state)
 	assert_int_equal(got, TOTAL);
 	assert_int_equal(n_held, 0); /* the stall was seen and let go */
 	assert_int_equal(dtcp_app_close(ch, h), 0);
-	sp_run(p, 5);
+	pair_run(p, 5 * PAIR_STEP_NS);
 	dtcp_poll(t);
 	tcp_sock_close(c);
 	zbuf_unref(z);
 	free(held);
 	dtcp_free(t);
 	lunar_dispatch_free(d, NULL, NULL);
-	sp_run(p, 100);
+	pair_run(p, 100 * PAIR_STEP_NS);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_echo_across_threads, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_requests, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_slow_application, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_echo_across_threads, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_requests, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_slow_application, api_setup, api_teardown),
 	};
 
-	return cmocka_run_group_tests(tests, sp_group_setup, sp_group_teardown);
+	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);
 }

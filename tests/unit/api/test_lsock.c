@@ -1,6 +1,6 @@
 /*
  * test_lsock.c - the socket-like interface and its readiness sets
- * (api/lsock.h) on two whole stacks back to back (stack_pair.h): a
+ * (api/lsock.h) on two whole stacks back to back (tcp_pair.h): a
  * connection's life through the BSD-style calls, epoll's level-triggered,
  * edge-triggered and one-shot semantics, errors as the socket calls give
  * them, and the zero-copy io-vector calls under the copying ones.
@@ -16,12 +16,12 @@
 
 #include "api/lsock.h"
 #include "mem/zbuf.h"
-#include "stack_pair.h"
+#include "api_pair.h"
 
 #define PORT 80
 
 /* Wait (stepping the pair) until @ep reports something; @return how many. */
-static int wait_events(struct stack_pair *p, struct lpoll *ep, struct lpoll_event *ev,
+static int wait_events(struct tcp_pair *p, struct lpoll *ep, struct lpoll_event *ev,
 		       unsigned max)
 {
 	for (unsigned i = 0; i < 2000; i++) {
@@ -30,7 +30,7 @@ static int wait_events(struct stack_pair *p, struct lpoll *ep, struct lpoll_even
 		assert_true(n >= 0);
 		if (n)
 			return n;
-		sp_step(p);
+		pair_step(p);
 	}
 	return 0;
 }
@@ -41,7 +41,7 @@ struct conn_pair {
 	struct lpoll *ea, *eb;
 };
 
-static void open_pair(struct stack_pair *p, struct conn_pair *cp)
+static void open_pair(struct tcp_pair *p, struct conn_pair *cp)
 {
 	struct lpoll_event ev[4];
 	int err;
@@ -55,7 +55,7 @@ static void open_pair(struct stack_pair *p, struct conn_pair *cp)
 	assert_null(lsock_accept(cp->l, &err));
 	assert_int_equal(err, -EAGAIN);
 
-	cp->c = lsock_connect(p->a.tcp, SP_IP_B, PORT, &err);
+	cp->c = lsock_connect(p->a.tcp, PAIR_IP_B, PORT, &err);
 	assert_non_null(cp->c);
 	assert_int_equal(lsock_send(cp->c, "x", 1), -EAGAIN); /* still connecting */
 	assert_int_equal(lpoll_ctl(cp->ea, LPOLL_CTL_ADD, cp->c, LPOLL_OUT, 2), 0);
@@ -76,20 +76,20 @@ static void open_pair(struct stack_pair *p, struct conn_pair *cp)
 	assert_int_equal(lpoll_ctl(cp->ea, LPOLL_CTL_DEL, cp->c, 0, 0), 0);
 }
 
-static void close_pair(struct stack_pair *p, struct conn_pair *cp)
+static void close_pair(struct tcp_pair *p, struct conn_pair *cp)
 {
 	lsock_close(cp->c);
 	lsock_close(cp->s);
 	lsock_close(cp->l);
 	lpoll_free(cp->ea);
 	lpoll_free(cp->eb);
-	sp_run(p, 200); /* FINs, ACKs, TIME-WAIT timers need not finish: free releases */
+	pair_run(p, 200 * PAIR_STEP_NS); /* FINs, ACKs, TIME-WAIT timers need not finish: free releases */
 }
 
 /* 200 KB each way through the copying calls, an echo on the server side. */
 static void test_copy_echo(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct conn_pair cp;
 	enum { TOTAL = 200000 };
 	uint8_t *out = malloc(TOTAL), *back = malloc(TOTAL), buf[5000];
@@ -125,7 +125,7 @@ static void test_copy_echo(void **state)
 		assert_true(n > 0 || n == -EAGAIN);
 		if (n > 0)
 			got += (size_t)n;
-		sp_step(p);
+		pair_step(p);
 	}
 	assert_int_equal(got, TOTAL);
 	assert_memory_equal(out, back, TOTAL);
@@ -139,7 +139,7 @@ static void test_copy_echo(void **state)
 /* Level-triggered: reported at every wait while unread; gone once read. */
 static void test_level_triggered(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct conn_pair cp;
 	struct lpoll_event ev[4];
 	char buf[16];
@@ -151,7 +151,7 @@ static void test_level_triggered(void **state)
 	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
 	assert_int_equal(ev[0].events, LPOLL_IN);
 	assert_int_equal(ev[0].data, 7);
-	sp_run(p, 5);
+	pair_run(p, 5 * PAIR_STEP_NS);
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1); /* still unread: again */
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
 	assert_int_equal(lsock_readable(cp.s), 5);
@@ -165,7 +165,7 @@ static void test_level_triggered(void **state)
 /* Edge-triggered: once per arrival, however much stays unread. */
 static void test_edge_triggered(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct conn_pair cp;
 	struct lpoll_event ev[4];
 
@@ -175,7 +175,7 @@ static void test_edge_triggered(void **state)
 	assert_int_equal(lsock_send(cp.c, "one", 3), 3);
 	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
 	assert_int_equal(ev[0].events, LPOLL_IN);
-	sp_run(p, 5);
+	pair_run(p, 5 * PAIR_STEP_NS);
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0); /* unread, but no new edge */
 	assert_int_equal(lsock_send(cp.c, "two", 3), 3);
 	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1); /* new data: a new edge */
@@ -186,7 +186,7 @@ static void test_edge_triggered(void **state)
 /* One-shot: one report, then nothing until re-armed with MOD. */
 static void test_oneshot_and_ctl_errors(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct conn_pair cp;
 	struct lpoll_event ev[4];
 	struct lpoll *other = lpoll_create();
@@ -202,9 +202,9 @@ static void test_oneshot_and_ctl_errors(void **state)
 	assert_int_equal(lpoll_wait(cp.eb, ev, 0), -EINVAL);
 	assert_int_equal(lsock_send(cp.c, "abc", 3), 3);
 	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
-	sp_run(p, 3);
+	pair_run(p, 3 * PAIR_STEP_NS);
 	assert_int_equal(lsock_send(cp.c, "def", 3), 3);
-	sp_run(p, 10);
+	pair_run(p, 10 * PAIR_STEP_NS);
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0); /* disarmed */
 	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_MOD, cp.s, LPOLL_IN | LPOLL_ONESHOT, 6), 0);
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
@@ -218,12 +218,12 @@ static void test_oneshot_and_ctl_errors(void **state)
 /* A connection refused: ERR and HUP (always reported), and the error on every call. */
 static void test_refused(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct lpoll *ep = lpoll_create();
 	struct lpoll_event ev[4];
 	char buf[8];
 	int err;
-	struct lsock *c = lsock_connect(p->a.tcp, SP_IP_B, 81, &err);
+	struct lsock *c = lsock_connect(p->a.tcp, PAIR_IP_B, 81, &err);
 
 	assert_non_null(c);
 	assert_int_equal(lpoll_ctl(ep, LPOLL_CTL_ADD, c, LPOLL_OUT, 1), 0);
@@ -238,13 +238,13 @@ static void test_refused(void **state)
 	assert_int_equal(err, -EINVAL);
 	lsock_close(c);
 	lpoll_free(ep);
-	sp_run(p, 10);
+	pair_run(p, 10 * PAIR_STEP_NS);
 }
 
 /* The peer's FIN: IN and RDHUP, reads return 0; both sides shut: HUP. */
 static void test_eof_and_hup(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct conn_pair cp;
 	struct lpoll_event ev[4];
 	char buf[8];
@@ -254,7 +254,7 @@ static void test_eof_and_hup(void **state)
 	assert_int_equal(lsock_send(cp.c, "bye", 3), 3);
 	assert_int_equal(lsock_shutdown(cp.c), 0);
 	assert_int_equal(lsock_send(cp.c, "more", 4), -EPIPE);
-	sp_run(p, 10);
+	pair_run(p, 10 * PAIR_STEP_NS);
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
 	assert_int_equal(ev[0].events, LPOLL_IN | LPOLL_RDHUP);
 	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 3);
@@ -263,7 +263,7 @@ static void test_eof_and_hup(void **state)
 	assert_int_equal(lsock_shutdown(cp.s), 0);
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
 	assert_true(ev[0].events & LPOLL_HUP);
-	sp_run(p, 10);
+	pair_run(p, 10 * PAIR_STEP_NS);
 	assert_int_equal(lsock_recv(cp.c, buf, sizeof(buf)), 2);
 	assert_int_equal(lsock_recv(cp.c, buf, sizeof(buf)), 0);
 	assert_int_equal(lsock_shutdown(cp.l), -ENOTCONN);
@@ -278,7 +278,7 @@ static void test_eof_and_hup(void **state)
  */
 static void test_zero_copy_iovec(void **state)
 {
-	struct stack_pair *p = *state;
+	struct tcp_pair *p = *state;
 	struct conn_pair cp;
 	struct tcp_slice sl[64];
 	uint8_t *z = zbuf_alloc(3000);
@@ -296,7 +296,7 @@ static void test_zero_copy_iovec(void **state)
 	zbuf_unref(z);			     /* the sender may let go at once */
 	iov[0] = (struct lsock_iov){plain, sizeof(plain)};
 	assert_int_equal(lsock_send_zc(cp.c, iov, 1), -EFAULT);
-	sp_run(p, 20);
+	pair_run(p, 20 * PAIR_STEP_NS);
 	n = lsock_recv_zc(cp.s, sl, 64);
 	assert_true(n >= 3);
 	{
@@ -314,21 +314,21 @@ static void test_zero_copy_iovec(void **state)
 	assert_int_equal(lsock_recv_zc(cp.s, sl + n, 4), -EAGAIN);
 	for (int i = 0; i < n; i++)
 		lsock_recv_zc_done(cp.s, &sl[i]);
-	sp_run(p, 20);
+	pair_run(p, 20 * PAIR_STEP_NS);
 	close_pair(p, &cp);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_copy_echo, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_level_triggered, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_edge_triggered, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_oneshot_and_ctl_errors, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_refused, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_eof_and_hup, sp_setup, sp_teardown),
-	    cmocka_unit_test_setup_teardown(test_zero_copy_iovec, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_echo, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_level_triggered, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_edge_triggered, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_oneshot_and_ctl_errors, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_refused, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_eof_and_hup, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_zero_copy_iovec, api_setup, api_teardown),
 	};
 
-	return cmocka_run_group_tests(tests, sp_group_setup, sp_group_teardown);
+	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);
 }

@@ -19,8 +19,6 @@
 
 #include "mem/zbuf.h"
 
-#define IP_A	   0x0a000001u /* 10.0.0.1 */
-#define IP_B	   0x0a000002u /* 10.0.0.2 */
 #define POOL_MBUFS 1000	       /* one mbuf zone; a 256 KiB window is about 180 frames */
 #define RX_BURST   32
 
@@ -133,11 +131,10 @@ static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint
 	tcp_stack_poll(s->tcp, p->now); /* the time, before any call */
 }
 
-void pair_open(struct tcp_pair *p, bool attach)
+void pair_stacks(struct tcp_pair *p, bool attach)
 {
 	struct tcp_config cfg;
 	char err[128];
-	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->now = 1000000000ull;
@@ -147,11 +144,18 @@ void pair_open(struct tcp_pair *p, bool attach)
 	cfg.snd_buf = cfg.rcv_buf = 262144; /* a window of frames fits either pool 5 times over */
 	fake_port_init(&p->a.fp, pool_a, "pair_a", &mac_a);
 	fake_port_init(&p->b.fp, pool_b, "pair_b", &mac_b);
-	side_open(p, &p->a, IP_A, IP_B, &mac_b, &cfg, attach);
-	side_open(p, &p->b, IP_B, IP_A, &mac_a, &cfg, attach);
+	side_open(p, &p->a, PAIR_IP_A, PAIR_IP_B, &mac_b, &cfg, attach);
+	side_open(p, &p->b, PAIR_IP_B, PAIR_IP_A, &mac_a, &cfg, attach);
+}
+
+void pair_open(struct tcp_pair *p, bool attach)
+{
+	int rc;
+
+	pair_stacks(p, attach);
 	p->lst = tcp_listen_on(p->b.tcp, PAIR_PORT, 4, on_accept, p, &rc);
 	assert_non_null(p->lst);
-	p->cli = tcp_connect_to(p->a.tcp, IP_B, PAIR_PORT, on_cli, p, &rc);
+	p->cli = tcp_connect_to(p->a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, p, &rc);
 	assert_non_null(p->cli);
 	pair_run(p, 1000000);
 	assert_true(p->cli_events & TCP_EV_CONNECTED);
@@ -196,16 +200,20 @@ static void carry(struct pair_side *from, struct pair_side *to)
 	from->fp.n_tx = 0;
 }
 
+void pair_step(struct tcp_pair *p)
+{
+	p->now += PAIR_STEP_NS;
+	side_poll(p, &p->a);
+	side_poll(p, &p->b);
+	carry(&p->a, &p->b);
+	if (!p->hold_b)
+		carry(&p->b, &p->a);
+}
+
 void pair_run(struct tcp_pair *p, uint64_t ns)
 {
-	for (uint64_t end = p->now + ns; p->now < end;) {
-		p->now += PAIR_STEP_NS;
-		side_poll(p, &p->a);
-		side_poll(p, &p->b);
-		carry(&p->a, &p->b);
-		if (!p->hold_b)
-			carry(&p->b, &p->a);
-	}
+	for (uint64_t end = p->now + ns; p->now < end;)
+		pair_step(p);
 }
 
 static void side_close(struct pair_side *s)
@@ -218,7 +226,8 @@ static void side_close(struct pair_side *s)
 
 void pair_close(struct tcp_pair *p)
 {
-	tcp_listener_close(p->lst);
+	if (p->lst)
+		tcp_listener_close(p->lst);
 	side_close(&p->a);
 	side_close(&p->b);
 	free(p->rcvd);

@@ -12,8 +12,10 @@
  * stack timers and callbacks, neighbour timers, transmit) as
  * lunar_env_poll() does, so every run is the same.
  *
- * Side a is the client, 10.0.0.1; side b the server, 10.0.0.2, listening
- * on PAIR_PORT. Each side knows the other's MAC from the start. The server
+ * Side a is 10.0.0.1, side b 10.0.0.2; each knows the other's MAC from
+ * the start. pair_stacks() stops there (tests of the interfaces above the
+ * stack, tests/unit/api, open their own connections); pair_open() also
+ * connects a, the client, to b, the server, listening on PAIR_PORT, which
  * reads whatever arrives (copying) into p->rcvd, for the test to check.
  */
 #ifndef LUNAR_TESTS_TCP_PAIR_H
@@ -28,6 +30,8 @@
 #include "tcp/tcp_stack.h"
 
 #define PAIR_PORT    7000
+#define PAIR_IP_A    0x0a000001u /* 10.0.0.1 */
+#define PAIR_IP_B    0x0a000002u /* 10.0.0.2 */
 #define PAIR_STEP_NS 10000ull /* virtual time per loop iteration */
 
 struct pair_side {
@@ -53,6 +57,10 @@ int pair_group_setup(void **state);
 int pair_group_teardown(void **state);
 
 /**
+ * Both stacks up, nothing open. @attach as for pair_open().
+ */
+void pair_stacks(struct tcp_pair *p, bool attach);
+/**
  * Both stacks up, connected and accepted. @attach: frame sent payload by
  * reference (a header pool and a port taking chained buffers, as memif and
  * tap), else copy it into the frame (as af_xdp).
@@ -60,6 +68,8 @@ int pair_group_teardown(void **state);
 void pair_open(struct tcp_pair *p, bool attach);
 /** Run both loops for @ns of virtual time, carrying every frame across (see hold_b). */
 void pair_run(struct tcp_pair *p, uint64_t ns);
+/** One loop iteration of each side (PAIR_STEP_NS), and the frames carried. */
+void pair_step(struct tcp_pair *p);
 /** Reset what is open, free both stacks, assert every packet buffer came back. */
 void pair_close(struct tcp_pair *p);
 

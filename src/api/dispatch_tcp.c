@@ -25,6 +25,8 @@ struct dtcp_conn {
 	unsigned chan;	    /* the owning application thread's channel */
 	uint64_t cookie;    /* DTCP_CONNECT's, for DTCP_EV_CONNECTED */
 	bool active, connected, eof_sent, closing, rx_waiting;
+	bool listed;	    /* on the service's waiting list (kept across slot reuse) */
+	unsigned next_wait; /* the next slot on that list */
 	/* DTCP_SENDs waiting for send-buffer room, in order (pend_off into the first) */
 	struct lunar_msg *pend;
 	unsigned pend_head, pend_n;
@@ -55,7 +57,11 @@ struct dtcp {
 	struct dtcp_listen listens[MAX_LISTEN];
 	unsigned n_listens;
 	struct deferred *deferred; /* one per channel */
-	unsigned n_rx_waiting;
+	/* Slots whose delivery waited for ring room, retried each poll: a list
+	 * of n_listed slots from wait_head through next_wait, so a poll costs
+	 * nothing when no one waits. A slot may stay listed after it stopped
+	 * waiting; the poll skips it then. */
+	unsigned wait_head, n_listed;
 	struct dtcp_stats stats;
 };
 
@@ -172,8 +178,7 @@ static void slot_free(struct dtcp_conn *k)
 	for (unsigned i = 0; i < k->pend_n; i++)
 		zbuf_unref(k->pend[(k->pend_head + i) % t->cfg.send_queue].buf);
 	k->pend_n = 0;
-	if (k->rx_waiting)
-		t->n_rx_waiting--;
+	k->rx_waiting = false;
 	t->stats.conns_closed++;
 	slot_put(k);
 }
@@ -218,11 +223,14 @@ static void deliver(struct dtcp_conn *k)
 		for (unsigned i = lunar_chan_stack_send_burst(ch, m, n); i < n; i++)
 			tcp_sock_zc_done(k->s, m[i].buf, m[i].len);
 	}
-	if (waiting != k->rx_waiting) {
-		k->rx_waiting = waiting;
-		if (waiting)
-			t->stats.rx_waits++;
-		t->n_rx_waiting += waiting ? 1 : -1u;
+	if (waiting && !k->rx_waiting)
+		t->stats.rx_waits++;
+	k->rx_waiting = waiting;
+	if (waiting && !k->listed) {
+		k->listed = true;
+		k->next_wait = t->wait_head;
+		t->wait_head = (unsigned)(k - t->conns);
+		t->n_listed++;
 	}
 	if (!waiting && !k->eof_sent && tcp_sock_conn(k->s)->fin_rcvd) {
 		k->eof_sent = true;
@@ -502,15 +510,24 @@ int dtcp_create(struct tcp_stack *st, struct lunar_dispatch *d, const struct dtc
 
 unsigned dtcp_poll(struct dtcp *t)
 {
-	unsigned n, nch = lunar_dispatch_count(t->d);
+	unsigned n, nch = lunar_dispatch_count(t->d), idx, left;
 
 	for (unsigned c = 0; c < nch; c++)
 		flush_deferred(t, c);
 	n = lunar_dispatch_poll(t->d, on_request, t, 0);
-	/* Deliveries that waited for room (DONEs also restart them as they come). */
-	for (unsigned i = 0; t->n_rx_waiting && i < t->cfg.max_conns; i++)
-		if (t->conns[i].s && t->conns[i].rx_waiting)
-			deliver(&t->conns[i]);
+	/* Deliveries that waited for room (DONEs also restart them as they come);
+	 * one still waiting lists itself again. */
+	idx = t->wait_head;
+	left = t->n_listed;
+	t->n_listed = 0; /* taken: deliver() starts a new list */
+	while (left--) {
+		struct dtcp_conn *k = &t->conns[idx];
+
+		idx = k->next_wait; /* before deliver() lists it again */
+		k->listed = false;
+		if (k->s && k->rx_waiting)
+			deliver(k);
+	}
 	return n;
 }
 

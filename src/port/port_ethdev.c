@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "ctl/xdp.h"
 #include "mem/zbuf.h"
+#include "port/memif_gate.h"
 #include "port/xsk_channels.h"
 
 /* The device, shared by the ports of its queues; the last one closed closes it. */
@@ -38,6 +39,7 @@ struct ethdev_port {
 	struct port_stats sw; /* rx/tx counted in software: vdevs' xstats differ */
 	unsigned fill_ring_mbufs; /* af_xdp: mbufs the PMD keeps on this queue's fill ring */
 	bool trusted;		  /* memif --trust-link: frames need no checksum check */
+	struct memif_gate *gate;  /* memif: brackets bursts against a peer's disconnect */
 };
 
 static struct ethdev_port *to_ethdev(struct port *p)
@@ -48,7 +50,13 @@ static struct ethdev_port *to_ethdev(struct port *p)
 static uint16_t ethdev_rx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct ethdev_port *e = to_ethdev(p);
-	uint16_t got = rte_eth_rx_burst(e->port_id, e->queue, pkts, n);
+	uint16_t got;
+
+	if (e->gate)
+		memif_gate_enter(e->gate);
+	got = rte_eth_rx_burst(e->port_id, e->queue, pkts, n);
+	if (e->gate)
+		memif_gate_leave(e->gate);
 
 	e->sw.rx_packets += got;
 	for (uint16_t i = 0; i < got; i++) {
@@ -69,7 +77,11 @@ static uint16_t ethdev_tx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 	/* Sum before sending: the PMD may free the mbufs as soon as it has them. */
 	for (uint16_t i = 0; i < n; i++)
 		bytes += pkts[i]->pkt_len;
+	if (e->gate)
+		memif_gate_enter(e->gate);
 	sent = rte_eth_tx_burst(e->port_id, e->queue, pkts, n);
+	if (e->gate)
+		memif_gate_leave(e->gate);
 	if (sent < n) {
 		for (uint16_t i = sent; i < n; i++)
 			bytes -= pkts[i]->pkt_len;
@@ -103,6 +115,10 @@ static bool ethdev_link_up(struct port *p)
 static void ethdev_dump(struct port *p, FILE *f)
 {
 	port_print_counters(p, f);
+	/* Process-wide: how often a peer's disconnect had to wait for a burst. */
+	if (to_ethdev(p)->gate)
+		fprintf(f, "  memif_unmap_waits %lu\n",
+			(unsigned long)atomic_load(&memif_gate_stats.unmap_waits));
 }
 
 static void dev_close(struct ethdev_dev *d)
@@ -125,8 +141,13 @@ static void ethdev_close(struct port *p)
 	 * af_xdp reaps its completion ring at the start of a transmit call, so
 	 * the last frames sent stay on it until the next one: make that call.
 	 */
+	if (e->gate)
+		memif_gate_enter(e->gate);
 	rte_eth_tx_done_cleanup(e->port_id, e->queue, 0);
 	rte_eth_tx_burst(e->port_id, e->queue, NULL, 0);
+	if (e->gate)
+		memif_gate_leave(e->gate);
+	memif_gate_put(e->gate);
 	/* It also abandons its fill ring's mbufs (see zbuf_pktpool_device_held). */
 	if (d->kind == PORT_KIND_AF_XDP)
 		zbuf_pktpool_device_held(e->base.pool, e->fill_ring_mbufs);
@@ -431,6 +452,13 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		e->queue = (uint16_t)i;
 		e->base.offloads = offloads;
 		e->trusted = a->spec->trusted;
+		if (d->kind == PORT_KIND_MEMIF && !(e->gate = memif_gate_get())) {
+			lunar_set_err(err, errlen,
+				 "%s: more than %d memif queues are open in this process; use fewer "
+				 "ports or workers", d->devname, MEMIF_GATE_MAX);
+			rc = -ENOSPC;
+			goto fail_gates;
+		}
 		e->base.mtu = link_mtu ? link_mtu : 1500;
 		e->base.queue = (uint16_t)i;
 		e->base.n_queues = (uint16_t)nq;
@@ -455,8 +483,12 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 
 fail_queues:
 	lunar_set_err(err, errlen, "out of memory for the %s queues", d->devname);
-	for (unsigned i = 0; i < nq; i++)
+fail_gates:
+	for (unsigned i = 0; i < nq; i++) {
+		if (q[i])
+			memif_gate_put(q[i]->gate);
 		free(q[i]);
+	}
 	goto fail_quiet;
 fail_uninit:
 	lunar_set_err(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),

@@ -292,6 +292,7 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 		c->last_ack_sent = c->rcv_nxt;
 		c->ack_pending = 0;
 		c->ack_now = false;
+		c->ack_burst = false;
 		c->delack_at = 0;
 	}
 	c->stats.segs_out++;
@@ -309,6 +310,15 @@ void tcp_send_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 * each other's ACKs forever.
 	 */
 	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_max, 0, now);
+}
+
+void tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	if (!c->ack_burst)
+		return;
+	c->ack_burst = false;
+	if (c->ack_pending)
+		tcp_send_ack(c, now, out);
 }
 
 void tcp_send_rst(struct tcp_out *out, uint32_t seq)

@@ -59,6 +59,13 @@ struct tcp_config {
 	bool sack;             /**< RFC 2018 */
 	bool nodelay;          /**< disable Nagle (RFC 9293 3.7.4) */
 	bool delayed_ack;      /**< RFC 1122 4.2.3.2 / RFC 5681 4.2 */
+	/**
+	 * The ACK owed for every second full segment waits for the end of the
+	 * receive burst (tcp_burst_end()), so one ACK covers the burst and a
+	 * reply made in it carries the ACK instead. tcp_stack sets it, as it
+	 * calls tcp_burst_end() after each burst; a bare connection acks at once.
+	 */
+	bool ack_per_burst;
 	uint64_t delack_ns;    /**< delayed ACK timeout (< 500 ms per RFC 1122) */
 	uint64_t rto_init_ns;  /**< RFC 6298 (2.1) initial RTO */
 	uint64_t rto_min_ns;   /**< RFC 6298 (2.4) floor; LUNA uses 4 ms */
@@ -208,6 +215,7 @@ struct tcp_conn {
 
 	unsigned ack_pending; /**< full segments received since our last ACK */
 	bool ack_now;         /**< an ACK must go out with the next output */
+	bool ack_burst;       /**< an ACK must go out by the end of this receive burst */
 
 	/* deadlines (0 = not armed), nanoseconds */
 	uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
@@ -291,6 +299,11 @@ static inline uint32_t tcp_recv_bytes(const struct tcp_conn *c)
  * ended.
  */
 void tcp_window_update(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/**
+ * The receive burst that brought segments to @c is over: send the ACK
+ * they earned (cfg.ack_per_burst) unless something sent since carried it.
+ */
+void tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 
 /**
  * Give back every out-of-order segment held (RFC 2018 8: a receiver may

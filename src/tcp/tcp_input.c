@@ -158,9 +158,21 @@ static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 		c->ack_now = true;
 		return;
 	}
-	/* ACK at least every second full-sized segment, else within delack_ns. */
-	if (!c->cfg.delayed_ack || ++c->ack_pending >= 2)
+	/*
+	 * ACK at least every second full-sized segment, else within delack_ns;
+	 * with ack_per_burst, the second segment's ACK goes at the end of the
+	 * receive burst, where one ACK covers all the burst brought (as GRO
+	 * gives Linux one ACK per aggregated segment), unless a reply made
+	 * during the burst carried it.
+	 */
+	if (!c->cfg.delayed_ack)
 		c->ack_now = true;
+	else if (++c->ack_pending >= 2 && !c->ack_now) {
+		if (c->cfg.ack_per_burst)
+			c->ack_burst = true;
+		else
+			c->ack_now = true;
+	}
 }
 
 static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)

@@ -44,6 +44,8 @@ struct tcp_sock {
 	void *ctx;
 	struct tw_entry timer; /* on the stack's wheel while the connection has a deadline */
 	struct tcp_sock *ev_next, *ready_next, *dead_next;
+	struct tcp_sock *ack_next; /* on the stack's list of ACKs owed at the burst's end */
+	bool ack_listed;
 	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
 	bool inline_mode; /* inline-r2c: callbacks run as each segment is processed */
@@ -60,6 +62,7 @@ struct tcp_stack {
 	struct timer_wheel timers; /* every connection's next deadline */
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers and attachments */
 	struct tcp_sock *ev_head, *ev_tail, *dead;
+	struct tcp_sock *ack_head; /* connections owing an ACK when this burst ends */
 	struct tcp_sock *all; /* every live socket */
 	struct tcp_out out;
 	uint64_t now;
@@ -522,6 +525,11 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	}
 	s->conn.mem_pressure = st->mem_pressure;
 	tcp_input(&s->conn, tr, st->now, &st->out);
+	if (s->conn.ack_burst && !s->ack_listed) {
+		s->ack_listed = true;
+		s->ack_next = st->ack_head;
+		st->ack_head = s;
+	}
 	{
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 
@@ -631,6 +639,29 @@ static void sock_timer(struct tw_entry *e, void *ctx)
 	after(s);
 }
 
+/*
+ * The receive burst is over and its callbacks have run: the ACKs its
+ * segments earned go now, one per connection, unless replies carried them.
+ * Dead sockets stay allocated until free_dead(), after this.
+ */
+static void burst_acks(struct tcp_stack *st)
+{
+	struct tcp_sock *s;
+
+	while ((s = st->ack_head)) {
+		st->ack_head = s->ack_next;
+		s->ack_listed = false;
+		if (s->dead)
+			continue;
+		if (s->conn.ack_burst)
+			st->stats.burst_acks++;
+		else
+			st->stats.burst_acks_carried++;
+		tcp_burst_end(&s->conn, st->now, &st->out);
+		after(s);
+	}
+}
+
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 {
 	/*
@@ -641,6 +672,7 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 	check_pool(st);
 	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
 	dispatch(st);
+	burst_acks(st);
 	free_dead(st);
 }
 
@@ -664,6 +696,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	}
 	st->nif = nif;
 	st->cfg = *cfg;
+	st->cfg.ack_per_burst = true; /* tcp_stack_poll() ends each burst (burst_acks) */
 	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1), or less if asked. */
 	if (nif->mtu > 40 && (!st->cfg.mss || st->cfg.mss > nif->mtu - 40))
 		st->cfg.mss = (uint16_t)(nif->mtu - 40);
@@ -723,14 +756,15 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "
 		"rst_sent %lu foreign %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
-		"fastpath_data %lu slowpath %lu\n"
+		"fastpath_data %lu slowpath %lu burst_acks %lu burst_acks_carried %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
 		"tx_no_mbuf %lu tso_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
 		"challenge_acks %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
-		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->copy_tx_bytes,
+		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->burst_acks,
+		x->burst_acks_carried, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks);
 	fprintf(f,

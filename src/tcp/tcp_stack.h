@@ -39,6 +39,9 @@ struct tcp_stack_stats {
 	uint64_t rst_sent;            /* RSTs for segments without a connection */
 	uint64_t segs_in, segs_out, retransmits, timeouts;
 	uint64_t fastpath_ack, fastpath_data, slowpath;
+	/* ACKs owed at a receive burst's end (tcp_config.ack_per_burst): sent
+	 * then, or carried by a segment sent during the burst (no pure ACK) */
+	uint64_t burst_acks, burst_acks_carried;
 	uint64_t copy_tx_bytes, copy_rx_bytes; /* bytes copied by copying calls and framing */
 	uint64_t zc_tx_bytes;  /* payload framed without a copy (attached to the frame) */
 	uint64_t inline_calls; /* inline-r2c callbacks run in place */

@@ -99,6 +99,8 @@ static void on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
 			assert_non_null(p->rcvd);
 		}
 		n = tcp_sock_read(s, p->rcvd + p->rcvd_len, p->rcvd_cap - p->rcvd_len);
+		if (p->srv_echo && n)
+			assert_int_equal(tcp_sock_send(s, p->rcvd + p->rcvd_len, (uint32_t)n), (int)n);
 		p->rcvd_len += n;
 	} while (n);
 }

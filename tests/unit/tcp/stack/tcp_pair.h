@@ -48,6 +48,7 @@ struct tcp_pair {
 	struct tcp_sock *cli, *srv;	 /* the connection's two ends */
 	uint32_t cli_events, srv_events; /* every event bit each end was given */
 	bool hold_b;   /* the server's frames (its ACKs) wait at its port, not carried */
+	bool srv_echo; /* the server sends back what it reads, from its callback */
 	uint8_t *rcvd; /* what the server read, in order */
 	size_t rcvd_len, rcvd_cap;
 };

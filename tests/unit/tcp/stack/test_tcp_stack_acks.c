@@ -1,0 +1,145 @@
+/*
+ * test_tcp_stack_acks.c - when tcp_stack acknowledges what a receive burst
+ * brought (tcp_config.ack_per_burst). RFC 5681 4.2 asks for an ACK at
+ * least every second full-sized segment; the stack sends it when the burst
+ * ends, so several segments in one burst earn one ACK, and a reply sent
+ * while handling the burst carries it with no pure ACK at all. A single
+ * segment still waits for the delayed-ACK timer, and the sender ends up
+ * with everything acknowledged in each case.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_pair.h"
+
+#define US 1000ull
+#define MSG 4000 /* three segments at this MTU: two full, then the rest */
+
+static uint64_t segs_out(struct tcp_stack *st)
+{
+	return tcp_stack_stats(st)->segs_out;
+}
+
+/* ACKs owed at a burst's end, sent then or carried by another segment. */
+static uint64_t burst_acks(struct tcp_stack *st)
+{
+	return tcp_stack_stats(st)->burst_acks + tcp_stack_stats(st)->burst_acks_carried;
+}
+
+/* The client sends @len bytes now; two steps later the server has had them in one burst. */
+static void send_and_deliver(struct tcp_pair *p, size_t len, uint64_t *cli_segs)
+{
+	uint8_t *buf = malloc(len);
+	uint64_t before = segs_out(p->a.tcp);
+
+	assert_non_null(buf);
+	pair_fill(buf, len, p->rcvd_len);
+	assert_int_equal(tcp_sock_send(p->cli, buf, len), (int)len);
+	free(buf);
+	pair_step(p); /* a's frames go out and are carried to b */
+	*cli_segs = segs_out(p->a.tcp) - before;
+	pair_step(p); /* b receives them in one burst, and answers */
+}
+
+/*
+ * Connected, and a first message exchanged: the SYN could only announce
+ * 64 KiB of window, and the first read opens the rest with an update of
+ * its own. What the tests count comes after that.
+ */
+static void open_settled(struct tcp_pair *p)
+{
+	uint64_t cli_segs;
+
+	pair_open(p, true);
+	send_and_deliver(p, MSG, &cli_segs);
+	pair_run(p, 2000 * US);
+}
+
+/* Three segments in one burst: one ACK, at the burst's end, and no more later. */
+static void test_one_ack_per_burst(void **state)
+{
+	struct tcp_pair p;
+	uint64_t cli_segs, srv_before, acks_before;
+	uint32_t space;
+
+	(void)state;
+	open_settled(&p);
+	space = (uint32_t)tcp_sock_send_space(p.cli);
+	srv_before = segs_out(p.b.tcp);
+	acks_before = tcp_stack_stats(p.b.tcp)->burst_acks;
+	send_and_deliver(&p, MSG, &cli_segs);
+	assert_int_equal(cli_segs, 3);
+	pair_rcvd_ok(&p, 2 * MSG);
+	assert_int_equal(segs_out(p.b.tcp) - srv_before, 1);
+	/* Owed at the burst's end and sent then: the server's read, with the
+	 * window already open, made no update to carry it. */
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->burst_acks - acks_before, 1);
+	/* Past the delayed-ACK time: nothing more was owed, nothing more sent. */
+	pair_run(&p, 2000 * US);
+	assert_int_equal(segs_out(p.b.tcp) - srv_before, 1);
+	/* That one ACK covered all three: the client's send buffer is empty again. */
+	assert_int_equal(tcp_sock_send_space(p.cli), space);
+	pair_close(&p);
+}
+
+/* A reply sent while the burst is handled carries the ACK: no pure ACK at all. */
+static void test_reply_carries_burst_ack(void **state)
+{
+	struct tcp_pair p;
+	uint64_t cli_segs, srv_before, acks_before, carried_before;
+
+	(void)state;
+	open_settled(&p);
+	p.srv_echo = true;
+	srv_before = segs_out(p.b.tcp);
+	acks_before = tcp_stack_stats(p.b.tcp)->burst_acks;
+	carried_before = tcp_stack_stats(p.b.tcp)->burst_acks_carried;
+	send_and_deliver(&p, MSG, &cli_segs);
+	assert_int_equal(cli_segs, 3);
+	pair_rcvd_ok(&p, 2 * MSG);
+	/* Three segments of echoed data and nothing else. */
+	assert_int_equal(segs_out(p.b.tcp) - srv_before, 3);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->burst_acks - acks_before, 0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->burst_acks_carried - carried_before, 1);
+	pair_run(&p, 2000 * US);
+	assert_int_equal(segs_out(p.b.tcp) - srv_before, 3);
+	pair_close(&p);
+}
+
+/* One segment earns no burst ACK: it waits for the delayed-ACK timer (RFC 1122 4.2.3.2). */
+static void test_single_segment_waits_for_delayed_ack(void **state)
+{
+	struct tcp_pair p;
+	uint64_t cli_segs, srv_before, acks_before;
+	uint32_t space;
+
+	(void)state;
+	open_settled(&p);
+	space = (uint32_t)tcp_sock_send_space(p.cli);
+	srv_before = segs_out(p.b.tcp);
+	acks_before = burst_acks(p.b.tcp);
+	send_and_deliver(&p, 100, &cli_segs);
+	assert_int_equal(cli_segs, 1);
+	assert_int_equal(segs_out(p.b.tcp) - srv_before, 0);
+	pair_run(&p, 2000 * US);
+	assert_int_equal(segs_out(p.b.tcp) - srv_before, 1);
+	assert_int_equal(burst_acks(p.b.tcp) - acks_before, 0);
+	assert_int_equal(tcp_sock_send_space(p.cli), space);
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_ack_per_burst),
+		cmocka_unit_test(test_reply_carries_burst_ack),
+		cmocka_unit_test(test_single_segment_waits_for_delayed_ack),
+	};
+
+	return cmocka_run_group_tests_name("tcp/stack_acks", tests, pair_group_setup,
+					   pair_group_teardown);
+}

@@ -191,35 +191,44 @@ static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uin
 	}
 }
 
-/* Header prediction: the common case on an established connection. */
+/*
+ * Header prediction: the common case on an established connection. The
+ * next segment in order, flags just ACK (PSH allowed), nothing in
+ * recovery, no SACK blocks, an open window, timestamps in order; then
+ * either an ACK of new data, with or without data of its own (an RPC's
+ * reply acknowledges the request), or data acknowledging nothing new.
+ * Window changes are taken by the RFC 9293 rule. Everything else (a
+ * duplicate ACK, a pure window update, a zero window, an ACK beyond
+ * SND.MAX) takes the full path.
+ */
 static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
 		      struct tcp_out *out)
 {
 	const uint8_t mask = RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG |
 			     RTE_TCP_URG_FLAG | RTE_TCP_ACK_FLAG;
 	uint32_t len = (uint32_t)seg->payload_len;
+	bool acks_new;
 
 	if ((seg->flags & mask) != RTE_TCP_ACK_FLAG || seg->seq != c->rcv_nxt ||
 	    c->snd_nxt != c->snd_max || c->cc.in_recovery || c->cc.dupacks ||
-	    seg->opts.sack_count || ((uint32_t)seg->window << c->snd_wscale) != c->snd_wnd)
+	    seg->opts.sack_count || !seg->window)
 		return false;
 	if (c->ts_ok && (!seg->opts.has_ts || seq_lt(seg->opts.ts_val, c->ts_recent)))
 		return false;
-	if (len == 0) {
-		if (!seq_gt(seg->ack, c->snd_una) || seq_gt(seg->ack, c->snd_max))
-			return false;
-		update_ts_recent(c, seg, now);
-		c->snd_wl1 = seg->seq;
-		c->snd_wl2 = seg->ack;
+	acks_new = seq_gt(seg->ack, c->snd_una);
+	if (acks_new ? seq_gt(seg->ack, c->snd_max) : (seg->ack != c->snd_una || !len))
+		return false;
+	if (len && (c->reass.n || len > rcv_wnd_now(c) || c->mem_pressure != TCP_MEM_NORMAL))
+		return false;
+	update_ts_recent(c, seg, now);
+	if (acks_new)
 		ack_advance(c, seg->ack, now, out);
-		c->stats.fastpath_ack++;
-	} else {
-		if (seg->ack != c->snd_una || c->reass.n || len > rcv_wnd_now(c) ||
-		    c->mem_pressure != TCP_MEM_NORMAL)
-			return false;
-		update_ts_recent(c, seg, now);
+	update_window(c, seg);
+	if (len) {
 		data_in_order(c, seg->payload, len);
 		c->stats.fastpath_data++;
+	} else {
+		c->stats.fastpath_ack++;
 	}
 	tcp_keepalive_touch(c, now);
 	tcp_output(c, now, out);

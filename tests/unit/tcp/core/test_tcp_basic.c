@@ -45,10 +45,12 @@ static void test_receive_delayed_ack(void **state)
 	(void)state;
 	fixture_established(&s, NULL);
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
-	expect_nothing(&s); /* first segment: ACK delayed (it also scaled the window: slow path) */
+	expect_nothing(&s); /* first segment: ACK delayed */
 	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
 	expect_tx(&s, ACK, ISS + 1, IRS + 2001, 0); /* second: ACK now */
-	assert_int_equal(s.c.stats.fastpath_data, 1); /* header prediction took the second */
+	/* Header prediction took both: the first one's window change is taken on the way. */
+	assert_int_equal(s.c.stats.fastpath_data, 2);
+	assert_int_equal(s.c.stats.slowpath, 0);
 	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 100);
 	expect_nothing(&s);
 	advance(&s, 500 * US); /* the delayed-ACK timer */
@@ -92,6 +94,48 @@ static void test_send_and_ack(void **state)
 	assert_true(s.c.events & TCP_EV_WRITABLE);
 	assert_true(s.c.rtt.have_sample);
 	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
+/*
+ * Header prediction on an RPC's reply: data in order whose ACK also takes
+ * our request and changes the window. The fast path must do what RFC 9293
+ * 3.10.7.4's fifth and seventh checks do: SND.UNA advances, the send buffer
+ * empties, the window follows the rule, the data is queued; and a pure
+ * duplicate ACK or a zero window still goes the full way.
+ */
+static void test_fast_path_reply_acks_request(void **state)
+{
+	struct script s;
+	uint32_t mss, wl1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	advance(&s, 100 * US);
+	wl1 = s.c.snd_wl1;
+	seg(&s, ACK, IRS + 1, ISS + 1001, 40000, mss);
+	assert_int_equal(s.c.stats.fastpath_data, 1);
+	assert_int_equal(s.c.stats.slowpath, 0);
+	assert_int_equal(s.c.snd_una, ISS + 1001);
+	assert_int_equal(s.c.snd.bytes, 0);
+	assert_int_equal(s.c.rto_at, 0);
+	assert_true(s.c.rtt.have_sample);
+	assert_int_equal(s.c.snd_wnd, 40000u << s.c.snd_wscale);
+	assert_true(s.c.snd_wl1 == IRS + 1 && wl1 <= IRS + 1);
+	assert_int_equal(s.c.snd_wl2, ISS + 1001);
+	assert_int_equal(tcp_recv_bytes(&s.c), mss);
+	expect_nothing(&s); /* one segment: its ACK is delayed */
+	/* The same ACK again with no data: a duplicate, for the full path. */
+	seg(&s, ACK, IRS + 1 + mss, ISS + 1001, 40000, 0);
+	assert_int_equal(s.c.stats.slowpath, 1);
+	/* Data announcing a zero window: the full path too. */
+	seg(&s, ACK, IRS + 1 + mss, ISS + 1001, 0, 100);
+	assert_int_equal(s.c.stats.slowpath, 2);
+	assert_int_equal(s.c.snd_wnd, 0);
+	assert_int_equal(tcp_recv_bytes(&s.c), mss + 100);
 	script_end(&s);
 }
 
@@ -172,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_passive_open),
 		cmocka_unit_test(test_receive_delayed_ack),
 		cmocka_unit_test(test_send_and_ack),
+		cmocka_unit_test(test_fast_path_reply_acks_request),
 		cmocka_unit_test(test_active_close_to_time_wait),
 		cmocka_unit_test(test_passive_close),
 		cmocka_unit_test(test_simultaneous_close),

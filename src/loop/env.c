@@ -70,7 +70,7 @@ bool lunar_stop_requested(void)
 
 static uint64_t tsc_to_ns(const struct lunar_env *env, uint64_t t)
 {
-	return (uint64_t)((__uint128_t)t * 1000000000u / env->tsc_hz);
+	return tsc_ns(&env->tsc, t);
 }
 
 uint64_t lunar_env_now_ns(const struct lunar_env *env)
@@ -126,6 +126,8 @@ static int eal_up(struct lunar_env *env, const char *prog, char *err, size_t err
 	}
 	env->eal_up = true;
 	env->tsc_hz = rte_get_tsc_hz();
+	env->tsc = tsc_ns_init(env->tsc_hz);
+	env->loop_ns = lunar_env_now_ns(env);
 	return 0;
 }
 
@@ -369,6 +371,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		w->workers = env->workers;
 		w->plan = env->plan;
 		w->tsc_hz = env->tsc_hz;
+		w->tsc = env->tsc;
+		w->loop_ns = env->loop_ns;
 		env->workers[i] = w;
 		w->port = ports[i]; /* closed with the worker from here on */
 	}
@@ -483,11 +487,15 @@ int lunar_env_steer_port(struct lunar_env *env, uint16_t port)
 }
 
 /* Kept in TSC cycles: one subtraction per iteration, nanoseconds only to report. */
-static void watchdog(struct lunar_env *env, uint64_t start_tsc)
+static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint16_t received)
 {
 	uint64_t took = rte_get_tsc_cycles() - start_tsc;
 
 	env->iterations++;
+	if (received) {
+		env->rx_iterations++;
+		env->rx_iter_tsc += took;
+	}
 	if (took > env->worst_iter_tsc)
 		env->worst_iter_tsc = took;
 	if (took <= env->budget_tsc)
@@ -510,6 +518,7 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	enum lunar_cost_cat prev;
 	uint16_t n;
 
+	env->loop_ns = now;
 	if (!env->announced && env->nif.neigh_mode == NEIGH_MODE_ARP && port_link_up(env->port)) {
 		env->nif.now_ns = now;
 		netif_gratuitous_arp(&env->nif);
@@ -541,7 +550,7 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	lunar_cost_enter(LUNAR_COST_TX);
 	netif_flush(&env->nif);
 	lunar_cost_leave(prev);
-	watchdog(env, start_tsc);
+	watchdog(env, start_tsc, n);
 	return n;
 }
 
@@ -557,10 +566,14 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 	const struct lunar_env *w0 = env->workers[0]; /* holds the XDP program's maps */
 	struct xdp_steer_counters c;
 
-	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu\n",
+	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu "
+		   "rx_iterations %lu rx_iter_avg_ns %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
 		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
-		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000));
+		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
+		(unsigned long)env->rx_iterations,
+		(unsigned long)(env->rx_iterations ? tsc_to_ns(env, env->rx_iter_tsc) / env->rx_iterations
+						   : 0));
 	/* What the XDP program did with the frames of this worker's rx queue. */
 	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
 		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu\n",

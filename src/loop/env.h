@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/tsc_ns.h"
 #include "ctl/flow_plan.h"
 #include "ctl/xdp.h"
 #include "loop/options.h"
@@ -47,7 +48,9 @@ struct lunar_env {
 	bool steer_open;
 	bool eal_up, zbuf_up;
 	uint64_t tsc_hz;
+	struct tsc_ns tsc;       /* tsc_hz as a multiply-shift factor */
 	uint64_t next_timer_ns;
+	uint64_t loop_ns;        /* when the current or last poll started */
 	bool announced;
 	struct tcp_stack *tcp;   /* NULL until lunar_env_tcp() */
 	/*
@@ -56,6 +59,7 @@ struct lunar_env {
 	 * counted and reported, since the whole queue waited for it.
 	 */
 	uint64_t iterations, over_budget, worst_iter_tsc, budget_tsc;
+	uint64_t rx_iterations, rx_iter_tsc; /* iterations that received, and their time */
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers (lunar_env_tcp) */
 	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
 };
@@ -105,6 +109,15 @@ struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env);
 void lunar_env_dump(const struct lunar_env *env, FILE *f);
 /** Time in nanoseconds from the TSC. */
 uint64_t lunar_env_now_ns(const struct lunar_env *env);
+/**
+ * The time the last lunar_env_poll() started at: no clock read, for
+ * bookkeeping that can be an iteration late (the first poll's time
+ * before that).
+ */
+static inline uint64_t lunar_env_loop_ns(const struct lunar_env *env)
+{
+	return env->loop_ns;
+}
 /**
  * Tear down in reverse order.
  * @return Zbuf objects still in use once every port has returned its

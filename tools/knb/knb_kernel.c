@@ -99,6 +99,9 @@ static void fail(struct kthread *t, const char *msg)
 }
 
 /* Send the handshake and what the flow may send now. */
+/* Sends in one pump_out() call before the loop gets a turn. */
+#define KNB_KERNEL_BURST_CHUNKS 16
+
 static void pump_out(struct kthread *t, struct kconn *k)
 {
 	const uint8_t *p;
@@ -119,11 +122,21 @@ static void pump_out(struct kthread *t, struct kconn *k)
 		if (k->f.close_after_hs)
 			k->closed = true;
 	}
-	while ((budget = knb_flow_tx_budget(&k->f)) > 0) {
+	for (unsigned chunks = 0; (budget = knb_flow_tx_budget(&k->f)) > 0; chunks++) {
 		size_t len = budget < KNB_BULK_CHUNK ? (size_t)budget : KNB_BULK_CHUNK;
 		const uint8_t *src = zeros;
 		ssize_t w;
 
+		/*
+		 * A stream's budget never ends, and a receiver on another core
+		 * may drain fast enough that send() never says EAGAIN: return
+		 * now and then, writable still watched, so the loop's clock
+		 * (the measured window) and the other connections get a turn.
+		 */
+		if (chunks == KNB_KERNEL_BURST_CHUNKS) {
+			watch_out(t, k, true);
+			return;
+		}
 		if (k->echo) {
 			src = k->echo + k->echo_off;
 			if (len > k->echo_len)

@@ -46,15 +46,18 @@ struct memif_gate *memif_gate_get(void);
 void memif_gate_put(struct memif_gate *g);
 
 /* Bracket one rx or tx burst. Enter orders the odd store before the PMD's
- * read of its CONNECTED flag; leave releases the ring accesses before it. */
+ * read of its CONNECTED flag; leave releases the ring accesses before it.
+ * A NULL gate (a queue that is not memif's) does nothing. */
 static inline void memif_gate_enter(struct memif_gate *g)
 {
-	atomic_fetch_add_explicit(&g->seq, 1, memory_order_seq_cst);
+	if (g)
+		atomic_fetch_add_explicit(&g->seq, 1, memory_order_seq_cst);
 }
 
 static inline void memif_gate_leave(struct memif_gate *g)
 {
-	atomic_fetch_add_explicit(&g->seq, 1, memory_order_release);
+	if (g)
+		atomic_fetch_add_explicit(&g->seq, 1, memory_order_release);
 }
 
 /* What munmap() does first: wait until no burst that began before this call

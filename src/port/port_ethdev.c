@@ -52,11 +52,9 @@ static uint16_t ethdev_rx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 	struct ethdev_port *e = to_ethdev(p);
 	uint16_t got;
 
-	if (e->gate)
-		memif_gate_enter(e->gate);
+	memif_gate_enter(e->gate);
 	got = rte_eth_rx_burst(e->port_id, e->queue, pkts, n);
-	if (e->gate)
-		memif_gate_leave(e->gate);
+	memif_gate_leave(e->gate);
 
 	e->sw.rx_packets += got;
 	for (uint16_t i = 0; i < got; i++) {
@@ -77,11 +75,9 @@ static uint16_t ethdev_tx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 	/* Sum before sending: the PMD may free the mbufs as soon as it has them. */
 	for (uint16_t i = 0; i < n; i++)
 		bytes += pkts[i]->pkt_len;
-	if (e->gate)
-		memif_gate_enter(e->gate);
+	memif_gate_enter(e->gate);
 	sent = rte_eth_tx_burst(e->port_id, e->queue, pkts, n);
-	if (e->gate)
-		memif_gate_leave(e->gate);
+	memif_gate_leave(e->gate);
 	if (sent < n) {
 		for (uint16_t i = sent; i < n; i++)
 			bytes -= pkts[i]->pkt_len;
@@ -141,12 +137,10 @@ static void ethdev_close(struct port *p)
 	 * af_xdp reaps its completion ring at the start of a transmit call, so
 	 * the last frames sent stay on it until the next one: make that call.
 	 */
-	if (e->gate)
-		memif_gate_enter(e->gate);
+	memif_gate_enter(e->gate);
 	rte_eth_tx_done_cleanup(e->port_id, e->queue, 0);
 	rte_eth_tx_burst(e->port_id, e->queue, NULL, 0);
-	if (e->gate)
-		memif_gate_leave(e->gate);
+	memif_gate_leave(e->gate);
 	memif_gate_put(e->gate);
 	/* It also abandons its fill ring's mbufs (see zbuf_pktpool_device_held). */
 	if (d->kind == PORT_KIND_AF_XDP)

@@ -312,13 +312,13 @@ void tcp_send_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_max, 0, now);
 }
 
-void tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+bool tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
 	if (!c->ack_burst)
-		return;
+		return false; /* a segment sent during the burst carried it */
 	c->ack_burst = false;
-	if (c->ack_pending)
-		tcp_send_ack(c, now, out);
+	tcp_send_ack(c, now, out); /* ack_burst implies ack_pending: tcp_xmit clears both */
+	return true;
 }
 
 void tcp_send_rst(struct tcp_out *out, uint32_t seq)

@@ -302,8 +302,9 @@ void tcp_window_update(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /**
  * The receive burst that brought segments to @c is over: send the ACK
  * they earned (cfg.ack_per_burst) unless something sent since carried it.
+ * @return whether it sent one.
  */
-void tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+bool tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 
 /**
  * Give back every out-of-order segment held (RFC 2018 8: a receiver may

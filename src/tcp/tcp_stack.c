@@ -653,11 +653,10 @@ static void burst_acks(struct tcp_stack *st)
 		s->ack_listed = false;
 		if (s->dead)
 			continue;
-		if (s->conn.ack_burst)
+		if (tcp_burst_end(&s->conn, st->now, &st->out))
 			st->stats.burst_acks++;
 		else
 			st->stats.burst_acks_carried++;
-		tcp_burst_end(&s->conn, st->now, &st->out);
 		after(s);
 	}
 }

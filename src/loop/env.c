@@ -103,13 +103,48 @@ static unsigned long free_hugepages_2m(void)
 	return n;
 }
 
+/*
+ * LUNAR_EAL_ARGS: extra EAL arguments, separated by spaces, appended to
+ * lunar's own (e.g. "--no-huge -m 512" to run under valgrind, which cannot
+ * reserve the address space hugepage memory needs).
+ */
+#define LUNAR_EAL_MAX_ARGS 24
+
+static int eal_extra_args(char *buf, size_t len, char **argv, int *argc, char *err,
+			  size_t errlen)
+{
+	const char *env = getenv("LUNAR_EAL_ARGS");
+
+	if (!env || !*env)
+		return 0;
+	if (strlen(env) >= len) {
+		lunar_set_err(err, errlen, "LUNAR_EAL_ARGS is %zu characters; at most %zu fit",
+			      strlen(env), len - 1);
+		return -1;
+	}
+	strcpy(buf, env);
+	for (char *save = NULL, *tok = strtok_r(buf, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		if (*argc >= LUNAR_EAL_MAX_ARGS - 1) {
+			lunar_set_err(err, errlen, "LUNAR_EAL_ARGS has more than %d arguments",
+				      LUNAR_EAL_MAX_ARGS - 8);
+			return -1;
+		}
+		if (!strcmp(tok, "--no-huge")) /* EAL refuses it with --in-memory, and */
+			argv[2] = "--no-shconf"; /* anonymous memory is private anyway */
+		argv[(*argc)++] = tok;
+	}
+	argv[*argc] = NULL;
+	return 0;
+}
+
 static int eal_up(struct lunar_env *env, const char *prog, char *err, size_t errlen)
 {
 	char core[LUNAR_MAX_WORKERS * 6], loglevel[32];
-	char *argv[] = {(char *)prog,	     "--no-pci",	  "--in-memory", "--no-telemetry",
-			"-l",		     core,		  loglevel,
-			NULL};
-	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+	char *argv[LUNAR_EAL_MAX_ARGS] = {(char *)prog, "--no-pci", "--in-memory", "--no-telemetry",
+					  "-l",		core,	    loglevel};
+	int argc = 7;
+	char extra[512];
 
 	size_t off = 0;
 
@@ -118,6 +153,8 @@ static int eal_up(struct lunar_env *env, const char *prog, char *err, size_t err
 		off += (size_t)snprintf(core + off, sizeof(core) - off, "%s%u", i ? "," : "",
 					env->opt.cores[i]);
 	snprintf(loglevel, sizeof(loglevel), "--log-level=%s", env->opt.verbose ? "7" : "4");
+	if (eal_extra_args(extra, sizeof(extra), argv, &argc, err, errlen) < 0)
+		return -EINVAL;
 	if (rte_eal_init(argc, argv) < 0) {
 		lunar_set_err(err, errlen, "DPDK EAL init failed: %s; check that CPUs %s exist and that "
 				      "hugepages are reserved (scripts/hugepages.sh)",

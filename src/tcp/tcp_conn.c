@@ -66,6 +66,9 @@ uint32_t tcp_ts_now(const struct tcp_conn *c, uint64_t now)
 
 /* ---- send buffer ---- */
 
+static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool force,
+		   uint32_t extra);
+
 static int sndbuf_grow(struct tcp_sndbuf *b)
 {
 	uint32_t ncap = b->cap ? b->cap * 2 : 16;
@@ -314,6 +317,11 @@ void tcp_send_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 
 bool tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
+	c->hold_output = false;
+	if (c->output_owed) {
+		c->output_owed = false;
+		output(c, now, out, false, 0);
+	}
 	if (!c->ack_burst)
 		return false; /* a segment sent during the burst carried it */
 	c->ack_burst = false;
@@ -731,6 +739,18 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 
 void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
+	if (c->hold_output) {
+		/*
+		 * Data waits for tcp_burst_end(); an ACK that must go now goes
+		 * alone, so a duplicate ACK stays one pure ACK per segment
+		 * (RFC 5681 2: a segment with data is not one).
+		 */
+		if (c->ack_now)
+			tcp_send_ack(c, now, out);
+		c->output_owed = true;
+		return;
+	}
+	c->output_owed = false;
 	output(c, now, out, false, 0);
 }
 

@@ -216,6 +216,15 @@ struct tcp_conn {
 	unsigned ack_pending; /**< full segments received since our last ACK */
 	bool ack_now;         /**< an ACK must go out with the next output */
 	bool ack_burst;       /**< an ACK must go out by the end of this receive burst */
+	/**
+	 * Set by the layer below while it gathers a receive burst's work:
+	 * tcp_output() then only notes that output is owed, and the layer
+	 * calls tcp_burst_end() once the burst and its callbacks are done, so
+	 * the data an application sends segment by segment goes out in one
+	 * pass. An ACK that must go now (ack_now) goes at once, alone.
+	 */
+	bool hold_output;
+	bool output_owed; /**< tcp_output() was held */
 
 	/* deadlines (0 = not armed), nanoseconds */
 	uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
@@ -300,9 +309,10 @@ static inline uint32_t tcp_recv_bytes(const struct tcp_conn *c)
  */
 void tcp_window_update(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /**
- * The receive burst that brought segments to @c is over: send the ACK
- * they earned (cfg.ack_per_burst) unless something sent since carried it.
- * @return whether it sent one.
+ * The receive burst that brought segments to @c is over: release
+ * hold_output, send what tcp_output() held, then the ACK the burst earned
+ * (cfg.ack_per_burst) unless something sent carried it.
+ * @return whether it sent a pure ACK.
  */
 bool tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 

@@ -44,8 +44,8 @@ struct tcp_sock {
 	void *ctx;
 	struct tw_entry timer; /* on the stack's wheel while the connection has a deadline */
 	struct tcp_sock *ev_next, *ready_next, *dead_next;
-	struct tcp_sock *ack_next; /* on the stack's list of ACKs owed at the burst's end */
-	bool ack_listed;
+	struct tcp_sock *burst_next; /* on the stack's list of work for the burst's end */
+	bool burst_listed;
 	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
 	bool inline_mode; /* inline-r2c: callbacks run as each segment is processed */
@@ -62,7 +62,7 @@ struct tcp_stack {
 	struct timer_wheel timers; /* every connection's next deadline */
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers and attachments */
 	struct tcp_sock *ev_head, *ev_tail, *dead;
-	struct tcp_sock *ack_head; /* connections owing an ACK when this burst ends */
+	struct tcp_sock *burst_head; /* connections with held output or an ACK owed */
 	struct tcp_sock *all; /* every live socket */
 	struct tcp_out out;
 	uint64_t now;
@@ -484,7 +484,6 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
 			       .rport = tr->sport};
 	struct tcp_sock *s = tcp_table_lookup(st->table, &t);
-
 	st->now = st->nif->now_ns;
 	st->stats.segs_in++;
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
@@ -524,12 +523,14 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 		return;
 	}
 	s->conn.mem_pressure = st->mem_pressure;
-	tcp_input(&s->conn, tr, st->now, &st->out);
-	if (s->conn.ack_burst && !s->ack_listed) {
-		s->ack_listed = true;
-		s->ack_next = st->ack_head;
-		st->ack_head = s;
+	/* What this segment and the callbacks it causes send goes at the burst's end. */
+	s->conn.hold_output = true;
+	if (!s->burst_listed) {
+		s->burst_listed = true;
+		s->burst_next = st->burst_head;
+		st->burst_head = s;
 	}
+	tcp_input(&s->conn, tr, st->now, &st->out);
 	{
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 
@@ -640,22 +641,25 @@ static void sock_timer(struct tw_entry *e, void *ctx)
 }
 
 /*
- * The receive burst is over and its callbacks have run: the ACKs its
- * segments earned go now, one per connection, unless replies carried them.
- * Dead sockets stay allocated until free_dead(), after this.
+ * The receive burst is over and its callbacks have run: each connection it
+ * touched sends what it held, in one pass, then the ACK its segments
+ * earned unless that data carried it. Dead sockets stay allocated until
+ * free_dead(), after this.
  */
-static void burst_acks(struct tcp_stack *st)
+static void burst_end(struct tcp_stack *st)
 {
 	struct tcp_sock *s;
+	bool owed;
 
-	while ((s = st->ack_head)) {
-		st->ack_head = s->ack_next;
-		s->ack_listed = false;
+	while ((s = st->burst_head)) {
+		st->burst_head = s->burst_next;
+		s->burst_listed = false;
 		if (s->dead)
 			continue;
+		owed = s->conn.ack_burst;
 		if (tcp_burst_end(&s->conn, st->now, &st->out))
 			st->stats.burst_acks++;
-		else
+		else if (owed)
 			st->stats.burst_acks_carried++;
 		after(s);
 	}
@@ -671,7 +675,7 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 	check_pool(st);
 	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
 	dispatch(st);
-	burst_acks(st);
+	burst_end(st);
 	free_dead(st);
 }
 

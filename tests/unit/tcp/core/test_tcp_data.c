@@ -258,6 +258,49 @@ static void test_nodelay_sends_at_once(void **state)
 }
 
 /*
+ * hold_output (tcp_conn.h): while the layer below gathers a burst, sends
+ * only queue; tcp_burst_end() sends them in one pass, two sends of 100
+ * bytes as one segment of 200. An ACK that must go now is not held: an
+ * out-of-order segment's duplicate ACK leaves at once and alone (data
+ * would keep the peer from counting it, RFC 5681 2), one per segment, and
+ * the held data follows at the burst's end.
+ */
+static void test_hold_output_until_burst_end(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	s.c.hold_output = true;
+	assert_int_equal(app_send(&s, 100), 100);
+	assert_int_equal(app_send(&s, 100), 100);
+	expect_nothing(&s);
+	assert_true(s.c.output_owed);
+	assert_false(tcp_burst_end(&s.c, s.now, &s.out)); /* no ACK was owed */
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 200);
+	expect_nothing(&s);
+	assert_false(s.c.hold_output);
+	assert_false(s.c.output_owed);
+
+	s.c.hold_output = true;
+	assert_int_equal(app_send(&s, 100), 100);
+	seg(&s, ACK, IRS + 1 + PEER_MSS, ISS + 201, 65535, PEER_MSS); /* a hole before it */
+	seg(&s, ACK, IRS + 1 + 2 * PEER_MSS, ISS + 201, 65535, PEER_MSS);
+	for (unsigned i = 1; i <= 2; i++) {
+		t = expect_tx(&s, ACK, ISS + 201, IRS + 1, 0);
+		assert_int_equal(t->opts.sack_count, 1);
+		assert_int_equal(t->opts.sack[0].right, IRS + 1 + (i + 1) * PEER_MSS);
+	}
+	expect_nothing(&s);
+	assert_false(tcp_burst_end(&s.c, s.now, &s.out));
+	expect_tx(&s, ACK | PSH, ISS + 201, IRS + 1, 100);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
  * tcp_conn.h "Buffers": received payload is queued by reference, never
  * copied. tcp_recv hands out the very bytes of each frame, in sequence
  * order across many segments, one reference per slice; after the
@@ -697,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_nagle_small_segment_waits),
 		cmocka_unit_test(test_nagle_full_segments_not_delayed),
 		cmocka_unit_test(test_nodelay_sends_at_once),
+		cmocka_unit_test(test_hold_output_until_burst_end),
 		cmocka_unit_test(test_recv_zero_copy_in_order),
 		cmocka_unit_test(test_fastpath_in_order_data_and_ack),
 		cmocka_unit_test(test_slowpath_out_of_order_and_flagged),

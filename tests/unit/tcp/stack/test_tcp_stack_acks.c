@@ -106,6 +106,41 @@ static void test_reply_carries_burst_ack(void **state)
 	pair_close(&p);
 }
 
+/*
+ * inline-r2c: the server's callback runs once per segment and echoes each
+ * at once, but what it sends waits for the burst's end and leaves in one
+ * pass: three 100-byte segments in a burst come back as one of 300 bytes,
+ * carrying the ACK.
+ */
+static void test_inline_replies_leave_together(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_stack_stats before;
+	uint8_t buf[300];
+	uint64_t cli_before;
+
+	(void)state;
+	open_settled(&p);
+	p.srv_echo = true;
+	tcp_sock_set_inline(p.srv, true);
+	before = *tcp_stack_stats(p.b.tcp);
+	cli_before = segs_out(p.a.tcp);
+	pair_fill(buf, sizeof(buf), p.rcvd_len);
+	for (unsigned i = 0; i < 3; i++) /* no Nagle in the pair: three segments */
+		assert_int_equal(tcp_sock_send(p.cli, buf + 100 * i, 100), 100);
+	pair_step(&p); /* the client's three frames go out */
+	assert_int_equal(segs_out(p.a.tcp) - cli_before, 3);
+	pair_step(&p); /* the server's burst: three callbacks, three echoes */
+	assert_int_equal(SRV_GREW(&p, before, inline_calls), 3);
+	assert_int_equal(SRV_GREW(&p, before, segs_out), 1);
+	assert_int_equal(SRV_GREW(&p, before, burst_acks), 0);
+	assert_int_equal(SRV_GREW(&p, before, burst_acks_carried), 1);
+	pair_run(&p, 2000 * US);
+	pair_rcvd_ok(&p, MSG + 300);
+	assert_int_equal(tcp_sock_readable(p.cli), 300);
+	pair_close(&p);
+}
+
 /* One segment earns no burst ACK: it waits for the delayed-ACK timer (RFC 1122 4.2.3.2). */
 static void test_single_segment_waits_for_delayed_ack(void **state)
 {
@@ -135,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_one_ack_per_burst),
 		cmocka_unit_test(test_reply_carries_burst_ack),
 		cmocka_unit_test(test_single_segment_waits_for_delayed_ack),
+		cmocka_unit_test(test_inline_replies_leave_together),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_acks", tests, pair_group_setup,

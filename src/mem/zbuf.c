@@ -512,6 +512,20 @@ size_t zbuf_obj_size(const void *p)
 	return z->stride - z->obj_off;
 }
 
+size_t zbuf_span(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx;
+	const uint8_t *obj;
+
+	if (!query(p, &z, &idx))
+		return 0;
+	obj = slot_start(z, idx) + z->obj_off;
+	if ((const uint8_t *)p < obj)
+		return 0; /* the object's header, not its memory */
+	return z->stride - z->obj_off - (size_t)((const uint8_t *)p - obj);
+}
+
 uint64_t zbuf_iova(const void *p)
 {
 	uintptr_t a = (uintptr_t)p;

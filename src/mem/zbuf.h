@@ -121,6 +121,12 @@ bool zbuf_contains(const void *p);
 void *zbuf_obj(const void *p);
 /** @return the usable size of the object containing @p. */
 size_t zbuf_obj_size(const void *p);
+/**
+ * @return how many bytes from @p to the end of the object containing it
+ * (0 if @p is not in an object): one lookup to check that a span of
+ * memory lies in one object.
+ */
+size_t zbuf_span(const void *p);
 /** @return the IOVA (bus address) of the byte at @p. */
 uint64_t zbuf_iova(const void *p);
 /** @return the current reference count of the object containing @p. */

@@ -455,8 +455,7 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 	uint32_t take;
 
 	/* Zero-copy send takes a reference: the memory must be Zbuf, all of it in one object. */
-	if (!len || !zbuf_contains(data) || !zbuf_obj(data) ||
-	    (size_t)(data - (const uint8_t *)zbuf_obj(data)) + len > zbuf_obj_size(data))
+	if (!len || zbuf_span(data) < len)
 		return len ? -EFAULT : 0;
 	if (c->fin_queued)
 		return -EPIPE; /* RFC 9293 3.10.2: connection closing */

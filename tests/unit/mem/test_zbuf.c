@@ -78,6 +78,8 @@ static void check_every_byte(char *obj, size_t size)
 			fail_msg("zbuf_obj(%p + %zu) = %p", (void *)obj, o, zbuf_obj(q));
 		if (zbuf_obj_size(q) != size)
 			fail_msg("zbuf_obj_size(%p + %zu) = %zu", (void *)obj, o, zbuf_obj_size(q));
+		if (zbuf_span(q) != size - o)
+			fail_msg("zbuf_span(%p + %zu) = %zu", (void *)obj, o, zbuf_span(q));
 		if (zbuf_iova(q) != iova + o)
 			fail_msg("zbuf_iova(%p + %zu) wrong", (void *)obj, o);
 		if (zbuf_refcnt(q) != 1)
@@ -135,6 +137,8 @@ static void test_translate_every_byte(void **state)
 		assert_null(zbuf_obj(zl.start));
 		assert_true(zbuf_contains(zl.start));
 		assert_int_equal(zbuf_obj_size(zl.start), 0);
+		assert_int_equal(zbuf_span(zl.start), 0);
+		assert_int_equal(zbuf_span((char *)zl.start + zl.first_obj_off - 1), 0);
 		assert_int_equal(zbuf_refcnt(zl.start), 0);
 
 		for (size_t i = 0; i < n; i++)
@@ -145,6 +149,7 @@ static void test_translate_every_byte(void **state)
 	int local;
 	assert_false(zbuf_contains(&local));
 	assert_null(zbuf_obj(&local));
+	assert_int_equal(zbuf_span(&local), 0);
 	assert_int_equal(zbuf_iova(&local), ZBUF_BAD_IOVA);
 	assert_int_equal(zbuf_in_use(), 0);
 }

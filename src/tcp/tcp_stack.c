@@ -64,6 +64,12 @@ struct tcp_stack {
 	struct tcp_sock *ev_head, *ev_tail, *dead;
 	struct tcp_sock *burst_head; /* connections with held output or an ACK owed */
 	struct tcp_sock *all; /* every live socket */
+	/*
+	 * The connection the last segment was for (4.4BSD's tcp_last_inpcb):
+	 * the segments of a burst mostly belong to one, and comparing a tuple
+	 * is cheaper than hashing it. Cleared when that socket leaves the table.
+	 */
+	struct tcp_sock *last_rx;
 	struct tcp_out out;
 	uint64_t now;
 	enum tcp_mem_pressure mem_pressure; /* how low the packet pool runs */
@@ -367,6 +373,8 @@ static void kill_sock(struct tcp_sock *s)
 		tcp_table_remove(st->table, &s->conn.tuple);
 		s->in_table = false;
 	}
+	if (st->last_rx == s)
+		st->last_rx = NULL;
 	if (s->listener && s->listener->pending)
 		s->listener->pending--;
 	add_conn_stats(&st->stats, &s->conn.stats);
@@ -483,7 +491,12 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	struct tcp_stack *st = ctx;
 	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
 			       .rport = tr->sport};
-	struct tcp_sock *s = tcp_table_lookup(st->table, &t);
+	struct tcp_sock *s = st->last_rx;
+
+	if (!s || s->conn.tuple.laddr != t.laddr || s->conn.tuple.raddr != t.raddr ||
+	    s->conn.tuple.lport != t.lport || s->conn.tuple.rport != t.rport)
+		s = st->last_rx = tcp_table_lookup(st->table, &t);
+
 	st->now = st->nif->now_ns;
 	st->stats.segs_in++;
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {

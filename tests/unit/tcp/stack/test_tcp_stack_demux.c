@@ -1,0 +1,67 @@
+/*
+ * test_tcp_stack_demux.c - which connection a segment reaches. tcp_stack
+ * remembers the connection the last segment was for (4.4BSD's
+ * tcp_last_inpcb); a segment for a connection that has since been closed
+ * must find no connection, not that memory: it is answered with a RST
+ * (RFC 9293 3.10.7.1) and its data goes nowhere. A stale pointer there
+ * is a use after free, which the ASan build (CI runs this test in it)
+ * reports.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_pair.h"
+
+#define US 1000ull
+
+/* Data and its ACKs in both directions: the server's last segment came on this connection. */
+static void exchange(struct tcp_pair *p, size_t len)
+{
+	uint8_t buf[512];
+
+	assert_true(len <= sizeof(buf));
+	pair_fill(buf, len, p->rcvd_len);
+	assert_int_equal(tcp_sock_send(p->cli, buf, len), (int)len);
+	pair_run(p, 100 * US);
+}
+
+static void test_closed_connection_not_remembered(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_stack_stats before;
+	uint64_t cli_out;
+
+	(void)state;
+	pair_open(&p, true);
+	exchange(&p, 300);
+	pair_rcvd_ok(&p, 300);
+	/* The server aborts; its RST stays at its port, so the client still sends. */
+	p.hold_b = true;
+	tcp_sock_abort(p.srv);
+	pair_step(&p); /* the server's socket is freed at the end of this poll */
+	before = *tcp_stack_stats(p.b.tcp);
+	assert_int_equal(before.conns_active, 0);
+	cli_out = tcp_stack_stats(p.a.tcp)->segs_out;
+	exchange(&p, 200);
+	assert_true(tcp_stack_stats(p.a.tcp)->segs_out > cli_out);
+	/* Answered as a segment for no connection; none of its data was taken. */
+	assert_true(tcp_stack_stats(p.b.tcp)->rst_sent > before.rst_sent);
+	pair_rcvd_ok(&p, 300);
+	p.hold_b = false;
+	pair_run(&p, 100 * US); /* the RSTs reach the client */
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_closed_connection_not_remembered),
+	};
+
+	return cmocka_run_group_tests_name("tcp/stack_demux", tests, pair_group_setup,
+					   pair_group_teardown);
+}

@@ -7,12 +7,15 @@
 #include "ctl/xdp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -118,6 +121,24 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 	if (!id)
 		return 0;
 	prog_name(id, name, sizeof(name));
+	if (!strcmp(name, "lunar_steer")) {
+		int lock = xdp_owner_lock(ifname, err, errlen);
+
+		if (lock < 0)
+			return lock; /* a live lunar process drives it: err names it */
+		/* Its process is gone (a crash, SIGKILL): nobody will detach it. */
+		LOG_WARN("interface %s: removing XDP program lunar_steer (id %u, %s mode) left by a "
+			 "lunar process that died",
+			 ifname, id, mode);
+		ret = xdp_detach(ifname);
+		xdp_owner_unlock(lock);
+		if (ret < 0)
+			lunar_set_err(err, errlen,
+				      "cannot remove the stale XDP program on %s: %s; remove it with "
+				      "`ip link set dev %s xdp off`",
+				      ifname, strerror(-ret), ifname);
+		return ret;
+	}
 	lunar_set_err(err, errlen,
 		"interface %s already has XDP program %s (id %u, %s mode); "
 		"remove it with `ip link set dev %s xdp off` (or "
@@ -125,6 +146,60 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 		"program that owns it",
 		ifname, name, id, mode, ifname, ifname);
 	return -EBUSY;
+}
+
+#define LUNAR_RUN_DIR "/run/lunar"
+
+/* /run/lunar/xdp-<netns inode>-<ifname>.lock: names repeat across namespaces. */
+static int owner_lock_path(const char *ifname, char *path, size_t len)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st) < 0)
+		return -errno;
+	if (mkdir(LUNAR_RUN_DIR, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(path, len, LUNAR_RUN_DIR "/xdp-%lu-%s.lock", (unsigned long)st.st_ino, ifname);
+	return 0;
+}
+
+int xdp_owner_lock(const char *ifname, char *err, size_t errlen)
+{
+	char path[128], pid[16] = "";
+	int fd, ret = owner_lock_path(ifname, path, sizeof(path));
+
+	if (ret < 0) {
+		lunar_set_err(err, errlen, "cannot make the lock directory %s: %s", LUNAR_RUN_DIR,
+			      strerror(-ret));
+		return ret;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		lunar_set_err(err, errlen, "cannot open the lock file %s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (pread(fd, pid, sizeof(pid) - 1, 0) > 0)
+			pid[strcspn(pid, "\n")] = 0;
+		lunar_set_err(err, errlen,
+			      "interface %s is driven by another lunar process (pid %s, lock %s); "
+			      "stop it or give this one another interface",
+			      ifname, *pid ? pid : "unknown", path);
+		close(fd);
+		return ret;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
+		LOG_WARN("lock file %s: cannot record our pid: %s", path, strerror(errno));
+	return fd;
+}
+
+void xdp_owner_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* the lock goes with it; the file stays, harmless */
 }
 
 struct want_map {

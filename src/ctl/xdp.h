@@ -51,13 +51,32 @@ struct xdp_steer_counters {
  * @errlen: size of @err.
  *
  * Call before handing the interface to net_af_xdp: the kernel allows one XDP
- * program per interface here (no libxdp dispatcher), so a stale program left
- * by a crashed run would make DPDK fail with a less helpful message.
+ * program per interface here (no libxdp dispatcher). A lunar_steer program
+ * whose process is gone (killed, crashed: nobody holds xdp_owner_lock() on
+ * the interface) is stale: it is detached, with a warning, and the
+ * interface is free. Any other program is reported.
  *
- * Return: 0 if free; -ENODEV if the interface does not exist; -EBUSY if a
- * program is attached (in any mode); another negative errno on query error.
+ * Return: 0 if free (or freed); -ENODEV if the interface does not exist;
+ * -EBUSY if a program is attached (another program, or lunar_steer of a
+ * live lunar process); another negative errno on query error.
  */
 int xdp_check_free(const char *ifname, char *err, size_t errlen);
+
+/**
+ * xdp_owner_lock() - mark @ifname as driven by this process, for as long as
+ * the returned descriptor stays open (an flock(2) on a file under
+ * /run/lunar named by the network namespace and the interface; the kernel
+ * drops it when the process dies, however it dies). The file holds our PID.
+ * @ifname: interface name.
+ * @err: buffer for a message naming the owner and the fix (may be NULL).
+ * @errlen: size of @err.
+ *
+ * Return: the descriptor (>= 0); -EBUSY if another live process holds it;
+ * another negative errno if the lock file cannot be made.
+ */
+int xdp_owner_lock(const char *ifname, char *err, size_t errlen);
+/** xdp_owner_unlock() - give up what xdp_owner_lock() returned (< 0: nothing). */
+void xdp_owner_unlock(int fd);
 
 /**
  * xdp_steer_open() - find the maps of the steering program on @ifname.

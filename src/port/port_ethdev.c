@@ -29,6 +29,7 @@ struct ethdev_dev {
 	char ifname[32];
 	enum port_kind kind;
 	unsigned n_queues, open;
+	int owner_lock; /* af_xdp: xdp_owner_lock() while the device is open, else -1 */
 };
 
 /* One queue pair of a device: what one worker polls. */
@@ -125,6 +126,7 @@ static void dev_close(struct ethdev_dev *d)
 	/* The af_xdp PMD detaches its program on close; make sure nothing stays. */
 	if (d->kind == PORT_KIND_AF_XDP)
 		xdp_detach_lunar(d->ifname);
+	xdp_owner_unlock(d->owner_lock); /* after the detach: a successor finds it free */
 	free(d);
 }
 
@@ -342,7 +344,17 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		return -ENOMEM;
 	d->kind = a->spec->kind;
 	d->n_queues = nq;
+	d->owner_lock = -1;
 	snprintf(d->ifname, sizeof(d->ifname), "%s", a->spec->ifname);
+	if (d->kind == PORT_KIND_AF_XDP) {
+		/* Held while the program is ours: a later process tells a crash from a live owner. */
+		rc = xdp_owner_lock(d->ifname, err, errlen);
+		if (rc < 0) {
+			free(d);
+			return rc;
+		}
+		d->owner_lock = rc;
+	}
 	if (d->kind == PORT_KIND_AF_XDP && nq > 1) {
 		int have = xsk_channels_count(d->ifname);
 
@@ -352,6 +364,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 				      "numrxqueues %u numtxqueues %u (LUNAR_QUEUES=%u scripts/topo.sh "
 				      "veth up) or give the NIC more channels (ethtool -L)",
 				      nq, nq, d->ifname, have, nq, nq, nq);
+			xdp_owner_unlock(d->owner_lock);
 			free(d);
 			return -EINVAL;
 		}
@@ -365,6 +378,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		lunar_set_err(err, errlen,
 			 "could not create %s port (%s %s): %s; see the DPDK log lines above",
 			 port_kind_name(a->spec->kind), d->devname, args, strerror(-rc));
+		xdp_owner_unlock(d->owner_lock);
 		free(d);
 		return rc;
 	}
@@ -493,6 +507,7 @@ fail_quiet:
 	rte_vdev_uninit(d->devname);
 	if (d->kind == PORT_KIND_AF_XDP)
 		xdp_detach_lunar(d->ifname);
+	xdp_owner_unlock(d->owner_lock);
 	free(d);
 	return rc < 0 ? rc : -EIO;
 }

@@ -9,7 +9,8 @@ setup_test bad_input "$1"
 run_bad() {
 	local desc=$1 want=$2 pattern=$3
 	shift 3
-	"$@" >"$OUT/out.log" 2>"$OUT/err.log"
+	# Bounded: a run that should have been refused must not hang the suite.
+	timeout -s KILL 60 "$@" >"$OUT/out.log" 2>"$OUT/err.log"
 	local rc=$?
 	expect_eq "$desc: exit code" "$rc" "$want"
 	expect_grep "$desc: message" "$pattern" "$OUT/err.log"
@@ -62,11 +63,16 @@ python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPA
 "$PING" --port "memif:$sock:server" --ip 192.168.79.2/24 --responder --duration 0.5 >"$OUT/stale.log" 2>&1
 expect_eq "a stale memif socket is replaced" "$?" 0
 
-# An interface that already carries an XDP program is refused and left as it was.
+# An interface that already carries another XDP program is refused and left
+# as it was. (A lunar_steer with no live lunar process behind it would be
+# removed as stale: tests/integration/afxdp_crash.sh.)
 "$TOPO" veth up >/dev/null
 on_exit "$TOPO" veth down
-ip -n lunar-b link set dev veth-b xdpgeneric obj "$BUILD/bpf/lunar_steer.bpf.o" sec xdp
-run_bad "interface with an XDP program" 1 "already has XDP program.*xdp off" \
+printf '%s\n' '__attribute__((section("xdp"), used)) int other_xdp(void *ctx) { return 2; }' \
+	'__attribute__((section("license"), used)) char _license[] = "GPL";' >"$OUT/other_xdp.c"
+clang -O2 -target bpf -c "$OUT/other_xdp.c" -o "$OUT/other_xdp.o"
+ip -n lunar-b link set dev veth-b xdpgeneric obj "$OUT/other_xdp.o" sec xdp
+run_bad "interface with an XDP program" 1 "already has XDP program other_xdp.*xdp off" \
 	ip netns exec lunar-b "$PING" --port af_xdp:veth-b --responder
 expect_eq "the other XDP program is left in place" \
 	"$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 1

@@ -124,24 +124,25 @@ worker_field() {
 		on && $1 == l {for (i = 2; i < NF; i++) if ($i == f) print $(i + 1)}' "$1" | head -1
 }
 
-# expect_own_ports DESC LOG WORKER N: the local ports of worker WORKER's
-# connections listed in a --verbose dump (those still in TIME-WAIT at exit)
-# lie in its own sub-range of the default reserved range and leave its own
-# residue mod N (ctl/flow_plan.h); at least one is listed.
-expect_own_ports() {
-	local desc=$1 log=$2 w=$3 n=$4 p bad=0 count=0
+# expect_own_ports DESC LOG WORKER N: the local ports of the connections
+# worker WORKER opened, as knb --verbose lists them ("knb conn L->R", each
+# one, whether it ended in TIME-WAIT or by a RST), lie in its own sub-range
+# of the default reserved range and leave its own residue mod N
+# (ctl/flow_plan.h); exactly WANT of them are listed.
+expect_own_ports() { # DESC LOG WORKER N WANT
+	local desc=$1 log=$2 w=$3 n=$4 want=$5 p bad=0 count=0
 	local size=$((4096 / n))
 	local lo=$((61440 + w * size)) hi=$((61440 + (w + 1) * size - 1))
 	[ "$((w + 1))" = "$n" ] && hi=65535
 	for p in $(awk -v w="worker $w:" '$0 == w {on = 1; next} /^worker [0-9]+:/ {on = 0}
-		on && /^tcp conn / {split($3, a, "->"); print a[1]}' "$log"); do
+		on && /^knb conn / {split($3, a, "->"); print a[1]}' "$log"); do
 		count=$((count + 1))
 		if [ "$p" -lt "$lo" ] || [ "$p" -gt "$hi" ] || [ $((p % n)) != "$w" ]; then
 			bad=$((bad + 1))
 			echo "    worker $w uses port $p, outside $lo-$hi or not = $w mod $n"
 		fi
 	done
-	expect_ge "$desc: worker $w's connections listed" "$count" 1
+	expect_eq "$desc: worker $w's connections listed" "$count" "$want"
 	expect_eq "$desc: worker $w's ports are its own" "$bad" 0
 }
 

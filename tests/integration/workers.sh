@@ -39,7 +39,7 @@ for pattern in rpc all-to-all; do
 			"$(worker_field "$cli" $w foreign)" 0
 		expect_eq "$pattern: server worker $w got no other worker's segment" \
 			"$(worker_field "$srv" $w foreign)" 0
-		expect_own_ports "$pattern: client" "$cli" "$w" 2
+		expect_own_ports "$pattern: client" "$cli" "$w" 2 "$conns"
 	done
 	expect_grep "$pattern: client leaked no Zbuf object" "^zbuf: 0 objects in use" "$cli"
 	expect_grep "$pattern: server leaked no Zbuf object" "^zbuf: 0 objects in use" "$srv"

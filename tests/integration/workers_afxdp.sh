@@ -104,7 +104,7 @@ for w in 0 1; do
 	expect_eq "lunar client: worker $w opened its 4 connections" "$(worker_field "$cli" $w opened)" 4
 	expect_ge "lunar client: worker $w's RPCs" \
 		"$(json "$OUT/client.json" "d['threads'][$w]['responses']")" 1
-	expect_own_ports "lunar client" "$cli" $w 2
+	expect_own_ports "lunar client" "$cli" $w 2 4
 done
 checks_per_worker "$cli" "lunar client"
 

@@ -39,6 +39,7 @@ struct lconn {
 	struct lsock *ls;   /* the socket-like interface (copy) */
 	struct knb_flow f;
 	bool connected, closed, eof;
+	uint16_t lport, rport; /* client: the connection's ports, for --verbose */
 	struct tcp_slice pend[PEND_MAX]; /* server RPC: received, not yet echoed */
 	unsigned pend_n, pend_head;
 	uint32_t pend_off;
@@ -799,6 +800,13 @@ static int connect_all(struct lctx *L)
 			if (k->s)
 				tcp_sock_set_inline(k->s, c->api == KNB_API_INLINE);
 		}
+		if (!err && (k->s || k->ls)) {
+			const struct tcp_4tuple *t =
+			    k->ls ? lsock_tuple(k->ls) : &tcp_sock_conn(k->s)->tuple;
+
+			k->lport = t->lport;
+			k->rport = t->rport;
+		}
 		if ((!k->s && !k->ls) || err) {
 			char m[160];
 
@@ -954,6 +962,11 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 			if (env->n_workers > 1)
 				printf("worker %u:\n", i);
 			lunar_env_dump(w, stdout);
+			/* Every connection this worker opened, closed or not (the dump lists live ones). */
+			for (unsigned j = 0; j < L[i].n; j++)
+				if (L[i].conns[j]->lport)
+					printf("knb conn %u->%u\n", L[i].conns[j]->lport,
+					       L[i].conns[j]->rport);
 			netif_dump(&w->nif, stdout);
 			port_dump(w->port, stdout);
 			tcp_stack_dump(w->tcp, stdout);

@@ -102,6 +102,78 @@ static int attached_prog(int ifindex, uint32_t *id, const char **mode)
 	return 0;
 }
 
+#define LUNAR_RUN_DIR "/run/lunar"
+
+/* /run/lunar/xdp-<netns inode>-<ifname>.lock: names repeat across namespaces. */
+static int owner_lock_path(const char *ifname, char *path, size_t len)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st) < 0)
+		return -errno;
+	if (mkdir(LUNAR_RUN_DIR, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(path, len, LUNAR_RUN_DIR "/xdp-%lu-%s.lock", (unsigned long)st.st_ino, ifname);
+	return 0;
+}
+
+/*
+ * Take @ifname's owner lock: the descriptor, or a negative errno. On
+ * -EBUSY @pid holds the holder's PID as it wrote it ("unknown" if
+ * unreadable); @path is the lock file either way (empty if none).
+ */
+static int owner_lock(const char *ifname, char *pid, size_t pidlen, char *path, size_t pathlen)
+{
+	int fd, ret = owner_lock_path(ifname, path, pathlen);
+
+	snprintf(pid, pidlen, "unknown");
+	if (ret < 0) {
+		*path = 0;
+		return ret;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		ssize_t n;
+
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		n = pread(fd, pid, pidlen - 1, 0);
+		if (n > 0) {
+			pid[n] = 0;
+			pid[strcspn(pid, "\n")] = 0;
+		}
+		close(fd);
+		return ret;
+	}
+	snprintf(pid, pidlen, "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
+		LOG_WARN("lock file %s: cannot record our pid: %s", path, strerror(errno));
+	return fd;
+}
+
+int xdp_owner_lock(const char *ifname, char *err, size_t errlen)
+{
+	char path[128], pid[16];
+	int ret = owner_lock(ifname, pid, sizeof(pid), path, sizeof(path));
+
+	if (ret == -EBUSY)
+		lunar_set_err(err, errlen,
+			      "interface %s is driven by another lunar process (pid %s, lock %s); "
+			      "stop it or give this one another interface",
+			      ifname, pid, path);
+	else if (ret < 0)
+		lunar_set_err(err, errlen, "cannot take the lock %s of interface %s: %s",
+			      *path ? path : LUNAR_RUN_DIR, ifname, strerror(-ret));
+	return ret;
+}
+
+void xdp_owner_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* the lock goes with it; the file stays, harmless */
+}
+
 int xdp_check_free(const char *ifname, char *err, size_t errlen)
 {
 	const char *mode;
@@ -122,10 +194,26 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 		return 0;
 	prog_name(id, name, sizeof(name));
 	if (!strcmp(name, "lunar_steer")) {
-		int lock = xdp_owner_lock(ifname, err, errlen);
+		char path[128], pid[16];
+		int lock = owner_lock(ifname, pid, sizeof(pid), path, sizeof(path));
 
-		if (lock < 0)
-			return lock; /* a live lunar process drives it: err names it */
+		if (lock == -EBUSY) {
+			lunar_set_err(err, errlen,
+				      "interface %s is driven by another lunar process (pid %s, lock "
+				      "%s) through its XDP program lunar_steer (id %u, %s mode); stop "
+				      "that process or give this one another interface",
+				      ifname, pid, path, id, mode);
+			return lock;
+		}
+		if (lock < 0) {
+			lunar_set_err(err, errlen,
+				      "interface %s has XDP program lunar_steer (id %u, %s mode) and its "
+				      "owner lock cannot be checked (%s: %s); if no lunar process uses "
+				      "it, remove it with `ip link set dev %s xdp off`",
+				      ifname, id, mode, *path ? path : LUNAR_RUN_DIR, strerror(-lock),
+				      ifname);
+			return lock;
+		}
 		/* Its process is gone (a crash, SIGKILL): nobody will detach it. */
 		LOG_WARN("interface %s: removing XDP program lunar_steer (id %u, %s mode) left by a "
 			 "lunar process that died",
@@ -146,60 +234,6 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 		"program that owns it",
 		ifname, name, id, mode, ifname, ifname);
 	return -EBUSY;
-}
-
-#define LUNAR_RUN_DIR "/run/lunar"
-
-/* /run/lunar/xdp-<netns inode>-<ifname>.lock: names repeat across namespaces. */
-static int owner_lock_path(const char *ifname, char *path, size_t len)
-{
-	struct stat st;
-
-	if (stat("/proc/self/ns/net", &st) < 0)
-		return -errno;
-	if (mkdir(LUNAR_RUN_DIR, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	snprintf(path, len, LUNAR_RUN_DIR "/xdp-%lu-%s.lock", (unsigned long)st.st_ino, ifname);
-	return 0;
-}
-
-int xdp_owner_lock(const char *ifname, char *err, size_t errlen)
-{
-	char path[128], pid[16] = "";
-	int fd, ret = owner_lock_path(ifname, path, sizeof(path));
-
-	if (ret < 0) {
-		lunar_set_err(err, errlen, "cannot make the lock directory %s: %s", LUNAR_RUN_DIR,
-			      strerror(-ret));
-		return ret;
-	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		lunar_set_err(err, errlen, "cannot open the lock file %s: %s", path, strerror(errno));
-		return ret;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		if (pread(fd, pid, sizeof(pid) - 1, 0) > 0)
-			pid[strcspn(pid, "\n")] = 0;
-		lunar_set_err(err, errlen,
-			      "interface %s is driven by another lunar process (pid %s, lock %s); "
-			      "stop it or give this one another interface",
-			      ifname, *pid ? pid : "unknown", path);
-		close(fd);
-		return ret;
-	}
-	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
-		LOG_WARN("lock file %s: cannot record our pid: %s", path, strerror(errno));
-	return fd;
-}
-
-void xdp_owner_unlock(int fd)
-{
-	if (fd >= 0)
-		close(fd); /* the lock goes with it; the file stays, harmless */
 }
 
 struct want_map {

@@ -366,6 +366,7 @@ static void t_free_then_generic(void **state)
 	struct fx f = { 0 };
 	struct xdp_steer st;
 	char err[512] = "";
+	int lock;
 
 	(void)state;
 	assert_int_equal(xdp_check_free("xa", err, sizeof(err)), 0);
@@ -375,8 +376,11 @@ static void t_free_then_generic(void **state)
 	assert_int_equal(xdp_detach("xa"), 0);
 
 	assert_int_equal(load_attach(&f, XDP_FLAGS_SKB_MODE), 0);
+	lock = xdp_owner_lock("xa", err, sizeof(err)); /* we are its live lunar process */
+	assert_true(lock >= 0);
 	assert_int_equal(xdp_check_free("xa", err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "generic mode"));
+	xdp_owner_unlock(lock);
 	assert_int_equal(xdp_steer_open("xa", &st, err, sizeof(err)), 0);
 	xdp_steer_close(&st);
 	xdp_steer_close(&st); /* idempotent */
@@ -385,23 +389,64 @@ static void t_free_then_generic(void **state)
 	assert_int_equal(xdp_check_free("xa", err, sizeof(err)), 0);
 }
 
+/*
+ * lunar_steer with a live lunar process behind it (the owner lock held: here
+ * by this process on another descriptor) is refused, naming the process,
+ * the program and the fix, and stays attached.
+ */
 static void t_busy_native(void **state)
 {
 	struct fx *f = *state;
-	char err[512] = "", want[64];
-	uint32_t id = 0;
+	char err[512] = "", want[96];
+	uint32_t id = 0, after = 0;
+	int lock;
 
 	assert_int_equal(bpf_xdp_query_id(f->ifindex, 0, &id), 0);
 	assert_int_not_equal(id, 0);
+	lock = xdp_owner_lock("xa", err, sizeof(err));
+	assert_true(lock >= 0);
+	assert_int_equal(xdp_owner_lock("xa", err, sizeof(err)), -EBUSY); /* a second holder */
+	snprintf(want, sizeof(want), "another lunar process (pid %d,", (int)getpid());
+	if (!strstr(err, want))
+		fail_msg("message lacks '%s': %s", want, err);
 	assert_int_equal(xdp_check_free("xa", err, sizeof(err)), -EBUSY);
+	xdp_owner_unlock(lock);
+	if (!strstr(err, want))
+		fail_msg("message lacks '%s': %s", want, err);
 	snprintf(want, sizeof(want), "XDP program lunar_steer (id %u, driver mode)", id);
 	if (!strstr(err, want))
 		fail_msg("message lacks '%s': %s", want, err);
-	assert_non_null(strstr(err, "ip link set dev xa xdp off"));
-	assert_non_null(strstr(err, "xdp-loader unload xa --all"));
+	assert_non_null(strstr(err, "stop that process"));
+	assert_int_equal(bpf_xdp_query_id(f->ifindex, 0, &after), 0);
+	assert_int_equal(after, id);
 	assert_int_equal(f->st.prog_id, id);
 	assert_int_equal(f->st.ifindex, f->ifindex);
 	assert_true(f->st.cfg_fd > 0 && f->st.ports_fd > 0 && f->st.stats_fd > 0);
+}
+
+/*
+ * lunar_steer with nobody holding the owner lock was left by a lunar process
+ * that died (SIGKILL, a crash): it is removed, and the interface is free.
+ */
+static void t_stale_lunar_program_removed(void **state)
+{
+	struct fx f = { 0 };
+	char err[512] = "";
+	uint32_t id = 0;
+	int lock;
+
+	(void)state;
+	assert_int_equal(load_attach(&f, XDP_FLAGS_DRV_MODE), 0);
+	assert_int_equal(bpf_xdp_query_id(f.ifindex, 0, &id), 0);
+	assert_int_not_equal(id, 0);
+	assert_int_equal(xdp_check_free("xa", err, sizeof(err)), 0);
+	assert_int_equal(bpf_xdp_query_id(f.ifindex, 0, &id), 0);
+	assert_int_equal(id, 0);
+	bpf_object__close(f.obj);
+	/* The lock was taken only to look: the next process can have it. */
+	lock = xdp_owner_lock("xa", err, sizeof(err));
+	assert_true(lock >= 0);
+	xdp_owner_unlock(lock);
 }
 
 /* Somebody else's program: found, named, and refused. */
@@ -1116,6 +1161,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_missing_interface),
 		cmocka_unit_test(t_free_then_generic),
 		cmocka_unit_test(t_foreign_program),
+		cmocka_unit_test(t_stale_lunar_program_removed),
 		cmocka_unit_test_setup_teardown(t_busy_native, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_classify_defaults, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),

@@ -516,14 +516,14 @@ size_t zbuf_span(const void *p)
 {
 	struct zbuf_zone *z;
 	uint32_t idx;
-	const uint8_t *obj;
+	const char *obj;
 
 	if (!query(p, &z, &idx))
 		return 0;
 	obj = slot_start(z, idx) + z->obj_off;
-	if ((const uint8_t *)p < obj)
+	if ((const char *)p < obj)
 		return 0; /* the object's header, not its memory */
-	return z->stride - z->obj_off - (size_t)((const uint8_t *)p - obj);
+	return z->stride - z->obj_off - (size_t)((const char *)p - obj);
 }
 
 uint64_t zbuf_iova(const void *p)

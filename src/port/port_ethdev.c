@@ -118,6 +118,13 @@ static void ethdev_dump(struct port *p, FILE *f)
 			(unsigned long)atomic_load(&memif_gate_stats.unmap_waits));
 }
 
+/* The device record goes; its interface's owner lock with it (after any detach). */
+static void dev_free(struct ethdev_dev *d)
+{
+	xdp_owner_unlock(d->owner_lock);
+	free(d);
+}
+
 static void dev_close(struct ethdev_dev *d)
 {
 	rte_eth_dev_stop(d->port_id);
@@ -126,8 +133,7 @@ static void dev_close(struct ethdev_dev *d)
 	/* The af_xdp PMD detaches its program on close; make sure nothing stays. */
 	if (d->kind == PORT_KIND_AF_XDP)
 		xdp_detach_lunar(d->ifname);
-	xdp_owner_unlock(d->owner_lock); /* after the detach: a successor finds it free */
-	free(d);
+	dev_free(d); /* after the detach: a successor finds the interface free */
 }
 
 static void ethdev_close(struct port *p)
@@ -350,7 +356,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		/* Held while the program is ours: a later process tells a crash from a live owner. */
 		rc = xdp_owner_lock(d->ifname, err, errlen);
 		if (rc < 0) {
-			free(d);
+			dev_free(d);
 			return rc;
 		}
 		d->owner_lock = rc;
@@ -364,8 +370,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 				      "numrxqueues %u numtxqueues %u (LUNAR_QUEUES=%u scripts/topo.sh "
 				      "veth up) or give the NIC more channels (ethtool -L)",
 				      nq, nq, d->ifname, have, nq, nq, nq);
-			xdp_owner_unlock(d->owner_lock);
-			free(d);
+			dev_free(d);
 			return -EINVAL;
 		}
 	}
@@ -378,8 +383,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		lunar_set_err(err, errlen,
 			 "could not create %s port (%s %s): %s; see the DPDK log lines above",
 			 port_kind_name(a->spec->kind), d->devname, args, strerror(-rc));
-		xdp_owner_unlock(d->owner_lock);
-		free(d);
+		dev_free(d);
 		return rc;
 	}
 	rc = rte_eth_dev_get_port_by_name(d->devname, &d->port_id);
@@ -507,8 +511,7 @@ fail_quiet:
 	rte_vdev_uninit(d->devname);
 	if (d->kind == PORT_KIND_AF_XDP)
 		xdp_detach_lunar(d->ifname);
-	xdp_owner_unlock(d->owner_lock);
-	free(d);
+	dev_free(d);
 	return rc < 0 ? rc : -EIO;
 }
 

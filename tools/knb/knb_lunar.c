@@ -783,6 +783,7 @@ static int connect_all(struct lctx *L)
 	}
 	for (unsigned i = 0; i < nflows; i++) {
 		struct lconn *k = new_conn(L);
+		const struct tcp_4tuple *t;
 		int err = 0;
 
 		if (!k)
@@ -800,13 +801,6 @@ static int connect_all(struct lctx *L)
 			if (k->s)
 				tcp_sock_set_inline(k->s, c->api == KNB_API_INLINE);
 		}
-		if (!err && (k->s || k->ls)) {
-			const struct tcp_4tuple *t =
-			    k->ls ? lsock_tuple(k->ls) : &tcp_sock_conn(k->s)->tuple;
-
-			k->lport = t->lport;
-			k->rport = t->rport;
-		}
 		if ((!k->s && !k->ls) || err) {
 			char m[160];
 
@@ -814,6 +808,9 @@ static int connect_all(struct lctx *L)
 			set_err(L, m);
 			return -1;
 		}
+		t = k->ls ? lsock_tuple(k->ls) : &tcp_sock_conn(k->s)->tuple;
+		k->lport = t->lport;
+		k->rport = t->rport;
 	}
 	while (ready < L->n) {
 		if (L->err[0])

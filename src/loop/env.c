@@ -114,6 +114,7 @@ static int eal_extra_args(char *buf, size_t len, char **argv, int *argc, char *e
 			  size_t errlen)
 {
 	const char *env = getenv("LUNAR_EAL_ARGS");
+	const int own = *argc; /* lunar's own arguments, argv[0] included */
 
 	if (!env || !*env)
 		return 0;
@@ -127,11 +128,14 @@ static int eal_extra_args(char *buf, size_t len, char **argv, int *argc, char *e
 	     tok = strtok_r(NULL, " \t", &save)) {
 		if (*argc >= LUNAR_EAL_MAX_ARGS - 1) {
 			lunar_set_err(err, errlen, "LUNAR_EAL_ARGS has more than %d arguments",
-				      LUNAR_EAL_MAX_ARGS - 8);
+				      LUNAR_EAL_MAX_ARGS - 1 - own);
 			return -1;
 		}
-		if (!strcmp(tok, "--no-huge")) /* EAL refuses it with --in-memory, and */
-			argv[2] = "--no-shconf"; /* anonymous memory is private anyway */
+		/* EAL refuses --no-huge with --in-memory; anonymous memory is private anyway. */
+		if (!strcmp(tok, "--no-huge"))
+			for (int i = 1; i < own; i++)
+				if (!strcmp(argv[i], "--in-memory"))
+					argv[i] = "--no-shconf";
 		argv[(*argc)++] = tok;
 	}
 	argv[*argc] = NULL;

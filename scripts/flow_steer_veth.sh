@@ -240,16 +240,22 @@ demo_group() { # LABEL XDP_ID N KIND PORTS...
 	echo "$ok" >>"$DEMO_OUT/ok"
 }
 
-demo_run() { # XDP_ID N LO HI
-	local xid=$1 n=$2 lo=$3 hi=$4 q qlo size ports
+# RUN (0, 1) shifts every source port: a connection of the first run may
+# sit in TIME-WAIT on the client's side, and the kernel refuses to connect
+# the same 4-tuple again (tcp_tw_reuse is for loopback only), which would
+# count as a steering miss. Residues mod N stay the same.
+demo_run() { # XDP_ID N LO HI RUN
+	local xid=$1 n=$2 lo=$3 hi=$4 run=$5 q qlo first size ports
 	size=$(((hi - lo + 1) / n))
 	for ((q = 0; q < n; q++)); do
 		qlo=$((lo + q * size))
-		ports="$((qlo + 16 + 2 * q)) $((qlo + 100 + 2 * q)) $((qlo + 200 + 2 * q))"
+		first=$((qlo + 16 + 2 * q + 8 * run))
+		ports="$first $((first + 84)) $((first + 184))"
 		demo_group "B client, ports $qlo-$((q + 1 == n ? hi : qlo + size - 1))" "$xid" "$n" client $ports
 	done
 	for ((q = 0; q < n; q++)); do
-		ports="$((40000 + q)) $((40000 + n + q)) $((40000 + 2 * n + q))"
+		first=$((40000 + 3 * n * run + q))
+		ports="$first $((first + n)) $((first + 2 * n))"
 		demo_group "A client to B:8080, sport%$n=$q" "$xid" "$n" server $ports
 	done
 }
@@ -310,13 +316,13 @@ cmd_demo() {
 	echo "$n queues, XDP program $xid on $DEMO_B/fsb with the plan: $n workers, reserved $lo-$hi, listening port 8080 by source port % $n"
 	echo
 	echo "1. without steering: $DEMO_A's kernel picks fsa's tx queue by its flow hash"
-	demo_run "$xid" $n $lo $hi
+	demo_run "$xid" $n $lo $hi 0
 	echo
 	"$0" up "$DEMO_A" fsa $n --reserved $lo-$hi --listen 8080 --obj "$pobj" >/dev/null
 	: >"$DEMO_OUT/misqueued"
 	: >"$DEMO_OUT/ok"
 	echo "2. with steering (flow_steer_veth.sh up $DEMO_A fsa $n --listen 8080)"
-	demo_run "$xid" $n $lo $hi
+	demo_run "$xid" $n $lo $hi 1
 	"$0" show "$DEMO_A" fsa | sed 's/^/   /'
 	echo
 	echo "ethtool -S fsb (rx packets per queue through XDP, all runs):"

@@ -2,9 +2,9 @@
  * checksum.h - the Internet checksum (RFC 1071), in one place.
  *
  * Owns how lunar computes the 16-bit one's complement checksum used by
- * IPv4, ICMP, UDP and TCP. Thin inline wrappers over DPDK's header-only
- * rte_raw_cksum(), so every parser and emitter agrees on byte order and
- * folding, and so a faster implementation can be swapped in here alone.
+ * IPv4, ICMP, UDP and TCP. Inline wrappers over DPDK's header-only
+ * rte_raw_cksum() for short regions and over checksum.c's SIMD sum for
+ * long ones, so every parser and emitter agrees on byte order and folding.
  *
  * Byte order: the one's complement sum is byte-order independent (RFC 1071
  * 2(B)), so every value returned here is already in network byte order
@@ -48,6 +48,28 @@ static inline uint16_t inet_csum_add_at(uint16_t sum, uint16_t part, size_t off)
 	return inet_csum_add(sum, (off & 1) ? rte_bswap16(part) : part);
 }
 
+/*
+ * Regions at least this long (a segment's payload) are summed out of line
+ * by the widest version this CPU runs (checksum.c); shorter ones (headers,
+ * the pseudo-header) inline by rte_raw_cksum().
+ */
+#define INET_CSUM_LONG_MIN 64
+
+/*
+ * The long-region sum: the non-complemented one's complement sum of @len
+ * bytes, equal to rte_raw_cksum()'s. inet_csum_long points at the version
+ * chosen at load time; the others are callable for tests and benchmarks
+ * (the AVX ones only on a CPU that runs them: __builtin_cpu_supports()).
+ */
+extern uint16_t (*inet_csum_long)(const void *buf, size_t len);
+uint16_t inet_csum_long_generic(const void *buf, size_t len);
+#if defined(__x86_64__)
+uint16_t inet_csum_long_avx2(const void *buf, size_t len);
+uint16_t inet_csum_long_avx512(const void *buf, size_t len);
+#endif
+/** The version inet_csum_long points at: "avx512", "avx2" or "generic". */
+const char *inet_csum_long_name(void);
+
 /**
  * Non-complemented one's complement sum of a buffer.
  *
@@ -58,7 +80,9 @@ static inline uint16_t inet_csum_add_at(uint16_t sum, uint16_t part, size_t off)
  */
 static inline uint16_t inet_csum_partial(const void *buf, size_t len)
 {
-	return rte_raw_cksum(buf, len);
+	if (len < INET_CSUM_LONG_MIN)
+		return rte_raw_cksum(buf, len);
+	return inet_csum_long(buf, len);
 }
 
 /**

@@ -1,4 +1,5 @@
 /* test_checksum.c - unit tests for wire/checksum.h against RFC 1071 and DPDK's own helpers. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "wire_test.h"
@@ -99,6 +100,112 @@ static void test_csum_in_pieces(void **state)
 	}
 }
 
+/* RFC 1071's definition, one 16-bit word at a time, the odd last byte padded with zero. */
+static uint16_t reference_sum(const uint8_t *p, size_t len)
+{
+	uint32_t s = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		uint16_t w;
+
+		memcpy(&w, p + i, 2);
+		s = (s & 0xffff) + (s >> 16) + w;
+	}
+	if (len & 1) {
+		uint16_t w = 0;
+
+		memcpy(&w, p + len - 1, 1);
+		s = (s & 0xffff) + (s >> 16) + w;
+	}
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+typedef uint16_t (*long_sum_fn)(const void *, size_t);
+
+/* Every long-sum version this CPU runs; the AVX ones only where it has them. */
+static unsigned long_sums(long_sum_fn *fn, const char **name)
+{
+	unsigned n = 0;
+
+	fn[n] = inet_csum_long_generic;
+	name[n++] = "generic";
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("avx2")) {
+		fn[n] = inet_csum_long_avx2;
+		name[n++] = "avx2";
+	}
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+		fn[n] = inet_csum_long_avx512;
+		name[n++] = "avx512";
+	}
+#endif
+	return n;
+}
+
+static void check_all(const uint8_t *p, size_t len)
+{
+	long_sum_fn fn[3];
+	const char *name[3];
+	unsigned n = long_sums(fn, name);
+	uint16_t want = reference_sum(p, len);
+
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t got = fn[i](p, len);
+
+		if (got != want)
+			fail_msg("%s: sum of %zu bytes at address ...%02x is %04x, RFC 1071 gives %04x",
+				 name[i], len, (unsigned)((uintptr_t)p & 0xff), got, want);
+	}
+	assert_int_equal(inet_csum_partial(p, len), want);
+	assert_int_equal(rte_raw_cksum(p, len), want);
+}
+
+/*
+ * Every version of the long sum (checksum.c) gives RFC 1071's sum: every
+ * length up to 600 (each SIMD tail and loop count) at every alignment mod
+ * 8, then long regions; random bytes, and all-ones bytes where every add
+ * carries. Each version's last bytes sit at the end of a heap block, so
+ * the ASan build catches a read past the region.
+ */
+static void test_long_sums_agree(void **state)
+{
+	enum { MAX = 66000 };
+	uint8_t *buf = malloc(MAX + 8);
+	uint32_t x = 777;
+
+	(void)state;
+	assert_non_null(buf);
+	for (int fill = 0; fill < 2; fill++) {
+		for (size_t i = 0; i < MAX + 8; i++) {
+			x = x * 1103515245u + 12345u;
+			buf[i] = fill ? 0xff : (uint8_t)(x >> 16);
+		}
+		for (size_t len = 0; len <= 600; len++)
+			for (size_t off = 0; off < 8; off++)
+				check_all(buf + off, len);
+		for (size_t len = 1400; len <= 1520; len++)
+			check_all(buf + MAX + 8 - len, len);
+		check_all(buf + 1, 65535);
+		check_all(buf, MAX + 8);
+		check_all(buf + MAX + 8 - 9000, 9000);
+	}
+	free(buf);
+}
+
+/* The version chosen at load time is the widest this CPU runs. */
+static void test_long_sum_choice(void **state)
+{
+	long_sum_fn fn[3];
+	const char *name[3];
+	unsigned n = long_sums(fn, name);
+
+	(void)state;
+	assert_string_equal(inet_csum_long_name(), name[n - 1]);
+	assert_ptr_equal(inet_csum_long, fn[n - 1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -106,6 +213,8 @@ int main(void)
 	    cmocka_unit_test(test_csum_odd),
 	    cmocka_unit_test(test_csum_matches_dpdk),
 	    cmocka_unit_test(test_csum_in_pieces),
+	    cmocka_unit_test(test_long_sums_agree),
+	    cmocka_unit_test(test_long_sum_choice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,15 @@ static int owner_lock_path(const char *ifname, char *path, size_t len)
 	return 0;
 }
 
+/* Is @fd the file now at @path? */
+static bool same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 /*
  * Take @ifname's owner lock: the descriptor, or a negative errno. On
  * -EBUSY @pid holds the holder's PID as it wrote it ("unknown" if
@@ -131,20 +140,32 @@ static int owner_lock(const char *ifname, char *pid, size_t pidlen, char *path, 
 		*path = 0;
 		return ret;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		ssize_t n;
+	for (unsigned tries = 0;; tries++) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			ssize_t n;
 
-		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		n = pread(fd, pid, pidlen - 1, 0);
-		if (n > 0) {
-			pid[n] = 0;
-			pid[strcspn(pid, "\n")] = 0;
+			ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			n = pread(fd, pid, pidlen - 1, 0);
+			if (n > 0) {
+				pid[n] = 0;
+				pid[strcspn(pid, "\n")] = 0;
+			}
+			close(fd);
+			return ret;
 		}
+		/*
+		 * A holder that let go unlinks the file before closing it
+		 * (xdp_owner_unlock()): a lock on a file no longer at @path
+		 * guards nothing, so open the path again.
+		 */
+		if (same_file(fd, path))
+			break;
 		close(fd);
-		return ret;
+		if (tries == 8)
+			return -EAGAIN;
 	}
 	snprintf(pid, pidlen, "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
@@ -168,10 +189,16 @@ int xdp_owner_lock(const char *ifname, char *err, size_t errlen)
 	return ret;
 }
 
-void xdp_owner_unlock(int fd)
+void xdp_owner_unlock(const char *ifname, int fd)
 {
-	if (fd >= 0)
-		close(fd); /* the lock goes with it; the file stays, harmless */
+	char path[128];
+
+	if (fd < 0)
+		return;
+	/* Unlink while still holding it, so that no lock file outlives its interface's user. */
+	if (owner_lock_path(ifname, path, sizeof(path)) == 0 && same_file(fd, path))
+		unlink(path);
+	close(fd); /* the lock goes with it */
 }
 
 int xdp_check_free(const char *ifname, char *err, size_t errlen)
@@ -219,7 +246,7 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 			 "lunar process that died",
 			 ifname, id, mode);
 		ret = xdp_detach(ifname);
-		xdp_owner_unlock(lock);
+		xdp_owner_unlock(ifname, lock);
 		if (ret < 0)
 			lunar_set_err(err, errlen,
 				      "cannot remove the stale XDP program on %s: %s; remove it with "

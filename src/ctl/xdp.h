@@ -75,8 +75,12 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen);
  * another negative errno if the lock file cannot be made.
  */
 int xdp_owner_lock(const char *ifname, char *err, size_t errlen);
-/** xdp_owner_unlock() - give up what xdp_owner_lock() returned (< 0: nothing). */
-void xdp_owner_unlock(int fd);
+/**
+ * xdp_owner_unlock() - give up what xdp_owner_lock(@ifname) returned
+ * (< 0: nothing), removing the lock file. A process killed before this
+ * leaves its file behind; the next xdp_owner_lock() reuses it.
+ */
+void xdp_owner_unlock(const char *ifname, int fd);
 
 /**
  * xdp_steer_open() - find the maps of the steering program on @ifname.

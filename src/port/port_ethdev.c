@@ -121,7 +121,7 @@ static void ethdev_dump(struct port *p, FILE *f)
 /* The device record goes; its interface's owner lock with it (after any detach). */
 static void dev_free(struct ethdev_dev *d)
 {
-	xdp_owner_unlock(d->owner_lock);
+	xdp_owner_unlock(d->ifname, d->owner_lock);
 	free(d);
 }
 

@@ -40,6 +40,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -380,7 +381,7 @@ static void t_free_then_generic(void **state)
 	assert_true(lock >= 0);
 	assert_int_equal(xdp_check_free("xa", err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "generic mode"));
-	xdp_owner_unlock(lock);
+	xdp_owner_unlock("xa", lock);
 	assert_int_equal(xdp_steer_open("xa", &st, err, sizeof(err)), 0);
 	xdp_steer_close(&st);
 	xdp_steer_close(&st); /* idempotent */
@@ -410,7 +411,7 @@ static void t_busy_native(void **state)
 	if (!strstr(err, want))
 		fail_msg("message lacks '%s': %s", want, err);
 	assert_int_equal(xdp_check_free("xa", err, sizeof(err)), -EBUSY);
-	xdp_owner_unlock(lock);
+	xdp_owner_unlock("xa", lock);
 	if (!strstr(err, want))
 		fail_msg("message lacks '%s': %s", want, err);
 	snprintf(want, sizeof(want), "XDP program lunar_steer (id %u, driver mode)", id);
@@ -446,7 +447,54 @@ static void t_stale_lunar_program_removed(void **state)
 	/* The lock was taken only to look: the next process can have it. */
 	lock = xdp_owner_lock("xa", err, sizeof(err));
 	assert_true(lock >= 0);
-	xdp_owner_unlock(lock);
+	xdp_owner_unlock("xa", lock);
+}
+
+/* The lock file of interface "xa" in this network namespace (xdp.c's naming). */
+static void lock_path_of_xa(char *path, size_t len)
+{
+	struct stat st;
+
+	assert_int_equal(stat("/proc/self/ns/net", &st), 0);
+	snprintf(path, len, "/run/lunar/xdp-%lu-xa.lock", (unsigned long)st.st_ino);
+}
+
+/*
+ * The owner lock's file lives only while it is held: a process that lets go
+ * removes it, so /run/lunar does not fill up run after run. A file left by a
+ * process that was killed is taken over (our PID replaces its) and removed
+ * in turn.
+ */
+static void t_lock_file_removed_on_unlock(void **state)
+{
+	char path[128], err[256] = "", buf[32] = "", want[32];
+	struct stat st;
+	FILE *fp;
+	int lock;
+
+	(void)state;
+	lock_path_of_xa(path, sizeof(path));
+	lock = xdp_owner_lock("xa", err, sizeof(err));
+	assert_true(lock >= 0);
+	assert_int_equal(stat(path, &st), 0);
+	xdp_owner_unlock("xa", lock);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+
+	fp = fopen(path, "w"); /* what a SIGKILLed holder leaves */
+	assert_non_null(fp);
+	fputs("999999\n", fp);
+	fclose(fp);
+	lock = xdp_owner_lock("xa", err, sizeof(err));
+	assert_true(lock >= 0);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(buf, sizeof(buf), fp));
+	fclose(fp);
+	snprintf(want, sizeof(want), "%d\n", (int)getpid());
+	assert_string_equal(buf, want);
+	xdp_owner_unlock("xa", lock);
+	assert_int_equal(stat(path, &st), -1);
 }
 
 /* Somebody else's program: found, named, and refused. */
@@ -1162,6 +1210,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_free_then_generic),
 		cmocka_unit_test(t_foreign_program),
 		cmocka_unit_test(t_stale_lunar_program_removed),
+		cmocka_unit_test(t_lock_file_removed_on_unlock),
 		cmocka_unit_test_setup_teardown(t_busy_native, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_classify_defaults, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),

@@ -39,6 +39,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->window_scaling = true;
 	cfg->timestamps = true;
 	cfg->sack = true;
+	cfg->syncookies = true;
 	cfg->nodelay = false;
 	cfg->delayed_ack = true;
 	cfg->delack_ns = 500 * NS_PER_US;      /* well under the 4 ms RTO floor */

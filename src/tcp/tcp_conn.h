@@ -66,6 +66,12 @@ struct tcp_config {
 	 * calls tcp_burst_end() after each burst; a bare connection acks at once.
 	 */
 	bool ack_per_burst;
+	/**
+	 * A listener whose backlog is full answers SYNs with SYN cookies
+	 * (RFC 4987 3.6, tcp_syncookie.h) instead of dropping them. Used by
+	 * tcp_stack; on by default, as in Linux.
+	 */
+	bool syncookies;
 	uint64_t delack_ns;    /**< delayed ACK timeout (< 500 ms per RFC 1122) */
 	uint64_t rto_init_ns;  /**< RFC 6298 (2.1) initial RTO */
 	uint64_t rto_min_ns;   /**< RFC 6298 (2.4) floor; LUNA uses 4 ms */
@@ -250,6 +256,14 @@ void tcp_conn_fini(struct tcp_conn *c);
 int tcp_connect(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /** Passive open: CLOSED -> LISTEN; the next tcp_input() must be the SYN. */
 void tcp_listen(struct tcp_conn *c);
+/**
+ * Passive open from a SYN cookie (tcp_syncookie.h): @c, made with the
+ * cookie as its ISS, takes @syn (the peer's SYN as the cookie recalls it:
+ * its ISN, options and window) as if it had answered it with a SYN-ACK,
+ * and is left in SYN-RECEIVED; nothing is sent. The handshake's ACK is
+ * then given to tcp_input() as usual.
+ */
+void tcp_conn_from_cookie(struct tcp_conn *c, const struct tcp_repr *syn, uint64_t now);
 
 /**
  * A segment for this connection arrived (RFC 9293 3.10.7). @seg->payload

@@ -235,18 +235,10 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 	return true;
 }
 
-/* RFC 9293 3.10.7.2 */
-static void listen_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
-			 struct tcp_out *out)
+/* A SYN taken in LISTEN (RFC 9293 3.10.7.2): SYN-RECEIVED, the SYN-ACK into @out. */
+static void syn_taken(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+		      struct tcp_out *out)
 {
-	if (seg->flags & RTE_TCP_RST_FLAG)
-		return;
-	if (seg->flags & RTE_TCP_ACK_FLAG) {
-		tcp_send_rst(out, seg->ack);
-		return;
-	}
-	if (!(seg->flags & RTE_TCP_SYN_FLAG))
-		return;
 	c->irs = seg->seq;
 	c->rcv_nxt = seg->seq + 1;
 	c->rcv_adv = c->rcv_nxt; /* nothing advertised yet: the window's right edge starts here */
@@ -262,6 +254,29 @@ static void listen_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_
 	c->rtt_start = now;
 	c->rto_at = now + tcp_rtt_timeout(&c->rtt);
 	tcp_keepalive_touch(c, now);
+}
+
+/* RFC 9293 3.10.7.2 */
+static void listen_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+			 struct tcp_out *out)
+{
+	if (seg->flags & RTE_TCP_RST_FLAG)
+		return;
+	if (seg->flags & RTE_TCP_ACK_FLAG) {
+		tcp_send_rst(out, seg->ack);
+		return;
+	}
+	if (seg->flags & RTE_TCP_SYN_FLAG)
+		syn_taken(c, seg, now, out);
+}
+
+void tcp_conn_from_cookie(struct tcp_conn *c, const struct tcp_repr *syn, uint64_t now)
+{
+	struct tcp_out sent = {.n = 0};
+
+	/* The state a SYN-ACK sent now leaves; the real one went earlier, statelessly. */
+	syn_taken(c, syn, now, &sent);
+	c->rtt_start = 0; /* its send time is unknown: no RTT sample from the handshake */
 }
 
 /* RFC 9293 3.10.7.3 */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <rte_mbuf.h>
+#include <sodium.h>
 
 #include "base/compiler.h"
 #include "base/cost.h"
@@ -19,6 +20,7 @@
 #include "net/netif.h"
 #include "port/port.h"
 #include "tcp/tcp_seq.h"
+#include "tcp/tcp_syncookie.h"
 #include "tcp/tcp_table.h"
 #include "wire/checksum.h"
 #include "wire/ipv4.h"
@@ -31,6 +33,7 @@ struct tcp_listener {
 	uint16_t port;
 	unsigned backlog;
 	unsigned pending; /* embryonic + ready, against the backlog */
+	unsigned ready;	  /* established, waiting for tcp_accept() */
 	struct tcp_sock *ready_head, *ready_tail;
 	tcp_accept_fn fn;
 	void *ctx;
@@ -71,6 +74,8 @@ struct tcp_stack {
 	 */
 	struct tcp_sock *last_rx;
 	struct tcp_out out;
+	uint8_t cookie_key[TCP_SYNCOOKIE_KEY_BYTES]; /* SYN cookies' secret */
+	uint64_t cookie_sent_ns;		     /* when the last one went (0: never) */
 	uint64_t now;
 	enum tcp_mem_pressure mem_pressure; /* how low the packet pool runs */
 	uint64_t last_pool_check, next_prune; /* ns */
@@ -413,6 +418,7 @@ static void after(struct tcp_sock *s)
 		else
 			l->ready_head = s;
 		l->ready_tail = s;
+		l->ready++;
 		s->app_owned = true; /* owned by the accept queue until accepted */
 		if (l->fn)
 			l->fn(l, l->ctx);
@@ -421,7 +427,8 @@ static void after(struct tcp_sock *s)
 		queue_events(s);
 }
 
-static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *t)
+static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tuple *t,
+				     uint32_t iss)
 {
 	struct tcp_sock *s = calloc(1, sizeof(*s));
 
@@ -429,7 +436,7 @@ static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *
 		return NULL;
 	s->st = st;
 	tw_entry_init(&s->timer);
-	if (tcp_conn_init(&s->conn, &st->cfg, t, tcp_isn(st->table, t, st->now), st->now) ||
+	if (tcp_conn_init(&s->conn, &st->cfg, t, iss, st->now) ||
 	    tcp_table_insert(st->table, t, s)) {
 		free(s);
 		return NULL;
@@ -444,6 +451,11 @@ static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *
 	st->stats.conns_opened++;
 	st->stats.conns_active++;
 	return s;
+}
+
+static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *t)
+{
+	return new_sock_iss(st, t, tcp_isn(st->table, t, st->now));
 }
 
 static void free_dead(struct tcp_stack *st)
@@ -485,6 +497,82 @@ static void deliver_inline(struct tcp_sock *s)
 
 /* ---- input from the interface ---- */
 
+/*
+ * SYN cookies (RFC 4987 3.6). A SYN beyond the backlog is answered as a
+ * fresh connection would answer it, with the cookie as ISN, by a
+ * connection that exists only for this call.
+ */
+static void send_cookie(struct tcp_stack *st, const struct tcp_4tuple *t,
+			const struct tcp_repr *syn)
+{
+	struct tcp_conn tmp;
+
+	if (tcp_conn_init(&tmp, &st->cfg, t, tcp_syncookie_make(st->cookie_key, t, syn, st->now),
+			  st->now))
+		return;
+	tcp_listen(&tmp);
+	tcp_input(&tmp, syn, st->now, &st->out);
+	for (unsigned i = 0; i < st->out.n; i++)
+		send_segment(st, &tmp, t, &st->out.seg[i]);
+	st->out.n = 0;
+	tcp_conn_fini(&tmp);
+	st->stats.syncookies_sent++;
+	st->cookie_sent_ns = st->now;
+}
+
+/* Were cookies sent recently enough for an ACK to carry a valid one? */
+static bool cookies_live(const struct tcp_stack *st)
+{
+	return st->cookie_sent_ns &&
+	       st->now - st->cookie_sent_ns < 2ull << TCP_SYNCOOKIE_SLOT_SHIFT;
+}
+
+enum cookie_verdict { COOKIE_BAD, COOKIE_NO_ROOM, COOKIE_OK };
+
+/*
+ * An ACK for no connection, to listener @l: the end of a handshake we
+ * answered with a cookie? Then the connection is made as if the SYN had
+ * been kept, and *@out is it, in SYN-RECEIVED, for the ACK to complete.
+ */
+static enum cookie_verdict cookie_conn(struct tcp_stack *st, struct tcp_listener *l,
+				       const struct tcp_4tuple *t, const struct tcp_repr *ack,
+				       struct tcp_sock **out)
+{
+	struct tcp_syncookie_opts o;
+	struct tcp_repr syn;
+	struct tcp_sock *s;
+
+	if (!tcp_syncookie_check(st->cookie_key, t, ack, st->now, &o)) {
+		st->stats.syncookies_bad++;
+		return COOKIE_BAD;
+	}
+	if (l->ready >= l->backlog || !(s = new_sock_iss(st, t, ack->ack - 1))) {
+		st->stats.syncookies_no_room++; /* the peer's data will be retransmitted */
+		return COOKIE_NO_ROOM;
+	}
+	memset(&syn, 0, sizeof(syn));
+	syn.sport = ack->sport;
+	syn.dport = ack->dport;
+	syn.seq = ack->seq - 1;
+	syn.flags = RTE_TCP_SYN_FLAG;
+	syn.window = ack->window; /* replaced by the ACK's own, scaled */
+	syn.opts.has_mss = true;
+	syn.opts.mss = o.mss;
+	syn.opts.has_wscale = o.has_wscale;
+	syn.opts.wscale = o.wscale;
+	syn.opts.sack_permitted = o.sack_permitted;
+	/* Timestamps after the SYNs mean both SYNs had them (RFC 7323 3.2). */
+	syn.opts.has_ts = ack->opts.has_ts;
+	syn.opts.ts_val = ack->opts.ts_val;
+	s->listener = l;
+	l->pending++;
+	tcp_listen(&s->conn);
+	tcp_conn_from_cookie(&s->conn, &syn, st->now);
+	st->stats.syncookies_ok++;
+	*out = s;
+	return COOKIE_OK;
+}
+
 static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
 			struct rte_mbuf *m)
 {
@@ -492,6 +580,7 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
 			       .rport = tr->sport};
 	struct tcp_sock *s = st->last_rx;
+	bool bad_cookie;
 
 	if (!s || s->conn.tuple.laddr != t.laddr || s->conn.tuple.raddr != t.raddr ||
 	    s->conn.tuple.lport != t.lport || s->conn.tuple.rport != t.rport)
@@ -511,9 +600,13 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 
 		if (l && ir->dst == st->nif->ip) {
 			if (l->pending >= l->backlog) {
-				/* Accept queue full: drop the SYN, the peer retries (as Linux does). */
-				st->stats.syn_dropped_backlog++;
-				rte_pktmbuf_free(m);
+				if (st->cfg.syncookies) {
+					send_cookie(st, &t, tr);
+					rte_pktmbuf_free(m);
+				} else { /* drop the SYN, the peer retries (as Linux does) */
+					st->stats.syn_dropped_backlog++;
+					netif_drop(st->nif, m, LUNAR_DROP_TCP_BACKLOG_FULL);
+				}
 				return;
 			}
 			s = new_sock(st, &t);
@@ -524,6 +617,22 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 			}
 		}
 	}
+	bad_cookie = false;
+	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+			  RTE_TCP_ACK_FLAG &&
+	    cookies_live(st)) {
+		struct tcp_listener *l = tcp_table_listener(st->table, tr->dport);
+
+		if (l && ir->dst == st->nif->ip) {
+			enum cookie_verdict v = cookie_conn(st, l, &t, tr, &s);
+
+			if (v == COOKIE_NO_ROOM) {
+				netif_drop(st->nif, m, LUNAR_DROP_TCP_COOKIE_NO_ROOM);
+				return;
+			}
+			bad_cookie = v == COOKIE_BAD;
+		}
+	}
 	if (!s) {
 		struct tcp_tx rst;
 
@@ -532,7 +641,8 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 			st->stats.rst_sent++;
 			send_segment(st, NULL, &t, &rst);
 		}
-		netif_drop(st->nif, m, LUNAR_DROP_TCP_NO_LISTENER);
+		netif_drop(st->nif, m,
+			   bad_cookie ? LUNAR_DROP_TCP_BAD_COOKIE : LUNAR_DROP_TCP_NO_LISTENER);
 		return;
 	}
 	s->conn.mem_pressure = st->mem_pressure;
@@ -712,6 +822,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	}
 	st->nif = nif;
 	st->cfg = *cfg;
+	randombytes_buf(st->cookie_key, sizeof(st->cookie_key)); /* sodium_init(): the table's */
 	st->cfg.ack_per_burst = true; /* tcp_stack_poll() ends each burst (burst_acks) */
 	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1), or less if asked. */
 	if (nif->mtu > 40 && (!st->cfg.mss || st->cfg.mss > nif->mtu - 40))
@@ -776,13 +887,16 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
 		"tx_no_mbuf %lu tso_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
-		"challenge_acks %lu\n",
+		"challenge_acks %lu\n"
+		"tcp: syncookies_sent %lu syncookies_ok %lu syncookies_bad %lu "
+		"syncookies_no_room %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->burst_acks,
 		x->burst_acks_carried, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
-		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks);
+		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
+		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
 		"rcv_mem_dropped %lu\n",
@@ -868,6 +982,7 @@ struct tcp_sock *tcp_accept(struct tcp_listener *l, tcp_sock_fn fn, void *ctx)
 			l->ready_tail = NULL;
 		if (l->pending)
 			l->pending--;
+		l->ready--;
 		s->listener = NULL;
 		if (s->dead)
 			continue;

@@ -34,7 +34,11 @@ typedef void (*tcp_accept_fn)(struct tcp_listener *l, void *ctx);
 
 struct tcp_stack_stats {
 	uint64_t conns_opened, conns_accepted, conns_closed, conns_active;
-	uint64_t syn_dropped_backlog; /* SYNs refused: accept queue full */
+	uint64_t syn_dropped_backlog; /* SYNs refused: backlog full, no SYN cookies */
+	/* SYN cookies (RFC 4987): SYN-ACKs sent as cookies, handshakes completed
+	 * from one, ACKs whose cookie failed (answered with a RST), and valid
+	 * ones dropped because the accept queue was full */
+	uint64_t syncookies_sent, syncookies_ok, syncookies_bad, syncookies_no_room;
 	uint64_t foreign;             /* segments of another worker's connections (dropped) */
 	uint64_t rst_sent;            /* RSTs for segments without a connection */
 	uint64_t segs_in, segs_out, retransmits, timeouts;

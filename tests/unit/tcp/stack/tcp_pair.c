@@ -18,6 +18,9 @@
 #include <rte_mempool.h>
 
 #include "mem/zbuf.h"
+#include "wire/eth.h"
+#include "wire/ipv4.h"
+#include "wire/tcp.h"
 
 #define POOL_MBUFS 1000	       /* one mbuf zone; a 256 KiB window is about 180 frames */
 #define RX_BURST   32
@@ -200,6 +203,39 @@ static void carry(struct pair_side *from, struct pair_side *to)
 		fake_port_inject(&to->fp, m);
 	}
 	from->fp.n_tx = 0;
+}
+
+void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr *r)
+{
+	bool to_b = to == &p->b;
+	struct ipv4_repr ir = {.src = to_b ? PAIR_IP_A : PAIR_IP_B,
+			       .dst = to_b ? PAIR_IP_B : PAIR_IP_A,
+			       .proto = IPPROTO_TCP,
+			       .ttl = 64};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
+	size_t th = tcp_hdr_len(&r->opts), len = RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + th + r->payload_len;
+	uint8_t *d;
+
+	assert_non_null(m);
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	assert_non_null(d);
+	eth_emit(d, len, to_b ? &mac_b : &mac_a, to_b ? &mac_a : &mac_b, RTE_ETHER_TYPE_IPV4);
+	ir.payload_len = th + r->payload_len;
+	assert_int_equal(ipv4_emit(d + RTE_ETHER_HDR_LEN, len - RTE_ETHER_HDR_LEN, &ir, true),
+			 IPV4_HDR_LEN);
+	if (r->payload_len)
+		memcpy(d + RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + th, r->payload, r->payload_len);
+	assert_int_equal(tcp_emit(d + RTE_ETHER_HDR_LEN + IPV4_HDR_LEN, th + r->payload_len, r,
+				  &r->opts, ir.src, ir.dst, true),
+			 th);
+	fake_port_inject(&to->fp, m);
+}
+
+void pair_discard_tx(struct pair_side *s)
+{
+	for (unsigned i = 0; i < s->fp.n_tx; i++)
+		rte_pktmbuf_free(s->fp.tx[i]);
+	s->fp.n_tx = 0;
 }
 
 void pair_step(struct tcp_pair *p)

@@ -74,6 +74,15 @@ void pair_step(struct tcp_pair *p);
 /** Reset what is open, free both stacks, assert every packet buffer came back. */
 void pair_close(struct tcp_pair *p);
 
+/**
+ * A segment @r (its payload at r->payload) from the other side's address
+ * and MAC to side @to, checksummed, received at @to's port at the next
+ * step as if it came over the wire: a peer's stray or forged segment.
+ */
+void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr *r);
+/** Free what side @s has sent and not yet had carried (with hold_b, the server's frames). */
+void pair_discard_tx(struct pair_side *s);
+
 /** Byte @off of the test stream: what senders send and pair_rcvd_ok() expects. */
 static inline uint8_t pair_byte(uint64_t off)
 {

@@ -1,0 +1,270 @@
+/*
+ * test_tcp_stack_syncookie.c - SYN cookies in tcp_stack (RFC 4987 3.6).
+ * Once a listener's backlog is full of half-open connections (forged
+ * SYNs whose SYN-ACKs go nowhere), a real client's SYN is answered with a
+ * cookie and no state; its ACK makes the connection, with the options the
+ * SYN asked for (MSS, window scale, SACK, timestamps), and data flows. A
+ * forged ACK with a guessed cookie makes nothing and is answered with a
+ * RST. A valid cookie ACK finding the accept queue full is dropped, and
+ * the client's data, which acknowledges the cookie too, makes the
+ * connection once there is room.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_pair.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+struct srv {
+	struct tcp_pair *p;
+	struct tcp_listener *lst;
+	bool accept_now;    /* accept from the listener callback */
+	struct tcp_sock *s; /* the last connection accepted */
+	unsigned accepted;
+};
+
+static void on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	struct tcp_pair *p = ctx;
+	size_t n;
+
+	(void)events;
+	do {
+		if (p->rcvd_len == p->rcvd_cap) {
+			p->rcvd_cap = p->rcvd_cap ? 2 * p->rcvd_cap : 65536;
+			p->rcvd = realloc(p->rcvd, p->rcvd_cap);
+			assert_non_null(p->rcvd);
+		}
+		n = tcp_sock_read(s, p->rcvd + p->rcvd_len, p->rcvd_cap - p->rcvd_len);
+		p->rcvd_len += n;
+	} while (n);
+}
+
+static void accept_one(struct srv *v)
+{
+	struct tcp_sock *s = tcp_accept(v->lst, on_srv, v->p);
+
+	if (s) {
+		v->s = s;
+		v->accepted++;
+	}
+}
+
+static void on_listen(struct tcp_listener *l, void *ctx)
+{
+	struct srv *v = ctx;
+
+	(void)l;
+	if (v->accept_now)
+		accept_one(v);
+}
+
+static void on_cli(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	uint32_t *ev = ctx;
+
+	(void)s;
+	*ev |= events;
+}
+
+static void listen_b(struct tcp_pair *p, struct srv *v, unsigned backlog, bool accept_now)
+{
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->p = p;
+	v->accept_now = accept_now;
+	v->lst = tcp_listen_on(p->b.tcp, PAIR_PORT, backlog, on_listen, v, &rc);
+	assert_non_null(v->lst);
+	p->lst = v->lst;
+}
+
+/* A forged SYN from 10.0.0.1:@sport; the server's SYN-ACK is thrown away. */
+static void half_open(struct tcp_pair *p, uint16_t sport)
+{
+	struct tcp_repr r;
+
+	memset(&r, 0, sizeof(r));
+	r.sport = sport;
+	r.dport = PAIR_PORT;
+	r.seq = 1000u * sport;
+	r.flags = RTE_TCP_SYN_FLAG;
+	r.window = 65535;
+	r.opts.has_mss = true;
+	r.opts.mss = 1460;
+	p->hold_b = true;
+	pair_inject(p, &p->b, &r);
+	pair_step(p);
+	pair_discard_tx(&p->b);
+	p->hold_b = false;
+}
+
+/* Send @len bytes of the stream from the client, running until the server has them. */
+static void stream(struct tcp_pair *p, struct tcp_sock *cli, size_t len)
+{
+	static uint8_t buf[16384];
+	size_t sent = 0;
+
+	for (int i = 0; i < 100000 && p->rcvd_len < len; i++) {
+		if (sent < len) {
+			size_t n = len - sent < sizeof(buf) ? len - sent : sizeof(buf);
+			int k;
+
+			pair_fill(buf, n, sent);
+			k = tcp_sock_send(cli, buf, n);
+			if (k > 0)
+				sent += (size_t)k;
+		}
+		pair_step(p);
+	}
+	pair_rcvd_ok(p, len);
+}
+
+/* RFC 4987 3.6: the backlog full, a SYN gets a cookie; the handshake and the transfer complete. */
+static void test_cookie_handshake_and_transfer(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t cli_ev = 0;
+	const struct tcp_stack_stats *st;
+	const struct tcp_conn *sc, *cc;
+	struct tcp_sock *cli;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 2, true);
+	half_open(&p, 50001);
+	half_open(&p, 50002);
+	st = tcp_stack_stats(p.b.tcp);
+	assert_int_equal(st->syncookies_sent, 0);
+	assert_int_equal(st->conns_active, 2); /* two half-open: the backlog */
+
+	cli = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &cli_ev, &rc);
+	assert_non_null(cli);
+	pair_run(&p, 1 * MS);
+	assert_true(cli_ev & TCP_EV_CONNECTED);
+	assert_int_equal(st->syncookies_sent, 1);
+	assert_int_equal(st->syncookies_ok, 1);
+	assert_int_equal(st->syncookies_bad, 0);
+	assert_int_equal(v.accepted, 1);
+	assert_int_equal(st->conns_active, 3);
+
+	/* The options the client's SYN asked for, recalled from the cookie alone. */
+	sc = tcp_sock_conn(v.s);
+	cc = tcp_sock_conn(cli);
+	assert_int_equal(sc->state, TCP_ESTABLISHED);
+	assert_true(sc->ws_ok && sc->sack_ok && sc->ts_ok);
+	assert_int_equal(sc->snd_wscale, cc->rcv_wscale);
+	assert_int_equal(sc->snd_mss, 1460 - 12); /* MSS 1460, less the timestamps */
+	assert_int_equal(sc->iss, cc->irs);
+	assert_int_equal(sc->irs, cc->iss);
+
+	/* More than 64 KiB in flight needs the window scale right on both ends. */
+	stream(&p, cli, 1 << 20);
+	assert_int_equal(tcp_sock_conn(cli)->stats.retransmits, 0);
+	pair_close(&p);
+}
+
+/* A blind ACK with a guessed cookie makes no connection and gets a RST (RFC 9293 3.10.7.2). */
+static void test_forged_ack_refused(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	struct tcp_repr r;
+	const struct tcp_stack_stats *st;
+	uint64_t rst_before;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 1, true);
+	half_open(&p, 50001);
+	half_open(&p, 50002); /* beyond the backlog: a cookie, so cookies are live */
+	st = tcp_stack_stats(p.b.tcp);
+	assert_int_equal(st->syncookies_sent, 1);
+	rst_before = st->rst_sent;
+	for (uint32_t g = 0; g < 64; g++) {
+		memset(&r, 0, sizeof(r));
+		r.sport = (uint16_t)(51000 + g);
+		r.dport = PAIR_PORT;
+		r.seq = 77 + g;
+		r.ack = g * 0x9e3779b9u;
+		r.flags = RTE_TCP_ACK_FLAG;
+		r.window = 1000;
+		p.hold_b = true;
+		pair_inject(&p, &p.b, &r);
+		pair_step(&p);
+		pair_discard_tx(&p.b);
+	}
+	p.hold_b = false;
+	assert_int_equal(st->syncookies_bad, 64);
+	assert_int_equal(st->syncookies_ok, 0);
+	assert_int_equal(st->rst_sent - rst_before, 64);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_BAD_COOKIE], 64);
+	assert_int_equal(v.accepted, 0);
+	assert_int_equal(st->conns_active, 1); /* the one half-open connection, no more */
+	pair_close(&p);
+}
+
+/*
+ * A valid cookie while the accept queue is full: the ACK is dropped
+ * (counted), the client believes it is connected; once the application
+ * accepts, the client's data, acknowledging the cookie as its ACK did,
+ * makes the connection, and nothing is lost.
+ */
+static void test_no_room_then_data(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	const struct tcp_stack_stats *st;
+	struct tcp_sock *c1, *c2;
+	uint8_t buf[3000];
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 1, false); /* the application does not accept yet */
+	st = tcp_stack_stats(p.b.tcp);
+	c1 = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev1, &rc);
+	assert_non_null(c1);
+	pair_run(&p, 1 * MS);
+	assert_true(ev1 & TCP_EV_CONNECTED); /* established, waiting in the accept queue */
+	c2 = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev2, &rc);
+	assert_non_null(c2);
+	pair_run(&p, 1 * MS);
+	assert_true(ev2 & TCP_EV_CONNECTED);
+	assert_int_equal(st->syncookies_sent, 1);
+	assert_int_equal(st->syncookies_no_room, 1);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_COOKIE_NO_ROOM], 1);
+	assert_int_equal(st->conns_active, 1);
+
+	accept_one(&v); /* c1 leaves the queue */
+	assert_int_equal(v.accepted, 1);
+	pair_fill(buf, sizeof(buf), 0);
+	assert_int_equal(tcp_sock_send(c2, buf, sizeof(buf)), (int)sizeof(buf));
+	pair_run(&p, 1 * MS);
+	assert_int_equal(st->syncookies_ok, 1);
+	accept_one(&v);
+	assert_int_equal(v.accepted, 2);
+	pair_run(&p, 1 * MS);
+	pair_rcvd_ok(&p, sizeof(buf));
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cookie_handshake_and_transfer),
+	    cmocka_unit_test(test_forged_ack_refused),
+	    cmocka_unit_test(test_no_room_then_data),
+	};
+
+	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);
+}

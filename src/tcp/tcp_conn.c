@@ -54,6 +54,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->keepalive_idle_ns = 7200000 * NS_PER_MS; /* RFC 1122 4.2.3.6: >= 2 hours */
 	cfg->keepalive_intvl_ns = 75000 * NS_PER_MS;
 	cfg->keepalive_probes = 9;
+	cfg->challenge_ack_limit = 20;
 	cfg->iw_segments = 10; /* RFC 6928 */
 	cfg->reass_max_segs = 0; /* 0: one slot per 512 bytes of the receive buffer */
 }

@@ -79,6 +79,8 @@ struct tcp_config {
 	uint64_t msl_ns;       /**< TIME_WAIT lasts 2 * MSL (RFC 9293 3.4.2) */
 	uint64_t fin_wait2_ns; /**< an orphaned FIN-WAIT-2 (no application) gives up after this */
 	uint64_t user_timeout_ns; /**< give up when data stays unacknowledged this long */
+	/** RFC 5961 7: challenge ACKs (and 5.2 ACKs) a second, per connection; 0: no limit */
+	uint32_t challenge_ack_limit;
 	unsigned syn_retries;  /**< SYN / SYN-ACK retransmissions before giving up */
 	bool keepalive;        /**< RFC 1122 4.2.3.6, off by default */
 	uint64_t keepalive_idle_ns, keepalive_intvl_ns;
@@ -157,6 +159,7 @@ struct tcp_conn_stats {
 	uint64_t out_of_window;  /**< unacceptable segments (3.10.7.4 first check), ACKed, dropped */
 	uint64_t ack_unsent;     /**< ACKs of data never sent, ACKed and dropped */
 	uint64_t ack_too_old;    /**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */
+	uint64_t challenge_acks_limited; /**< challenge ACKs not sent: over the limit (RFC 5961 7) */
 	uint64_t ooo_refused;    /**< out-of-order segments not kept: queue full or memory pressure */
 	uint64_t rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
 	uint64_t ooo_pruned_bytes; /**< out-of-order bytes given back under memory pressure */
@@ -236,6 +239,8 @@ struct tcp_conn {
 	uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
 	unsigned persist_backoff, keepalive_sent;
 	uint64_t last_rx_ns; /**< last segment from the peer (keepalive idle) */
+	uint64_t challenge_since; /**< start of the second challenge_n counts (RFC 5961 7) */
+	uint32_t challenge_n;	  /**< challenge ACKs sent in it */
 
 	uint32_t events; /**< enum tcp_event bits not yet taken by the application */
 	int error;       /**< 0, or -ECONNRESET, -ECONNREFUSED, -ETIMEDOUT */

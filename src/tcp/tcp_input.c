@@ -175,6 +175,30 @@ static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 	}
 }
 
+/*
+ * RFC 5961 7: the ACKs answering an in-window RST or SYN (3.2, 4.2) or an
+ * unacceptable ACK field (5.2) are throttled, at most
+ * cfg.challenge_ack_limit a second per connection (0: no limit), so that
+ * forged segments cannot turn the stack into an ACK source. Per
+ * connection, not per host: a host-wide budget tells an off-path attacker,
+ * by how many challenge ACKs it can still draw, whether its guesses hit a
+ * connection (CVE-2016-5696, Cao et al., USENIX Security 2016).
+ */
+static void challenge_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	if (now - c->challenge_since >= 1000000000ull) {
+		c->challenge_since = now;
+		c->challenge_n = 0;
+	}
+	if (c->cfg.challenge_ack_limit && c->challenge_n >= c->cfg.challenge_ack_limit) {
+		c->stats.challenge_acks_limited++;
+		return;
+	}
+	c->challenge_n++;
+	c->stats.challenge_acks++;
+	tcp_send_ack(c, now, out);
+}
+
 static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)
 {
 	/*
@@ -416,8 +440,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	/* Second: RST (RFC 5961 3.2: only an exact match resets; else a challenge ACK). */
 	if (rst) {
 		if (seg->seq != c->rcv_nxt) {
-			c->stats.challenge_acks++;
-			tcp_send_ack(c, now, out);
+			challenge_ack(c, now, out);
 			return;
 		}
 		switch (c->state) {
@@ -437,8 +460,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	}
 	/* Fourth: a SYN in a synchronized state gets a challenge ACK (RFC 5961 4.2). */
 	if (seg->flags & RTE_TCP_SYN_FLAG) {
-		c->stats.challenge_acks++;
-		tcp_send_ack(c, now, out);
+		challenge_ack(c, now, out);
 		return;
 	}
 	/* Fifth: the ACK field. */
@@ -465,12 +487,12 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 
 		if (seq_gt(seg->ack, c->snd_max)) {
 			c->stats.ack_unsent++;
-			tcp_send_ack(c, now, out); /* acknowledges data never sent */
+			challenge_ack(c, now, out); /* RFC 5961 5.2: acknowledges data never sent */
 			return;
 		}
 		if (seq_lt(seg->ack, c->snd_una - max_wnd)) {
 			c->stats.ack_too_old++;
-			tcp_send_ack(c, now, out); /* RFC 5961 5.2: far too old */
+			challenge_ack(c, now, out); /* RFC 5961 5.2: far too old */
 			return;
 		}
 		if (seq_gt(seg->ack, c->snd_una)) {

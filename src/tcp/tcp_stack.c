@@ -361,6 +361,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->ack_too_old += c->ack_too_old;
 	x->paws_rejects += c->paws_rejects;
 	x->challenge_acks += c->challenge_acks;
+	x->challenge_acks_limited += c->challenge_acks_limited;
 	x->ooo_refused += c->ooo_refused;
 	x->ooo_pruned_bytes += c->ooo_pruned_bytes;
 	x->rcv_mem_dropped += c->rcv_mem_dropped;
@@ -887,7 +888,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
 		"tx_no_mbuf %lu tso_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
-		"challenge_acks %lu\n"
+		"challenge_acks %lu challenge_acks_limited %lu\n"
 		"tcp: syncookies_sent %lu syncookies_ok %lu syncookies_bad %lu "
 		"syncookies_no_room %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
@@ -896,6 +897,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->burst_acks_carried, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
+		x->challenge_acks_limited,
 		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "

@@ -53,6 +53,7 @@ struct tcp_stack_stats {
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
 	/* segments dropped (and answered with an ACK) by rule, per RFC 9293 3.10.7.4 */
 	uint64_t out_of_window, ack_unsent, ack_too_old, paws_rejects, challenge_acks;
+	uint64_t challenge_acks_limited; /* not sent: over the per-connection limit (RFC 5961 7) */
 	/* packet-pool pressure (see tcp_stack.c, "memory pressure") */
 	uint64_t ooo_refused;      /* out-of-order segments not kept */
 	uint64_t ooo_pruned_bytes; /* out-of-order bytes given back */

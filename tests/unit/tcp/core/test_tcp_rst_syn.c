@@ -236,6 +236,57 @@ RST_CLOSE_TEST(time_wait, st_time_wait)
 /* ---- SYN in a synchronized state ---- */
 
 /*
+ * RFC 5961 7: challenge ACKs are throttled per connection. 30 in-window
+ * inexact RSTs, SYNs and ACKs of unsent data within one second draw
+ * exactly challenge_ack_limit (20) ACKs; the rest are counted, not
+ * answered, and change nothing. A second later the budget is back; with
+ * the limit 0 nothing is throttled.
+ */
+static void test_challenge_acks_throttled(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+	struct fixture_opts o;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	assert_int_equal(s.c.cfg.challenge_ack_limit, 20);
+	for (int i = 0; i < 30; i++) {
+		if (i % 3 == 0)
+			seg(&s, RST, IRS + 1 + 10 + (uint32_t)i, 0, 0, 0);
+		else if (i % 3 == 1)
+			seg(&s, SYN, IRS + 1 + (uint32_t)i, 0, 65535, 0);
+		else
+			seg(&s, ACK, IRS + 1, ISS + 1 + 100000, 65535, 0); /* acknowledges nothing sent */
+		if (i < 20)
+			expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+		advance(&s, 10 * MS);
+	}
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.challenge_acks, 20); /* sent, whatever drew them */
+	assert_int_equal(s.c.stats.ack_unsent, 10);
+	assert_int_equal(s.c.stats.challenge_acks_limited, 10);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_int_equal(s.c.rcv_nxt, IRS + 1);
+	advance(&s, 1000 * MS);
+	seg(&s, RST, IRS + 1 + 10, 0, 0, 0);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	expect_nothing(&s);
+	script_end(&s);
+
+	script_config(&cfg);
+	cfg.challenge_ack_limit = 0;
+	o = fixture_opts_with(&cfg);
+	fixture_established(&s, &o);
+	for (int i = 0; i < 50; i++) {
+		seg(&s, RST, IRS + 1 + 10, 0, 0, 0);
+		expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	}
+	assert_int_equal(s.c.stats.challenge_acks_limited, 0);
+	script_end(&s);
+}
+
+/*
  * RFC 5961 4.2 (RFC 9293 3.10.7.4 fourth): a SYN in ESTABLISHED, in the
  * window or exactly at RCV.NXT, gets a challenge ACK; the state is unchanged.
  */
@@ -1016,6 +1067,7 @@ int main(void)
 	    cmocka_unit_test(test_rst_outside_last_ack),
 	    cmocka_unit_test(test_rst_outside_time_wait),
 	    cmocka_unit_test(test_syn_in_window_established_challenge_ack),
+	    cmocka_unit_test(test_challenge_acks_throttled),
 	    cmocka_unit_test(test_syn_outside_window_established_ack),
 	    cmocka_unit_test(test_accept_empty_below_window),
 	    cmocka_unit_test(test_accept_empty_right_edge),

@@ -405,11 +405,20 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			data_refused = len > 0 || fin;
 		} else {
 			c->stats.out_of_window++;
-			if (!rst) {
-				if (c->state == TCP_TIME_WAIT && fin)
-					c->timewait_at = now + 2 * c->cfg.msl_ns;
+			if (rst)
+				return;
+			if (c->state == TCP_TIME_WAIT && fin)
+				c->timewait_at = now + 2 * c->cfg.msl_ns;
+			/*
+			 * A SYN anywhere draws a challenge ACK (RFC 5961 4.2), and
+			 * so does a segment with no data (a forged or looping
+			 * ACK): both under the 7 limit. Data gets its ACK
+			 * always: the sender of a needless retransmission needs it.
+			 */
+			if ((seg->flags & RTE_TCP_SYN_FLAG) || slen == 0)
+				challenge_ack(c, now, out);
+			else
 				tcp_send_ack(c, now, out);
-			}
 			return;
 		}
 	}

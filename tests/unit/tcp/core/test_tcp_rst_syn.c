@@ -239,8 +239,9 @@ RST_CLOSE_TEST(time_wait, st_time_wait)
  * RFC 5961 7: challenge ACKs are throttled per connection. 30 in-window
  * inexact RSTs, SYNs and ACKs of unsent data within one second draw
  * exactly challenge_ack_limit (20) ACKs; the rest are counted, not
- * answered, and change nothing. A second later the budget is back; with
- * the limit 0 nothing is throttled.
+ * answered, and change nothing. A second later the budget is back.
+ * Empty segments out of the window share the budget, data out of it does
+ * not. With the limit 0 nothing is throttled.
  */
 static void test_challenge_acks_throttled(void **state)
 {
@@ -272,6 +273,26 @@ static void test_challenge_acks_throttled(void **state)
 	seg(&s, RST, IRS + 1 + 10, 0, 0, 0);
 	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
 	expect_nothing(&s);
+	script_end(&s);
+
+	/*
+	 * Out of the window: empty segments (forged or looping ACKs) share
+	 * the budget; data is always answered, as a needless retransmission's
+	 * sender needs the ACK.
+	 */
+	fixture_established(&s, NULL);
+	for (int i = 0; i < 25; i++) {
+		seg(&s, ACK, IRS + 1 + 0x40000000u + (uint32_t)i, ISS + 1, 65535, 0);
+		if (i < 20)
+			expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	}
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.challenge_acks_limited, 5);
+	for (int i = 0; i < 10; i++) {
+		seg(&s, ACK, IRS + 1 - 1000, ISS + 1, 65535, 100); /* an old retransmission */
+		expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	}
+	assert_int_equal(s.c.stats.out_of_window, 35);
 	script_end(&s);
 
 	script_config(&cfg);

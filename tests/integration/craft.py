@@ -3,12 +3,17 @@
 integration tests (scapy). Each scenario prints how many packets of each
 kind it sent, so the test can compare with lunar's counters.
 
-usage: craft.py IFACE SRC_IP DST_IP DST_MAC SCENARIO
+usage: craft.py IFACE SRC_IP DST_IP DST_MAC SCENARIO [SPORT DPORT COUNT]
 scenarios:
   steer    10 TCP SYN to reserved port 61500 (lunar's), 3 UDP to 61500 and
            2 TCP SYN to 9999 (both the kernel's)
   hostile  one malformed TCP/IPv4 packet per drop reason, all to port 61500
+  blind    a blind attacker (RFC 5961 1) on the connection SPORT -> DPORT: it
+           knows the 4-tuple, not the sequence numbers. COUNT each of RST,
+           SYN and data segments (PSH|ACK, 100 bytes) with sequence and
+           acknowledgment numbers drawn at random (seeded: every run the same)
 """
+import random
 import socket
 import sys
 
@@ -17,8 +22,21 @@ from scapy.all import IP, TCP, UDP, Ether, Raw, checksum, conf, sendp
 conf.verb = 0
 
 
-def frames(src, dst, dmac, scenario):
+def blind(eth, src, dst, sport, dport, count):
+    rnd = random.Random(5961)
+    ip = IP(src=src, dst=dst)
+    for _ in range(count):
+        yield "blind-rst", eth / ip / TCP(sport=sport, dport=dport, flags="R", seq=rnd.getrandbits(32))
+        yield "blind-syn", eth / ip / TCP(sport=sport, dport=dport, flags="S", seq=rnd.getrandbits(32))
+        yield "blind-data", eth / ip / TCP(sport=sport, dport=dport, flags="PA", seq=rnd.getrandbits(32),
+                                            ack=rnd.getrandbits(32)) / Raw(b"EVIL" * 25)
+
+
+def frames(src, dst, dmac, scenario, extra=()):
     eth = Ether(dst=dmac, type=0x0800)
+    if scenario == "blind":
+        yield from blind(eth, src, dst, *map(int, extra))
+        return
     if scenario == "steer":
         for i in range(10):
             yield "tcp-reserved", eth / IP(src=src, dst=dst) / TCP(sport=40000 + i, dport=61500, flags="S")
@@ -60,14 +78,16 @@ def tcp_checksum(src, dst, seg):
 
 
 def main():
-    if len(sys.argv) != 6:
+    if len(sys.argv) not in (6, 9) or (len(sys.argv) == 9) != (sys.argv[5] == "blind"):
         print(__doc__)
         raise SystemExit(2)
-    iface, src, dst, dmac, scenario = sys.argv[1:]
+    iface, src, dst, dmac, scenario = sys.argv[1:6]
     counts = {}
-    for kind, f in frames(src, dst, dmac, scenario):
-        sendp(f, iface=iface)
+    batch = []
+    for kind, f in frames(src, dst, dmac, scenario, sys.argv[6:]):
+        batch.append(f)
         counts[kind] = counts.get(kind, 0) + 1
+    sendp(batch, iface=iface)  # one socket for all: as fast as scapy goes
     for kind, n in counts.items():
         print(f"sent {kind} {n}")
 

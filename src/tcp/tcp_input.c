@@ -176,8 +176,9 @@ static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 }
 
 /*
- * RFC 5961 7: the ACKs answering an in-window RST or SYN (3.2, 4.2) or an
- * unacceptable ACK field (5.2) are throttled, at most
+ * RFC 5961 7: the ACKs answering an in-window RST (3.2), a SYN anywhere
+ * (4.2), an unacceptable ACK field (5.2) or an empty segment out of the
+ * window (a forged or looping ACK) are throttled, at most
  * cfg.challenge_ack_limit a second per connection (0: no limit), so that
  * forged segments cannot turn the stack into an ACK source. Per
  * connection, not per host: a host-wide budget tells an off-path attacker,

@@ -498,6 +498,15 @@ static void deliver_inline(struct tcp_sock *s)
 
 /* ---- input from the interface ---- */
 
+/* The listener a segment for no connection is for: its port's, and addressed to us. */
+static struct tcp_listener *local_listener(struct tcp_stack *st, const struct ipv4_repr *ir,
+					   const struct tcp_repr *tr)
+{
+	struct tcp_listener *l = tcp_table_listener(st->table, tr->dport);
+
+	return l && ir->dst == st->nif->ip ? l : NULL;
+}
+
 /*
  * SYN cookies (RFC 4987 3.6). A SYN beyond the backlog is answered as a
  * fresh connection would answer it, with the cookie as ISN, by a
@@ -597,9 +606,9 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	}
 	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
 			  RTE_TCP_SYN_FLAG) {
-		struct tcp_listener *l = tcp_table_listener(st->table, tr->dport);
+		struct tcp_listener *l = local_listener(st, ir, tr);
 
-		if (l && ir->dst == st->nif->ip) {
+		if (l) {
 			if (l->pending >= l->backlog) {
 				if (st->cfg.syncookies) {
 					send_cookie(st, &t, tr);
@@ -622,9 +631,9 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
 			  RTE_TCP_ACK_FLAG &&
 	    cookies_live(st)) {
-		struct tcp_listener *l = tcp_table_listener(st->table, tr->dport);
+		struct tcp_listener *l = local_listener(st, ir, tr);
 
-		if (l && ir->dst == st->nif->ip) {
+		if (l) {
 			enum cookie_verdict v = cookie_conn(st, l, &t, tr, &s);
 
 			if (v == COOKIE_NO_ROOM) {

@@ -87,7 +87,7 @@ static void on_cli(struct tcp_sock *s, uint32_t events, void *ctx)
 }
 
 /* The server takes everything that arrives, by copy, into p->rcvd. */
-static void on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
+void pair_on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
 {
 	struct tcp_pair *p = ctx;
 	size_t n;
@@ -113,7 +113,7 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 	struct tcp_pair *p = ctx;
 
 	assert_null(p->srv);
-	p->srv = tcp_accept(l, on_srv, p);
+	p->srv = tcp_accept(l, pair_on_srv, p);
 	assert_non_null(p->srv);
 }
 

@@ -67,6 +67,12 @@ void pair_stacks(struct tcp_pair *p, bool attach);
  * tap), else copy it into the frame (as af_xdp).
  */
 void pair_open(struct tcp_pair *p, bool attach);
+/**
+ * The server's socket callback (ctx: the pair): reads everything that
+ * arrives into p->rcvd, sending it back with srv_echo. pair_open() gives
+ * it to the connection it accepts; tests accepting their own use it too.
+ */
+void pair_on_srv(struct tcp_sock *s, uint32_t events, void *ctx);
 /** Run both loops for @ns of virtual time, carrying every frame across (see hold_b). */
 void pair_run(struct tcp_pair *p, uint64_t ns);
 /** One loop iteration of each side (PAIR_STEP_NS), and the frames carried. */

@@ -29,26 +29,9 @@ struct srv {
 	unsigned accepted;
 };
 
-static void on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
-{
-	struct tcp_pair *p = ctx;
-	size_t n;
-
-	(void)events;
-	do {
-		if (p->rcvd_len == p->rcvd_cap) {
-			p->rcvd_cap = p->rcvd_cap ? 2 * p->rcvd_cap : 65536;
-			p->rcvd = realloc(p->rcvd, p->rcvd_cap);
-			assert_non_null(p->rcvd);
-		}
-		n = tcp_sock_read(s, p->rcvd + p->rcvd_len, p->rcvd_cap - p->rcvd_len);
-		p->rcvd_len += n;
-	} while (n);
-}
-
 static void accept_one(struct srv *v)
 {
-	struct tcp_sock *s = tcp_accept(v->lst, on_srv, v->p);
+	struct tcp_sock *s = tcp_accept(v->lst, pair_on_srv, v->p);
 
 	if (s) {
 		v->s = s;

@@ -288,7 +288,14 @@ int lunar_chan_app_sleep_begin(struct lunar_chan *ch)
 	atomic_store_explicit(&ch->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!rte_ring_empty(ch->s2a) || is_closed(ch)) {
-		atomic_store_explicit(&ch->sleeping, 0, memory_order_relaxed);
+		/*
+		 * Both sides may act (dispatch.h): if the stack already took
+		 * the flag, it wrote the eventfd for this announced sleep, so
+		 * count the sleep too: every wakeup has its sleep (the next
+		 * block reads that count and shows as spurious).
+		 */
+		if (!atomic_exchange_explicit(&ch->sleeping, 0, memory_order_relaxed))
+			count(&ch->ap.sleeps, 1);
 		return 1;
 	}
 	count(&ch->ap.sleeps, 1);

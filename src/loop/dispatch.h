@@ -93,7 +93,8 @@ struct lunar_chan_stats {
 	uint64_t to_stack;   /* messages enqueued for the stack */
 	uint64_t stack_full; /* messages refused: app->stack ring full (-ENOBUFS) */
 	uint64_t from_stack; /* messages dequeued from the stack */
-	uint64_t sleeps;     /* times the application blocked on the eventfd */
+	uint64_t sleeps;     /* times the application blocked on the eventfd, or was
+				about to and the stack's wakeup came first */
 	uint64_t spurious;   /* sleeps that woke to an empty ring */
 };
 

@@ -62,6 +62,7 @@ void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments)
 	cc->bytes_acked = 0;
 	cc->dupacks = 0;
 	cc->in_recovery = false;
+	cc->sack_recovery = false;
 	/*
 	 * RFC 6582 3.2: recover starts at the ISS, which any ACK of data
 	 * covers; the guard is disarmed so the value does not matter.
@@ -128,10 +129,14 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, uint32_t ack, uint32_t acked
 
 		cc->cwnd = min32(cc->ssthresh, sat32((uint64_t)max32(after, cc->smss) + cc->smss));
 		cc->in_recovery = false;
+		cc->sack_recovery = false;
 		cc->bytes_acked = 0;
 		return TCP_CC_NONE;
 	}
 
+	/* RFC 6675: the pipe decides what is sent; cwnd stays at ssthresh. */
+	if (cc->sack_recovery)
+		return TCP_CC_NONE;
 	/*
 	 * RFC 6582 3.2 step 5, partial acknowledgment: retransmit the first
 	 * unacknowledged segment, deflate cwnd by the amount of new data
@@ -188,6 +193,28 @@ enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t sn
 	return TCP_CC_RETRANSMIT_FIRST;
 }
 
+bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32_t flight)
+{
+	if (cc->in_recovery || (cc->recover_armed && !seq_gt(snd_una, cc->recover)))
+		return false;
+	/* RFC 6675 5 step 4: RecoveryPoint = HighData, cwnd = ssthresh. */
+	cc->ssthresh = halve_flight(cc, flight);
+	cc->cwnd = cc->ssthresh;
+	cc->recover = snd_nxt;
+	cc->recover_armed = true;
+	cc->in_recovery = true;
+	cc->sack_recovery = true;
+	cc->bytes_acked = 0;
+	return true;
+}
+
+void tcp_cc_reduce(struct tcp_cc *cc, uint32_t flight)
+{
+	cc->ssthresh = halve_flight(cc, flight);
+	cc->cwnd = cc->ssthresh;
+	cc->bytes_acked = 0;
+}
+
 void tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
 {
 	/*
@@ -206,6 +233,7 @@ void tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
 	 * number transmitted in recover and exit fast recovery.
 	 */
 	cc->in_recovery = false;
+	cc->sack_recovery = false;
 	cc->recover = snd_nxt;
 	cc->recover_armed = true;
 }

@@ -18,7 +18,13 @@ struct tcp_cc {
 	uint32_t smss;     /**< sender maximum segment size */
 	uint32_t bytes_acked; /**< congestion avoidance byte counter (RFC 3465) */
 	unsigned dupacks;  /**< consecutive duplicate ACKs */
-	bool in_recovery;  /**< NewReno fast recovery in progress */
+	bool in_recovery;  /**< fast recovery in progress */
+	/**
+	 * The recovery is SACK-based (RFC 6675, entered by tcp_cc_enter_recovery()):
+	 * what is sent is paced by the pipe, so partial ACKs neither deflate
+	 * cwnd nor ask for a retransmission, and duplicate ACKs do not inflate it.
+	 */
+	bool sack_recovery;
 	/**
 	 * RFC 6582 "recover", stored as snd_nxt when recovery began or the RTO
 	 * fired, i.e. one past RFC 6582's "highest sequence number
@@ -89,6 +95,20 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, uint32_t ack, uint32_t acked
  */
 enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t snd_nxt,
 				    uint32_t flight);
+/**
+ * Loss detected on a SACK connection (RACK, RFC 8985, or RFC 6675
+ * IsLost()) while not in recovery: unless the RFC 6582 3.2 step 1 guard
+ * holds (@snd_una not past recover), enter SACK-based recovery
+ * (RFC 6675 5 step 4): ssthresh = cwnd = max(flight/2, 2*SMSS),
+ * recover = @snd_nxt. @return whether recovery was entered.
+ */
+bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32_t flight);
+/**
+ * A loss repaired by a tail loss probe alone (RFC 8985 7.4.2): the same
+ * reduction as a fast recovery, ssthresh = cwnd = max(flight/2, 2*SMSS),
+ * without entering one.
+ */
+void tcp_cc_reduce(struct tcp_cc *cc, uint32_t flight);
 /**
  * RTO expired (RFC 5681 3.1 eq. 4: ssthresh = max(flight/2, 2*SMSS), held
  * on a repeated timeout with no ACK between; cwnd = the loss window,

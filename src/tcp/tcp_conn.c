@@ -39,6 +39,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->window_scaling = true;
 	cfg->timestamps = true;
 	cfg->sack = true;
+	cfg->rack = true;
 	cfg->syncookies = true;
 	cfg->nodelay = false;
 	cfg->delayed_ack = true;
@@ -302,6 +303,7 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 	}
 	c->stats.segs_out++;
 	c->stats.bytes_out += len;
+	tcp_rec_sent(c, flags, seq, len, now);
 	return t;
 }
 
@@ -353,10 +355,12 @@ void tcp_set_state(struct tcp_conn *c, enum tcp_state s, uint64_t now)
 	if (s == TCP_TIME_WAIT) {
 		/* RFC 9293 3.10.7.4: wait 2 MSL; nothing else is pending. */
 		c->rto_at = c->delack_at = c->persist_at = c->keepalive_at = 0;
+		c->rack_at = c->tlp_at = 0;
 		c->timewait_at = now + 2 * c->cfg.msl_ns;
 	}
 	if (s == TCP_CLOSED) {
 		c->rto_at = c->delack_at = c->persist_at = c->keepalive_at = c->timewait_at = 0;
+		c->rack_at = c->tlp_at = 0;
 		c->events |= TCP_EV_CLOSED;
 	}
 }
@@ -368,6 +372,7 @@ void tcp_drop(struct tcp_conn *c, int error, uint32_t ev, uint64_t now)
 	c->events |= ev;
 	sndbuf_clear(&c->snd);
 	tcp_reass_clear(&c->reass);
+	tcp_sb_clear(&c->sb);
 	tcp_set_state(c, TCP_CLOSED, now);
 }
 
@@ -411,6 +416,8 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 		     NS_PER_US);
 	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments);
 	tcp_reass_init(&c->reass, c->cfg.reass_max_bytes, c->cfg.reass_max_segs);
+	tcp_sb_init(&c->sb);
+	tcp_rack_init(&c->rack);
 	c->last_rx_ns = now;
 	return 0;
 }
@@ -420,6 +427,7 @@ void tcp_conn_fini(struct tcp_conn *c)
 	sndbuf_clear(&c->snd);
 	rcvq_clear(c);
 	tcp_reass_clear(&c->reass);
+	tcp_sb_fini(&c->sb);
 }
 
 int tcp_connect(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
@@ -642,12 +650,22 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 	if (c->snd_una == c->snd_max && c->last_send_ns &&
 	    now - c->last_send_ns > tcp_rtt_timeout(&c->rtt))
 		tcp_cc_on_idle(&c->cc, c->cfg.iw_segments);
+	/* Lost segments first (SACK recovery, RFC 6675 5 (C.1)), within the pipe. */
+	if (c->sb_on && c->sb.lost && tcp_rec_send_lost(c, c->cc.cwnd + extra, now, out))
+		sent = true;
 	for (;;) {
 		uint32_t end = data_end(c);
 		uint32_t cwnd = c->cc.cwnd + extra;
-		uint32_t wnd = c->snd_wnd < cwnd ? c->snd_wnd : cwnd;
 		uint32_t in_flight = c->snd_nxt - c->snd_una;
-		uint32_t usable = wnd > in_flight ? wnd - in_flight : 0;
+		/*
+		 * cwnd limits what is in the network: with a scoreboard, RFC 6675's
+		 * pipe (SACKed and lost bytes have left it), else FlightSize. The
+		 * peer's window limits the sequence space.
+		 */
+		uint32_t pipe = c->sb_on ? tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una) : in_flight;
+		uint32_t c_room = cwnd > pipe ? cwnd - pipe : 0;
+		uint32_t r_room = c->snd_wnd > in_flight ? c->snd_wnd - in_flight : 0;
+		uint32_t usable = c_room < r_room ? c_room : r_room;
 		uint32_t unsent = seq_gt(end, c->snd_nxt) ? end - c->snd_nxt : 0;
 		uint32_t len = unsent < usable ? unsent : usable;
 		uint8_t flags = RTE_TCP_ACK_FLAG;
@@ -719,6 +737,8 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		if (fin_now || force || extra)
 			break;
 	}
+	if (sent && c->sb_on && !c->tlp_at)
+		tcp_rec_arm_tlp(c, now);
 	if (c->snd_wnd == 0 && seq_gt(data_end(c), c->snd_una)) {
 		/* Zero window with data waiting: probe it, don't time it out (RFC 9293 3.8.6.1). */
 		c->rto_at = 0;
@@ -755,6 +775,11 @@ void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	output(c, now, out, false, 0);
 }
 
+void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	output(c, now, out, true, c->snd_mss);
+}
+
 void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
 	/*
@@ -769,8 +794,8 @@ void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 uint64_t tcp_next_deadline(const struct tcp_conn *c)
 {
 	uint64_t d = UINT64_MAX;
-	const uint64_t t[] = {c->rto_at, c->delack_at, c->persist_at, c->keepalive_at,
-			      c->timewait_at};
+	const uint64_t t[] = {c->rto_at,	 c->delack_at, c->persist_at, c->keepalive_at,
+			      c->timewait_at, c->rack_at,  c->tlp_at};
 
 	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (t[i] && t[i] < d)
@@ -807,10 +832,13 @@ static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		return;
 	}
 	c->retries++;
+	if (c->sb_on)
+		tcp_rec_timeout(c, c->cc.rto_repeat); /* resend what is not SACKed */
 	tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max);
 	tcp_rtt_backoff(&c->rtt);
 	c->rtt_start = 0; /* Karn: no sample from retransmitted data */
-	c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
+	if (!c->sb_on)
+		c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
 	c->stats.retransmits++;
 	tcp_output(c, now, out);
 	if (!c->rto_at)
@@ -883,6 +911,12 @@ void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		return;
 	if (c->persist_at && now >= c->persist_at)
 		persist_expired(c, now, out);
+	if (c->rack_at && now >= c->rack_at) {
+		tcp_rec_rack_timer(c, now);
+		tcp_output(c, now, out); /* what it found lost goes now */
+	}
+	if (c->tlp_at && now >= c->tlp_at)
+		tcp_rec_tlp_timer(c, now, out);
 	if (c->delack_at && now >= c->delack_at) {
 		c->delack_at = 0;
 		tcp_send_ack(c, now, out);

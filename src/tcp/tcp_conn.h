@@ -3,7 +3,8 @@
  *
  * Read first: RFC 9293 (3.3.2 states, 3.10 event processing), RFC 7323
  * (window scale, timestamps, PAWS), RFC 2018 (SACK), RFC 6298 (RTO),
- * RFC 5681 and RFC 6582 (congestion control), RFC 1122 4.2.3.3/4.2.3.4
+ * RFC 5681 and RFC 6582 (congestion control), RFC 6675 and RFC 8985 (SACK
+ * loss recovery, RACK-TLP), RFC 2883 (D-SACK), RFC 1122 4.2.3.3/4.2.3.4
  * (silly window avoidance), RFC 5961 (blind in-window attacks).
  *
  * The core never reads a clock, never touches a port and never allocates
@@ -26,8 +27,10 @@
 #include <stdint.h>
 
 #include "tcp/tcp_cc.h"
+#include "tcp/tcp_rack.h"
 #include "tcp/tcp_reass.h"
 #include "tcp/tcp_rtt.h"
+#include "tcp/tcp_scoreboard.h"
 #include "tcp/tcp_table.h"
 #include "wire/tcp.h"
 
@@ -57,6 +60,12 @@ struct tcp_config {
 	bool window_scaling;   /**< RFC 7323 2 */
 	bool timestamps;       /**< RFC 7323 3 (RTTM and PAWS) */
 	bool sack;             /**< RFC 2018 */
+	/**
+	 * With SACK negotiated, recover losses from a scoreboard (RFC 6675)
+	 * with RACK-TLP loss detection (RFC 8985), as Linux does by default;
+	 * off (or without SACK): NewReno on duplicate ACKs (RFC 6582).
+	 */
+	bool rack;
 	bool nodelay;          /**< disable Nagle (RFC 9293 3.7.4) */
 	bool delayed_ack;      /**< RFC 1122 4.2.3.2 / RFC 5681 4.2 */
 	/**
@@ -163,6 +172,14 @@ struct tcp_conn_stats {
 	uint64_t ooo_refused;    /**< out-of-order segments not kept: queue full or memory pressure */
 	uint64_t rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
 	uint64_t ooo_pruned_bytes; /**< out-of-order bytes given back under memory pressure */
+	uint64_t sack_blocks;    /**< SACK blocks received and used (RFC 2018) */
+	uint64_t sack_invalid;   /**< SACK blocks ignored: empty or outside (SND.UNA, SND.MAX] */
+	uint64_t dsacks;         /**< D-SACKs received (RFC 2883): the peer got something twice */
+	uint64_t rack_lost;      /**< segments RACK marked lost (RFC 8985 6.2) */
+	uint64_t recoveries;     /**< SACK-based fast recoveries entered (RFC 6675) */
+	uint64_t tlp_probes;     /**< tail loss probes sent (RFC 8985 7.3) */
+	uint64_t tlp_recoveries; /**< losses a probe alone repaired (RFC 8985 7.4) */
+	uint64_t sb_nomem;       /**< scoreboard could not grow: fell back to NewReno */
 };
 
 struct tcp_conn {
@@ -213,6 +230,15 @@ struct tcp_conn {
 	/* reliability */
 	struct tcp_rtt rtt;
 	struct tcp_cc cc;
+	/**
+	 * SACK loss recovery (cfg.rack and SACK negotiated): every segment in
+	 * flight and RACK-TLP's state. sb_on is false without SACK, or once
+	 * the scoreboard failed to grow (NewReno from then on).
+	 */
+	bool sb_on;
+	bool sb_kick; /**< recovery just began: its first retransmission ignores the pipe */
+	struct tcp_scoreboard sb;
+	struct tcp_rack rack;
 	uint32_t rtt_seq;   /**< timed segment: sample when this is acknowledged */
 	uint64_t rtt_start; /**< when the timed segment was sent; 0 = none timed */
 	unsigned retries;   /**< consecutive RTO expiries */
@@ -237,6 +263,8 @@ struct tcp_conn {
 
 	/* deadlines (0 = not armed), nanoseconds */
 	uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
+	uint64_t rack_at; /**< RACK reordering timer (RFC 8985 6.2 step 6) */
+	uint64_t tlp_at;  /**< tail loss probe timer (RFC 8985 7.2) */
 	unsigned persist_backoff, keepalive_sent;
 	uint64_t last_rx_ns; /**< last segment from the peer (keepalive idle) */
 	uint64_t challenge_since; /**< start of the second challenge_n counts (RFC 5961 7) */

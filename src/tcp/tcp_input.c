@@ -39,6 +39,7 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 		c->rcv_wscale = 0; /* RFC 7323 2.2: both or neither */
 	}
 	c->sack_ok = c->cfg.sack && o->sack_permitted;
+	tcp_rec_start(c);
 	c->ts_ok = c->cfg.timestamps && o->has_ts;
 	if (c->ts_ok) {
 		c->ts_recent = o->ts_val;
@@ -128,11 +129,22 @@ static void ack_advance(struct tcp_conn *c, uint32_t ack, uint64_t now, struct t
 	take_rtt_sample(c, ack, now);
 	c->retries = 0;
 	c->unacked_since = now;
-	act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
+	if (c->sb_on) {
+		bool was = c->cc.in_recovery;
+
+		tcp_rec_acked(c, ack, now);
+		act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
+		if (was && !c->cc.in_recovery)
+			tcp_rack_recovery_done(&c->rack);
+	} else {
+		act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
+	}
 	if (act == TCP_CC_RETRANSMIT_FIRST)
 		retransmit_first(c, now, out);
 	/* RFC 6298 5.2, 5.3: stop the timer when all is acknowledged, else restart it. */
 	c->rto_at = c->snd_una == c->snd_max ? 0 : now + tcp_rtt_timeout(&c->rtt);
+	if (c->sb_on)
+		tcp_rec_arm_tlp(c, now);
 }
 
 /* In-order data: queue it and decide when to acknowledge (RFC 1122 4.2.3.2). */
@@ -236,7 +248,8 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 
 	if ((seg->flags & mask) != RTE_TCP_ACK_FLAG || seg->seq != c->rcv_nxt ||
 	    c->snd_nxt != c->snd_max || c->cc.in_recovery || c->cc.dupacks ||
-	    seg->opts.sack_count || !seg->window)
+	    seg->opts.sack_count || !seg->window || c->sb.sacked || c->sb.lost ||
+	    c->rack.tlp_out)
 		return false;
 	if (c->ts_ok && (!seg->opts.has_ts || seq_lt(seg->opts.ts_val, c->ts_recent)))
 		return false;
@@ -515,8 +528,10 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			 * probe: the window is open).
 			 */
 			c->stats.dupacks++;
-			if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max, c->snd_max - c->snd_una) ==
-			    TCP_CC_RETRANSMIT_FIRST) {
+			if (c->sb_on) {
+				/* SACK recovery: the scoreboard and RACK decide (tcp_rec_on_ack). */
+			} else if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max,
+						    c->snd_max - c->snd_una) == TCP_CC_RETRANSMIT_FIRST) {
 				c->stats.fast_retransmits++;
 				retransmit_first(c, now, out);
 			} else if (c->cc.dupacks <= 2 && !c->cc.in_recovery) {
@@ -526,6 +541,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		update_window(c, seg);
 		if (c->snd_wnd == 0)
 			c->unacked_since = now; /* a zero window answered: the peer is alive */
+		if (c->sb_on)
+			tcp_rec_on_ack(c, seg, now);
 	}
 	switch (c->state) {
 	case TCP_FIN_WAIT_1:

@@ -26,6 +26,30 @@ int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t 
 void tcp_keepalive_touch(struct tcp_conn *c, uint64_t now);
 /** RFC 3042: send at most one new segment beyond cwnd on each of the first two duplicate ACKs. */
 void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/** Send what the windows allow plus one segment beyond cwnd, Nagle aside (a tail loss probe). */
+void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+
+/* ---- SACK loss recovery, tcp_recovery.c (c->sb_on) ---- */
+
+/** The handshake settled the options: track segments if SACK was agreed and cfg.rack is on. */
+void tcp_rec_start(struct tcp_conn *c);
+/** tcp_xmit() sent [seq, seq + len) (+ FIN) at @now: record it. */
+void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len, uint64_t now);
+/** The cumulative ACK moved to @ack (before SND.UNA is updated by the caller's cc step). */
+void tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now);
+/** After an ACK's field was processed: SACK blocks, D-SACK, RACK, TLP episode, timers. */
+void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now);
+/** Arm the probe timer if RFC 8985 7.2's conditions hold (else disarm it). */
+void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now);
+/** Retransmit lost segments, oldest first, while the pipe is below @cwnd; true if any went. */
+bool tcp_rec_send_lost(struct tcp_conn *c, uint32_t cwnd, uint64_t now, struct tcp_out *out);
+/** The RTO fired (@repeat: again with no ACK between): everything unSACKed is lost. */
+void tcp_rec_timeout(struct tcp_conn *c, bool repeat);
+/** The RACK reordering timer fired. */
+void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now);
+/** The tail loss probe timer fired: send the probe. */
+void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+
 /** Release @acked sequence numbers' worth of the send buffer; returns data bytes freed. */
 uint32_t tcp_sndbuf_ack(struct tcp_conn *c, uint32_t acked);
 

@@ -365,6 +365,16 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->ooo_refused += c->ooo_refused;
 	x->ooo_pruned_bytes += c->ooo_pruned_bytes;
 	x->rcv_mem_dropped += c->rcv_mem_dropped;
+	x->fast_retransmits += c->fast_retransmits;
+	x->dupacks += c->dupacks;
+	x->sack_blocks += c->sack_blocks;
+	x->sack_invalid += c->sack_invalid;
+	x->dsacks += c->dsacks;
+	x->rack_lost += c->rack_lost;
+	x->recoveries += c->recoveries;
+	x->tlp_probes += c->tlp_probes;
+	x->tlp_recoveries += c->tlp_recoveries;
+	x->sb_nomem += c->sb_nomem;
 }
 
 static void kill_sock(struct tcp_sock *s)
@@ -913,6 +923,11 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"rcv_mem_dropped %lu\n",
 		x->mem_pressure_ns / 1000000, x->ooo_refused, x->ooo_pruned_bytes, x->mem_prunes,
 		x->rcv_mem_dropped);
+	fprintf(f,
+		"tcp: fast_retransmits %lu dupacks %lu sack_blocks %lu sack_invalid %lu dsacks %lu "
+		"rack_lost %lu recoveries %lu tlp_probes %lu tlp_recoveries %lu sb_nomem %lu\n",
+		x->fast_retransmits, x->dupacks, x->sack_blocks, x->sack_invalid, x->dsacks,
+		x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries, x->sb_nomem);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

@@ -60,6 +60,9 @@ struct tcp_stack_stats {
 	uint64_t rcv_mem_dropped;  /* segments whose payload was not kept: pool nearly empty */
 	uint64_t mem_prunes;       /* times every out-of-order queue was emptied */
 	uint64_t mem_pressure_ns;  /* time spent under pressure (sampled) */
+	/* SACK loss recovery (tcp_recovery.c): see struct tcp_conn_stats */
+	uint64_t fast_retransmits, dupacks, sack_blocks, sack_invalid, dsacks, rack_lost;
+	uint64_t recoveries, tlp_probes, tlp_recoveries, sb_nomem;
 };
 
 /**

@@ -26,6 +26,12 @@ void script_config(struct tcp_config *cfg)
 	cfg->nodelay = true;
 	cfg->rcv_buf = 256 * 1024;
 	cfg->snd_buf = 256 * 1024;
+	/*
+	 * The scripts test RFC 5681/6582/6298 recovery, segment by segment; the
+	 * SACK scoreboard and RACK-TLP (on by default) have their own scripts
+	 * in test_tcp_rack.c, which turn this back on.
+	 */
+	cfg->rack = false;
 }
 
 static void reset_out(struct script *s)

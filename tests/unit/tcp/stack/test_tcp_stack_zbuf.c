@@ -81,9 +81,15 @@ static void test_free_while_in_flight(void **state)
 	zbuf_class_stats(ZBUF_CLASS_16K, &after);
 	assert_int_equal(after.frees, before.frees);
 
-	/* Framed as the variant says: attached without a copy, or copied. */
-	assert_int_equal(tcp_stack_stats(p.a.tcp)->zc_tx_bytes, attach ? len : 0);
-	assert_int_equal(tcp_stack_stats(p.a.tcp)->copy_tx_bytes, attach ? 0 : len);
+	/*
+	 * Framed as the variant says: attached without a copy, or copied. With
+	 * the ACKs held back a tail loss probe (RFC 8985 7) resends the last
+	 * segment, framed the same way: at least len bytes.
+	 */
+	assert_true(tcp_stack_stats(p.a.tcp)->zc_tx_bytes >= (attach ? len : 0));
+	assert_true(tcp_stack_stats(p.a.tcp)->copy_tx_bytes >= (attach ? 0 : len));
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->zc_tx_bytes == 0, !attach);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->copy_tx_bytes == 0, attach);
 
 	/* The ACKs arrive: released, once. */
 	p.hold_b = false;

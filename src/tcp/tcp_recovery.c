@@ -1,0 +1,230 @@
+/*
+ * tcp_recovery.c - SACK loss recovery of one connection: feeds the
+ * scoreboard (tcp_scoreboard.h) with what is sent and acknowledged, runs
+ * RACK-TLP (tcp_rack.h) on each ACK and on its two timers, enters RFC 6675
+ * recovery through tcp_cc, and retransmits what is lost within the pipe.
+ * Used when SACK is negotiated and cfg.rack is on (the default); otherwise
+ * the connection keeps NewReno's duplicate-ACK recovery in tcp_input.c.
+ */
+#include "mem/zbuf.h"
+#include "tcp/tcp_conn.h"
+#include "tcp/tcp_internal.h"
+#include "tcp/tcp_seq.h"
+
+/* The scoreboard could not grow: carry on with NewReno, which needs none. */
+static void fall_back(struct tcp_conn *c)
+{
+	c->sb_on = false;
+	tcp_sb_fini(&c->sb);
+	c->cc.sack_recovery = false; /* a recovery under way goes on as NewReno's */
+	c->rack_at = c->tlp_at = 0;
+	c->stats.sb_nomem++;
+}
+
+void tcp_rec_start(struct tcp_conn *c)
+{
+	c->sb_on = c->cfg.rack && c->sack_ok;
+}
+
+void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len, uint64_t now)
+{
+	uint32_t end = seq + len + !!(flags & RTE_TCP_FIN_FLAG);
+
+	if (!c->sb_on || (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG)) || end == seq)
+		return;
+	if (tcp_sb_sent(&c->sb, seq, end, c->snd_mss, c->snd_una, now))
+		fall_back(c);
+}
+
+void tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now)
+{
+	struct tcp_delivery d = {0};
+
+	tcp_sb_acked(&c->sb, ack, now, c->rack.min_rtt_ns, &d);
+	tcp_rack_update(&c->rack, &d, now);
+}
+
+/* RFC 8985 6.2 step 5 and 6: mark losses, arm the reordering timer, start recovery. */
+static void rack_check(struct tcp_conn *c, uint64_t now)
+{
+	uint64_t reo, timeout;
+	uint32_t lost;
+
+	if (!c->sb.count) {
+		c->rack_at = 0;
+		return;
+	}
+	reo = tcp_rack_reo_wnd(&c->rack, c->cc.in_recovery, c->sb.sacked_segs, c->rtt.srtt_ns);
+	timeout = tcp_rack_detect_loss(&c->rack, &c->sb, reo, now, &lost);
+	c->stats.rack_lost += lost;
+	c->rack_at = timeout ? now + timeout : 0;
+	if (c->sb.lost &&
+	    tcp_cc_enter_recovery(&c->cc, c->snd_una, c->snd_max, c->snd_max - c->snd_una)) {
+		c->stats.recoveries++;
+		c->stats.fast_retransmits++;
+		c->sb_kick = true; /* RFC 6675 5 step 4.3: the first lost segment goes at once */
+		c->rack.tlp_out = false; /* recovery takes over the probe's episode and its response */
+		c->tlp_at = 0;
+	}
+}
+
+void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now)
+{
+	uint64_t pto;
+
+	c->tlp_at = 0;
+	if (!c->sb_on || c->rack.tlp_out || c->cc.in_recovery || c->sb.lost ||
+	    c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at)
+		return;
+	/*
+	 * RFC 8985 7.2, with room for the receiver's delayed ACK: for a lone
+	 * segment, the one a delayed ACK waits on, the RTO floor (set to cover
+	 * it); else our own delayed-ACK timeout, which also keeps the probe
+	 * from firing within a burst when SRTT is a few microseconds (Linux
+	 * adds 2 ms for the same reason).
+	 */
+	pto = tcp_rack_pto(c->rtt.have_sample, c->rtt.srtt_ns,
+			   c->snd_max - c->snd_una <= c->snd_mss ? c->cfg.rto_min_ns
+								  : c->cfg.delack_ns);
+	if (now + pto < c->rto_at)
+		c->tlp_at = now + pto;
+}
+
+void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)
+{
+	struct tcp_delivery d = {0};
+	bool dsack = false;
+	unsigned i = 0;
+
+	if (seg->opts.sack_count) {
+		if (tcp_sb_is_dsack(&seg->opts, seg->ack)) {
+			/* RFC 2883: the first block reports a duplicate; the rest are SACKs. */
+			dsack = true;
+			c->stats.dsacks++;
+			i = 1;
+		}
+		for (; i < seg->opts.sack_count; i++) {
+			if (tcp_sb_sack(&c->sb, seg->opts.sack[i].left, seg->opts.sack[i].right,
+					c->snd_una, c->snd_max, now, c->rack.min_rtt_ns,
+					&d) == TCP_SACK_USED)
+				c->stats.sack_blocks++;
+			else
+				c->stats.sack_invalid++;
+		}
+		tcp_rack_update(&c->rack, &d, now);
+	}
+	tcp_rack_update_reo_mult(&c->rack, dsack, c->snd_una, c->snd_max);
+	/*
+	 * RFC 8985 7.4: the probe's episode ends when its ACK comes. A
+	 * retransmitted probe that drew no D-SACK repaired a loss: the
+	 * congestion response is owed (the original never arrived).
+	 */
+	if (c->rack.tlp_out && seq_geq(seg->ack, c->rack.tlp_end_seq)) {
+		c->rack.tlp_out = false;
+		if (c->rack.tlp_retrans && !dsack && !c->cc.in_recovery) {
+			tcp_cc_reduce(&c->cc, c->snd_max - c->snd_una);
+			c->stats.tlp_recoveries++;
+		}
+	}
+	rack_check(c, now);
+	tcp_rec_arm_tlp(c, now);
+}
+
+/* Send record @r again, its FIN with it if it holds ours. */
+static bool resend(struct tcp_conn *c, const struct tcp_txseg *r, uint64_t now,
+		   struct tcp_out *out)
+{
+	bool fin = c->fin_sent && r->end == c->fin_seq + 1;
+	struct tcp_tx *t = tcp_xmit(c, out, RTE_TCP_ACK_FLAG | (fin ? RTE_TCP_FIN_FLAG : 0),
+				    r->start, r->end - r->start - fin, now);
+
+	if (!t)
+		return false;
+	t->retransmit = true;
+	c->stats.retransmits++;
+	if (c->rtt_start && seq_lt(r->start, c->rtt_seq))
+		c->rtt_start = 0; /* Karn: the timed segment was sent again */
+	c->last_send_ns = now;
+	return true;
+}
+
+bool tcp_rec_send_lost(struct tcp_conn *c, uint32_t cwnd, uint64_t now, struct tcp_out *out)
+{
+	bool sent = false;
+
+	while (c->sb.lost) {
+		uint32_t i = tcp_sb_first_lost(&c->sb);
+		const struct tcp_txseg *r;
+		uint32_t len, pipe;
+
+		if (i == c->sb.count)
+			break;
+		r = tcp_sb_at(&c->sb, i);
+		len = r->end - r->start;
+		/*
+		 * RFC 6675 5 (C): only while cwnd - pipe leaves room, but one
+		 * always when the pipe is empty (after an RTO) or recovery has
+		 * just begun (step 4.3).
+		 */
+		pipe = tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una);
+		if (pipe && (uint64_t)pipe + len > cwnd && !c->sb_kick)
+			break;
+		c->sb_kick = false;
+		if (!resend(c, r, now, out))
+			break;
+		sent = true;
+	}
+	return sent;
+}
+
+void tcp_rec_timeout(struct tcp_conn *c, bool repeat)
+{
+	/*
+	 * RFC 8985 6.3: after an RTO every segment not SACKed is lost; they go
+	 * again, oldest first, as cwnd (1 SMSS now) grows. A second RTO with no
+	 * progress forgets the SACKs too: the receiver may have reneged on them
+	 * (RFC 2018 8), as lunar's own receiver does under memory pressure.
+	 */
+	tcp_sb_mark_all_lost(&c->sb, repeat);
+	c->sb_kick = false;
+	c->rack.tlp_out = false;
+	c->rack_at = c->tlp_at = 0;
+}
+
+void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now)
+{
+	c->rack_at = 0;
+	if (c->sb_on)
+		rack_check(c, now);
+}
+
+void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	uint32_t max = c->snd_max;
+	const struct tcp_txseg *r = NULL;
+
+	c->tlp_at = 0;
+	if (!c->sb_on || c->snd_una == c->snd_max || c->cc.in_recovery || c->rack.tlp_out)
+		return;
+	/* RFC 8985 7.3: new data if the receive window takes it, beyond cwnd... */
+	tcp_output_probe(c, now, out);
+	if (c->snd_max != max) {
+		c->rack.tlp_retrans = false;
+	} else {
+		/* ...else the last segment sent (not SACKed) again. */
+		for (uint32_t i = c->sb.count; i-- > 0;) {
+			if (!(tcp_sb_at(&c->sb, i)->flags & TCP_TXSEG_SACKED)) {
+				r = tcp_sb_at(&c->sb, i);
+				break;
+			}
+		}
+		if (!r || !resend(c, r, now, out))
+			return;
+		c->rack.tlp_retrans = true;
+	}
+	c->rack.tlp_out = true;
+	c->rack.tlp_end_seq = c->snd_max;
+	c->stats.tlp_probes++;
+	/* 7.3: the RTO, not another probe, covers the probe. */
+	c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+}

@@ -1,0 +1,468 @@
+/*
+ * test_tcp_rack.c - SACK loss recovery, one behaviour each: the RFC 6675
+ * scoreboard and pipe, RACK's time-based loss detection (RFC 8985 6), its
+ * reordering window and timer, lost retransmissions, tail loss probes
+ * (RFC 8985 7), D-SACK (RFC 2883), hostile SACK blocks, and the RTO with
+ * a scoreboard (RFC 8985 6.3, RFC 2018 8).
+ *
+ * Every test sends ten (or fewer) full segments at t0; S(i) is the first
+ * sequence number of segment i. The RTT is 100 us throughout. The peer's ACKs carry timestamps and the
+ * SACK blocks given.
+ */
+#include "tcp_script.h"
+
+static uint32_t mss_;
+
+static uint32_t S(unsigned i)
+{
+	return ISS + 1 + i * mss_;
+}
+
+/* A SACK connection with RACK-TLP (the default; the other scripts turn it off). */
+static void rack_fixture(struct script *s, struct tcp_config *cfg)
+{
+	struct fixture_opts o = fixture_opts_with(cfg);
+
+	script_config(cfg);
+	cfg->rack = true;
+	/* A handshake RTT of 100 us, as the data's: SRTT starts where it stays. */
+	fixture_established_ex(s, &o, ISS, IRS, 100 * US, true);
+	prime_window(s);
+	assert_true(s->c.sb_on);
+	mss_ = s->c.snd_mss;
+}
+
+/* @n full segments out at once. */
+static void send_segments(struct script *s, unsigned n)
+{
+	assert_int_equal(app_send(s, n * mss_), (int)(n * mss_));
+	for (unsigned i = 0; i < n; i++)
+		expect_tx(s, ACK | (i == n - 1 ? PSH : 0), S(i), IRS + 1, mss_);
+	expect_nothing(s);
+}
+
+/* An ACK of @ack with @n SACK blocks [blocks[2i], blocks[2i+1]). */
+static void sack(struct script *s, uint32_t ack, unsigned n, const uint32_t *blocks)
+{
+	struct tcp_options o = {.has_ts = true, .ts_val = s->peer_ts};
+
+	o.ts_ecr = s->out.n ? s->out.seg[s->out.n - 1].opts.ts_val : 0;
+	for (unsigned i = 0; i < n; i++) {
+		o.sack[i].left = blocks[2 * i];
+		o.sack[i].right = blocks[2 * i + 1];
+	}
+	o.sack_count = (uint8_t)n;
+	seg_opts(s, ACK, IRS + 1, ack, 65535, 0, &o);
+}
+
+static void sack1(struct script *s, uint32_t ack, uint32_t l, uint32_t r)
+{
+	const uint32_t b[2] = {l, r};
+
+	sack(s, ack, 1, b);
+}
+
+/* Ten segments out at t0; one RTT (100 us) later segment 0 is acknowledged. */
+static void ten_out_first_acked(struct script *s, struct tcp_config *cfg)
+{
+	rack_fixture(s, cfg);
+	send_segments(s, 10);
+	advance(s, 100 * US);
+	sack(s, S(1), 0, NULL);
+}
+
+/*
+ * RFC 8985 6.2: once DupThresh (3) segments are SACKed and no reordering
+ * was seen, the reordering window is zero, so the hole is lost as soon as
+ * a segment sent after it is delivered one RTT later: fast recovery per
+ * RFC 6675 5 step 4 (ssthresh = cwnd = FlightSize / 2, the first lost
+ * segment at once), then nothing beyond the pipe; the full ACK ends it.
+ */
+static void test_three_sacks_start_recovery(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg); /* segment 0 arrived, 1 is lost */
+	sack1(&s, S(1), S(2), S(3));
+	sack1(&s, S(1), S(2), S(4));
+	expect_nothing(&s);
+	assert_false(s.c.cc.in_recovery);
+	sack1(&s, S(1), S(2), S(5));
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.cc.ssthresh, 9 * mss_ / 2);
+	assert_int_equal(s.c.cc.cwnd, 9 * mss_ / 2);
+	assert_int_equal(s.c.stats.recoveries, 1);
+	assert_int_equal(s.c.stats.rack_lost, 1);
+	assert_int_equal(s.c.stats.sack_blocks, 3);
+	assert_int_equal(s.c.sb.sacked_segs, 3);
+	/* pipe = 9 out - 3 SACKed = 6 segments (the retransmission replaces the lost one) */
+	assert_int_equal(tcp_sb_pipe(&s.c.sb, s.c.snd_max - s.c.snd_una), 6 * mss_);
+
+	/* The rest arrives: the pipe shrinks to the retransmission; cwnd is not inflated. */
+	sack1(&s, S(1), S(2), S(10));
+	expect_nothing(&s);
+	assert_int_equal(tcp_sb_pipe(&s.c.sb, s.c.snd_max - s.c.snd_una), mss_);
+	assert_int_equal(s.c.cc.cwnd, 9 * mss_ / 2);
+	advance(&s, 100 * US);
+	sack(&s, S(10), 0, NULL);
+	expect_nothing(&s);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.sb.count, 0);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	assert_int_equal(s.c.stats.retransmits, 1);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 6.2 step 6: with one segment SACKed, the hole is not yet lost:
+ * the reordering window is min_RTT / 4 (25 us here) and the RACK timer
+ * fires when it has passed, retransmitting without three duplicates.
+ */
+static void test_reordering_timer_detects_single_sack(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack1(&s, S(1), S(2), S(3));
+	expect_nothing(&s);
+	assert_int_equal(s.c.rack.min_rtt_ns, 100 * US);
+	assert_int_equal(s.c.rack_at, s.now + 25 * US);
+	advance(&s, 24 * US);
+	expect_nothing(&s);
+	advance(&s, 1 * US);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_int_equal(s.c.stats.recoveries, 1);
+	assert_int_equal(s.c.stats.rack_lost, 1);
+	assert_int_equal(s.c.stats.dupacks, 1);
+	sack(&s, S(10), 0, NULL);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 2.2, 6.2: a retransmission that is lost again is detected like
+ * any segment, when data sent after it is delivered, not by the RTO.
+ */
+static void test_lost_retransmission_detected(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t late[4] = {S(2), S(10), S(10), S(11)};
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack1(&s, S(1), S(2), S(5));
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	sack1(&s, S(1), S(2), S(10)); /* everything but the hole */
+	expect_nothing(&s);
+	/* With the pipe down to the retransmission, new data goes out with it. */
+	assert_int_equal(app_send(&s, mss_), (int)mss_);
+	expect_tx(&s, ACK | PSH, S(10), IRS + 1, mss_);
+	expect_nothing(&s);
+	advance(&s, 100 * US);
+	sack(&s, S(1), 2, late); /* the new segment arrived, the retransmission did not */
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.rack_lost, 2);
+	assert_int_equal(s.c.stats.recoveries, 1);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	sack(&s, S(11), 0, NULL);
+	assert_false(s.c.cc.in_recovery);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 6.2 step 3: a segment delivered below one delivered before,
+ * never retransmitted, shows reordering; from then on three SACKed
+ * segments no longer make the reordering window zero.
+ */
+static void test_reordering_seen_keeps_window(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack1(&s, S(1), S(2), S(3));
+	sack(&s, S(3), 0, NULL); /* segment 1 came after all, late */
+	assert_true(s.c.rack.reordering_seen);
+	assert_int_equal(s.c.rack_at, 0);
+	sack1(&s, S(3), S(4), S(7)); /* three SACKed: would be a loss without reordering */
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.recoveries, 0);
+	assert_int_equal(s.c.rack_at, s.now + 25 * US);
+	sack(&s, S(10), 0, NULL);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.retransmits, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 2883 4: a first block at or below the cumulative ACK, or inside the
+ * second block, is a D-SACK: counted, not taken as new SACK information,
+ * and (RFC 8985 6.2 step 4) it widens the reordering window once per
+ * round trip.
+ */
+static void test_dsack_counted(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t inside[4] = {S(3), S(4), S(3), S(5)};
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack(&s, S(1), 2, inside);
+	assert_int_equal(s.c.stats.dsacks, 1);
+	assert_int_equal(s.c.stats.sack_blocks, 1);
+	assert_int_equal(s.c.sb.sacked_segs, 2);
+	assert_int_equal(s.c.rack.reo_wnd_mult, 2);
+	sack1(&s, S(1), S(0), S(1)); /* below the ACK; same round: no second widening */
+	assert_int_equal(s.c.stats.dsacks, 2);
+	assert_int_equal(s.c.rack.reo_wnd_mult, 2);
+	assert_int_equal(s.c.sb.sacked_segs, 2);
+	sack(&s, S(10), 0, NULL);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * Bad input: blocks beyond SND.MAX, below SND.UNA (not first, so not a
+ * D-SACK), reversed or empty are counted and change nothing.
+ */
+static void test_invalid_sack_blocks_ignored(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t bad[8] = {S(11), S(12), S(2), S(2), S(5), S(4), ISS - 5000, ISS};
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack(&s, S(1), 4, bad);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.sack_invalid, 4);
+	assert_int_equal(s.c.stats.sack_blocks, 0);
+	assert_int_equal(s.c.sb.sacked, 0);
+	assert_int_equal(s.c.rack_at, 0);
+	assert_false(s.c.cc.in_recovery);
+	sack(&s, S(10), 0, NULL);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 7: the tail is lost and no ACK comes; a probe timeout of
+ * 2*SRTT plus the ACK delay allowance later, the last segment goes again.
+ * Its ACK with a D-SACK says the original had arrived (its ACK was lost):
+ * no congestion response (7.4).
+ */
+static void test_tlp_spurious_probe_no_reduction(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	sack(&s, S(2), 0, NULL);
+	assert_true(s.c.tlp_at > s.now && s.c.tlp_at < s.c.rto_at);
+	assert_int_equal(s.c.tlp_at, s.now + 2 * s.c.rtt.srtt_ns + cfg.delack_ns);
+	cwnd = s.c.cc.cwnd;
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.tlp_probes, 1);
+	assert_true(s.c.rack.tlp_out);
+	assert_int_equal(s.c.tlp_at, 0);
+	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
+	sack1(&s, S(4), S(3), S(4));
+	assert_int_equal(s.c.stats.dsacks, 1);
+	assert_false(s.c.rack.tlp_out);
+	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	assert_true(s.c.cc.cwnd >= cwnd);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 7.4: a probe that repaired the loss (its ACK has no D-SACK)
+ * owes the congestion response of a fast recovery.
+ */
+static void test_tlp_repairs_tail(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	sack(&s, S(2), 0, NULL);
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	sack(&s, S(4), 0, NULL);
+	assert_int_equal(s.c.stats.tlp_recoveries, 1);
+	assert_int_equal(s.c.cc.ssthresh, 2 * mss_);
+	assert_int_equal(s.c.cc.cwnd, 2 * mss_);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 7.4: when the probe's ACK shows a hole below it, RACK starts a
+ * fast recovery, which takes over the episode: the congestion response
+ * happens once, not again when the probe's data is acknowledged.
+ */
+static void test_tlp_then_recovery_one_response(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t ssthresh;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	sack(&s, S(2), 0, NULL); /* 2 and 3 lost */
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	advance(&s, 100 * US);
+	sack1(&s, S(2), S(3), S(4)); /* the probe arrived: 2 is lost */
+	assert_true(expect_tx(&s, ACK, S(2), IRS + 1, mss_)->retransmit);
+	assert_true(s.c.cc.in_recovery);
+	assert_false(s.c.rack.tlp_out);
+	ssthresh = s.c.cc.ssthresh;
+	advance(&s, 100 * US);
+	sack(&s, S(4), 0, NULL);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
+	assert_int_equal(s.c.stats.recoveries, 1);
+	script_end(&s);
+}
+
+/*
+ * A probe sends new data when there is some and the peer's window takes
+ * it, even beyond cwnd (RFC 8985 7.3).
+ */
+static void test_tlp_sends_new_data(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 10);
+	advance(&s, 100 * US);
+	sack(&s, S(2), 0, NULL); /* slow start: cwnd 12, 8 out: four more may go */
+	assert_int_equal(app_send(&s, 5 * mss_), (int)(5 * mss_));
+	for (unsigned i = 10; i < 14; i++)
+		expect_tx(&s, ACK, S(i), IRS + 1, mss_);
+	expect_nothing(&s);
+	advance(&s, s.c.tlp_at - s.now);
+	assert_false(expect_tx(&s, ACK | PSH, S(14), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.tlp_probes, 1);
+	assert_false(s.c.rack.tlp_retrans);
+	sack(&s, S(15), 0, NULL);
+	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 6.3: after an RTO everything not SACKed is lost and goes again,
+ * from cwnd = 1 SMSS; a SACKed segment does not. A second RTO with no ACK
+ * in between forgets the SACKs (RFC 2018 8: the receiver may renege).
+ */
+static void test_rto_keeps_then_forgets_sacks(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 5);
+	advance(&s, 100 * US);
+	sack(&s, S(0), 0, NULL);          /* an RTT sample from nothing: a dupack */
+	sack1(&s, S(0), S(4), S(5));      /* the last arrived */
+	expect_nothing(&s);
+	assert_int_equal(s.c.sb.sacked_segs, 1);
+	/* The RACK timer marks 0-3 lost; recovery resends within the pipe. */
+	advance(&s, s.c.rack_at - s.now);
+	assert_true(s.c.cc.in_recovery);
+	drain_tx(&s);
+	/* Nothing more arrives: the RTO. */
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	assert_int_equal(s.c.cc.cwnd, mss_);
+	assert_true(expect_tx(&s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.sb.sacked_segs, 1);
+	assert_int_equal(s.c.sb.lost, 3 * mss_);
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 2);
+	assert_true(expect_tx(&s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.sb.sacked_segs, 0);
+	assert_int_equal(s.c.sb.lost, 4 * mss_);
+	/* The ACKs come back: slow start resends 1..4, the formerly SACKed one too. */
+	advance(&s, 100 * US);
+	sack(&s, S(1), 0, NULL);
+	expect_tx(&s, ACK, S(1), IRS + 1, mss_);
+	expect_tx(&s, ACK, S(2), IRS + 1, mss_);
+	expect_nothing(&s);
+	sack(&s, S(3), 0, NULL);
+	expect_tx(&s, ACK, S(3), IRS + 1, mss_);
+	expect_tx(&s, ACK, S(4), IRS + 1, mss_);
+	sack(&s, S(5), 0, NULL);
+	assert_int_equal(s.c.snd_una, S(5));
+	assert_int_equal(s.c.sb.count, 0);
+	script_end(&s);
+}
+
+/* Without SACK negotiated there is no scoreboard: NewReno (RFC 6582) as before. */
+static void test_no_sack_no_scoreboard(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.rack = true;
+	o.sack = false;
+	fixture_established(&s, &o);
+	assert_false(s.c.sb_on);
+	prime_window(&s);
+	mss_ = s.c.snd_mss;
+	send_segments(&s, 3);
+	assert_int_equal(s.c.sb.count, 0);
+	sack(&s, S(3), 0, NULL);
+	script_end(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_three_sacks_start_recovery),
+		cmocka_unit_test(test_reordering_timer_detects_single_sack),
+		cmocka_unit_test(test_lost_retransmission_detected),
+		cmocka_unit_test(test_reordering_seen_keeps_window),
+		cmocka_unit_test(test_dsack_counted),
+		cmocka_unit_test(test_invalid_sack_blocks_ignored),
+		cmocka_unit_test(test_tlp_spurious_probe_no_reduction),
+		cmocka_unit_test(test_tlp_repairs_tail),
+		cmocka_unit_test(test_tlp_then_recovery_one_response),
+		cmocka_unit_test(test_tlp_sends_new_data),
+		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
+		cmocka_unit_test(test_no_sack_no_scoreboard),
+	};
+
+	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);
+}

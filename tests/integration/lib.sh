@@ -164,7 +164,7 @@ finish() {
 		exit 1
 	fi
 	[ "$rc" = 0 ] || [ "$rc" = 130 ] || { echo "# $TEST_NAME: script error (exit $rc)"; exit "$rc"; }
-	rm -rf "$OUT"
+	[ -n "${KEEP_OUT:-}" ] || rm -rf "$OUT"
 	echo "# $TEST_NAME: all checks passed"
 	exit 0
 }

@@ -40,7 +40,7 @@ for loss in 1 5; do
 	wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
 	expect_eq "$loss% loss, lunar -> kernel: SHA-256" "$(cat "$OUT/sink.sha")" "$want"
 	expect_ge "$loss% loss, lunar -> kernel: lunar retransmitted" \
-		"$(grep -o 'retransmits [0-9]*' "$OUT/send$loss.log" | awk '{print $2}')" 1
+		"$(grep -o ' retransmits [0-9]*' "$OUT/send$loss.log" | awk '{print $2}')" 1
 
 	port=$((9200 + loss))
 	bg "source$loss" $A socat -u "FILE:$OUT/src.bin" "TCP-LISTEN:$port,reuseaddr"

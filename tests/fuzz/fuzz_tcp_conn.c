@@ -132,7 +132,10 @@
  * All Zbuf memory comes from the mmap backend; zbuf.c is compiled with
  * ASan here, so a freed object is poisoned and any use of it is reported.
  * FUZZ_TCP_CONN_VERBOSE=1 ./fuzz_tcp_conn <file> prints every step and the
- * segments it emitted.
+ * segments it emitted. FUZZ_TCP_CONN_STATES=1 prints at exit how often each
+ * state was checked in over all the inputs run (set-up steps but the last
+ * not counted) and exits with 1 if a state never was: the fuzz suite runs
+ * the committed seeds so (fuzz/fuzz_tcp_conn_states).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -140,6 +143,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzz_common.h"
 #include "mem/zbuf.h"
@@ -251,12 +255,16 @@ struct fz {
 	struct tcp_options syn_opts; /* what the peer's SYNs carry (set-up bytes 0-3) */
 	bool peer_syn;		/* the connection took the peer's SYN: IRS known */
 	bool synced;		/* the handshake completed (ESTABLISHED was reached) */
+	bool in_setup;		/* set-up steps: checked, not counted in state_visits */
 	/* previous values: these only move forward */
 	uint32_t prev_snd_una, prev_snd_max, prev_rcv_nxt, prev_rcv_adv;
 	enum tcp_state prev_state;
 };
 
 #define N_STATES (TCP_TIME_WAIT + 1)
+
+/* The states checked in (after the set-up and after every step), over all inputs run. */
+static uint64_t state_visits[N_STATES];
 
 static struct tcp_slice slices[70000];
 
@@ -587,6 +595,8 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 	struct tcp_conn *c = &f->c;
 	uint64_t d = tcp_next_deadline(c);
 
+	if (!f->in_setup)
+		state_visits[c->state]++;
 	/*
 	 * The peer's SYN sets IRS and RCV.NXT (from LISTEN or SYN-SENT); before
 	 * it nothing of the receive side is set. From then on RCV.NXT and
@@ -1066,6 +1076,7 @@ static void setup(struct fz *f, struct reader *in)
 		cfg.reass_max_bytes = 3000;
 
 	memset(f, 0, sizeof(*f));
+	f->in_setup = true;
 	f->now = 1000 * MS;
 	f->peer_ts = 777;
 	f->peer_wnd = pwnd;
@@ -1133,15 +1144,45 @@ static void setup(struct fz *f, struct reader *in)
 			mss = mss > 12 ? mss - 12 : 0;
 		FUZZ_CHECK(c->snd_mss == (mss < 64 ? 64 : mss));
 	}
+	f->in_setup = false;
+	state_visits[c->state]++;
 }
 
-static void zbuf_once(void)
+/*
+ * FUZZ_TCP_CONN_STATES=1: at exit, print how often each state was checked
+ * in (after the set-up and after every step) over all the inputs run, and
+ * exit with 1 if one never was. The fuzz suite runs the committed seeds so,
+ * so a corpus that stops reaching a state fails.
+ */
+static void report_states(void)
+{
+	unsigned missing = 0;
+
+	fprintf(stderr, "fuzz_tcp_conn: states checked:");
+	for (unsigned s = 0; s < N_STATES; s++) {
+		fprintf(stderr, " %s=%llu", tcp_state_name((enum tcp_state)s),
+			(unsigned long long)state_visits[s]);
+		missing += !state_visits[s];
+	}
+	fprintf(stderr, "\n");
+	if (missing) {
+		fprintf(stderr, "fuzz_tcp_conn: %u of %d states never reached\n", missing,
+			N_STATES);
+		fflush(stderr);
+		_exit(1);
+	}
+	fprintf(stderr, "fuzz_tcp_conn: all %d states reached\n", N_STATES);
+}
+
+static void init_once(void)
 {
 	static bool done;
 	struct zbuf_config zc = {.backend = ZBUF_BACKEND_MMAP};
 
 	if (done)
 		return;
+	if (getenv("FUZZ_TCP_CONN_STATES"))
+		atexit(report_states);
 	for (int i = 0; i < ZBUF_CLASS_COUNT; i++)
 		zc.zones[i] = 8;
 	if (zbuf_init(&zc) != 0) {
@@ -1156,7 +1197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct fz f;
 	struct reader in = {.p = data, .n = size};
 
-	zbuf_once();
+	init_once();
 	FUZZ_CHECK(zbuf_in_use() == 0);
 	if (size < SETUP_LEN)
 		return 0;

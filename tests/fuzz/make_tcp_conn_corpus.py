@@ -8,9 +8,10 @@ fuzz_tcp_conn.c: a 16-byte set-up block (with the start mode: active,
 passive, SYN cookie or simultaneous open, or LISTEN / SYN-SENT /
 SYN-RECEIVED left to the operations), then operations, each a selector
 byte and its arguments. Every start mode has seeds, and between them they
-walk through all eleven states of RFC 9293. Files named regress_* are
-crash reproducers kept by hand (the fuzzer's findings); this script
-leaves them alone and replaces every other file.
+walk through all eleven states of RFC 9293 (the fuzz suite checks it:
+fuzz/fuzz_tcp_conn_states). Files named regress_* are crash reproducers
+kept by hand (the fuzzer's findings); this script leaves them alone and
+replaces every other file.
 """
 import os
 import struct

@@ -251,7 +251,13 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			t->opts.ts_val = tcp_ts_now(c, now);
 			t->opts.ts_ecr = c->state == TCP_SYN_SENT ? 0 : c->ts_recent;
 		}
-		if (c->state != TCP_SYN_SENT || (flags & RTE_TCP_ACK_FLAG))
+		/*
+		 * Never move the right edge left (3.8.6.2.2): a retransmitted
+		 * SYN-ACK's unscaled window may offer less than an ACK sent
+		 * meanwhile in SYN-RECEIVED (to an unacceptable segment) had, scaled.
+		 */
+		if ((c->state != TCP_SYN_SENT || (flags & RTE_TCP_ACK_FLAG)) &&
+		    seq_gt(c->rcv_nxt + t->wnd, c->rcv_adv))
 			c->rcv_adv = c->rcv_nxt + t->wnd;
 	} else {
 		uint32_t field;

@@ -1,26 +1,53 @@
 /*
  * fuzz_tcp_conn.c - libFuzzer target for the sans-I/O TCP connection
  * (src/tcp/tcp_conn.c, tcp_input.c and what they use: tcp_reass.c,
- * tcp_cc.c, tcp_rtt.c). Each input is one connection: an active open
- * completed by a scripted SYN-ACK, then a sequence of operations (peer
- * segments, time, application calls). After every operation the target
- * checks the connection's invariants and every segment it emitted, and
- * abort()s on a violation; at the end tcp_conn_fini() must leave no Zbuf
- * object referenced.
+ * tcp_cc.c, tcp_rtt.c, tcp_syncookie.c). Each input is one connection,
+ * started one of eight ways (active, passive, SYN cookie or simultaneous
+ * open, completed in the set-up or left in LISTEN, SYN-SENT or
+ * SYN-RECEIVED for the operations), then a sequence of operations (peer
+ * segments, time, application calls), so every RFC 9293 state gets them.
+ * After every set-up step and operation the target checks the connection's
+ * invariants and every segment it emitted, and abort()s on a violation; at
+ * the end tcp_conn_fini() must leave no Zbuf object referenced.
  *
  * Input: a 16-byte set-up block (missing bytes read as 0), then operations.
  *
- *   0     options: bit0-2 the peer offers timestamps / SACK / window scale;
- *         bit3-5 we do NOT offer timestamps / SACK / window scale;
- *         bit6 nodelay; bit7 no delayed ACKs
- *   1     peer's window shift (low nibble, 0..15: > 14 must be clamped)
+ *   0     options: bit0-2 the peer offers timestamps / SACK / window scale
+ *         (in its SYN or SYN-ACK of the set-up and in every SYN an
+ *         operation sends); bit3-5 we do NOT offer timestamps / SACK /
+ *         window scale; bit6 nodelay; bit7 no delayed ACKs
+ *   1     bit0-3 peer's window shift (0..15: > 14 must be clamped);
+ *         bit7 adds 4 to the start mode; bit4-6 unused
  *   2-3   peer's MSS option (big-endian; 0: no MSS option)
- *   4-7   ISS           8-11  IRS          12-13  window of the SYN-ACK
- *   14    bit0-2 receive buffer, bit3-5 send buffer (tables below)
+ *   4-7   ISS (with a SYN cookie, the cookie is the ISS instead)
+ *   8-11  IRS: the sequence number of the peer's SYN or SYN-ACK
+ *   12-13 the peer's window field, until an operation gives another
+ *   14    bit0-2 receive buffer, bit3-5 send buffer (tables below);
+ *         bit6-7 start mode
  *   15    bit0-1 our MSS; bit2 keep-alive on (2 s idle, 0.5 s x 3);
  *         bit3-4 initial window {10, RFC 5681, 1, 4} segments;
  *         bit5 reass_max_segs = 4; bit6 reass_max_bytes = 3000;
- *         bit7 the SYN-ACK comes 3 ms after the SYN (an RTT sample)
+ *         bit7 the peer answers our SYN or SYN-ACK 3 ms after it (an RTT
+ *         sample); with a SYN cookie, the ACK comes 20 s after the SYN,
+ *         in the cookie's next time slot (the previous slot must check)
+ *
+ * Start modes (byte 14 bits 6-7, plus 4 with byte 1 bit 7; inputs older
+ * than the modes have 0 there and start as they always did):
+ *
+ *   0     active open: tcp_connect(), the peer's SYN-ACK: ESTABLISHED
+ *   1     tcp_connect() only: the operations meet SYN-SENT (the SYN-ACK,
+ *         a RST, a bare SYN, timeouts...)
+ *   2     passive open: tcp_listen(), the peer's SYN through tcp_input();
+ *         our SYN-ACK sent, SYN-RECEIVED until an operation ACKs it
+ *   3     passive open from a SYN cookie: tcp_syncookie_make() on the
+ *         peer's SYN, tcp_syncookie_check() on its ACK (which must pass and
+ *         give the SYN's options back), the SYN rebuilt as tcp_stack.c's
+ *         cookie_conn() does, tcp_listen(), tcp_conn_from_cookie():
+ *         SYN-RECEIVED, nothing sent
+ *   4     simultaneous open: tcp_connect(), then the peer's bare SYN; our
+ *         SYN-ACK sent, SYN-RECEIVED
+ *   5     tcp_listen() only: the operations meet LISTEN
+ *   6, 7  modes 2 and 3 completed by the peer's ACK: ESTABLISHED, server side
  *
  * Operations, one selector byte each (selector % 16), then their bytes:
  *
@@ -32,7 +59,10 @@
  *         follows, else the previous one is reused); SEQ delta, ACK delta
  *         (int16 each); [window u16]; payload length (u16 & 0x3fff);
  *         [TSval delta int8]; [SACK: count byte (1..4), per block a left
- *         delta int16 from SND.UNA and a length u16].
+ *         delta int16 from SND.UNA and a length u16]. Until the peer's SYN
+ *         is taken, IRS, RCV.NXT and the right edge are 0 and timestamps
+ *         are present as set-up bit0 offers them (then as negotiated); a
+ *         SYN carries the set-up's MSS, window scale and SACK-permitted.
  *   4-5   raw segment: length u16 and that many bytes, parsed by tcp_parse()
  *         (checksum not verified); selector 5 takes the parsed SEQ and ACK
  *         as deltas from RCV.NXT and SND.UNA.
@@ -68,17 +98,30 @@
  *    RCV.NXT (minus the FIN); the out-of-order queue is sorted, disjoint,
  *    strictly above RCV.NXT and within RCV.ADV, and its SACK recency list
  *    names only maximal runs it holds;
- *  - every emitted segment: no SYN; RST without data; data within
+ *  - our SYN only in SYN-SENT, our SYN-ACK only in SYN-RECEIVED: ISS, no
+ *    data, our MSS, an unscaled window within RCV.ADV; the SYN offers what
+ *    we are configured for, the SYN-ACK only what the peer's SYN offered
+ *    too, TSecr 0 / TS.Recent;
+ *  - every other emitted segment: RST without data; data within
  *    [SND.UNA, SND.MAX] and the send buffer, at most the MSS with options
  *    counted, tcp_tx_slices() covering exactly its length with the right
  *    bytes; FIN at fin_seq; ACK <= RCV.NXT; ACK + window <= RCV.ADV;
  *    timestamps iff negotiated, with our clock; SACK blocks only if
  *    negotiated, at most 3 (4 without timestamps), above the ACK and of data
  *    actually received; out->n <= TCP_OUT_MAX;
- *  - state against the FIN bookkeeping (FIN received iff CLOSE-WAIT, CLOSING,
- *    LAST-ACK, TIME-WAIT; FIN acknowledged in FIN-WAIT-2 and TIME-WAIT),
- *    CLOSED is final and matches TCP_EV_CLOSED; cwnd >= SMSS; 64 <= MSS <=
- *    ours;
+ *  - state changes only along RFC 9293's diagram (3.3.2; CLOSED final);
+ *    state against the FIN bookkeeping (FIN received iff CLOSE-WAIT,
+ *    CLOSING, LAST-ACK, TIME-WAIT; FIN acknowledged in FIN-WAIT-2 and
+ *    TIME-WAIT), CLOSED matches TCP_EV_CLOSED, TCP_EV_CONNECTED iff
+ *    ESTABLISHED was reached, -ECONNREFUSED only before it and
+ *    -ECONNRESET only after; cwnd >= SMSS; 64 <= MSS <= ours once the
+ *    peer's SYN was taken (536 before); options only as configured;
+ *  - the handshake: before the peer's SYN, IRS, RCV.NXT and RCV.ADV are 0;
+ *    in LISTEN nothing is numbered and no timer runs; in SYN-SENT and
+ *    SYN-RECEIVED, SND.UNA = ISS and SND.NXT = SND.MAX = ISS + 1, no FIN
+ *    sent (a CLOSE in SYN-RECEIVED only queues it), nothing received, and
+ *    the retransmission timer, and no other, runs; the set-up's own steps
+ *    check what was negotiated (options, send MSS, the cookie's options);
  *  - timers: no deadline before now, none due after tcp_timer(now), none
  *    when CLOSED, RTO and persist within their maxima; and liveness: while
  *    data or a FIN is owed to the peer, the retransmission or the persist
@@ -89,7 +132,10 @@
  * All Zbuf memory comes from the mmap backend; zbuf.c is compiled with
  * ASan here, so a freed object is poisoned and any use of it is reported.
  * FUZZ_TCP_CONN_VERBOSE=1 ./fuzz_tcp_conn <file> prints every step and the
- * segments it emitted.
+ * segments it emitted. FUZZ_TCP_CONN_STATES=1 prints at exit how often each
+ * state was checked in over all the inputs run (set-up steps but the last
+ * not counted) and exits with 1 if a state never was: the fuzz suite runs
+ * the committed seeds so (fuzz/fuzz_tcp_conn_states).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -97,11 +143,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzz_common.h"
 #include "mem/zbuf.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_seq.h"
+#include "tcp/tcp_syncookie.h"
 #include "wire/tcp.h"
 
 #define MS 1000000ull
@@ -204,11 +252,19 @@ struct fz {
 	uint32_t app_off;	/* stream offset of the next byte the application sends */
 	uint32_t app_rcv;	/* sequence number of the next byte the application takes */
 	uint32_t last_ts_val;	/* our last TSval (the peer echoes it) */
-	uint32_t peer_mss_eff;	/* min(peer's MSS option or 536, our MSS), for the size check */
+	struct tcp_options syn_opts; /* what the peer's SYNs carry (set-up bytes 0-3) */
+	bool peer_syn;		/* the connection took the peer's SYN: IRS known */
+	bool synced;		/* the handshake completed (ESTABLISHED was reached) */
+	bool in_setup;		/* set-up steps: checked, not counted in state_visits */
 	/* previous values: these only move forward */
 	uint32_t prev_snd_una, prev_snd_max, prev_rcv_nxt, prev_rcv_adv;
 	enum tcp_state prev_state;
 };
+
+#define N_STATES (TCP_TIME_WAIT + 1)
+
+/* The states checked in (after the set-up and after every step), over all inputs run. */
+static uint64_t state_visits[N_STATES];
 
 static struct tcp_slice slices[70000];
 
@@ -253,6 +309,45 @@ static bool synchronized_open(enum tcp_state s)
 	       s == TCP_CLOSE_WAIT || s == TCP_CLOSING || s == TCP_LAST_ACK || s == TCP_TIME_WAIT;
 }
 
+/* Our SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) is still unacknowledged. */
+static bool syn_outstanding(enum tcp_state s)
+{
+	return s == TCP_SYN_SENT || s == TCP_SYN_RECEIVED;
+}
+
+#define B(s) (1u << (s))
+
+/*
+ * RFC 9293 3.3.2 figure 5 as this code follows it, CLOSED aside (every
+ * state may reach it: RST, ABORT, a timeout; a reset passive open is
+ * closed, not put back in LISTEN). One step may take several edges, e.g.
+ * an ACK and a FIN in SYN-RECEIVED after a CLOSE: ESTABLISHED, FIN-WAIT-1,
+ * CLOSING.
+ */
+static const uint16_t state_edges[N_STATES] = {
+	[TCP_LISTEN] = B(TCP_SYN_RECEIVED),
+	[TCP_SYN_SENT] = B(TCP_SYN_RECEIVED) | B(TCP_ESTABLISHED),
+	[TCP_SYN_RECEIVED] = B(TCP_ESTABLISHED),
+	[TCP_ESTABLISHED] = B(TCP_FIN_WAIT_1) | B(TCP_CLOSE_WAIT),
+	[TCP_FIN_WAIT_1] = B(TCP_FIN_WAIT_2) | B(TCP_CLOSING) | B(TCP_TIME_WAIT),
+	[TCP_FIN_WAIT_2] = B(TCP_TIME_WAIT),
+	[TCP_CLOSE_WAIT] = B(TCP_LAST_ACK),
+	[TCP_CLOSING] = B(TCP_TIME_WAIT),
+};
+
+NO_COVERAGE static bool reachable(enum tcp_state from, enum tcp_state to)
+{
+	uint32_t seen = B(from), before;
+
+	do {
+		before = seen;
+		for (unsigned s = 0; s < N_STATES; s++)
+			if (seen & B(s))
+				seen |= state_edges[s];
+	} while (seen != before);
+	return to == TCP_CLOSED || (seen & B(to));
+}
+
 static uint32_t data_end(const struct tcp_conn *c)
 {
 	return c->snd_una + c->snd.bytes;
@@ -283,7 +378,8 @@ static void check_sndbuf(const struct fz *f)
 	FUZZ_CHECK(sum - b->head_off == b->bytes);
 	/* The application wrote stream offsets [0, app_off); the buffer holds the tail. */
 	if (c->state != TCP_CLOSED || b->bytes) {
-		uint32_t una_off = c->snd_una - (f->iss + 1);
+		/* Offset 0 is ISS + 1: before our SYN is acknowledged SND.UNA is ISS. */
+		uint32_t una_off = c->snd_una - (f->iss + seq_gt(c->snd_una, f->iss));
 
 		/* snd_una - ISS - 1 counts the FIN once it is acknowledged. */
 		if (c->fin_sent && seq_gt(c->snd_una, c->fin_seq))
@@ -395,6 +491,45 @@ static void check_tx_payload(const struct fz *f, const struct tcp_tx *t)
 	FUZZ_CHECK(total == t->len);
 }
 
+/*
+ * Our SYN (SYN-SENT: connect or its retransmission) or SYN-ACK
+ * (SYN-RECEIVED: the answer to the peer's SYN, or its retransmission); no
+ * step sends one and leaves the state. ISS, no data, our MSS; the SYN
+ * offers what we are configured for, the SYN-ACK only what the peer's SYN
+ * offered too (RFC 7323 2.2 and 3.2, RFC 2018 2); a SYN's window is never
+ * scaled (RFC 7323 2.2).
+ */
+static void check_syn(const struct fz *f, const struct tcp_tx *t)
+{
+	const struct tcp_conn *c = &f->c;
+	bool ack = t->flags & ACK;
+
+	FUZZ_CHECK(t->flags == (ack ? SYN | ACK : SYN));
+	FUZZ_CHECK(c->state == (ack ? TCP_SYN_RECEIVED : TCP_SYN_SENT));
+	FUZZ_CHECK(t->seq == c->iss && t->len == 0 && !t->tso_mss && c->snd_max == c->iss + 1);
+	FUZZ_CHECK(t->opts.has_mss && t->opts.mss == c->cfg.mss && t->opts.sack_count == 0);
+	FUZZ_CHECK(t->wnd <= c->cfg.rcv_buf);
+	if (ack) {
+		FUZZ_CHECK(t->ack == c->irs + 1 && t->ack == c->rcv_nxt);
+		FUZZ_CHECK(seq_leq(t->ack + t->wnd, c->rcv_adv));
+		FUZZ_CHECK(t->opts.has_wscale == c->ws_ok && t->opts.sack_permitted == c->sack_ok &&
+			   t->opts.has_ts == c->ts_ok);
+		if (t->opts.has_ts)
+			FUZZ_CHECK(t->opts.ts_ecr == c->ts_recent);
+	} else {
+		FUZZ_CHECK(t->opts.has_wscale == c->cfg.window_scaling &&
+			   t->opts.sack_permitted == c->cfg.sack &&
+			   t->opts.has_ts == c->cfg.timestamps);
+		if (t->opts.has_ts)
+			FUZZ_CHECK(t->opts.ts_ecr == 0);
+	}
+	if (t->opts.has_wscale)
+		FUZZ_CHECK(t->opts.wscale == c->rcv_wscale && c->rcv_wscale <= TCP_MAX_WSCALE);
+	if (t->opts.has_ts)
+		FUZZ_CHECK(t->opts.ts_val == (uint32_t)(f->now / MS) + c->iss);
+	FUZZ_CHECK(tcp_hdr_len(&t->opts) - TCP_HDR_LEN <= TCP_OPT_MAX_LEN);
+}
+
 static void check_out(const struct fz *f)
 {
 	const struct tcp_conn *c = &f->c;
@@ -405,7 +540,10 @@ static void check_out(const struct fz *f)
 		const struct tcp_tx *t = &o->seg[i];
 		size_t optlen = tcp_hdr_len(&t->opts) - TCP_HDR_LEN;
 
-		FUZZ_CHECK(!(t->flags & SYN)); /* handshake done, we are the active side */
+		if (t->flags & SYN) {
+			check_syn(f, t);
+			continue;
+		}
 		if (t->flags & RST) {
 			FUZZ_CHECK(t->len == 0);
 			continue;
@@ -457,6 +595,26 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 	struct tcp_conn *c = &f->c;
 	uint64_t d = tcp_next_deadline(c);
 
+	if (!f->in_setup)
+		state_visits[c->state]++;
+	/*
+	 * The peer's SYN sets IRS and RCV.NXT (from LISTEN or SYN-SENT); before
+	 * it nothing of the receive side is set. From then on RCV.NXT and
+	 * RCV.ADV only move forward.
+	 */
+	if (!f->peer_syn && c->state != TCP_LISTEN && c->state != TCP_SYN_SENT &&
+	    c->state != TCP_CLOSED) {
+		f->peer_syn = true;
+		f->irs = c->irs;
+		f->app_rcv = c->irs + 1;
+		f->prev_rcv_nxt = c->rcv_nxt;
+		f->prev_rcv_adv = c->rcv_adv;
+	}
+	if (!f->peer_syn)
+		FUZZ_CHECK(c->irs == 0 && c->rcv_nxt == 0 && c->rcv_adv == 0 && !c->ws_ok &&
+			   !c->ts_ok && !c->sack_ok);
+	if (synchronized_open(c->state))
+		f->synced = true;
 	trace(f, what);
 	check_out(f);
 
@@ -467,7 +625,14 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 	FUZZ_CHECK(seq_geq(c->snd_max, f->prev_snd_max));
 	FUZZ_CHECK(seq_geq(c->rcv_nxt, f->prev_rcv_nxt));
 	FUZZ_CHECK(seq_geq(c->rcv_adv, f->prev_rcv_adv));
-	FUZZ_CHECK(seq_gt(c->snd_una, c->iss));
+	/* Only our SYN is numbered ISS; the handshake ends when it is acknowledged. */
+	if (c->state == TCP_LISTEN)
+		FUZZ_CHECK(c->snd_una == c->iss && c->snd_nxt == c->iss && c->snd_max == c->iss);
+	else if (syn_outstanding(c->state))
+		FUZZ_CHECK(c->snd_una == c->iss && c->snd_nxt == c->iss + 1 &&
+			   c->snd_max == c->iss + 1);
+	else if (f->synced)
+		FUZZ_CHECK(seq_gt(c->snd_una, c->iss));
 	f->prev_snd_una = c->snd_una;
 	f->prev_snd_max = c->snd_max;
 	f->prev_rcv_nxt = c->rcv_nxt;
@@ -476,7 +641,10 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 	/* Send buffer. */
 	FUZZ_CHECK(c->snd.bytes <= c->cfg.snd_buf);
 	check_sndbuf(f);
-	if (c->state != TCP_CLOSED) {
+	if (c->state == TCP_LISTEN || syn_outstanding(c->state)) {
+		/* No FIN before ESTABLISHED; a CLOSE in SYN-RECEIVED only queues it. */
+		FUZZ_CHECK(!c->fin_sent && (c->state == TCP_SYN_RECEIVED || !c->fin_queued));
+	} else if (c->state != TCP_CLOSED) {
 		/* What is in flight is data of the buffer, plus our FIN. */
 		FUZZ_CHECK(c->snd_max - c->snd_una <= c->snd.bytes + fin_outstanding(c));
 		if (fin_outstanding(c))
@@ -495,10 +663,16 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 		FUZZ_CHECK((uint64_t)c->rcvq_bytes + (c->rcv_adv - c->rcv_nxt) <= c->cfg.rcv_buf);
 	check_rcvq(f);
 	check_reass(f);
+	/* Data is taken from ESTABLISHED on only (the ACK that ends SYN-RECEIVED comes first). */
+	if (c->state == TCP_SYN_RECEIVED)
+		FUZZ_CHECK(c->rcv_nxt == c->irs + 1 && c->rcvq_count == 0 && c->reass.n == 0);
 
-	/* States (RFC 9293 3.3.2) against the FIN bookkeeping. */
-	FUZZ_CHECK(synchronized_open(c->state) || c->state == TCP_CLOSED);
-	FUZZ_CHECK(f->prev_state != TCP_CLOSED || c->state == TCP_CLOSED);
+	/* States (RFC 9293 3.3.2): only along the diagram; against the FIN bookkeeping. */
+	if (!reachable(f->prev_state, c->state)) {
+		fprintf(stderr, "state %s -> %s\n", tcp_state_name(f->prev_state),
+			tcp_state_name(c->state));
+		FUZZ_CHECK(!"state change not in RFC 9293's diagram");
+	}
 	f->prev_state = c->state;
 	FUZZ_CHECK(!c->fin_sent || c->fin_queued);
 	if (c->state != TCP_CLOSED)
@@ -511,11 +685,24 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 	if (c->state == TCP_FIN_WAIT_2 || c->state == TCP_TIME_WAIT)
 		FUZZ_CHECK(c->fin_sent && !fin_outstanding(c));
 	FUZZ_CHECK((c->state == TCP_CLOSED) == !!(c->events & TCP_EV_CLOSED));
+	/* Connected iff the handshake completed; refused only before, reset only after. */
+	FUZZ_CHECK(!!(c->events & TCP_EV_CONNECTED) == f->synced);
+	FUZZ_CHECK(c->error == 0 || c->error == -ETIMEDOUT || c->error == -ECONNABORTED ||
+		   c->error == (f->synced ? -ECONNRESET : -ECONNREFUSED));
+
+	/* What the SYNs negotiated: only what we are configured for (RFC 7323 2.2). */
+	FUZZ_CHECK(!c->ws_ok || c->cfg.window_scaling);
+	FUZZ_CHECK(!c->ts_ok || c->cfg.timestamps);
+	FUZZ_CHECK(!c->sack_ok || c->cfg.sack);
+	FUZZ_CHECK(c->snd_wscale <= TCP_MAX_WSCALE);
+	if (f->peer_syn)
+		FUZZ_CHECK(c->ws_ok || (c->snd_wscale == 0 && c->rcv_wscale == 0));
 
 	/* Congestion control: never below the loss window (RFC 5681 3.1). */
 	FUZZ_CHECK(c->cc.smss == c->snd_mss);
 	FUZZ_CHECK(c->cc.cwnd >= c->cc.smss);
-	FUZZ_CHECK(c->snd_mss >= 64 && c->snd_mss <= c->cfg.mss);
+	/* Until the peer's SYN says more, the send MSS is RFC 9293's default 536, whatever ours. */
+	FUZZ_CHECK(c->snd_mss >= 64 && (!f->peer_syn || c->snd_mss <= c->cfg.mss));
 
 	/* Timers: none in the past; after tcp_timer(now), none due any more. */
 	FUZZ_CHECK(d == UINT64_MAX || d >= f->now);
@@ -527,8 +714,12 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 		FUZZ_CHECK(c->persist_at <= f->now + c->cfg.rto_max_ns + SWS_OVERRIDE_MAX);
 	if (c->delack_at)
 		FUZZ_CHECK(c->delack_at <= f->now + c->cfg.delack_ns);
-	if (c->state == TCP_CLOSED)
+	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN)
 		FUZZ_CHECK(d == UINT64_MAX);
+	/* Our SYN or SYN-ACK is owed until acknowledged: its timer, and nothing else, runs. */
+	if (syn_outstanding(c->state))
+		FUZZ_CHECK(c->rto_at && !c->delack_at && !c->persist_at && !c->keepalive_at &&
+			   !c->timewait_at);
 	/*
 	 * Liveness: while we owe the peer data or a FIN (sent and unacknowledged,
 	 * or waiting to be sent), the retransmission or the persist timer runs;
@@ -624,7 +815,12 @@ static void op_segment(struct fz *f, struct reader *in)
 		f->peer_wnd = rd16(in);
 	r.window = f->peer_wnd;
 	r.payload_len = rd16(in) & MAX_PAYLOAD;
-	ts = c->ts_ok != !!(bases & 0x10);
+	/* A SYN carries the set-up's SYN options; timestamps as negotiated, or as offered. */
+	if (flags & SYN) {
+		r.opts = f->syn_opts;
+		r.opts.has_ts = false;
+	}
+	ts = (f->peer_syn ? c->ts_ok : f->syn_opts.has_ts) != !!(bases & 0x10);
 	if (ts) {
 		r.opts.has_ts = true;
 		r.opts.ts_val = f->peer_ts;
@@ -764,20 +960,99 @@ static void op_recv(struct fz *f, struct reader *in)
 	check_conn(f, false, "recv");
 }
 
-/* ---- set-up: CLOSED -> SYN-SENT -> ESTABLISHED ---- */
+/* ---- set-up: the start modes ---- */
 
-static bool setup(struct fz *f, struct reader *in)
+/* Set-up byte 14 bits 6-7, plus 4 with byte 1 bit 7: 0 in inputs older than the modes. */
+enum start_mode {
+	START_ACTIVE,	     /* connect, the peer's SYN-ACK: ESTABLISHED */
+	START_SYN_SENT,	     /* connect: the operations' segments arrive in SYN-SENT */
+	START_PASSIVE,	     /* listen, the peer's SYN: SYN-RECEIVED, our SYN-ACK sent */
+	START_COOKIE,	     /* tcp_conn_from_cookie(): SYN-RECEIVED, nothing sent */
+	START_SIMULTANEOUS,  /* connect, the peer's bare SYN: SYN-RECEIVED, our SYN-ACK sent */
+	START_LISTEN,	     /* listen: the operations' segments arrive in LISTEN */
+	START_PASSIVE_ACKED, /* START_PASSIVE, then the peer's ACK: ESTABLISHED */
+	START_COOKIE_ACKED,  /* START_COOKIE, then the peer's ACK: ESTABLISHED */
+};
+
+/* The SYN cookies' secret (any fixed key: the target is deterministic). */
+static const uint8_t cookie_key[TCP_SYNCOOKIE_KEY_BYTES] = "lunar fuzz key!";
+
+/* A set-up segment from the peer: a SYN with the set-up's options, else timestamps if agreed. */
+static void setup_input(struct fz *f, uint8_t flags, uint32_t seq, uint32_t ack,
+			const char *what)
+{
+	struct tcp_repr r = {.sport = RPORT, .dport = LPORT, .seq = seq, .ack = ack,
+			     .flags = flags, .window = f->peer_wnd, .hdr_len = 20};
+
+	if (flags & SYN)
+		r.opts = f->syn_opts;
+	else
+		r.opts.has_ts = f->c.ts_ok;
+	if (r.opts.has_ts) {
+		r.opts.ts_val = f->peer_ts;
+		r.opts.ts_ecr = f->last_ts_val;
+	}
+	begin(f);
+	tcp_input(&f->c, &r, f->now, &f->out);
+	check_conn(f, false, what);
+}
+
+/*
+ * START_COOKIE: the listener answered the peer's SYN (ISN @irs) with a
+ * cookie and kept nothing. The ACK that comes back (20 s later with @late:
+ * in the cookie's next time slot, still valid) must check, and the SYN is
+ * rebuilt from it into @syn as tcp_stack.c's cookie_conn() does. The
+ * cookie is the connection's ISS; *@mss the MSS it recalls.
+ */
+static uint32_t cookie_open(struct fz *f, const struct tcp_4tuple *t, uint32_t irs, bool late,
+			    struct tcp_repr *syn, uint16_t *mss)
+{
+	const struct tcp_options *so = &f->syn_opts;
+	struct tcp_repr peer = {.sport = RPORT, .dport = LPORT, .seq = irs, .flags = SYN,
+				.window = f->peer_wnd, .hdr_len = 20, .opts = *so};
+	struct tcp_repr ack = {.sport = RPORT, .dport = LPORT, .seq = irs + 1, .flags = ACK,
+			       .window = f->peer_wnd, .hdr_len = 20};
+	struct tcp_syncookie_opts co;
+	uint32_t cookie = tcp_syncookie_make(cookie_key, t, &peer, f->now);
+	uint16_t want = so->has_mss ? so->mss : 536;
+
+	if (late)
+		advance_to(f, f->now + 20000 * MS);
+	ack.ack = cookie + 1;
+	ack.opts.has_ts = so->has_ts;
+	ack.opts.ts_val = f->peer_ts;
+	FUZZ_CHECK(tcp_syncookie_check(cookie_key, t, &ack, f->now, &co));
+	/* The options survive; the MSS is rounded down to the table, whose least is 536. */
+	FUZZ_CHECK(co.has_wscale == so->has_wscale && co.sack_permitted == so->sack_permitted);
+	if (co.has_wscale)
+		FUZZ_CHECK(co.wscale == (so->wscale > 14 ? 14 : so->wscale));
+	FUZZ_CHECK(co.mss >= 536 && (co.mss <= want || co.mss == 536));
+	*syn = (struct tcp_repr){.sport = RPORT, .dport = LPORT, .seq = irs, .flags = SYN,
+				 .window = ack.window, .hdr_len = 20};
+	syn->opts.has_mss = true;
+	syn->opts.mss = co.mss;
+	syn->opts.has_wscale = co.has_wscale;
+	syn->opts.wscale = co.wscale;
+	syn->opts.sack_permitted = co.sack_permitted;
+	syn->opts.has_ts = ack.opts.has_ts;
+	syn->opts.ts_val = ack.opts.ts_val;
+	*mss = co.mss;
+	return cookie;
+}
+
+static void setup(struct fz *f, struct reader *in)
 {
 	struct tcp_config cfg;
 	struct tcp_4tuple t = {.laddr = LADDR, .raddr = RADDR, .lport = LPORT, .rport = RPORT};
-	uint8_t o = rd8(in), pws = rd8(in) & 15;
-	uint16_t pmss = rd16(in);
-	uint32_t iss = rd32(in), irs = rd32(in);
+	uint8_t o = rd8(in), b1 = rd8(in), pws = b1 & 15;
+	uint16_t pmss = rd16(in), peer_mss = pmss ? pmss : 536;
+	uint32_t iss = rd32(in), irs = rd32(in), mss;
 	uint16_t pwnd = rd16(in);
 	uint8_t bufs = rd8(in), k = rd8(in);
-	struct tcp_repr r = {.sport = RPORT, .dport = LPORT, .seq = irs, .ack = iss + 1,
-			     .flags = SYN | ACK, .window = pwnd, .hdr_len = 20};
-	const struct tcp_tx *syn;
+	unsigned mode = (unsigned)(bufs >> 6) | (unsigned)(b1 >> 7) << 2;
+	bool active = mode == START_ACTIVE || mode == START_SYN_SENT || mode == START_SIMULTANEOUS;
+	struct tcp_conn *c = &f->c;
+	struct tcp_repr syn;
 
 	tcp_config_default(&cfg);
 	cfg.timestamps = !(o & 0x08);
@@ -801,63 +1076,113 @@ static bool setup(struct fz *f, struct reader *in)
 		cfg.reass_max_bytes = 3000;
 
 	memset(f, 0, sizeof(*f));
+	f->in_setup = true;
 	f->now = 1000 * MS;
-	f->iss = iss;
-	f->irs = irs;
 	f->peer_ts = 777;
 	f->peer_wnd = pwnd;
-	f->app_rcv = irs + 1;
-	FUZZ_CHECK(tcp_conn_init(&f->c, &cfg, &t, iss, f->now) == 0);
-	FUZZ_CHECK(tcp_connect(&f->c, f->now, &f->out) == 0);
-	FUZZ_CHECK(f->c.state == TCP_SYN_SENT && f->out.n == 1);
-	syn = &f->out.seg[0];
-	FUZZ_CHECK(syn->flags == SYN && syn->seq == iss && syn->len == 0);
-	FUZZ_CHECK(syn->opts.has_mss && syn->opts.mss == cfg.mss);
-	FUZZ_CHECK(syn->opts.has_ts == cfg.timestamps && syn->opts.sack_permitted == cfg.sack &&
-		   syn->opts.has_wscale == cfg.window_scaling);
+	f->syn_opts = (struct tcp_options){.has_mss = pmss != 0, .mss = pmss,
+					   .has_wscale = o & 0x04, .wscale = pws,
+					   .sack_permitted = o & 0x02, .has_ts = o & 0x01};
+	if (mode == START_COOKIE || mode == START_COOKIE_ACKED)
+		iss = cookie_open(f, &t, irs, k & 0x80, &syn, &peer_mss);
+	FUZZ_CHECK(tcp_conn_init(c, &cfg, &t, iss, f->now) == 0);
+	f->iss = iss;
+	begin(f);
+	if (active)
+		FUZZ_CHECK(tcp_connect(c, f->now, &f->out) == 0 && f->out.n == 1);
+	else
+		tcp_listen(c);
+	f->prev_snd_una = c->snd_una;
+	f->prev_snd_max = c->snd_max;
+	f->prev_state = c->state;
+	check_conn(f, false, active ? "connect" : "listen");
 
-	if (pmss) {
-		r.opts.has_mss = true;
-		r.opts.mss = pmss;
+	/* bit 7 of byte 15: the peer's answer to our SYN or SYN-ACK comes 3 ms later. */
+	switch (mode) {
+	case START_ACTIVE:
+		if (k & 0x80)
+			advance_to(f, f->now + 3 * MS);
+		setup_input(f, SYN | ACK, irs, iss + 1, "synack");
+		FUZZ_CHECK(c->state == TCP_ESTABLISHED);
+		FUZZ_CHECK(f->out.n == 1 && f->out.seg[0].flags == ACK &&
+			   f->out.seg[0].seq == iss + 1 && f->out.seg[0].ack == irs + 1);
+		break;
+	case START_SIMULTANEOUS:
+		if (k & 0x80)
+			advance_to(f, f->now + 3 * MS);
+		/* fall through */
+	case START_PASSIVE:
+	case START_PASSIVE_ACKED:
+		setup_input(f, SYN, irs, 0, "syn");
+		FUZZ_CHECK(c->state == TCP_SYN_RECEIVED && f->out.n == 1); /* the SYN-ACK */
+		break;
+	case START_COOKIE:
+	case START_COOKIE_ACKED:
+		tcp_conn_from_cookie(c, &syn, f->now);
+		check_conn(f, false, "cookie");
+		/* Nothing sent, and no RTT sample: the SYN-ACK went at an unknown time. */
+		FUZZ_CHECK(c->state == TCP_SYN_RECEIVED && !c->rtt_start);
+		break;
+	default:
+		break;
 	}
-	if (o & 0x04) {
-		r.opts.has_wscale = true;
-		r.opts.wscale = pws;
+	if (mode == START_PASSIVE_ACKED || mode == START_COOKIE_ACKED) {
+		if (k & 0x80)
+			advance_to(f, f->now + 3 * MS);
+		setup_input(f, ACK, irs + 1, iss + 1, "ack");
+		FUZZ_CHECK(c->state == TCP_ESTABLISHED && f->out.n == 0);
 	}
-	r.opts.sack_permitted = o & 0x02;
-	if (o & 0x01) {
-		r.opts.has_ts = true;
-		r.opts.ts_val = f->peer_ts;
-		r.opts.ts_ecr = syn->opts.ts_val;
+	if (f->peer_syn) {
+		/* What the set-up's SYNs offered (a cookie keeps all of it but the exact MSS). */
+		FUZZ_CHECK(c->ts_ok == (cfg.timestamps && (o & 0x01)));
+		FUZZ_CHECK(c->sack_ok == (cfg.sack && (o & 0x02)));
+		FUZZ_CHECK(c->ws_ok == (cfg.window_scaling && (o & 0x04)));
+		FUZZ_CHECK(c->snd_wscale == (c->ws_ok ? (pws > 14 ? 14 : pws) : 0));
+		/* RFC 9293 3.7.1: at most ours, less the timestamp option; floor 64. */
+		mss = peer_mss < cfg.mss ? peer_mss : cfg.mss;
+		if (c->ts_ok)
+			mss = mss > 12 ? mss - 12 : 0;
+		FUZZ_CHECK(c->snd_mss == (mss < 64 ? 64 : mss));
 	}
-	if (k & 0x80)
-		advance_to(f, f->now + 3 * MS);
-	f->out.n = 0;
-	tcp_input(&f->c, &r, f->now, &f->out);
-	FUZZ_CHECK(f->c.state == TCP_ESTABLISHED);
-	FUZZ_CHECK(f->c.ts_ok == (cfg.timestamps && (o & 0x01)));
-	FUZZ_CHECK(f->c.sack_ok == (cfg.sack && (o & 0x02)));
-	FUZZ_CHECK(f->c.ws_ok == (cfg.window_scaling && (o & 0x04)));
-	FUZZ_CHECK(f->c.snd_wscale == (f->c.ws_ok ? (pws > 14 ? 14 : pws) : 0));
-	FUZZ_CHECK(f->c.ws_ok || f->c.rcv_wscale == 0);
-	FUZZ_CHECK(f->out.n == 1 && f->out.seg[0].flags == ACK && f->out.seg[0].seq == iss + 1 &&
-		   f->out.seg[0].ack == irs + 1);
-	f->prev_snd_una = f->c.snd_una;
-	f->prev_snd_max = f->c.snd_max;
-	f->prev_rcv_nxt = f->c.rcv_nxt;
-	f->prev_rcv_adv = f->c.rcv_adv;
-	f->prev_state = f->c.state;
-	check_conn(f, false, "synack");
-	return true;
+	f->in_setup = false;
+	state_visits[c->state]++;
 }
 
-static void zbuf_once(void)
+/*
+ * FUZZ_TCP_CONN_STATES=1: at exit, print how often each state was checked
+ * in (after the set-up and after every step) over all the inputs run, and
+ * exit with 1 if one never was. The fuzz suite runs the committed seeds so,
+ * so a corpus that stops reaching a state fails.
+ */
+static void report_states(void)
+{
+	unsigned missing = 0;
+
+	fprintf(stderr, "fuzz_tcp_conn: states checked:");
+	for (unsigned s = 0; s < N_STATES; s++) {
+		fprintf(stderr, " %s=%llu", tcp_state_name((enum tcp_state)s),
+			(unsigned long long)state_visits[s]);
+		missing += !state_visits[s];
+	}
+	fprintf(stderr, "\n");
+	if (missing) {
+		fprintf(stderr, "fuzz_tcp_conn: %u of %d states never reached\n", missing,
+			N_STATES);
+		fflush(stderr);
+		_exit(1);
+	}
+	fprintf(stderr, "fuzz_tcp_conn: all %d states reached\n", N_STATES);
+}
+
+static void init_once(void)
 {
 	static bool done;
 	struct zbuf_config zc = {.backend = ZBUF_BACKEND_MMAP};
 
 	if (done)
 		return;
+	if (getenv("FUZZ_TCP_CONN_STATES"))
+		atexit(report_states);
 	for (int i = 0; i < ZBUF_CLASS_COUNT; i++)
 		zc.zones[i] = 8;
 	if (zbuf_init(&zc) != 0) {
@@ -872,7 +1197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct fz f;
 	struct reader in = {.p = data, .n = size};
 
-	zbuf_once();
+	init_once();
 	FUZZ_CHECK(zbuf_in_use() == 0);
 	if (size < SETUP_LEN)
 		return 0;

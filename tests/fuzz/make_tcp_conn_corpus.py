@@ -4,9 +4,13 @@
 Run from anywhere (plain python3, no scapy):
     python3 tests/fuzz/make_tcp_conn_corpus.py
 and commit the result. The input format is described at the top of
-fuzz_tcp_conn.c: a 16-byte set-up block, then operations, each a selector
-byte and its arguments. Files named regress_* are crash reproducers kept
-by hand (the fuzzer's findings); this script leaves them alone and
+fuzz_tcp_conn.c: a 16-byte set-up block (with the start mode: active,
+passive, SYN cookie or simultaneous open, or LISTEN / SYN-SENT /
+SYN-RECEIVED left to the operations), then operations, each a selector
+byte and its arguments. Every start mode has seeds, and between them they
+walk through all eleven states of RFC 9293 (the fuzz suite checks it:
+fuzz/fuzz_tcp_conn_states). Files named regress_* are crash reproducers
+kept by hand (the fuzzer's findings); this script leaves them alone and
 replaces every other file.
 """
 import os
@@ -22,6 +26,9 @@ PEER_TS, PEER_SACK, PEER_WS = 0x01, 0x02, 0x04
 NO_TS, NO_SACK, NO_WS, NODELAY, NO_DELACK = 0x08, 0x10, 0x20, 0x40, 0x80
 # set-up byte 15
 KEEPALIVE, SYNACK_RTT = 0x04, 0x80
+# start modes: set-up byte 14 bits 6-7, plus 4 with byte 1 bit 7
+(ACTIVE, SYN_SENT, PASSIVE, COOKIE, SIMULTANEOUS, LISTEN, PASSIVE_ACKED,
+ COOKIE_ACKED) = range(8)
 
 # segment bases byte: SEQ base (bit0-1), ACK base (bit2-3)
 SEQ_RCV_NXT, SEQ_RCV_ADV, SEQ_IRS = 0, 1, 2
@@ -30,9 +37,9 @@ TS_FLIP, TS_DELTA, SACKS, WINDOW = 0x10, 0x20, 0x40, 0x80
 
 
 def setup(opts=PEER_TS | PEER_SACK | PEER_WS, wscale=7, mss=1460, iss=1000, irs=5000,
-          window=65535, rcv_buf=0, snd_buf=0, k=0):
-    return struct.pack(">BBHIIHBB", opts, wscale, mss, iss, irs, window,
-                       rcv_buf | snd_buf << 3, k)
+          window=65535, rcv_buf=0, snd_buf=0, k=0, mode=ACTIVE):
+    return struct.pack(">BBHIIHBB", opts, wscale | (mode >> 2) << 7, mss, iss, irs, window,
+                       rcv_buf | snd_buf << 3 | (mode & 3) << 6, k)
 
 
 def seg(flags, dseq=0, dack=0, length=0, seq_base=SEQ_RCV_NXT, ack_base=ACK_SND_MAX,
@@ -90,6 +97,17 @@ def recv(max_slices=16):
 
 
 CLOSE, OUTPUT, ABORT = bytes([12]), bytes([13]), bytes([15])
+
+# From ESTABLISHED to CLOSED, three ways (RFC 9293 3.6):
+# we close first: FIN-WAIT-1, FIN-WAIT-2, TIME-WAIT, CLOSED;
+ACTIVE_CLOSE = send(100) + CLOSE + seg(ACK) + seg(ACK | FIN) + event_loop(6, 2)
+# the peer closes first: CLOSE-WAIT, LAST-ACK, CLOSED;
+PASSIVE_CLOSE = seg(ACK | FIN, length=10) + recv() + CLOSE + seg(ACK)
+# both at once: FIN-WAIT-1, CLOSING, TIME-WAIT, CLOSED.
+SIMULTANEOUS_CLOSE = CLOSE + seg(ACK | FIN, ack_base=ACK_SND_UNA) + seg(ACK) + event_loop(6, 2)
+
+# TCP options of a raw SYN: MSS 1460, SACK-permitted, timestamps, NOP, window scale 7.
+SYN_OPTS = bytes([2, 4, 0x05, 0xb4, 4, 2, 8, 10]) + struct.pack(">II", 770, 0) + bytes([1, 3, 3, 7])
 
 SEEDS = {
     # Two in-order segments (fast path), read, answer with data, acknowledged.
@@ -153,6 +171,79 @@ SEEDS = {
     # A tiny send buffer, Nagle on, delayed ACKs, no options at all.
     "small_bufs": setup(opts=NO_TS | NO_SACK | NO_WS, wscale=0, mss=536, rcv_buf=7, snd_buf=7)
     + send(50) + send(100) + seg(ACK, length=500) + OUTPUT + advance(2, 2) + recv(),
+
+    # ---- the other start modes: the handshake states get the operations too ----
+    # SYN-SENT: the peer's SYN-ACK (IRS 1234) completes it; the peer closes first.
+    "syn_sent_synack": setup(mode=SYN_SENT) + seg(SYN | ACK, dseq=1234)
+    + seg(ACK | PSH, length=700) + recv() + PASSIVE_CLOSE,
+    # Data written in SYN-SENT goes once the SYN-ACK came; we close first.
+    "syn_sent_data_first": setup(mode=SYN_SENT, k=SYNACK_RTT) + send(3000) + advance(3, 1)
+    + seg(SYN | ACK, dseq=-77) + seg(ACK) + ACTIVE_CLOSE,
+    # The SYN-ACK only after a retransmitted SYN (Karn: no RTT sample), no options.
+    "syn_sent_synack_late": setup(opts=NO_TS | NO_SACK | NO_WS, mode=SYN_SENT) + next_deadline()
+    + seg(SYN | ACK, dseq=9) + SIMULTANEOUS_CLOSE,
+    # An ACK of something else gets a RST; a RST without ACK is ignored; one that
+    # acknowledges the SYN refuses the connection.
+    "syn_sent_refused": setup(mode=SYN_SENT) + seg(ACK, ack_base=ACK_SND_UNA) + seg(RST)
+    + seg(RST | ACK),
+    # No answer at all: the SYN is retransmitted until the connection times out.
+    "syn_sent_timeout": setup(mode=SYN_SENT) + send(10) + event_loop(6, 10),
+    # CLOSE in SYN-SENT deletes the connection; a later segment gets a RST.
+    "syn_sent_close": setup(mode=SYN_SENT) + send(100) + CLOSE + seg(SYN | ACK),
+    # Simultaneous open: the peer's SYN-ACK answers ours (RFC 9293 figure 8); both close.
+    "simultaneous": setup(mode=SIMULTANEOUS) + seg(SYN | ACK, seq_base=SEQ_IRS)
+    + seg(ACK, length=300) + recv() + SIMULTANEOUS_CLOSE,
+    # ... or a plain ACK ends SYN-RECEIVED; we close first.
+    "simultaneous_ack": setup(mode=SIMULTANEOUS, k=SYNACK_RTT) + send(2000) + seg(ACK)
+    + seg(ACK) + ACTIVE_CLOSE,
+    # CLOSE in SYN-RECEIVED waits for the handshake; the ACK brings the peer's FIN too.
+    "simultaneous_close": setup(mode=SIMULTANEOUS) + CLOSE + seg(ACK | FIN) + seg(ACK)
+    + event_loop(6, 2),
+    # Passive open: the ACK ends the handshake with data; the peer closes first.
+    "passive": setup(mode=PASSIVE) + seg(ACK | PSH, length=500) + recv() + send(2000)
+    + seg(ACK) + PASSIVE_CLOSE,
+    # The peer's SYN again (the SYN-ACK was lost): answered; the SYN-ACK times out once.
+    "passive_syn_again": setup(mode=PASSIVE) + seg(SYN, seq_base=SEQ_IRS) + next_deadline()
+    + seg(ACK) + ACTIVE_CLOSE,
+    # An ACK of anything but our SYN-ACK gets a RST; then the right one.
+    "passive_bad_ack": setup(mode=PASSIVE) + seg(ACK, ack_base=ACK_SND_UNA) + seg(ACK, dack=5)
+    + seg(ACK) + SIMULTANEOUS_CLOSE,
+    # RSTs in SYN-RECEIVED: in the window but not at RCV.NXT, a challenge ACK; at it, closed.
+    "passive_rst": setup(mode=PASSIVE) + seg(RST, dseq=5) + seg(RST),
+    # Nobody answers the SYN-ACK: retransmitted until the connection times out.
+    "passive_timeout": setup(mode=PASSIVE, opts=PEER_WS, wscale=14) + event_loop(6, 10),
+    # CLOSE in SYN-RECEIVED: the FIN follows the ACK; we close first.
+    "passive_close_early": setup(mode=PASSIVE) + CLOSE + seg(ACK) + seg(ACK) + seg(ACK | FIN)
+    + event_loop(6, 2),
+    # The ACK brings the peer's FIN: ESTABLISHED then CLOSE-WAIT in one step.
+    "passive_fin_in_ack": setup(mode=PASSIVE) + seg(ACK | FIN, length=20) + recv() + CLOSE
+    + seg(ACK),
+    # ABORT in SYN-RECEIVED sends a RST.
+    "passive_abort": setup(mode=PASSIVE) + ABORT + seg(ACK),
+    # A SYN cookie's connection: the ACK with data makes it; both close.
+    "cookie": setup(mode=COOKIE) + seg(ACK, length=100) + recv() + SIMULTANEOUS_CLOSE,
+    # The cookie's ACK in the next time slot; the peer offered no options and MSS 1000
+    # (the cookie says 536); the peer closes first.
+    "cookie_late_no_opts": setup(mode=COOKIE, opts=0, mss=1000, k=SYNACK_RTT) + seg(ACK)
+    + send(3000) + seg(ACK) + PASSIVE_CLOSE,
+    # The cookie connection's SYN-ACK times out once before the ACK comes.
+    "cookie_timeout": setup(mode=COOKIE, rcv_buf=2) + next_deadline() + seg(ACK)
+    + ACTIVE_CLOSE,
+    # LISTEN: a RST is ignored, an ACK gets a RST, a SYN starts the handshake.
+    "listen": setup(mode=LISTEN) + seg(RST) + seg(ACK) + seg(SYN, dseq=4321) + seg(ACK)
+    + seg(ACK, length=100) + recv() + ACTIVE_CLOSE,
+    # A raw SYN with every option; then the handshake's ACK, raw too.
+    "listen_raw_syn": setup(mode=LISTEN) + raw(tcp_header(7777, 0, SYN, 29200, opts=SYN_OPTS))
+    + raw(tcp_header(0, 1, ACK, 512, opts=bytes([1, 1, 8, 10]) + struct.pack(">II", 777, 0)))
+    + SIMULTANEOUS_CLOSE,
+    # CLOSE in LISTEN; a SYN then meets a closed connection.
+    "listen_close": setup(mode=LISTEN) + CLOSE + seg(SYN),
+    # A passive open already acknowledged: server-side data both ways; the peer closes first.
+    "passive_acked": setup(mode=PASSIVE_ACKED, k=SYNACK_RTT) + seg(ACK, length=1000) + recv()
+    + send(5000) + seg(ACK) + PASSIVE_CLOSE,
+    # A cookie connection already acknowledged, small buffers; we close first.
+    "cookie_acked": setup(mode=COOKIE_ACKED, opts=PEER_SACK | PEER_WS, rcv_buf=4, snd_buf=4)
+    + send(3000) + seg(ACK) + ACTIVE_CLOSE,
 }
 
 

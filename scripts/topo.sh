@@ -3,7 +3,7 @@
 #
 #   topo.sh veth up|down     lunar-a (veth-a 10.77.0.1/24) <-> lunar-b (veth-b 10.77.0.2/24)
 #   topo.sh arb up|down      lunar-a (10.78.1.1/24) - lunar-r (router) - lunar-b (10.78.2.2/24)
-#   topo.sh arb loss <pct>   drop pct% of packets forwarded by lunar-r at random
+#   topo.sh arb loss <pct>   drop pct% (e.g. 5 or 0.1) of packets forwarded by lunar-r at random
 #                            (nftables; 0 removes the rule; no argument shows it)
 #   topo.sh memif up|down    run directory for memif sockets (/run/lunar); removes stale sockets
 #   topo.sh down-all         everything above, plus XDP programs and processes left inside
@@ -257,19 +257,23 @@ arb_loss() {
 		fi
 		return
 	fi
-	local pct=$1
-	[[ "$pct" =~ ^[0-9]+$ ]] && [ "$pct" -le 100 ] || die "loss must be an integer percentage 0..100, got '$pct'"
+	local pct=$1 permille
+	# Tenths of a percent (0.1 for the loss benchmarks) as well as whole ones.
+	[[ "$pct" =~ ^[0-9]+(\.[0-9])?$ ]] || die "loss must be a percentage 0..100 with at most one decimal, got '$pct'"
+	permille=$((${pct%.*} * 10))
+	[[ "$pct" != *.* ]] || permille=$((permille + ${pct#*.}))
+	[ "$permille" -le 1000 ] || die "loss must be a percentage 0..100, got '$pct'"
 	# Replace, never stack: delete our table, then add it back if wanted.
 	if ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" >/dev/null 2>&1; then
 		ip netns exec "$NS_R" nft delete table ip "$LOSS_TABLE"
 	fi
-	if [ "$pct" -eq 0 ]; then
+	if [ "$permille" -eq 0 ]; then
 		say "arb: loss rule removed from $NS_R"
 		return
 	fi
-	# numgen's range is 0..99, so 100% is a plain drop.
-	local match="numgen random mod 100 < $pct "
-	[ "$pct" -lt 100 ] || match=""
+	# numgen's range is 0..999, so 100% is a plain drop.
+	local match="numgen random mod 1000 < $permille "
+	[ "$permille" -lt 1000 ] || match=""
 	ip netns exec "$NS_R" nft -f - <<-EOF
 		table ip $LOSS_TABLE {
 			chain forward {

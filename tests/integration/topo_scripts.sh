@@ -30,6 +30,13 @@ expect_eq "arb loss 100: nothing crosses the router" "$?" 1
 "$TOPO" arb loss 0 >/dev/null
 ip netns exec lunar-a ping -c 2 -i 0.2 -W 2 10.78.2.2 >/dev/null 2>&1
 expect_eq "arb loss 0: traffic flows again" "$?" 0
+# Tenths of a percent become a rule over 1000; a bad value is refused by name.
+"$TOPO" arb loss 0.1 >/dev/null
+expect_eq "arb loss 0.1: rule drops 1 in 1000" \
+	"$(ip netns exec lunar-r nft list ruleset | grep -c 'numgen random mod 1000 < 1 ')" 1
+"$TOPO" arb loss 0 >/dev/null
+"$TOPO" arb loss 0.15 >/dev/null 2>&1
+expect_eq "arb loss 0.15 is refused" "$?" 1
 
 for t in veth arb memif; do
 	"$TOPO" $t down >/dev/null 2>&1

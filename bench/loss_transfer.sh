@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# loss_transfer.sh - one bulk transfer through a lossy router, lunar against
+# the kernel as the sender, side by side: namespace B sends SIZE bytes to a
+# kernel socat in A through lunar-r, which drops LOSS% of what it forwards
+# in both directions (nftables numgen, scripts/topo.sh arb loss). lunar-get
+# sends on af_xdp (arb-b); the kernel sends with socat from the same
+# namespace, its congestion control set to CC (net.ipv4 sysctl, per
+# namespace), SACK and RACK on as by default, and its RTO floor lowered to
+# lunar's 4 ms (rto_min on the route; Linux's default is 200 ms). Runs alternate (lunar,
+# kernel, lunar, ...) so that a slow phase of the VM hits both. The time
+# is the receiver's, from the sender's start to EOF. Sender on CPU 1,
+# receiver on CPU 0. Prints every run, then per loss the median seconds
+# and Gbit/s of each and the ratio, and lunar's retransmission counters.
+#
+# usage: bench/loss_transfer.sh [SIZE=256M] [ROUNDS=3] [CC=reno] [LOSSES="0 0.1 1 5"]
+# Needs the release build in build/ and nothing else on CPUs 0-1.
+set -u
+size=${1:-256M} rounds=${2:-3} cc=${3:-reno} losses=${4:-0 0.1 1 5}
+root=$(cd "$(dirname "$0")/.." && pwd)
+get=$root/build/tools/lunar-get
+topo=$root/scripts/topo.sh
+[ -x "$get" ] || { echo "build first: $get is missing" >&2; exit 2; }
+log=$(mktemp -d /tmp/lunar-loss.XXXXXX)
+A="ip netns exec lunar-a" B="ip netns exec lunar-b"
+trap '"$topo" arb down >/dev/null 2>&1; rm -rf "$log"' EXIT
+"$topo" arb up >/dev/null
+$B sysctl -qw net.ipv4.tcp_congestion_control="$cc" || exit 2
+# shellcheck disable=SC2046 # the route's own words
+$B ip route change $(ip -n lunar-b route show default) rto_min 4ms || exit 2
+head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$log/src.bin"
+bytes=$(stat -c %s "$log/src.bin")
+port=9400
+
+run() { # lunar|kernel: prints seconds
+	local who=$1 rcv t0 t1
+	port=$((port + 1))
+	$A taskset -c 0 socat -u "TCP-LISTEN:$port,reuseaddr" - >/dev/null &
+	rcv=$!
+	for _ in $(seq 50); do $A ss -ltnH "sport = :$port" | grep -q . && break; sleep 0.1; done
+	t0=$(date +%s.%N)
+	if [ "$who" = lunar ]; then
+		$B "$get" --timeout 600 --port af_xdp:arb-b --core 1 --connect "10.78.1.1:$port" \
+			--send "$log/src.bin" --counters >"$log/lunar.log" 2>&1 &
+	else
+		$B taskset -c 1 socat -u "FILE:$log/src.bin" "TCP:10.78.1.1:$port" &
+	fi
+	wait "$rcv"
+	t1=$(date +%s.%N)
+	wait
+	echo "$t1 - $t0" | bc
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+gbits() { echo "scale=3; $bytes * 8 / $1 / 1000000000" | bc; }
+
+for loss in $losses; do
+	"$topo" arb loss "$loss" >/dev/null
+	: >"$log/t.lunar"
+	: >"$log/t.kernel"
+	for r in $(seq "$rounds"); do
+		for who in lunar kernel; do
+			t=$(run "$who")
+			echo "$t" >>"$log/t.$who"
+			extra=""
+			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| dsacks [0-9]*' \
+				"$log/lunar.log" | tr -d '\n')
+			printf 'loss %s%% run %d %-6s %7.2f s %6s Gbit/s%s\n' "$loss" "$r" "$who" "$t" "$(gbits "$t")" "$extra"
+		done
+	done
+	l=$(median <"$log/t.lunar") k=$(median <"$log/t.kernel")
+	printf 'MEDIAN loss %s%% (%s, %s): lunar %.2f s %s Gbit/s, kernel %.2f s %s Gbit/s, lunar/kernel throughput %.2fx\n' \
+		"$loss" "$size" "$cc" "$l" "$(gbits "$l")" "$k" "$(gbits "$k")" "$(echo "scale=3; $k / $l" | bc)"
+done

@@ -105,8 +105,8 @@ int tcp_sb_sent(struct tcp_scoreboard *sb, uint32_t seq, uint32_t end, uint32_t 
 	need = from == end ? 0 : (end - from + mss - 1) / mss;
 	if (need && reserve(sb, need))
 		return -ENOMEM;
-	/* The part already recorded was sent again. */
-	for (uint32_t i = find(sb, seq); i < sb->count; i++) {
+	/* The part already recorded was sent again (an append, the common case, skips this). */
+	for (uint32_t i = seq_lt(seq, tail) ? find(sb, seq) : sb->count; i < sb->count; i++) {
 		struct tcp_txseg *r = tcp_sb_at(sb, i);
 
 		if (!seq_lt(r->start, end))

@@ -800,8 +800,8 @@ void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 uint64_t tcp_next_deadline(const struct tcp_conn *c)
 {
 	uint64_t d = UINT64_MAX;
-	const uint64_t t[] = {c->rto_at,	 c->delack_at, c->persist_at, c->keepalive_at,
-			      c->timewait_at, c->rack_at,  c->tlp_at};
+	const uint64_t t[] = {c->rto_at, c->delack_at, c->persist_at, c->keepalive_at,
+			      c->timewait_at, c->rack_at, c->tlp_at};
 
 	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (t[i] && t[i] < d)

@@ -119,6 +119,7 @@ static void ack_advance(struct tcp_conn *c, uint32_t ack, uint64_t now, struct t
 {
 	uint32_t acked = ack - c->snd_una;
 	uint32_t flight = c->snd_max - c->snd_una;
+	bool was_recovering = c->cc.in_recovery;
 	enum tcp_cc_action act;
 
 	if (tcp_sndbuf_ack(c, acked))
@@ -129,22 +130,15 @@ static void ack_advance(struct tcp_conn *c, uint32_t ack, uint64_t now, struct t
 	take_rtt_sample(c, ack, now);
 	c->retries = 0;
 	c->unacked_since = now;
-	if (c->sb_on) {
-		bool was = c->cc.in_recovery;
-
+	if (c->sb_on)
 		tcp_rec_acked(c, ack, now);
-		act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
-		if (was && !c->cc.in_recovery)
-			tcp_rack_recovery_done(&c->rack);
-	} else {
-		act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
-	}
+	act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
+	if (c->sb_on && was_recovering && !c->cc.in_recovery)
+		tcp_rack_recovery_done(&c->rack);
 	if (act == TCP_CC_RETRANSMIT_FIRST)
 		retransmit_first(c, now, out);
 	/* RFC 6298 5.2, 5.3: stop the timer when all is acknowledged, else restart it. */
 	c->rto_at = c->snd_una == c->snd_max ? 0 : now + tcp_rtt_timeout(&c->rtt);
-	if (c->sb_on)
-		tcp_rec_arm_tlp(c, now);
 }
 
 /* In-order data: queue it and decide when to acknowledge (RFC 1122 4.2.3.2). */
@@ -259,8 +253,12 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 	if (len && (c->reass.n || len > rcv_wnd_now(c) || c->mem_pressure != TCP_MEM_NORMAL))
 		return false;
 	update_ts_recent(c, seg, now);
-	if (acks_new)
+	if (acks_new) {
 		ack_advance(c, seg->ack, now, out);
+		/* The RTO moved: so does the probe (the slow path's tcp_rec_on_ack() does this). */
+		if (c->sb_on)
+			tcp_rec_arm_tlp(c, now);
+	}
 	update_window(c, seg);
 	if (len) {
 		data_in_order(c, seg->payload, len);

@@ -6,7 +6,6 @@
  * Used when SACK is negotiated and cfg.rack is on (the default); otherwise
  * the connection keeps NewReno's duplicate-ACK recovery in tcp_input.c.
  */
-#include "mem/zbuf.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_seq.h"

@@ -95,7 +95,6 @@ void tcp_sb_acked(struct tcp_scoreboard *sb, uint32_t ack, uint64_t now, uint64_
 /** Why a SACK block was not used. */
 enum tcp_sack_verdict {
 	TCP_SACK_USED,
-	TCP_SACK_DSACK,   /**< a D-SACK (RFC 2883): reports a duplicate, not new data */
 	TCP_SACK_INVALID, /**< empty, reversed, or outside (SND.UNA, SND.MAX] */
 };
 
@@ -108,8 +107,8 @@ bool tcp_sb_is_dsack(const struct tcp_options *o, uint32_t ack);
 /**
  * Mark the records wholly inside [@left, @right) SACKed (RFC 6675 Update()).
  * @snd_una, @snd_max bound what a block may name. Newly SACKed records go
- * into @d as in tcp_sb_acked(). @return the verdict for the block (a D-SACK
- * is recognised by the caller with tcp_sb_is_dsack() first).
+ * into @d as in tcp_sb_acked(). @return the verdict for the block. A D-SACK
+ * is the caller's to recognise first (tcp_sb_is_dsack()) and not to pass.
  */
 enum tcp_sack_verdict tcp_sb_sack(struct tcp_scoreboard *sb, uint32_t left, uint32_t right,
 				  uint32_t snd_una, uint32_t snd_max, uint64_t now,

@@ -14,10 +14,11 @@
 #
 # usage: bench/loss_transfer.sh [SIZE=256M] [ROUNDS=3] [CC=reno] [LOSSES="0 0.1 1 5"]
 # Needs the release build in build/ and nothing else on CPUs 0-1.
+# LUNAR_GET=path runs another lunar-get (an older build, for a before/after).
 set -u
 size=${1:-256M} rounds=${2:-3} cc=${3:-reno} losses=${4:-0 0.1 1 5}
 root=$(cd "$(dirname "$0")/.." && pwd)
-get=$root/build/tools/lunar-get
+get=${LUNAR_GET:-$root/build/tools/lunar-get}
 topo=$root/scripts/topo.sh
 [ -x "$get" ] || { echo "build first: $get is missing" >&2; exit 2; }
 log=$(mktemp -d /tmp/lunar-loss.XXXXXX)

@@ -870,6 +870,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	tcp_config_default(&cfg);
+	lunar_options_tcp(&o, &cfg);
 	if (sock_buf)
 		cfg.rcv_buf = cfg.snd_buf = (uint32_t)sock_buf;
 	if (sodium_init() < 0)

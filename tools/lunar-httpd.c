@@ -1057,6 +1057,7 @@ int main(int argc, char **argv)
 	}
 	/* Responses are complete when queued: Nagle would only delay pipelined answers. */
 	tcp_config_default(&cfg);
+	lunar_options_tcp(&o, &cfg);
 	cfg.nodelay = true;
 	srv.snd_buf = cfg.snd_buf;
 	if (!lunar_env_tcp(srv.env, &cfg, (unsigned)srv.max_conns)) {

@@ -1,6 +1,7 @@
 /* options.c - parsing and checking of the options every lunar program shares. */
 #include "loop/options.h"
 #include "base/log.h"
+#include "tcp/tcp_conn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +15,16 @@ void lunar_options_init(struct lunar_options *o)
 	o->reserved_hi = 65535;
 	o->fault.seed = 1;
 	o->n_workers = 1;
+	o->cc = -1;
+	o->ecn = -1;
+}
+
+void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
+{
+	if (o->cc >= 0)
+		cfg->cc = (enum tcp_cc_algo)o->cc;
+	if (o->ecn >= 0)
+		cfg->ecn = (uint8_t)o->ecn;
 }
 
 int parse_ipv4(const char *s, uint32_t *out)
@@ -203,6 +214,30 @@ bad_core:
 		}
 		o->pool_mbufs = (unsigned)v;
 		return 1;
+	case LUNAR_OPT_CC:
+		o->cc = tcp_cc_algo_by_name(arg);
+		if (o->cc < 0) {
+			lunar_set_err(err, errlen,
+				      "--cc %s: unknown congestion control; use newreno, cubic or dctcp",
+				      arg);
+			return -EINVAL;
+		}
+		return 1;
+	case LUNAR_OPT_ECN:
+		if (!strcmp(arg, "on"))
+			o->ecn = TCP_ECN_ON;
+		else if (!strcmp(arg, "off"))
+			o->ecn = TCP_ECN_OFF;
+		else if (!strcmp(arg, "accept"))
+			o->ecn = TCP_ECN_ACCEPT;
+		else {
+			lunar_set_err(err, errlen,
+				      "--ecn %s: expected on (ask and accept), off or accept (answer "
+				      "only; the default)",
+				      arg);
+			return -EINVAL;
+		}
+		return 1;
 	default:
 		return 0;
 	}
@@ -272,6 +307,9 @@ void lunar_options_usage(FILE *f)
 	      "  --pool N           packet buffers (default: 128 MiB of them, at most 32767)\n"
 	      "  --trust-link       memif between two lunar processes on this host: no checksums\n"
 	      "                     computed or checked (as the kernel's veth); both ends\n"
+	      "  --cc NAME          congestion control: newreno (default), cubic or dctcp\n"
+	      "                     (dctcp asks for ECN itself)\n"
+	      "  --ecn MODE         ECN (RFC 3168): on (ask and accept), off, accept (default)\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

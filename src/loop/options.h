@@ -9,6 +9,8 @@
  *   --reserved LO-HI   TCP ports steered to lunar (default 61440-65535)
  *   --core N[,N...]    CPU to run on (default 0); a list: one worker per CPU
  *   --trust-link       memif to another lunar process: no checksums
+ *   --cc NAME          congestion control: newreno (default), cubic, dctcp
+ *   --ecn on|off|accept  ECN (RFC 3168): ask and accept, neither, accept only
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -39,8 +41,12 @@ struct lunar_options {
 	unsigned cores[LUNAR_MAX_WORKERS];   /* one per worker */
 	unsigned n_workers;                  /* 1 unless --core lists more */
 	unsigned pool_mbufs; /* 0: the default size (loop/env.c) */
+	int cc;              /* enum tcp_cc_algo; -1: tcp_config's default */
+	int ecn;             /* TCP_ECN_*; -1: tcp_config's default */
 	bool verbose;
 };
+
+struct tcp_config;
 
 /** Bounds of --pool (packet buffers). */
 #define LUNAR_POOL_MIN 2048u
@@ -58,6 +64,8 @@ enum {
 	LUNAR_OPT_VERBOSE,
 	LUNAR_OPT_POOL,
 	LUNAR_OPT_TRUST_LINK,
+	LUNAR_OPT_CC,
+	LUNAR_OPT_ECN,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -72,7 +80,9 @@ enum {
 		{"core", required_argument, NULL, LUNAR_OPT_CORE},                                 \
 		{"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE},                                 \
 		{"pool", required_argument, NULL, LUNAR_OPT_POOL},                                 \
-		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK}
+		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK},                           \
+		{"cc", required_argument, NULL, LUNAR_OPT_CC},                                     \
+		{"ecn", required_argument, NULL, LUNAR_OPT_ECN}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);
@@ -85,6 +95,8 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 			size_t errlen);
 /** Check the options that depend on each other (e.g. memif/tap need --ip). */
 int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen);
+/** Put the TCP choices among the options (--cc, --ecn) into @cfg. */
+void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg);
 /** Print the common options' help. */
 void lunar_options_usage(FILE *f);
 

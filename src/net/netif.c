@@ -226,12 +226,14 @@ static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
 	return 0;
 }
 
-int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto)
+int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto,
+		      uint8_t tos)
 {
 	struct ipv4_repr ir = {
 		.src = nif->ip,
 		.dst = dst,
 		.proto = proto,
+		.tos = tos,
 		.ttl = 64,
 		.id = nif->ip_id++,
 		.df = true,
@@ -395,7 +397,7 @@ static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_
 		icmp_emit(p, 8 + icr.data_len, &icr);
 		rte_pktmbuf_free(m);
 		nif->ctr.tx_icmp_echo_reply++;
-		netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP);
+		netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP, 0);
 		return;
 	}
 	if (icr.type == RTE_IP_ICMP_ECHO_REPLY) {
@@ -492,6 +494,7 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 			return;
 		}
 		nif->ctr.rx_tcp++;
+		tr.ecn = ir.tos & TCP_ECN_MASK;
 		if (nif->tcp_fn)
 			nif->tcp_fn(nif->tcp_ctx, &ir, &tr, m);
 		else
@@ -620,7 +623,7 @@ int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, 
 		  &(struct icmp_repr){.type = RTE_IP_ICMP_ECHO_REQUEST, .id = id, .seq = seq,
 				      .data = p + 8, .data_len = len});
 	nif->ctr.tx_icmp_echo_request++;
-	return netif_ipv4_output(nif, m, dst, IPPROTO_ICMP);
+	return netif_ipv4_output(nif, m, dst, IPPROTO_ICMP, 0);
 }
 
 void netif_set_echo_handler(struct netif *nif, netif_echo_fn fn, void *ctx)
@@ -670,7 +673,7 @@ int netif_udp_send(struct netif *nif, uint16_t sport, uint32_t dst, uint16_t dpo
 		udp_emit(p, 8 + len, &ur, nif->ip, dst, true);
 	}
 	nif->ctr.tx_udp++;
-	return netif_ipv4_output(nif, m, dst, IPPROTO_UDP);
+	return netif_ipv4_output(nif, m, dst, IPPROTO_UDP, 0);
 }
 
 /* ---- setup and introspection ---- */

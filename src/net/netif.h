@@ -144,10 +144,12 @@ uint32_t netif_next_hop(const struct netif *nif, uint32_t dst);
 /**
  * Send an IPv4 packet. @m holds the L4 header and payload at its data
  * offset, with headroom for the IPv4 and Ethernet headers. Takes @m.
+ * @tos: the TOS octet (DSCP and the ECN field, RFC 3168 5).
  * @return 0 if sent or queued for neighbour resolution, negative errno if
  *         dropped (counted).
  */
-int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto);
+int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto,
+		      uint8_t tos);
 
 /** Send an ICMP echo request with @len bytes of pattern payload. */
 int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, size_t len);

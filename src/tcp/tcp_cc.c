@@ -1,44 +1,72 @@
 /*
- * tcp_cc.c - NewReno congestion control (see tcp_cc.h): slow start and
- * congestion avoidance (RFC 5681 3.1) with appropriate byte counting
- * (RFC 3465), fast retransmit and fast recovery (RFC 5681 3.2) with the
- * NewReno response to partial ACKs (RFC 6582), the loss window after an
- * RTO and the restart window after idle (RFC 5681 3.1, 4.1).
+ * tcp_cc.c - the congestion control engine (see tcp_cc.h) and NewReno:
+ * slow start and congestion avoidance (RFC 5681 3.1) with appropriate byte
+ * counting (RFC 3465), fast retransmit and fast recovery (RFC 5681 3.2)
+ * with the NewReno response to partial ACKs (RFC 6582), the loss window
+ * after an RTO and the restart window after idle (RFC 5681 3.1, 4.1), the
+ * ECN echo response (RFC 3168 6.1.2).
  *
- * Owns: cwnd, ssthresh, the byte counter, the duplicate ACK count and the
- * recovery state (in_recovery, recover and its step 1 guard). It never
- * sends: it tells the caller when to retransmit the first unacknowledged
- * segment, and the caller sends whatever cwnd then allows. Byte arithmetic
- * saturates at UINT32_MAX; sequence comparisons go through tcp_seq.h.
+ * Owns: cwnd, ssthresh, the byte counter, the duplicate ACK count, the
+ * recovery state (in_recovery, recover and its step 1 guard) and the ECN
+ * response window; the algorithm owns cc->algo. It never sends: it tells
+ * the caller when to retransmit the first unacknowledged segment, and the
+ * caller sends whatever cwnd then allows. Byte arithmetic saturates at
+ * UINT32_MAX; sequence comparisons go through tcp_seq.h.
  */
 #include "tcp/tcp_cc.h"
 
 #include <limits.h>
+#include <string.h>
+#include <strings.h>
 
+#include "tcp/tcp_cc_internal.h"
 #include "tcp/tcp_seq.h"
 
 /* RFC 5681 3.2: fast retransmit on the third duplicate ACK. */
 #define DUPTHRESH 3u
 
-static uint32_t sat32(uint64_t v)
+static const struct tcp_cc_ops *const algos[TCP_CC_ALGO_COUNT] = {
+	[TCP_CC_NEWRENO] = &tcp_cc_newreno_ops,
+	[TCP_CC_CUBIC] = &tcp_cc_cubic_ops,
+	[TCP_CC_DCTCP] = &tcp_cc_dctcp_ops,
+};
+
+const char *tcp_cc_algo_name(enum tcp_cc_algo a)
 {
-	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	return (unsigned)a < TCP_CC_ALGO_COUNT ? algos[a]->name : NULL;
 }
 
-static uint32_t max32(uint32_t a, uint32_t b)
+int tcp_cc_algo_by_name(const char *name)
 {
-	return a > b ? a : b;
-}
-
-static uint32_t min32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
+	if (!strcasecmp(name, "reno"))
+		return TCP_CC_NEWRENO;
+	for (int i = 0; i < TCP_CC_ALGO_COUNT; i++)
+		if (!strcasecmp(name, algos[i]->name))
+			return i;
+	return -1;
 }
 
 /* RFC 5681 3.1 eq. 4: ssthresh = max(FlightSize / 2, 2*SMSS). */
-static uint32_t halve_flight(const struct tcp_cc *cc, uint32_t flight)
+uint32_t tcp_cc_halve_flight(const struct tcp_cc *cc, uint32_t flight)
 {
 	return max32(flight / 2, sat32(2 * (uint64_t)cc->smss));
+}
+
+/*
+ * RFC 3168 6.1.2: react to ECE at most once per window of data, and not
+ * again for a window a loss already reduced: only once SND.UNA passed
+ * what was sent when the window was last reduced.
+ */
+static bool ecn_window_open(const struct tcp_cc *cc, uint32_t snd_una)
+{
+	return !cc->ecn_armed || seq_gt(snd_una, cc->ecn_recover);
+}
+
+/* A window reduction for @sig: the algorithm's new ssthresh; byte counting starts over. */
+static uint32_t cut(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_signal sig)
+{
+	cc->bytes_acked = 0;
+	return cc->ops->ssthresh(cc, flight, sig);
 }
 
 uint32_t tcp_cc_initial_window(uint32_t smss, unsigned iw_segments)
@@ -53,8 +81,10 @@ uint32_t tcp_cc_initial_window(uint32_t smss, unsigned iw_segments)
 	return 4 * smss;
 }
 
-void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments)
+void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments, enum tcp_cc_algo algo)
 {
+	memset(cc, 0, sizeof(*cc));
+	cc->ops = algos[(unsigned)algo < TCP_CC_ALGO_COUNT ? algo : TCP_CC_NEWRENO];
 	cc->smss = smss;
 	cc->cwnd = tcp_cc_initial_window(smss, iw_segments);
 	/* RFC 5681 3.1: initial ssthresh "arbitrarily high". */
@@ -70,17 +100,26 @@ void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments)
 	cc->recover = 0;
 	cc->recover_armed = false;
 	cc->rto_repeat = false;
+	if (cc->ops->init)
+		cc->ops->init(cc);
 }
 
-/* Outside recovery: grow cwnd for @acked newly acknowledged bytes. */
-static void grow(struct tcp_cc *cc, uint32_t acked)
+/*
+ * RFC 5681 3.1 slow start (cwnd < ssthresh), eq. 2 with RFC 3465 2.2's
+ * limit L = 2*SMSS: cwnd += min(N, L).
+ */
+void tcp_cc_slow_start(struct tcp_cc *cc, uint32_t acked)
 {
+	cc->cwnd = sat32((uint64_t)cc->cwnd + min32(acked, sat32(2 * (uint64_t)cc->smss)));
+}
+
+/* NewReno, outside recovery: grow cwnd for newly acknowledged bytes. */
+void tcp_cc_reno_grow(struct tcp_cc *cc, const struct tcp_cc_ack *a)
+{
+	uint32_t acked = a->acked;
+
 	if (cc->cwnd < cc->ssthresh) {
-		/*
-		 * RFC 5681 3.1 slow start (cwnd < ssthresh), eq. 2 with RFC 3465
-		 * 2.2's limit L = 2*SMSS: cwnd += min(N, L).
-		 */
-		cc->cwnd = sat32((uint64_t)cc->cwnd + min32(acked, sat32(2 * (uint64_t)cc->smss)));
+		tcp_cc_slow_start(cc, acked);
 		return;
 	}
 	/*
@@ -99,8 +138,24 @@ static void grow(struct tcp_cc *cc, uint32_t acked)
 	}
 }
 
-enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, uint32_t ack, uint32_t acked, uint32_t flight)
+static uint32_t reno_ssthresh(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_signal sig)
 {
+	(void)sig;
+	return tcp_cc_halve_flight(cc, flight);
+}
+
+const struct tcp_cc_ops tcp_cc_newreno_ops = {
+	.name = "newreno",
+	.grow = tcp_cc_reno_grow,
+	.ssthresh = reno_ssthresh,
+};
+
+enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
+{
+	uint32_t ack = a->ack, acked = a->acked, flight = a->flight;
+
+	if (cc->ops->acked)
+		cc->ops->acked(cc, a);
 	/* The duplicate ACK count is of consecutive duplicates (RFC 5681 3.2). */
 	cc->dupacks = 0;
 	/* snd_una moved: the next RTO is for a different segment (RFC 5681 3.1). */
@@ -114,7 +169,9 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, uint32_t ack, uint32_t acked
 		cc->recover_armed = false;
 
 	if (!cc->in_recovery) {
-		grow(cc, acked);
+		/* An echo about to reduce the window (tcp_cc_on_ece()) must not find it grown first. */
+		if (!(a->ece && ecn_window_open(cc, ack)))
+			cc->ops->grow(cc, a);
 		return TCP_CC_NONE;
 	}
 
@@ -184,12 +241,13 @@ enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t sn
 	 * steps 2 and 3: ssthresh per eq. 4, retransmit the lost segment,
 	 * cwnd = ssthresh + 3*SMSS for the three segments that left.
 	 */
-	cc->ssthresh = halve_flight(cc, flight);
+	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
 	cc->recover = snd_nxt;
 	cc->recover_armed = true;
 	cc->in_recovery = true;
 	cc->cwnd = sat32((uint64_t)cc->ssthresh + 3 * (uint64_t)cc->smss);
-	cc->bytes_acked = 0;
+	cc->ecn_recover = snd_nxt;
+	cc->ecn_armed = true;
 	return TCP_CC_RETRANSMIT_FIRST;
 }
 
@@ -198,21 +256,33 @@ bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt
 	if (cc->in_recovery || (cc->recover_armed && !seq_gt(snd_una, cc->recover)))
 		return false;
 	/* RFC 6675 5 step 4: RecoveryPoint = HighData, cwnd = ssthresh. */
-	cc->ssthresh = halve_flight(cc, flight);
+	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
 	cc->cwnd = cc->ssthresh;
 	cc->recover = snd_nxt;
 	cc->recover_armed = true;
 	cc->in_recovery = true;
 	cc->sack_recovery = true;
-	cc->bytes_acked = 0;
+	cc->ecn_recover = snd_nxt;
+	cc->ecn_armed = true;
 	return true;
 }
 
 void tcp_cc_reduce(struct tcp_cc *cc, uint32_t flight)
 {
-	cc->ssthresh = halve_flight(cc, flight);
+	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
 	cc->cwnd = cc->ssthresh;
-	cc->bytes_acked = 0;
+}
+
+bool tcp_cc_on_ece(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32_t flight)
+{
+	if (cc->in_recovery || !ecn_window_open(cc, snd_una))
+		return false;
+	/* "as if ... a dropped packet": ssthresh per the algorithm, cwnd = ssthresh, no retransmission. */
+	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_ECN);
+	cc->cwnd = max32(cc->ssthresh, cc->smss);
+	cc->ecn_recover = snd_nxt;
+	cc->ecn_armed = true;
+	return true;
 }
 
 void tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
@@ -222,11 +292,13 @@ void tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
 	 * timer holds ssthresh constant (the paragraph after eq. 4).
 	 */
 	if (!cc->rto_repeat)
-		cc->ssthresh = halve_flight(cc, flight);
+		cc->ssthresh = cut(cc, flight, TCP_CC_SIG_RTO);
 	cc->rto_repeat = true;
 	/* RFC 5681 3.1: cwnd = the loss window, LW = 1 full-sized segment. */
 	cc->cwnd = cc->smss;
 	cc->bytes_acked = 0;
+	cc->ecn_recover = snd_nxt;
+	cc->ecn_armed = true;
 	cc->dupacks = 0;
 	/*
 	 * RFC 6582 3.2, after a retransmit timeout: record the highest sequence
@@ -242,4 +314,6 @@ void tcp_cc_on_idle(struct tcp_cc *cc, unsigned iw_segments)
 {
 	/* RFC 5681 4.1: cwnd = min(RW, cwnd), RW = min(IW, cwnd). */
 	cc->cwnd = min32(cc->cwnd, tcp_cc_initial_window(cc->smss, iw_segments));
+	if (cc->ops->idle)
+		cc->ops->idle(cc);
 }

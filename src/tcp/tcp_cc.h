@@ -1,10 +1,20 @@
 /*
- * tcp_cc.h - congestion control: slow start and congestion avoidance
- * (RFC 5681 3.1), fast retransmit and NewReno fast recovery (RFC 5681 3.2,
- * RFC 6582), and the restart after a timeout (RFC 5681 3.1, eq. 4 and the
- * loss window). Pure state: the caller reports ACKs, duplicate ACKs and
- * timeouts and asks what to (re)send. Counts bytes, not segments (RFC 3465
- * appropriate byte counting with L = 2*SMSS in slow start).
+ * tcp_cc.h - congestion control: one engine and the algorithms behind one
+ * small interface (struct tcp_cc_ops), chosen per connection.
+ *
+ * The engine owns what every algorithm shares: fast retransmit and NewReno
+ * fast recovery (RFC 5681 3.2, RFC 6582) or the entry into SACK-based
+ * recovery (RFC 6675), the restart after a timeout (RFC 5681 3.1, eq. 4 and
+ * the loss window) or after idle (RFC 5681 4.1), and the response to an ECN
+ * echo at most once per window (RFC 3168 6.1.2). An algorithm says only how
+ * cwnd grows outside recovery, what ssthresh becomes on a congestion signal,
+ * and what it learns from each ACK:
+ *  - NewReno (RFC 5681 3.1 with RFC 3465 byte counting), the default: LUNA
+ *    (section 9) found it enough inside a datacenter;
+ *  - CUBIC (RFC 9438), tcp_cc_cubic.c;
+ *  - DCTCP (RFC 8257), tcp_cc_dctcp.c, which needs ECN (RFC 3168).
+ * Pure state: the caller reports ACKs, duplicate ACKs, ECN echoes and
+ * timeouts and asks what to (re)send. Counts bytes, not segments.
  */
 #ifndef LUNAR_TCP_TCP_CC_H
 #define LUNAR_TCP_TCP_CC_H
@@ -12,7 +22,82 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/** The algorithms (tcp_config.cc). */
+enum tcp_cc_algo {
+	TCP_CC_NEWRENO,
+	TCP_CC_CUBIC,
+	TCP_CC_DCTCP,
+	TCP_CC_ALGO_COUNT,
+};
+
+/** The name of @a ("newreno", "cubic", "dctcp"), or NULL. */
+const char *tcp_cc_algo_name(enum tcp_cc_algo a);
+/** The algorithm called @name (also "reno"); -1 if none is. */
+int tcp_cc_algo_by_name(const char *name);
+
+/** What made the window shrink. */
+enum tcp_cc_signal {
+	TCP_CC_SIG_LOSS, /**< fast retransmit or SACK recovery (or a repaired tail loss) */
+	TCP_CC_SIG_ECN,  /**< an ECN echo (RFC 3168 6.1.2) */
+	TCP_CC_SIG_RTO,  /**< the retransmission timer */
+};
+
+/** One acceptable ACK as the algorithm sees it. */
+struct tcp_cc_ack {
+	uint32_t ack;     /**< the new SND.UNA */
+	uint32_t acked;   /**< bytes it newly acknowledged (0: a duplicate) */
+	uint32_t flight;  /**< snd_max - snd_una before it */
+	uint32_t snd_nxt; /**< snd_max: one past the highest sequence sent */
+	bool ece;         /**< it carried ECE on an ECN connection */
+	uint64_t now_ns;
+	uint64_t rtt_ns;  /**< smoothed RTT; 0: no sample yet */
+};
+
+struct tcp_cc;
+
+/**
+ * An algorithm. Every hook but ssthresh and grow may be NULL. Hooks see
+ * the engine's fields (cwnd, ssthresh, smss) and own cc->algo.
+ */
+struct tcp_cc_ops {
+	const char *name;
+	bool needs_ecn; /**< runs only with ECN: the connection asks for it */
+	void (*init)(struct tcp_cc *cc);
+	/** Outside recovery, an ACK of new data: grow cwnd. */
+	void (*grow)(struct tcp_cc *cc, const struct tcp_cc_ack *a);
+	/** Every acceptable ACK, in recovery or not, before the engine acts on it. */
+	void (*acked)(struct tcp_cc *cc, const struct tcp_cc_ack *a);
+	/** A congestion signal: the new ssthresh (the engine sets cwnd from it). */
+	uint32_t (*ssthresh)(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_signal sig);
+	/** cwnd was cut back to the restart window after idle (RFC 5681 4.1). */
+	void (*idle)(struct tcp_cc *cc);
+};
+
+extern const struct tcp_cc_ops tcp_cc_newreno_ops, tcp_cc_cubic_ops, tcp_cc_dctcp_ops;
+
+/** CUBIC's state (RFC 9438 4.1), windows in segments. */
+struct tcp_cc_cubic {
+	double w_max;      /**< window before the last reduction */
+	double cwnd_prior; /**< cwnd when it was reduced (4.3, Reno-friendly alpha) */
+	double k;          /**< seconds the cubic takes from cwnd_epoch back to w_max */
+	double cwnd_epoch; /**< cwnd when this congestion avoidance stage began */
+	double w_est;      /**< the Reno-friendly estimate (4.3) */
+	double carry;      /**< growth owed, bytes, below one */
+	uint64_t epoch_ns; /**< when the stage began; 0: at the next ACK */
+	bool after_rto;    /**< the stage follows a timeout: K = 0, W_max = cwnd (4.8) */
+};
+
+/** DCTCP's state (RFC 8257 3.3). */
+struct tcp_cc_dctcp {
+	uint32_t alpha;       /**< the estimated fraction of marked bytes, in 1/1024 */
+	uint32_t window_end;  /**< the observation window ends when SND.UNA passes this */
+	uint64_t bytes_acked; /**< acknowledged in this window */
+	uint64_t bytes_marked; /**< of those, by ACKs carrying ECE */
+	bool started;         /**< window_end is set */
+};
+
 struct tcp_cc {
+	const struct tcp_cc_ops *ops;
 	uint32_t cwnd;     /**< congestion window, bytes */
 	uint32_t ssthresh; /**< slow start threshold, bytes */
 	uint32_t smss;     /**< sender maximum segment size */
@@ -46,6 +131,17 @@ struct tcp_cc {
 	 * eq. 4).
 	 */
 	bool rto_repeat;
+	/**
+	 * The ECN response's window (RFC 3168 6.1.2): no further reduction for
+	 * an ECN echo until an ACK passes ecn_recover (snd_nxt when the window
+	 * was last reduced, for any reason).
+	 */
+	uint32_t ecn_recover;
+	bool ecn_armed;
+	union {
+		struct tcp_cc_cubic cubic;
+		struct tcp_cc_dctcp dctcp;
+	} algo;
 };
 
 /** What the sender must do after an event. */
@@ -65,15 +161,16 @@ enum tcp_cc_action {
 uint32_t tcp_cc_initial_window(uint32_t smss, unsigned iw_segments);
 /**
  * cwnd = IW (tcp_cc_initial_window()), ssthresh = UINT32_MAX (RFC 5681 3.1:
- * "arbitrarily high"), no recovery, step 1 guard disarmed.
+ * "arbitrarily high"), no recovery, step 1 guard disarmed, algorithm @algo
+ * (NewReno if out of range).
  */
-void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments);
+void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments, enum tcp_cc_algo algo);
 /**
- * An ACK that advanced snd_una by @acked bytes (> 0) to @ack.
- * @flight: bytes in flight before this ACK (snd_nxt - old snd_una).
- * Outside recovery: slow start (cwnd < ssthresh) adds min(acked, 2*SMSS)
- * (RFC 3465 2.2, L = 2); congestion avoidance adds SMSS per cwnd bytes
- * acknowledged (RFC 3465 2.1).
+ * An ACK that advanced snd_una by a->acked bytes (> 0) to a->ack, a->flight
+ * being the bytes in flight before it (snd_nxt - old snd_una).
+ * Outside recovery the algorithm grows cwnd; NewReno: slow start
+ * (cwnd < ssthresh) adds min(acked, 2*SMSS) (RFC 3465 2.2, L = 2);
+ * congestion avoidance adds SMSS per cwnd bytes acknowledged (RFC 3465 2.1).
  * In recovery, a full ACK (ack >= recover) leaves it with
  * cwnd = min(ssthresh, max(flight - acked, SMSS) + SMSS) (RFC 6582 3.2
  * step 5, option 1); a partial ACK deflates cwnd by @acked, adds back SMSS
@@ -81,8 +178,17 @@ void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments);
  * caller also resets the retransmission timer on the first partial ACK
  * (RFC 6582 3.2 step 5).
  */
-enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, uint32_t ack, uint32_t acked,
-				 uint32_t flight);
+enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a);
+/**
+ * An ACK carrying ECE on an ECN connection (RFC 3168 6.1.2), after
+ * tcp_cc_on_ack() or tcp_cc_on_dupack() took it: unless the window was
+ * already reduced in this window of data (in recovery, or SND.UNA
+ * @snd_una not past ecn_recover), ssthresh = the algorithm's ECN response,
+ * cwnd = ssthresh, and the window is marked reduced up to @snd_nxt.
+ * @return whether cwnd was reduced (the caller then sets CWR on its next
+ * new data segment).
+ */
+bool tcp_cc_on_ece(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32_t flight);
 /**
  * A duplicate ACK (RFC 5681 2 definition) of @ack while @snd_nxt was the
  * next sequence to send (snd_max: the highest sent plus one). The first two
@@ -92,6 +198,8 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, uint32_t ack, uint32_t acked
  * returns TCP_CC_RETRANSMIT_FIRST) unless the ACK does not cover more than
  * "recover" (step 1's guard against spurious re-entry after a timeout or a
  * previous recovery). In recovery each one inflates cwnd by SMSS (step 3).
+ * Here and below, "max(flight/2, 2*SMSS)" is NewReno's reduction: the
+ * algorithm's ssthresh hook gives it (CUBIC: beta * cwnd, RFC 9438 4.6).
  */
 enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t snd_nxt,
 				    uint32_t flight);

@@ -40,6 +40,8 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->timestamps = true;
 	cfg->sack = true;
 	cfg->rack = true;
+	cfg->cc = TCP_CC_NEWRENO;
+	cfg->ecn = TCP_ECN_ACCEPT; /* as Linux: answer an ECN-setup SYN, ask for none */
 	cfg->syncookies = true;
 	cfg->nodelay = false;
 	cfg->delayed_ack = true;
@@ -222,6 +224,11 @@ static struct tcp_tx *tx_slot(struct tcp_out *out)
  * Append one segment: @flags, [seq, seq + len) of the send buffer. Fills in
  * ACK, window and options, and records what the peer now knows.
  */
+bool tcp_ecn_wanted(const struct tcp_conn *c)
+{
+	return c->cfg.ecn == TCP_ECN_ON || c->cc.ops->needs_ecn;
+}
+
 struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, uint32_t seq,
 			uint32_t len, uint64_t now)
 {
@@ -251,6 +258,11 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			t->opts.ts_val = tcp_ts_now(c, now);
 			t->opts.ts_ecr = c->state == TCP_SYN_SENT ? 0 : c->ts_recent;
 		}
+		/* RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR, its SYN-ACK ECE alone. */
+		if (!(flags & RTE_TCP_ACK_FLAG) && tcp_ecn_wanted(c))
+			t->flags |= RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG;
+		else if ((flags & RTE_TCP_ACK_FLAG) && c->ecn_ok)
+			t->flags |= RTE_TCP_ECE_FLAG;
 		/*
 		 * Never move the right edge left (3.8.6.2.2): a retransmitted
 		 * SYN-ACK's unscaled window may offer less than an ACK sent
@@ -296,6 +308,22 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 				t->opts.sack[i].right = b[i].right;
 			}
 			t->opts.sack_count = (uint8_t)nb;
+		}
+	}
+	if (c->ecn_ok && !(flags & RTE_TCP_SYN_FLAG)) {
+		if (c->ecn_echo && (flags & RTE_TCP_ACK_FLAG))
+			t->flags |= RTE_TCP_ECE_FLAG;
+		/*
+		 * RFC 3168 6.1.5: new data is ECN-capable, retransmissions are not
+		 * (nor pure ACKs, 6.1.4); 6.1.2: the first new data after a
+		 * reduction carries CWR.
+		 */
+		if (len && seq_geq(seq, c->snd_max)) {
+			t->ecn = TCP_ECN_ECT0;
+			if (c->ecn_cwr) {
+				t->flags |= RTE_TCP_CWR_FLAG;
+				c->ecn_cwr = false;
+			}
 		}
 	}
 	c->rcv_wnd = c->rcv_adv - c->rcv_nxt;
@@ -420,7 +448,7 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 	c->snd_mss = 536; /* RFC 9293 3.7.1: the default until the peer says more */
 	tcp_rtt_init(&c->rtt, c->cfg.rto_init_ns, c->cfg.rto_min_ns, c->cfg.rto_max_ns,
 		     NS_PER_US);
-	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments);
+	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments, c->cfg.cc);
 	tcp_reass_init(&c->reass, c->cfg.reass_max_bytes, c->cfg.reass_max_segs);
 	tcp_sb_init(&c->sb);
 	tcp_rack_init(&c->rack);

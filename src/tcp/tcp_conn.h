@@ -3,7 +3,8 @@
  *
  * Read first: RFC 9293 (3.3.2 states, 3.10 event processing), RFC 7323
  * (window scale, timestamps, PAWS), RFC 2018 (SACK), RFC 6298 (RTO),
- * RFC 5681 and RFC 6582 (congestion control), RFC 6675 and RFC 8985 (SACK
+ * RFC 5681 and RFC 6582 (congestion control; tcp_cc.h for CUBIC, RFC 9438,
+ * and DCTCP, RFC 8257), RFC 3168 (ECN), RFC 6675 and RFC 8985 (SACK
  * loss recovery, RACK-TLP), RFC 2883 (D-SACK), RFC 1122 4.2.3.3/4.2.3.4
  * (silly window avoidance), RFC 5961 (blind in-window attacks).
  *
@@ -51,6 +52,9 @@ enum tcp_state {
 
 const char *tcp_state_name(enum tcp_state s);
 
+/** tcp_config.ecn */
+enum { TCP_ECN_OFF, TCP_ECN_ON, TCP_ECN_ACCEPT };
+
 /** Per-connection knobs; tcp_config_default() gives the datacenter defaults. */
 struct tcp_config {
 	uint16_t mss;          /**< MSS we advertise; 0: MTU - 40 (1460 without an interface) */
@@ -66,6 +70,14 @@ struct tcp_config {
 	 * off (or without SACK): NewReno on duplicate ACKs (RFC 6582).
 	 */
 	bool rack;
+	/** The congestion control algorithm (tcp_cc.h); NewReno by default (LUNA 9). */
+	enum tcp_cc_algo cc;
+	/**
+	 * ECN (RFC 3168), as Linux's net.ipv4.tcp_ecn: TCP_ECN_OFF, TCP_ECN_ON
+	 * (ask on active opens, accept on passive ones) or TCP_ECN_ACCEPT
+	 * (accept only; the default). DCTCP asks whatever this says.
+	 */
+	uint8_t ecn;
 	bool nodelay;          /**< disable Nagle (RFC 9293 3.7.4) */
 	bool delayed_ack;      /**< RFC 1122 4.2.3.2 / RFC 5681 4.2 */
 	/**
@@ -121,6 +133,7 @@ struct tcp_tx {
 	uint16_t tso_mss; /**< nonzero: a TSO segment; the port cuts it into this much payload each */
 	struct tcp_options opts;
 	bool retransmit;  /**< counts as a retransmission */
+	uint8_t ecn;      /**< IP ECN field to send (RFC 3168 5): TCP_ECN_ECT0 or 0 */
 };
 
 #define TCP_OUT_MAX 64
@@ -180,6 +193,9 @@ struct tcp_conn_stats {
 	uint64_t tlp_probes;     /**< tail loss probes sent (RFC 8985 7.3) */
 	uint64_t tlp_recoveries; /**< losses a probe alone repaired (RFC 8985 7.4) */
 	uint64_t sb_nomem;       /**< scoreboard could not grow: fell back to NewReno */
+	uint64_t ecn_ce;         /**< data segments that arrived marked CE (RFC 3168 5) */
+	uint64_t ecn_ece;        /**< ACKs that echoed congestion (ECE) */
+	uint64_t ecn_cuts;       /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
 };
 
 struct tcp_conn {
@@ -207,6 +223,15 @@ struct tcp_conn {
 
 	uint16_t snd_mss; /**< effective send MSS (peer's MSS option, ours, minus options) */
 	bool ws_ok, ts_ok, sack_ok; /**< negotiated options */
+	/* ECN (RFC 3168), when both SYNs agreed to it (ecn_ok) */
+	bool ecn_ok;
+	/**
+	 * Our ACKs carry ECE. RFC 3168 6.1.3: from a CE-marked segment until
+	 * one with CWR. DCTCP (RFC 8257 3.2): exactly while the last data
+	 * segment was CE-marked.
+	 */
+	bool ecn_echo;
+	bool ecn_cwr; /**< the window was reduced for an ECE: CWR on the next new data */
 
 	/* RFC 7323 timestamps */
 	uint32_t ts_recent;      /**< TS.Recent */

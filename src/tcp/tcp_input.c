@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "mem/zbuf.h"
+#include "tcp/tcp_cc.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_seq.h"
@@ -30,6 +31,7 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 {
 	const struct tcp_options *o = &seg->opts;
 	uint32_t mss = o->has_mss ? o->mss : 536; /* RFC 9293 3.7.1 default */
+	bool ece = seg->flags & RTE_TCP_ECE_FLAG, cwr = seg->flags & RTE_TCP_CWR_FLAG;
 
 	c->ws_ok = c->cfg.window_scaling && o->has_wscale;
 	if (c->ws_ok) {
@@ -39,6 +41,14 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 		c->rcv_wscale = 0; /* RFC 7323 2.2: both or neither */
 	}
 	c->sack_ok = c->cfg.sack && o->sack_permitted;
+	/*
+	 * RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR; the SYN-ACK
+	 * agreeing to it, ECE without CWR (a SYN-ACK with both is not one).
+	 */
+	if (seg->flags & RTE_TCP_ACK_FLAG)
+		c->ecn_ok = tcp_ecn_wanted(c) && ece && !cwr;
+	else /* a SYN: passive (or simultaneous) open */
+		c->ecn_ok = (c->cfg.ecn != TCP_ECN_OFF || c->cc.ops->needs_ecn) && ece && cwr;
 	tcp_rec_start(c);
 	c->ts_ok = c->cfg.timestamps && o->has_ts;
 	if (c->ts_ok) {
@@ -56,7 +66,7 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 	if (mss < MIN_SND_MSS)
 		mss = MIN_SND_MSS;
 	c->snd_mss = (uint16_t)mss;
-	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments);
+	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments, c->cfg.cc);
 }
 
 static void take_rtt_sample(struct tcp_conn *c, uint32_t ack, uint64_t now)
@@ -115,10 +125,13 @@ static void established(struct tcp_conn *c, uint64_t now)
 }
 
 /* SND.UNA < SEG.ACK =< SND.MAX: new data acknowledged. */
-static void ack_advance(struct tcp_conn *c, uint32_t ack, uint64_t now, struct tcp_out *out)
+static void ack_advance(struct tcp_conn *c, uint32_t ack, bool ece, uint64_t now,
+			struct tcp_out *out)
 {
 	uint32_t acked = ack - c->snd_una;
 	uint32_t flight = c->snd_max - c->snd_una;
+	struct tcp_cc_ack a = {.ack = ack, .acked = acked, .flight = flight,
+			       .snd_nxt = c->snd_max, .ece = ece, .now_ns = now};
 	bool was_recovering = c->cc.in_recovery;
 	enum tcp_cc_action act;
 
@@ -132,7 +145,8 @@ static void ack_advance(struct tcp_conn *c, uint32_t ack, uint64_t now, struct t
 	c->unacked_since = now;
 	if (c->sb_on)
 		tcp_rec_acked(c, ack, now);
-	act = tcp_cc_on_ack(&c->cc, ack, acked, flight);
+	a.rtt_ns = c->rtt.srtt_ns;
+	act = tcp_cc_on_ack(&c->cc, &a);
 	if (c->sb_on && was_recovering && !c->cc.in_recovery)
 		tcp_rack_recovery_done(&c->rack);
 	if (act == TCP_CC_RETRANSMIT_FIRST)
@@ -245,6 +259,10 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 	    seg->opts.sack_count || !seg->window || c->sb.sacked || c->sb.lost ||
 	    c->rack.tlp_out)
 		return false;
+	/* ECN signals, and a DCTCP receiver's CE state to leave, take the slow path. */
+	if (c->ecn_ok && ((seg->flags & (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG)) ||
+			  seg->ecn == TCP_ECN_CE || c->ecn_echo))
+		return false;
 	if (c->ts_ok && (!seg->opts.has_ts || seq_lt(seg->opts.ts_val, c->ts_recent)))
 		return false;
 	acks_new = seq_gt(seg->ack, c->snd_una);
@@ -254,7 +272,7 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 		return false;
 	update_ts_recent(c, seg, now);
 	if (acks_new) {
-		ack_advance(c, seg->ack, now, out);
+		ack_advance(c, seg->ack, false, now, out);
 		/* The RTO moved: so does the probe (the slow path's tcp_rec_on_ack() does this). */
 		if (c->sb_on)
 			tcp_rec_arm_tlp(c, now);
@@ -359,6 +377,50 @@ static void syn_sent_input(struct tcp_conn *c, const struct tcp_repr *seg, uint6
 	tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
 }
 
+/*
+ * An ACK echoed congestion (ECE, RFC 3168 6.1.2): reduce the window once
+ * per window of data, then say so with CWR on the next new data.
+ */
+static void ecn_echoed(struct tcp_conn *c)
+{
+	c->stats.ecn_ece++;
+	if (tcp_cc_on_ece(&c->cc, c->snd_una, c->snd_max, c->snd_max - c->snd_una)) {
+		c->stats.ecn_cuts++;
+		c->ecn_cwr = true;
+	}
+}
+
+/* A data segment on an ECN connection: what our ACKs must echo (before the data is taken). */
+static void ecn_data_in(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
+			struct tcp_out *out)
+{
+	bool ce = seg->ecn == TCP_ECN_CE;
+
+	if (ce)
+		c->stats.ecn_ce++;
+	if (c->cc.ops == &tcp_cc_dctcp_ops) {
+		/*
+		 * RFC 8257 3.2: ECE tells exactly which data was marked. When the
+		 * CE state changes, the data received before it is acknowledged at
+		 * once with the old state, and this segment's ACK goes at once too.
+		 */
+		if (ce == c->ecn_echo)
+			return;
+		if (c->ack_pending || c->delack_at)
+			tcp_send_ack(c, now, out);
+		c->ecn_echo = ce;
+		c->ack_now = true;
+		return;
+	}
+	/* RFC 3168 6.1.3: ECE on every ACK from a CE until a CWR (a CE with the CWR wins). */
+	if (seg->flags & RTE_TCP_CWR_FLAG)
+		c->ecn_echo = false;
+	if (ce) {
+		c->ecn_echo = true;
+		c->ack_now = true; /* the sender's window may be small: tell it now */
+	}
+}
+
 /* RFC 9293 3.10.7.4: SYN-RECEIVED and the synchronized states. */
 static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
 		       struct tcp_out *out)
@@ -370,6 +432,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	uint32_t slen = seg_len(seg);
 	bool rst = seg->flags & RTE_TCP_RST_FLAG;
 	bool fin = seg->flags & RTE_TCP_FIN_FLAG;
+	bool ece = c->ecn_ok && (seg->flags & RTE_TCP_ECE_FLAG);
 	bool acceptable, data_refused = false;
 
 	c->stats.slowpath++;
@@ -517,7 +580,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			return;
 		}
 		if (seq_gt(seg->ack, c->snd_una)) {
-			ack_advance(c, seg->ack, now, out);
+			ack_advance(c, seg->ack, ece, now, out);
 		} else if (seg->ack == c->snd_una && seg->payload_len == 0 && !fin &&
 			   ((uint32_t)seg->window << c->snd_wscale) == c->snd_wnd && c->snd_wnd &&
 			   c->snd_max != c->snd_una) {
@@ -541,6 +604,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			c->unacked_since = now; /* a zero window answered: the peer is alive */
 		if (c->sb_on)
 			tcp_rec_on_ack(c, seg, now);
+		if (ece)
+			ecn_echoed(c);
 	}
 	switch (c->state) {
 	case TCP_FIN_WAIT_1:
@@ -566,6 +631,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	/* Seventh: the text, in ESTABLISHED and FIN-WAIT-1/2 only. */
 	if (len && (c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
 		    c->state == TCP_FIN_WAIT_2)) {
+		if (c->ecn_ok)
+			ecn_data_in(c, seg, now, out);
 		if (c->mem_pressure == TCP_MEM_CRITICAL) {
 			/* No memory to keep it: as if lost; a duplicate ACK tells the peer at once. */
 			c->stats.rcv_mem_dropped++;

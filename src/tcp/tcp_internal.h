@@ -12,6 +12,8 @@ uint32_t tcp_ts_now(const struct tcp_conn *c, uint64_t now);
 /** Append a segment with ACK/window/options filled in; NULL if @out is full. */
 struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, uint32_t seq,
 			uint32_t len, uint64_t now);
+/** Our SYN asks for ECN (cfg.ecn on, or an algorithm that needs it). */
+bool tcp_ecn_wanted(const struct tcp_conn *c);
 /** <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK> */
 void tcp_send_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /** A bare RST with sequence number @seq. */

@@ -322,7 +322,7 @@ static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
 		memcpy(p + 16, &sum, sizeof(sum));
 	}
 	st->stats.segs_out++;
-	netif_ipv4_output(nif, m, t->raddr, IPPROTO_TCP);
+	netif_ipv4_output(nif, m, t->raddr, IPPROTO_TCP, tx->ecn);
 }
 
 static void flush_out(struct tcp_stack *st, struct tcp_sock *s)
@@ -375,6 +375,9 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->tlp_probes += c->tlp_probes;
 	x->tlp_recoveries += c->tlp_recoveries;
 	x->sb_nomem += c->sb_nomem;
+	x->ecn_ce += c->ecn_ce;
+	x->ecn_ece += c->ecn_ece;
+	x->ecn_cuts += c->ecn_cuts;
 }
 
 static void kill_sock(struct tcp_sock *s)
@@ -575,6 +578,8 @@ static enum cookie_verdict cookie_conn(struct tcp_stack *st, struct tcp_listener
 	syn.dport = ack->dport;
 	syn.seq = ack->seq - 1;
 	syn.flags = RTE_TCP_SYN_FLAG;
+	if (o.ecn_setup)
+		syn.flags |= RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG;
 	syn.window = ack->window; /* replaced by the ACK's own, scaled */
 	syn.opts.has_mss = true;
 	syn.opts.mss = o.mss;
@@ -928,6 +933,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"rack_lost %lu recoveries %lu tlp_probes %lu tlp_recoveries %lu sb_nomem %lu\n",
 		x->fast_retransmits, x->dupacks, x->sack_blocks, x->sack_invalid, x->dsacks,
 		x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries, x->sb_nomem);
+	fprintf(f, "tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu\n", tcp_cc_algo_name(st->cfg.cc),
+		x->ecn_ce, x->ecn_ece, x->ecn_cuts);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;
@@ -935,7 +942,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		fprintf(f,
 			"tcp conn %u->%u %s una %u nxt %u max %u snd_wnd %u cwnd %u ssthresh %u "
 			"inflight %u sndbuf %u rcv_nxt %u rcv_wnd %u rcvq %u ooo %u/%u rto_at %+ld "
-			"persist_at %+ld delack_at %+ld retries %u rto %lu us\n",
+			"persist_at %+ld delack_at %+ld retries %u rto %lu us cc %s%s\n",
 			c->tuple.lport, c->tuple.rport, tcp_state_name(c->state), c->snd_una - c->iss,
 			c->snd_nxt - c->iss, c->snd_max - c->iss, c->snd_wnd, c->cc.cwnd,
 			c->cc.ssthresh, c->snd_max - c->snd_una, c->snd.bytes, c->rcv_nxt - c->irs,
@@ -943,7 +950,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 			c->rto_at ? (long)(c->rto_at - st->now) : 0,
 			c->persist_at ? (long)(c->persist_at - st->now) : 0,
 			c->delack_at ? (long)(c->delack_at - st->now) : 0, c->retries,
-			(unsigned long)(tcp_rtt_timeout(&c->rtt) / 1000));
+			(unsigned long)(tcp_rtt_timeout(&c->rtt) / 1000), c->cc.ops->name,
+			c->ecn_ok ? " ecn" : "");
 	}
 }
 

@@ -15,7 +15,7 @@
 static const uint16_t mss_table[8] = {536, 1200, 1360, 1440, 1460, 4036, 8948, 8960};
 
 #define WSCALE_NONE 15u
-#define MAC_BITS    24
+#define MAC_BITS    23
 #define MAC_MASK    ((1u << MAC_BITS) - 1)
 
 static uint32_t mac(const uint8_t *key, const struct tcp_4tuple *t, uint32_t peer_isn,
@@ -44,6 +44,13 @@ static uint32_t mac(const uint8_t *key, const struct tcp_4tuple *t, uint32_t pee
 	return h & MAC_MASK;
 }
 
+bool tcp_syncookie_ecn_setup(const struct tcp_repr *syn)
+{
+	const uint8_t both = RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG;
+
+	return (syn->flags & both) == both;
+}
+
 uint32_t tcp_syncookie_make(const uint8_t *key, const struct tcp_4tuple *t,
 			    const struct tcp_repr *syn, uint64_t now_ns)
 {
@@ -54,8 +61,8 @@ uint32_t tcp_syncookie_make(const uint8_t *key, const struct tcp_4tuple *t,
 	for (uint32_t i = 0; i < 8; i++)
 		if (mss_table[i] <= mss)
 			idx = i;
-	bits = idx << 5 | (o->has_wscale ? (o->wscale > 14 ? 14u : o->wscale) : WSCALE_NONE) << 1 |
-	       (o->sack_permitted ? 1u : 0u);
+	bits = idx << 6 | (o->has_wscale ? (o->wscale > 14 ? 14u : o->wscale) : WSCALE_NONE) << 2 |
+	       (o->sack_permitted ? 2u : 0u) | (tcp_syncookie_ecn_setup(syn) ? 1u : 0u);
 	return bits << MAC_BITS |
 	       mac(key, t, syn->seq, now_ns >> TCP_SYNCOOKIE_SLOT_SHIFT, bits);
 }
@@ -69,13 +76,14 @@ bool tcp_syncookie_check(const uint8_t *key, const struct tcp_4tuple *t,
 	uint64_t slot = now_ns >> TCP_SYNCOOKIE_SLOT_SHIFT;
 	bool ok = mac(key, t, peer_isn, slot, bits) == want ||
 		  (slot > 0 && mac(key, t, peer_isn, slot - 1, bits) == want);
-	uint32_t ws = bits >> 1 & 0xf;
+	uint32_t ws = bits >> 2 & 0xf;
 
 	if (!ok)
 		return false;
-	out->mss = mss_table[bits >> 5];
+	out->mss = mss_table[bits >> 6];
 	out->has_wscale = ws != WSCALE_NONE;
 	out->wscale = out->has_wscale ? (uint8_t)ws : 0;
-	out->sack_permitted = bits & 1;
+	out->sack_permitted = bits & 2;
+	out->ecn_setup = bits & 1;
 	return true;
 }

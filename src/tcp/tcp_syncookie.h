@@ -7,14 +7,15 @@
  *   bits 31-29  MSS, as an index into a table of common values (rounded down)
  *   bits 28-25  the peer's window scale (0-14), or 15: it sent none
  *   bit  24     the peer sent SACK-permitted
- *   bits 23-0   a MAC: SipHash-2-4 under a per-stack secret of the 4-tuple,
- *               the peer's ISN, those 8 bits and a time slot (~17 s)
+ *   bit  23     the SYN asked for ECN (ECE and CWR, RFC 3168 6.1.1)
+ *   bits 22-0   a MAC: SipHash-2-4 under a per-stack secret of the 4-tuple,
+ *               the peer's ISN, those 9 bits and a time slot (~17 s)
  *
  * The ACK completing the handshake acknowledges cookie + 1 and carries the
  * peer's ISN + 1; a cookie from this slot or the one before is accepted.
  * Timestamps need no bit: a peer may send them after the SYN only if both
  * SYNs had them (RFC 7323 3.2), so an ACK carrying them says they were
- * negotiated. A blind attacker must guess 24 bits per 4-tuple.
+ * negotiated. A blind attacker must guess 23 bits per 4-tuple.
  */
 #ifndef LUNAR_TCP_TCP_SYNCOOKIE_H
 #define LUNAR_TCP_TCP_SYNCOOKIE_H
@@ -35,7 +36,11 @@ struct tcp_syncookie_opts {
 	bool has_wscale;     /**< the peer sent a window scale ... */
 	uint8_t wscale;	     /**< ... of this shift (0-14) */
 	bool sack_permitted; /**< the peer sent SACK-permitted */
+	bool ecn_setup;      /**< the peer's SYN was ECN-setup (ECE and CWR) */
 };
+
+/** Is @syn an ECN-setup SYN (RFC 3168 6.1.1: ECE and CWR)? */
+bool tcp_syncookie_ecn_setup(const struct tcp_repr *syn);
 
 /**
  * The cookie to use as the ISN of the SYN-ACK answering @syn on @t

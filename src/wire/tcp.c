@@ -138,6 +138,7 @@ enum lunar_drop tcp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t
 	out->window = rte_be_to_cpu_16(h->rx_win);
 	out->urg = rte_be_to_cpu_16(h->tcp_urp);
 	out->hdr_len = (uint16_t)hdr_len;
+	out->ecn = TCP_ECN_NOT_ECT; /* the caller knows the IP header */
 	out->payload = buf + hdr_len;
 	out->payload_len = len - hdr_len;
 	return LUNAR_DROP_NONE;

@@ -926,6 +926,7 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 		return 1;
 	}
 	tcp_config_default(&cfg);
+	lunar_options_tcp(&c->lo, &cfg);
 	cfg.nodelay = true; /* as the kernel side's TCP_NODELAY */
 	r.nthreads = env->n_workers;
 	for (unsigned i = 0; i < env->n_workers; i++) {

@@ -288,7 +288,7 @@ static void test_ipv4_output_too_big(void **state)
 	assert_non_null(m);
 	assert_non_null(rte_pktmbuf_append(m, 1481));
 	nt_learn(t, PEER_IP, &peer_mac);
-	assert_int_equal(netif_ipv4_output(&t->nif, m, PEER_IP, 253), -EMSGSIZE);
+	assert_int_equal(netif_ipv4_output(&t->nif, m, PEER_IP, 253, 0), -EMSGSIZE);
 	/* Counted, not silent: a layer above that overflows the MTU shows up. */
 	assert_int_equal(nt_total_drops(t), 1);
 	assert_int_equal(netif_counter(&t->nif, "IP_TOO_BIG"), 1);

@@ -193,7 +193,7 @@ void seg_opts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint1
 	      uint32_t len, const struct tcp_options *opts)
 {
 	struct tcp_repr r = {.sport = 80, .dport = 61440, .seq = seq, .ack = ack,
-			     .flags = flags, .window = wnd, .hdr_len = 20};
+			     .flags = flags, .window = wnd, .hdr_len = 20, .ecn = s->peer_ecn};
 	uint8_t *p = NULL;
 
 	if (opts)
@@ -404,7 +404,7 @@ void seg_data(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint1
 {
 	struct tcp_repr r = {.sport = 80, .dport = 61440, .seq = seq, .ack = ack,
 			     .flags = flags, .window = wnd, .hdr_len = 20,
-			     .payload = len ? data : NULL, .payload_len = len};
+			     .payload = len ? data : NULL, .payload_len = len, .ecn = s->peer_ecn};
 
 	if (s->peer_ts_on) {
 		r.opts.has_ts = true;

@@ -44,6 +44,7 @@ struct script {
 	uint64_t now;
 	uint32_t peer_ts;    /* the peer's timestamp clock */
 	bool peer_ts_on;     /* the peer sends timestamps */
+	uint8_t peer_ecn;    /* the IP ECN field of the peer's segments (RFC 3168 5) */
 	uint64_t zbuf_base;  /* Zbuf objects in use when the fixture began */
 };
 

@@ -31,7 +31,7 @@ struct conn {
 static void conn_init(struct conn *c, uint32_t una, uint32_t flight, uint32_t cwnd,
 		      uint32_t ssthresh)
 {
-	tcp_cc_init(&c->cc, SMSS, 0);
+	tcp_cc_init(&c->cc, SMSS, 0, TCP_CC_NEWRENO);
 	c->cc.cwnd = cwnd;
 	c->cc.ssthresh = ssthresh;
 	c->una = una;
@@ -44,7 +44,8 @@ static enum tcp_cc_action conn_ack(struct conn *c, uint32_t acked)
 	uint32_t flight = c->nxt - c->una;
 
 	c->una += acked;
-	return tcp_cc_on_ack(&c->cc, c->una, acked, flight);
+	return tcp_cc_on_ack(&c->cc, &(struct tcp_cc_ack){.ack = c->una, .acked = acked,
+							   .flight = flight, .snd_nxt = c->nxt});
 }
 
 static enum tcp_cc_action conn_dupack(struct conn *c)
@@ -92,7 +93,7 @@ static void test_initial_window(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		assert_int_equal(tcp_cc_initial_window(t[i].smss, t[i].segs), t[i].iw);
-		tcp_cc_init(&cc, t[i].smss, t[i].segs);
+		tcp_cc_init(&cc, t[i].smss, t[i].segs, TCP_CC_NEWRENO);
 		assert_int_equal(cc.cwnd, t[i].iw);
 		assert_int_equal(cc.smss, t[i].smss);
 		/* RFC 5681 3.1: initial ssthresh arbitrarily high. */
@@ -438,7 +439,7 @@ static void test_idle_restart(void **state)
 	struct tcp_cc cc;
 
 	(void)state;
-	tcp_cc_init(&cc, 1460, 0);
+	tcp_cc_init(&cc, 1460, 0, TCP_CC_NEWRENO);
 	cc.cwnd = 100000;
 	tcp_cc_on_idle(&cc, 0);
 	assert_int_equal(cc.cwnd, 4380);

@@ -5,11 +5,11 @@
  * and nothing else checks: another 4-tuple, another peer ISN, another
  * secret, a changed bit, an expired slot.
  *
- * The MAC is 24 bits: a wrong cookie passes by chance with probability
- * 2^-23 per check (two slots). The key and inputs here are fixed, so the
+ * The MAC is 23 bits: a wrong cookie passes by chance with probability
+ * 2^-22 per check (two slots). The key and inputs here are fixed, so the
  * outcome is the same on every run; with about 2,000 forged checks, a
  * correct implementation fails this test for some key with probability
- * about 2.4e-4, and for this one it does not.
+ * about 4.8e-4, and for this one it does not.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,13 +173,35 @@ static void test_deterministic(void **state)
 	assert_int_equal(tcp_syncookie_make(key, &tuple, &a, now),
 			 tcp_syncookie_make(key, &tuple, &a, now + SLOT_NS / 4));
 	b.seq = 2;
-	assert_int_not_equal(tcp_syncookie_make(key, &tuple, &a, now) & 0xffffff,
-			     tcp_syncookie_make(key, &tuple, &b, now) & 0xffffff);
+	assert_int_not_equal(tcp_syncookie_make(key, &tuple, &a, now) & 0x7fffff,
+			     tcp_syncookie_make(key, &tuple, &b, now) & 0x7fffff);
+}
+
+/* RFC 3168 6.1.1: whether the SYN asked for ECN (ECE and CWR, not one alone) comes back. */
+static void test_ecn_round_trip(void **state)
+{
+	static const uint8_t flags[] = {0x02, 0x02 | 0x40, 0x02 | 0x80, 0x02 | 0x40 | 0x80};
+	uint64_t now = 5 * SLOT_NS;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(flags); i++) {
+		struct tcp_repr syn = syn_with(4242, true, 1460, true, 7, true);
+		struct tcp_syncookie_opts o;
+		struct tcp_repr ack;
+
+		syn.flags = flags[i];
+		ack = ack_for(&syn, tcp_syncookie_make(key, &tuple, &syn, now));
+		assert_true(tcp_syncookie_check(key, &tuple, &ack, now, &o));
+		assert_int_equal(o.ecn_setup, i == 3);
+		assert_true(o.sack_permitted);
+		assert_int_equal(o.wscale, 7);
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ecn_round_trip),
 	    cmocka_unit_test(test_options_round_trip),
 	    cmocka_unit_test(test_lifetime),
 	    cmocka_unit_test(test_forgeries_fail),

@@ -1,0 +1,373 @@
+/*
+ * test_tcp_cc_ecn.c - ECN (RFC 3168) and the congestion control algorithms
+ * as a connection uses them: the ECN-setup handshake both ways, what is
+ * marked ECT (new data only), the classic receiver's ECE until CWR, the
+ * sender's one reduction per window and its CWR, DCTCP's receiver echoing
+ * each CE state change at once (RFC 8257 3.2) and its sender cutting by
+ * alpha / 2 (RFC 8257 3.3), and CUBIC chosen per connection (RFC 9438 4.6).
+ *
+ * Every connection here negotiates timestamps (SMSS 1448) and SACK; the
+ * peer's window is large, so cwnd alone limits the sender.
+ */
+#include <math.h>
+
+#include "tcp_script.h"
+
+#define ECE RTE_TCP_ECE_FLAG
+#define CWR RTE_TCP_CWR_FLAG
+#define SMSS 1448u
+
+static uint32_t S(unsigned i)
+{
+	return ISS + 1 + i * SMSS;
+}
+
+static void ecn_config(struct tcp_config *cfg, uint8_t ecn, enum tcp_cc_algo algo)
+{
+	script_config(cfg);
+	cfg->ecn = ecn;
+	cfg->cc = algo;
+}
+
+/*
+ * Active open: our SYN must carry exactly SYN | @syn_extra; the peer
+ * answers SYN-ACK | @synack_extra. Ends ESTABLISHED with the window primed.
+ */
+static void open_active(struct script *s, const struct tcp_config *cfg, uint8_t syn_extra,
+			uint8_t synack_extra)
+{
+	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
+				.sack_permitted = true, .has_ts = true};
+
+	fixture_closed(s, cfg);
+	s->peer_ts_on = true;
+	assert_int_equal(tcp_connect(&s->c, s->now, &s->out), 0);
+	o.ts_ecr = expect_tx(s, SYN | syn_extra, ISS, 0, 0)->opts.ts_val;
+	advance(s, 100 * US);
+	o.ts_val = s->peer_ts;
+	seg_opts(s, SYN | ACK | synack_extra, IRS, ISS + 1, 65535, 0, &o);
+	assert_int_equal(expect_tx(s, ACK, ISS + 1, IRS + 1, 0)->ecn, TCP_ECN_NOT_ECT);
+	assert_int_equal(s->c.state, TCP_ESTABLISHED);
+	prime_window(s);
+	assert_int_equal(s->c.snd_mss, SMSS);
+}
+
+/* Passive open: the peer's SYN | @syn_extra; our SYN-ACK must be exactly SYN | ACK | @synack_extra. */
+static void open_passive(struct script *s, const struct tcp_config *cfg, uint8_t syn_extra,
+			 uint8_t synack_extra)
+{
+	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
+				.sack_permitted = true, .has_ts = true};
+
+	fixture_closed(s, cfg);
+	s->peer_ts_on = true;
+	tcp_listen(&s->c);
+	o.ts_val = s->peer_ts;
+	seg_opts(s, SYN | syn_extra, IRS, 0, 65535, 0, &o);
+	assert_int_equal(expect_tx(s, SYN | ACK | synack_extra, ISS, IRS + 1, 0)->ecn,
+			 TCP_ECN_NOT_ECT);
+	seg(s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	expect_nothing(s);
+	assert_int_equal(s->c.state, TCP_ESTABLISHED);
+}
+
+/*
+ * @n full segments out at once from S(@first), each new data: ECT(0) on an
+ * ECN connection (RFC 3168 6.1.5), CWR only on the first if @cwr.
+ */
+static void send_segments(struct script *s, unsigned first, unsigned n, bool cwr)
+{
+	assert_int_equal(app_send(s, n * SMSS), (int)(n * SMSS));
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t f = ACK | (i == n - 1 ? PSH : 0) | (cwr && i == 0 ? CWR : 0);
+
+		assert_int_equal(expect_tx(s, f, S(first + i), IRS + 1, SMSS)->ecn,
+				 s->c.ecn_ok ? TCP_ECN_ECT0 : TCP_ECN_NOT_ECT);
+	}
+	expect_nothing(s);
+}
+
+/* RFC 3168 6.1.1: with ECN on, the SYN asks (ECE, CWR) and a SYN-ACK with ECE alone agrees. */
+static void test_active_setup(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_active(&s, &cfg, ECE | CWR, ECE);
+	assert_true(s.c.ecn_ok);
+	send_segments(&s, 0, 2, false);
+	script_end(&s);
+
+	/* A SYN-ACK with ECE and CWR is not an ECN-setup SYN-ACK (6.1.1); none is a refusal. */
+	open_active(&s, &cfg, ECE | CWR, ECE | CWR);
+	assert_false(s.c.ecn_ok);
+	script_end(&s);
+	open_active(&s, &cfg, ECE | CWR, 0);
+	assert_false(s.c.ecn_ok);
+	assert_int_equal(app_send(&s, SMSS), (int)SMSS);
+	assert_int_equal(expect_tx(&s, ACK | PSH, S(0), IRS + 1, SMSS)->ecn, TCP_ECN_NOT_ECT);
+	script_end(&s);
+
+	/* Not asked (the default, accept only): the SYN is plain and an ECE in the answer means nothing. */
+	ecn_config(&cfg, TCP_ECN_ACCEPT, TCP_CC_NEWRENO);
+	open_active(&s, &cfg, 0, ECE);
+	assert_false(s.c.ecn_ok);
+	script_end(&s);
+}
+
+/* RFC 3168 6.1.1 from the listener's side, for each setting of cfg.ecn. */
+static void test_passive_setup(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ACCEPT, TCP_CC_NEWRENO);
+	open_passive(&s, &cfg, ECE | CWR, ECE);
+	assert_true(s.c.ecn_ok);
+	script_end(&s);
+	/* ECE alone in a SYN is not ECN-setup. */
+	open_passive(&s, &cfg, ECE, 0);
+	assert_false(s.c.ecn_ok);
+	script_end(&s);
+
+	ecn_config(&cfg, TCP_ECN_OFF, TCP_CC_NEWRENO);
+	open_passive(&s, &cfg, ECE | CWR, 0);
+	assert_false(s.c.ecn_ok);
+	script_end(&s);
+	/* DCTCP needs ECN: it accepts whatever cfg.ecn says. */
+	ecn_config(&cfg, TCP_ECN_OFF, TCP_CC_DCTCP);
+	open_passive(&s, &cfg, ECE | CWR, ECE);
+	assert_true(s.c.ecn_ok);
+	script_end(&s);
+}
+
+/*
+ * RFC 3168 6.1.2: an ECE halves the window once (NewReno: FlightSize / 2),
+ * the next new data says CWR, further ECEs in the same window change
+ * nothing, and an ECE for data sent after the reduction cuts again.
+ * 6.1.5: a retransmission is not ECN-capable.
+ */
+static void test_sender_reduces_once_per_window(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_active(&s, &cfg, ECE | CWR, ECE);
+	send_segments(&s, 0, 10, false);
+	advance(&s, 100 * US);
+	seg(&s, ACK | ECE, IRS + 1, S(1), 65535, 0);
+	expect_nothing(&s); /* nine segments out, cwnd below them */
+	assert_int_equal(s.c.cc.ssthresh, 9 * SMSS / 2);
+	assert_int_equal(s.c.cc.cwnd, 9 * SMSS / 2);
+	assert_int_equal(s.c.stats.ecn_ece, 1);
+	assert_int_equal(s.c.stats.ecn_cuts, 1);
+
+	seg(&s, ACK | ECE, IRS + 1, S(5), 65535, 0);
+	assert_int_equal(s.c.stats.ecn_ece, 2);
+	assert_int_equal(s.c.stats.ecn_cuts, 1);
+	assert_int_equal(s.c.cc.ssthresh, 9 * SMSS / 2);
+	seg(&s, ACK | ECE, IRS + 1, S(10), 65535, 0);
+	assert_int_equal(s.c.stats.ecn_cuts, 1);
+
+	/* The first new data after the reduction carries CWR, the next not. */
+	send_segments(&s, 10, 1, true);
+	send_segments(&s, 11, 1, false);
+	seg(&s, ACK | ECE, IRS + 1, S(11), 65535, 0);
+	assert_int_equal(s.c.stats.ecn_cuts, 2);
+	assert_true(s.c.ecn_cwr);
+
+	/* RTO: the segment goes again, not ECT (and the CWR waits for new data). */
+	advance_next(&s);
+	{
+		const struct tcp_tx *t = expect_tx(&s, ACK | PSH, S(11), IRS + 1, SMSS);
+
+		assert_true(t->retransmit);
+		assert_int_equal(t->ecn, TCP_ECN_NOT_ECT);
+	}
+	script_end(&s);
+}
+
+/* Without ECN negotiated, ECE on ACKs and CE marks are not signals (RFC 3168 6.1.1). */
+static void test_not_negotiated_ignored(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ACCEPT, TCP_CC_NEWRENO);
+	open_active(&s, &cfg, 0, 0);
+	assert_false(s.c.ecn_ok);
+	send_segments(&s, 0, 10, false); /* not ECT */
+	advance(&s, 100 * US);
+	seg(&s, ACK | ECE, IRS + 1, S(1), 65535, 0);
+	assert_int_equal(s.c.cc.cwnd, 11 * SMSS); /* slow start went on */
+	assert_int_equal(s.c.stats.ecn_ece, 0);
+	assert_int_equal(s.c.stats.ecn_cuts, 0);
+	drain_tx(&s);
+	s.peer_ecn = TCP_ECN_CE;
+	seg(&s, ACK, IRS + 1, S(1), 65535, 1000);
+	if (!pending_tx(&s))
+		advance(&s, cfg.delack_ns);
+	expect_tx(&s, ACK, S(10), IRS + 1001, 0); /* no ECE */
+	assert_int_equal(s.c.stats.ecn_ce, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 3168 6.1.3: a CE-marked data segment is answered at once with ECE,
+ * and every ACK carries ECE until a segment with CWR arrives.
+ */
+static void test_receiver_echoes_until_cwr(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_active(&s, &cfg, ECE | CWR, ECE);
+	s.peer_ecn = TCP_ECN_CE;
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	assert_int_equal(expect_tx(&s, ACK | ECE, ISS + 1, IRS + 1001, 0)->ecn, TCP_ECN_NOT_ECT);
+	assert_int_equal(s.c.stats.ecn_ce, 1);
+
+	s.peer_ecn = TCP_ECN_ECT0;
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
+	if (!pending_tx(&s))
+		advance(&s, cfg.delack_ns);
+	expect_tx(&s, ACK | ECE, ISS + 1, IRS + 2001, 0);
+
+	seg(&s, ACK | CWR, IRS + 2001, ISS + 1, 65535, 1000);
+	if (!pending_tx(&s))
+		advance(&s, cfg.delack_ns);
+	expect_tx(&s, ACK, ISS + 1, IRS + 3001, 0);
+	assert_int_equal(s.c.stats.ecn_ce, 1);
+	script_end(&s);
+}
+
+/*
+ * RFC 8257 3.2: a DCTCP receiver's ECE says exactly which data was marked.
+ * When the CE state changes, the data before the change is acknowledged
+ * at once with the old state, and the segment that changed it at once
+ * with the new one; while it holds, ACKs are delayed as usual.
+ */
+static void test_dctcp_receiver_state_changes(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_OFF, TCP_CC_DCTCP);
+	open_active(&s, &cfg, ECE | CWR, ECE); /* DCTCP asks for ECN itself */
+	s.peer_ecn = TCP_ECN_ECT0;
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	expect_nothing(&s); /* delayed */
+
+	s.peer_ecn = TCP_ECN_CE;
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	expect_tx(&s, ACK | ECE, ISS + 1, IRS + 2001, 0);
+	expect_nothing(&s);
+
+	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
+	expect_nothing(&s); /* same state: delayed */
+	advance(&s, cfg.delack_ns);
+	expect_tx(&s, ACK | ECE, ISS + 1, IRS + 3001, 0);
+
+	s.peer_ecn = TCP_ECN_ECT0;
+	seg(&s, ACK, IRS + 3001, ISS + 1, 65535, 1000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 4001, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.ecn_ce, 2);
+	script_end(&s);
+}
+
+/*
+ * RFC 8257 3.3: the sender's alpha starts at 1 (the first echo halves
+ * cwnd, not FlightSize), falls by 1/16 for each window without marks, and
+ * an echo then cuts cwnd by only alpha / 2.
+ */
+static void test_dctcp_sender_cuts_by_alpha(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+	uint32_t before;
+	double alpha;
+	unsigned next;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_OFF, TCP_CC_DCTCP);
+	open_active(&s, &cfg, ECE | CWR, ECE);
+	send_segments(&s, 0, 10, false);
+	advance(&s, 100 * US);
+	seg(&s, ACK | ECE, IRS + 1, S(1), 65535, 0);
+	assert_int_equal(s.c.cc.cwnd, 5 * SMSS); /* 10 * SMSS * (1 - 1/2), not grown by the ACK first */
+	assert_int_equal(s.c.cc.ssthresh, 5 * SMSS);
+	seg(&s, ACK, IRS + 1, S(10), 65535, 0);
+	drain_tx(&s);
+
+	/* Twenty windows of one segment, none marked: alpha = (15/16)^20 * alpha. */
+	next = 10;
+	for (unsigned w = 0; w < 20; w++) {
+		send_segments(&s, next, 1, w == 0);
+		next++;
+		advance(&s, 100 * US);
+		seg(&s, ACK, IRS + 1, S(next), 65535, 0);
+		drain_tx(&s);
+	}
+	alpha = (double)s.c.cc.algo.dctcp.alpha / (1 << 20);
+	assert_true(alpha > 0.2 && alpha < 0.35);
+
+	send_segments(&s, next, 4, false);
+	advance(&s, 100 * US);
+	before = s.c.cc.cwnd;
+	seg(&s, ACK | ECE, IRS + 1, S(next + 1), 65535, 0);
+	alpha = (double)s.c.cc.algo.dctcp.alpha / (1 << 20); /* this ACK's window ended too */
+	/* cwnd * (1 - alpha / 2), alpha as this ACK's window left it. */
+	assert_true(fabs(s.c.cc.cwnd - before * (1 - alpha / 2)) <= 1.0);
+	assert_true(s.c.cc.cwnd > before * 3 / 4); /* not a halving */
+	assert_int_equal(s.c.stats.ecn_cuts, 2);
+	script_end(&s);
+}
+
+/* RFC 9438 4.6: CUBIC, chosen per connection, answers a loss with beta = 0.7, not 1/2. */
+static void test_cubic_loss_response(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ACCEPT, TCP_CC_CUBIC);
+	open_active(&s, &cfg, 0, 0);
+	assert_ptr_equal(s.c.cc.ops, &tcp_cc_cubic_ops);
+	send_segments(&s, 0, 10, false);
+	advance(&s, 100 * US);
+	for (int i = 0; i < 3; i++)
+		seg(&s, ACK, IRS + 1, S(0), 65535, 0);
+	/* NewReno's recovery (rack off in the scripts), CUBIC's reduction: 0.7 * FlightSize. */
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.cc.ssthresh, (uint32_t)(10 * SMSS * 0.7));
+	assert_int_equal(s.c.cc.algo.cubic.w_max, 10.0);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_active_setup),
+		cmocka_unit_test(test_passive_setup),
+		cmocka_unit_test(test_sender_reduces_once_per_window),
+		cmocka_unit_test(test_not_negotiated_ignored),
+		cmocka_unit_test(test_receiver_echoes_until_cwr),
+		cmocka_unit_test(test_dctcp_receiver_state_changes),
+		cmocka_unit_test(test_dctcp_sender_cuts_by_alpha),
+		cmocka_unit_test(test_cubic_loss_response),
+	};
+
+	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);
+}

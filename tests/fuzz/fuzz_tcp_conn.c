@@ -162,6 +162,8 @@
 #define SYN RTE_TCP_SYN_FLAG
 #define FIN RTE_TCP_FIN_FLAG
 #define RST RTE_TCP_RST_FLAG
+#define ECE RTE_TCP_ECE_FLAG
+#define CWR RTE_TCP_CWR_FLAG
 
 static const uint32_t rcv_bufs[8] = {1u << 20, 65535, 4096, 300000, 2048, 16384, 131072, 1000};
 static const uint32_t snd_bufs[8] = {1u << 20, 65536, 4096, 200000, 1500, 32768, 8192, 100};
@@ -499,12 +501,21 @@ static void check_tx_payload(const struct fz *f, const struct tcp_tx *t)
  * offered too (RFC 7323 2.2 and 3.2, RFC 2018 2); a SYN's window is never
  * scaled (RFC 7323 2.2).
  */
+/* Our SYN asks for ECN: configured to, or the algorithm needs it (DCTCP). */
+static bool ecn_wanted(const struct tcp_conn *c)
+{
+	return c->cfg.ecn == TCP_ECN_ON || c->cc.ops->needs_ecn;
+}
+
 static void check_syn(const struct fz *f, const struct tcp_tx *t)
 {
 	const struct tcp_conn *c = &f->c;
 	bool ack = t->flags & ACK;
 
-	FUZZ_CHECK(t->flags == (ack ? SYN | ACK : SYN));
+	/* RFC 3168 6.1.1: ECE and CWR on a SYN that asks for ECN, ECE alone on a SYN-ACK agreeing. */
+	FUZZ_CHECK(t->flags == (ack ? SYN | ACK | (c->ecn_ok ? ECE : 0)
+				    : SYN | (ecn_wanted(c) ? ECE | CWR : 0)));
+	FUZZ_CHECK(t->ecn == TCP_ECN_NOT_ECT);
 	FUZZ_CHECK(c->state == (ack ? TCP_SYN_RECEIVED : TCP_SYN_SENT));
 	FUZZ_CHECK(t->seq == c->iss && t->len == 0 && !t->tso_mss && c->snd_max == c->iss + 1);
 	FUZZ_CHECK(t->opts.has_mss && t->opts.mss == c->cfg.mss && t->opts.sack_count == 0);
@@ -549,6 +560,14 @@ static void check_out(const struct fz *f)
 			continue;
 		}
 		FUZZ_CHECK(t->flags & ACK);
+		/*
+		 * RFC 3168: ECN marks only on an ECN connection; ECT on new data
+		 * alone (6.1.5: not retransmissions, 6.1.4: not pure ACKs).
+		 */
+		FUZZ_CHECK(c->ecn_ok || !(t->flags & (ECE | CWR)));
+		FUZZ_CHECK(t->ecn == TCP_ECN_NOT_ECT ||
+			   (t->ecn == TCP_ECN_ECT0 && c->ecn_ok && t->len && !t->retransmit));
+		FUZZ_CHECK(!(t->flags & CWR) || t->ecn == TCP_ECN_ECT0);
 		if (t->len) {
 			/* Data: only what the send buffer holds, within what may be in flight. */
 			FUZZ_CHECK(t->len <= c->snd_mss);
@@ -807,6 +826,7 @@ static void op_segment(struct fz *f, struct reader *in)
 	uint8_t flags = rd8(in), bases = rd8(in);
 	int16_t dseq = (int16_t)rd16(in), dack = (int16_t)rd16(in);
 	struct tcp_repr r = {.sport = RPORT, .dport = LPORT, .flags = flags, .hdr_len = 20};
+	uint16_t pl;
 	bool ts;
 
 	r.seq = seq_base(c, bases) + (uint32_t)(int32_t)dseq;
@@ -814,7 +834,9 @@ static void op_segment(struct fz *f, struct reader *in)
 	if (bases & 0x80)
 		f->peer_wnd = rd16(in);
 	r.window = f->peer_wnd;
-	r.payload_len = rd16(in) & MAX_PAYLOAD;
+	pl = rd16(in);
+	r.payload_len = pl & MAX_PAYLOAD;
+	r.ecn = (uint8_t)(pl >> 14); /* the IP header's ECN field: CE marks among them */
 	/* A SYN carries the set-up's SYN options; timestamps as negotiated, or as offered. */
 	if (flags & SYN) {
 		r.opts = f->syn_opts;
@@ -1005,10 +1027,10 @@ static void setup_input(struct fz *f, uint8_t flags, uint32_t seq, uint32_t ack,
  * cookie is the connection's ISS; *@mss the MSS it recalls.
  */
 static uint32_t cookie_open(struct fz *f, const struct tcp_4tuple *t, uint32_t irs, bool late,
-			    struct tcp_repr *syn, uint16_t *mss)
+			    uint8_t ecn_flags, struct tcp_repr *syn, uint16_t *mss)
 {
 	const struct tcp_options *so = &f->syn_opts;
-	struct tcp_repr peer = {.sport = RPORT, .dport = LPORT, .seq = irs, .flags = SYN,
+	struct tcp_repr peer = {.sport = RPORT, .dport = LPORT, .seq = irs, .flags = SYN | ecn_flags,
 				.window = f->peer_wnd, .hdr_len = 20, .opts = *so};
 	struct tcp_repr ack = {.sport = RPORT, .dport = LPORT, .seq = irs + 1, .flags = ACK,
 			       .window = f->peer_wnd, .hdr_len = 20};
@@ -1027,7 +1049,9 @@ static uint32_t cookie_open(struct fz *f, const struct tcp_4tuple *t, uint32_t i
 	if (co.has_wscale)
 		FUZZ_CHECK(co.wscale == (so->wscale > 14 ? 14 : so->wscale));
 	FUZZ_CHECK(co.mss >= 536 && (co.mss <= want || co.mss == 536));
-	*syn = (struct tcp_repr){.sport = RPORT, .dport = LPORT, .seq = irs, .flags = SYN,
+	FUZZ_CHECK(co.ecn_setup == (ecn_flags == (ECE | CWR)));
+	*syn = (struct tcp_repr){.sport = RPORT, .dport = LPORT, .seq = irs,
+				 .flags = SYN | (co.ecn_setup ? ECE | CWR : 0),
 				 .window = ack.window, .hdr_len = 20};
 	syn->opts.has_mss = true;
 	syn->opts.mss = co.mss;
@@ -1070,6 +1094,9 @@ static void setup(struct fz *f, struct reader *in)
 		cfg.keepalive_probes = 3;
 	}
 	cfg.iw_segments = iw_table[(k >> 3) & 3];
+	/* Byte 2 bits 4-6: the algorithm, and whether ECN is asked for (and the peer's SYN offers it). */
+	cfg.cc = (enum tcp_cc_algo)(((b1 >> 4) & 3) % TCP_CC_ALGO_COUNT);
+	cfg.ecn = (b1 & 0x40) ? TCP_ECN_ON : TCP_ECN_ACCEPT;
 	if (k & 0x20)
 		cfg.reass_max_segs = 4;
 	if (k & 0x40)
@@ -1084,7 +1111,7 @@ static void setup(struct fz *f, struct reader *in)
 					   .has_wscale = o & 0x04, .wscale = pws,
 					   .sack_permitted = o & 0x02, .has_ts = o & 0x01};
 	if (mode == START_COOKIE || mode == START_COOKIE_ACKED)
-		iss = cookie_open(f, &t, irs, k & 0x80, &syn, &peer_mss);
+		iss = cookie_open(f, &t, irs, k & 0x80, (b1 & 0x40) ? ECE | CWR : 0, &syn, &peer_mss);
 	FUZZ_CHECK(tcp_conn_init(c, &cfg, &t, iss, f->now) == 0);
 	f->iss = iss;
 	begin(f);
@@ -1102,7 +1129,7 @@ static void setup(struct fz *f, struct reader *in)
 	case START_ACTIVE:
 		if (k & 0x80)
 			advance_to(f, f->now + 3 * MS);
-		setup_input(f, SYN | ACK, irs, iss + 1, "synack");
+		setup_input(f, SYN | ACK | ((b1 & 0x40) ? ECE : 0), irs, iss + 1, "synack");
 		FUZZ_CHECK(c->state == TCP_ESTABLISHED);
 		FUZZ_CHECK(f->out.n == 1 && f->out.seg[0].flags == ACK &&
 			   f->out.seg[0].seq == iss + 1 && f->out.seg[0].ack == irs + 1);
@@ -1113,7 +1140,7 @@ static void setup(struct fz *f, struct reader *in)
 		/* fall through */
 	case START_PASSIVE:
 	case START_PASSIVE_ACKED:
-		setup_input(f, SYN, irs, 0, "syn");
+		setup_input(f, SYN | ((b1 & 0x40) ? ECE | CWR : 0), irs, 0, "syn");
 		FUZZ_CHECK(c->state == TCP_SYN_RECEIVED && f->out.n == 1); /* the SYN-ACK */
 		break;
 	case START_COOKIE:
@@ -1137,6 +1164,8 @@ static void setup(struct fz *f, struct reader *in)
 		FUZZ_CHECK(c->ts_ok == (cfg.timestamps && (o & 0x01)));
 		FUZZ_CHECK(c->sack_ok == (cfg.sack && (o & 0x02)));
 		FUZZ_CHECK(c->ws_ok == (cfg.window_scaling && (o & 0x04)));
+		/* The set-up's peer offers (or agrees to) ECN exactly when we ask for it (RFC 3168 6.1.1). */
+		FUZZ_CHECK(c->ecn_ok == !!(b1 & 0x40));
 		FUZZ_CHECK(c->snd_wscale == (c->ws_ok ? (pws > 14 ? 14 : pws) : 0));
 		/* RFC 9293 3.7.1: at most ours, less the timestamp option; floor 64. */
 		mss = peer_mss < cfg.mss ? peer_mss : cfg.mss;

@@ -5,10 +5,13 @@
  *
  * 1. Does this frame belong to lunar or to the kernel? IPv4 TCP segments
  *    whose destination port is in the reserved range [lo, hi] (default
- *    61440..65535) or is marked in lunar_ports are lunar's; everything else
- *    (ARP, ICMP, IPv6, UDP, other TCP ports, non-first fragments,
- *    VLAN-tagged and malformed frames) is passed to the kernel untouched,
- *    so the kernel keeps the control plane (LUNA §7.3) and legacy traffic.
+ *    61440..65535) or is marked in lunar_ports are lunar's, and so are the
+ *    ICMP errors about lunar's segments (destination unreachable, time
+ *    exceeded, parameter problem quoting TCP from such a port: RFC 5927
+ *    processing and path MTU need them); everything else (ARP, other ICMP,
+ *    IPv6, UDP, other TCP ports, non-first fragments, VLAN-tagged and
+ *    malformed frames) is passed to the kernel untouched, so the kernel
+ *    keeps the control plane (LUNA §7.3) and legacy traffic.
  *
  * 2. With several lunar workers, one per rx queue: did the segment arrive
  *    on the queue of the worker that owns its connection (the plan of
@@ -24,6 +27,9 @@
  * the shared maps, header walk and plan in lunar_plan.bpf.h.
  */
 #include "lunar_plan.bpf.h"
+
+/* The MF bit of iphdr.frag_off (host order after ntohs). */
+#define IP_MORE_FRAGMENTS 0x2000
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -51,17 +57,76 @@ static __always_inline void count(__u32 q, __u32 stat)
 		*v += 1;
 }
 
+/*
+ * An untagged IPv4 ICMP error (types 3, 11, 12; RFC 792) that quotes a TCP
+ * segment: 1 and the ports as a segment of that connection arriving here
+ * would carry them (@sport the quoted destination, the peer; @dport the
+ * quoted source, the local end), else 0. RFC 792 guarantees the quoted
+ * IPv4 header and 8 bytes after it, which hold the ports. A fragment of
+ * an error, or a quote of a non-first fragment, is the kernel's.
+ */
+static __always_inline int parse_tcp_error(void *data, void *data_end, __u16 *sport,
+					   __u16 *dport)
+{
+	struct ethhdr *eth = data;
+	struct iphdr *ip, *qip;
+	__u8 *icmp, *qtcp;
+	__u32 ihl, qihl;
+
+	if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return 0;
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->protocol != IPPROTO_ICMP)
+		return 0;
+	ihl = ip->ihl;
+	if (ihl < 5 || (ip->frag_off & bpf_htons(IP_MORE_FRAGMENTS | IP_OFFSET_MASK)))
+		return 0;
+	icmp = (void *)ip + ihl * 4;
+	if ((void *)(icmp + 8) > data_end)
+		return 0;
+	if (icmp[0] != 3 && icmp[0] != 11 && icmp[0] != 12)
+		return 0;
+	qip = (void *)(icmp + 8);
+	if ((void *)(qip + 1) > data_end || qip->version != 4 || qip->protocol != IPPROTO_TCP)
+		return 0;
+	qihl = qip->ihl;
+	if (qihl < 5 || (qip->frag_off & bpf_htons(IP_OFFSET_MASK)))
+		return 0;
+	qtcp = (void *)qip + qihl * 4;
+	if ((void *)(qtcp + 8) > data_end)
+		return 0;
+	*dport = (__u16)(qtcp[0] << 8 | qtcp[1]);
+	*sport = (__u16)(qtcp[2] << 8 | qtcp[3]);
+	return 1;
+}
+
 SEC("xdp")
 int lunar_steer(struct xdp_md *ctx)
 {
 	struct lunar_steer_cfg cfg = lunar_cfg_get();
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	__u32 q = ctx->rx_queue_index;
 	__u16 sport, dport;
 	long ret;
 
-	if (!lunar_parse_tcp4((void *)(long)ctx->data, (void *)(long)ctx->data_end, &sport,
-			      &dport) ||
-	    !lunar_port(&cfg, dport)) {
+	if (!lunar_parse_tcp4(data, data_end, &sport, &dport)) {
+		/*
+		 * An error about one of lunar's connections goes to the worker
+		 * that owns it, if it came in on that worker's queue. RSS hashes
+		 * ICMP by addresses alone, so it may come in on any queue, and no
+		 * AF_XDP socket takes another queue's frame (below); elsewhere the
+		 * kernel gets it, which is harmless: it has no such connection,
+		 * and nobody answers an ICMP error (RFC 1122 3.2.2). Lunar loses
+		 * only the hint.
+		 */
+		if (!parse_tcp_error(data, data_end, &sport, &dport) || !lunar_port(&cfg, dport) ||
+		    lunar_plan_owner(&cfg, sport, dport, q) != q) {
+			count(q, LUNAR_STEER_TO_KERNEL);
+			return XDP_PASS;
+		}
+		goto redirect;
+	}
+	if (!lunar_port(&cfg, dport)) {
 		count(q, LUNAR_STEER_TO_KERNEL);
 		return XDP_PASS;
 	}
@@ -94,6 +159,7 @@ int lunar_steer(struct xdp_md *ctx)
 	 * kernel still sees the frame (and answers RST for a closed port)
 	 * instead of a silent drop; the miss is counted.
 	 */
+redirect:
 	ret = bpf_redirect_map(&xsks_map, q, XDP_PASS);
 	count(q, ret == XDP_REDIRECT ? LUNAR_STEER_TO_LUNAR : LUNAR_STEER_REDIRECT_FAILED);
 	return ret;

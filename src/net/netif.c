@@ -1,6 +1,6 @@
 /*
- * netif.c - Ethernet, ARP, IPv4, ICMP echo and UDP for one interface (see
- * netif.h). Receive: parse with wire/, validate, dispatch, count every
+ * netif.c - Ethernet, ARP, IPv4, ICMP (echo; errors to TCP) and UDP for one
+ * interface (see netif.h). Receive: parse with wire/, validate, dispatch, count every
  * drop by reason. Transmit: build headers into the mbuf headroom, resolve
  * the next hop, batch for netif_flush().
  */
@@ -362,6 +362,31 @@ static void arp_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, s
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * An error message (RFC 1122 3.2.2.1, 3.2.2.4, 3.2.2.5): if it quotes one
+ * of our TCP segments, the TCP stack decides (RFC 5927: whether the quote
+ * is believable, what it changes). UDP sockets have no error reporting.
+ */
+static void icmp_error_input(struct netif *nif, struct rte_mbuf *m, const struct icmp_repr *icr)
+{
+	struct icmp_quote q;
+	enum lunar_drop why = icmp_error_parse(icr, &q);
+
+	if (!why && q.src != nif->ip)
+		why = LUNAR_DROP_ICMP_QUOTE_NOT_OURS; /* we never sent it */
+	if (!why && q.proto != IPPROTO_TCP)
+		why = LUNAR_DROP_ICMP_QUOTE_NOT_TCP;
+	if (!why) {
+		nif->ctr.rx_icmp_error_tcp++;
+		why = nif->tcp_icmp_fn ? nif->tcp_icmp_fn(nif->tcp_ctx, &q)
+				       : LUNAR_DROP_TCP_ICMP_NO_CONN;
+	}
+	if (why)
+		netif_drop(nif, m, why);
+	else
+		rte_pktmbuf_free(m);
+}
+
 static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_repr *ir,
 		       bool to_bcast)
 {
@@ -406,6 +431,15 @@ static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_
 			nif->echo_fn(nif->echo_ctx, ir->src, icr.id, icr.seq, icr.data,
 				     icr.data_len, nif->now_ns);
 		rte_pktmbuf_free(m);
+		return;
+	}
+	if (icmp_is_error(icr.type)) {
+		icmp_error_input(nif, m, &icr);
+		return;
+	}
+	if (icr.type == ICMP_TYPE_SOURCE_QUENCH) {
+		/* RFC 6633 2: a host MUST silently ignore source quench (counted here). */
+		netif_drop(nif, m, LUNAR_DROP_ICMP_SOURCE_QUENCH);
 		return;
 	}
 	netif_drop(nif, m, LUNAR_DROP_ICMP_UNHANDLED_TYPE);

@@ -1,6 +1,6 @@
 /*
  * netif.h - one network interface of lunar: Ethernet, ARP/neighbours,
- * IPv4 routing, ICMP echo and UDP on top of one port.
+ * IPv4 routing, ICMP (echo; errors handed to TCP) and UDP on top of one port.
  *
  * Run-to-completion: the owning worker calls netif_input() with a received
  * burst, netif_timers() with the current time, and netif_flush() at the end
@@ -29,6 +29,7 @@ struct port;
 struct rte_mbuf;
 struct ipv4_repr;
 struct tcp_repr;
+struct icmp_quote;
 
 /**
  * The transport above IPv4 for TCP (tcp/tcp_stack.c). It owns @m from then
@@ -36,6 +37,13 @@ struct tcp_repr;
  */
 typedef void (*netif_tcp_fn)(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
 			     struct rte_mbuf *m);
+/**
+ * The same transport's handler of ICMP errors that quote one of its
+ * segments (RFC 5927): @q (from wire/icmp.h) points into the message, which
+ * the interface keeps. @return LUNAR_DROP_NONE if the transport acted on
+ * it, else why it did not; the interface frees the message or counts it.
+ */
+typedef enum lunar_drop (*netif_tcp_icmp_fn)(void *ctx, const struct icmp_quote *q);
 
 struct netif_counters {
 #define X(name, desc) uint64_t name;
@@ -106,7 +114,8 @@ struct netif {
 	netif_echo_fn echo_fn;
 	void *echo_ctx;
 	netif_tcp_fn tcp_fn; /* NULL: TCP is counted and dropped (TCP_NO_LISTENER) */
-	void *tcp_ctx;
+	netif_tcp_icmp_fn tcp_icmp_fn; /* NULL: errors quoting TCP dropped (TCP_ICMP_NO_CONN) */
+	void *tcp_ctx; /* both TCP handlers' */
 	struct rte_mbuf *txq[NETIF_TXQ]; /* frames to send, in order; [0, txq_len) */
 	unsigned txq_len;
 	uint64_t now_ns; /* time of the burst being processed */

@@ -402,7 +402,8 @@ void tcp_set_state(struct tcp_conn *c, enum tcp_state s, uint64_t now)
 /* Enter CLOSED with an error: flush the queues (RFC 9293 3.10.7.4 RST processing). */
 void tcp_drop(struct tcp_conn *c, int error, uint32_t ev, uint64_t now)
 {
-	c->error = error;
+	/* RFC 1122 4.2.3.9: a timeout reports the soft error that explains it (as Linux). */
+	c->error = error == -ETIMEDOUT && c->soft_error ? c->soft_error : error;
 	c->events |= ev;
 	sndbuf_clear(&c->snd);
 	tcp_reass_clear(&c->reass);

@@ -297,6 +297,8 @@ struct tcp_conn {
 
 	uint32_t events; /**< enum tcp_event bits not yet taken by the application */
 	int error;       /**< 0, or -ECONNRESET, -ECONNREFUSED, -ETIMEDOUT */
+	/** The last ICMP error taken as soft (tcp_icmp.h), 0 once new data is ACKed */
+	int soft_error;
 	struct tcp_conn_stats stats;
 	void *user;      /**< the layer above's cookie */
 };

@@ -142,6 +142,7 @@ static void ack_advance(struct tcp_conn *c, uint32_t ack, bool ece, uint64_t now
 		c->snd_nxt = ack; /* after a timeout rolled snd_nxt back */
 	take_rtt_sample(c, ack, now);
 	c->retries = 0;
+	c->soft_error = 0; /* something got through: an earlier ICMP error is stale */
 	c->unacked_since = now;
 	if (c->sb_on)
 		tcp_rec_acked(c, ack, now);

@@ -51,6 +51,12 @@ void tcp_rec_timeout(struct tcp_conn *c, bool repeat);
 void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now);
 /** The tail loss probe timer fired: send the probe. */
 void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/**
+ * snd_mss was lowered (path MTU, tcp_icmp.c): records larger are cut to it
+ * and marked lost, to go again at the new size; falls back to NewReno
+ * (sb_on false) when the scoreboard cannot grow.
+ */
+void tcp_rec_mss_lowered(struct tcp_conn *c);
 
 /** Release @acked sequence numbers' worth of the send buffer; returns data bytes freed. */
 uint32_t tcp_sndbuf_ack(struct tcp_conn *c, uint32_t acked);

@@ -190,6 +190,18 @@ void tcp_rec_timeout(struct tcp_conn *c, bool repeat)
 	c->rack_at = c->tlp_at = 0;
 }
 
+void tcp_rec_mss_lowered(struct tcp_conn *c)
+{
+	/*
+	 * Linux's tcp_simple_retransmit(): a segment larger than the path now
+	 * takes was dropped on the way; one that fits may have arrived. The
+	 * next ACK's RACK check may still start a recovery for what the out
+	 * array could not take at once.
+	 */
+	if (tcp_sb_resegment(&c->sb, c->snd_mss))
+		fall_back(c);
+}
+
 void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now)
 {
 	c->rack_at = 0;

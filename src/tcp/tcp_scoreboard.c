@@ -252,6 +252,53 @@ void tcp_sb_mark_all_lost(struct tcp_scoreboard *sb, bool forget_sacks)
 	sb->lost_hint = 0;
 }
 
+/* Too large for the path now: neither SACKed (it arrived) nor within @mss. */
+static bool too_big(const struct tcp_txseg *r, uint32_t mss)
+{
+	return !(r->flags & TCP_TXSEG_SACKED) && rec_len(r) > mss;
+}
+
+int tcp_sb_resegment(struct tcp_scoreboard *sb, uint32_t mss)
+{
+	uint32_t more = 0, j;
+
+	if (!mss)
+		mss = 1;
+	for (uint32_t i = 0; i < sb->count; i++) {
+		const struct tcp_txseg *r = tcp_sb_at(sb, i);
+
+		if (too_big(r, mss))
+			more += (rec_len(r) + mss - 1) / mss - 1;
+	}
+	if (more && reserve(sb, more))
+		return -ENOMEM;
+	/* From the back, so each record moves once and none is overwritten unread. */
+	j = sb->count + more;
+	for (uint32_t i = sb->count; i-- > 0;) {
+		struct tcp_txseg r = *tcp_sb_at(sb, i);
+		uint32_t len = rec_len(&r);
+
+		if (!too_big(&r, mss)) {
+			*tcp_sb_at(sb, --j) = r;
+			continue;
+		}
+		if (!(r.flags & TCP_TXSEG_LOST))
+			sb->lost += len;
+		for (uint32_t k = (len + mss - 1) / mss; k-- > 0;) {
+			uint32_t start = r.start + k * mss;
+
+			*tcp_sb_at(sb, --j) = (struct tcp_txseg){
+			    .start = start,
+			    .end = r.end - start > mss ? start + mss : r.end,
+			    .xmit_ns = r.xmit_ns,
+			    .flags = (uint8_t)(r.flags | TCP_TXSEG_LOST)};
+		}
+	}
+	sb->count += more;
+	sb->lost_hint = 0;
+	return 0;
+}
+
 uint32_t tcp_sb_first_lost(struct tcp_scoreboard *sb)
 {
 	if (!sb->lost)

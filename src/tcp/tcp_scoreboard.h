@@ -122,6 +122,13 @@ void tcp_sb_mark_lost(struct tcp_scoreboard *sb, uint32_t i);
  * may have reneged (RFC 2018 8: SACKs are advisory).
  */
 void tcp_sb_mark_all_lost(struct tcp_scoreboard *sb, bool forget_sacks);
+/**
+ * The path took no more than @mss per segment (a lowered path MTU): every
+ * record not SACKed and longer than @mss is cut into records of @mss (the
+ * last one shorter), marked lost, with the original's flags and send time.
+ * @return 0, or -ENOMEM when the ring could not grow (nothing changed).
+ */
+int tcp_sb_resegment(struct tcp_scoreboard *sb, uint32_t mss);
 /** Index of the first record marked lost, or sb->count if none. */
 uint32_t tcp_sb_first_lost(struct tcp_scoreboard *sb);
 

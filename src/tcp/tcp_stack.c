@@ -19,6 +19,7 @@
 #include "mem/zbuf.h"
 #include "net/netif.h"
 #include "port/port.h"
+#include "tcp/tcp_icmp.h"
 #include "tcp/tcp_seq.h"
 #include "tcp/tcp_syncookie.h"
 #include "tcp/tcp_table.h"
@@ -699,6 +700,57 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 		deliver_inline(s);
 }
 
+/*
+ * An ICMP error quoting one of our segments (netif's tcp_icmp_fn): the
+ * quoted source is us, so the quoted tuple read backwards is the
+ * connection's. tcp_icmp_error() decides what it is worth.
+ */
+static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
+{
+	struct tcp_stack *st = ctx;
+	struct tcp_4tuple t = {.laddr = q->src, .raddr = q->dst, .lport = q->sport,
+			       .rport = q->dport};
+	struct tcp_sock *s;
+
+	st->now = st->nif->now_ns;
+	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
+		st->stats.foreign++;
+		return LUNAR_DROP_TCP_FOREIGN_QUEUE;
+	}
+	s = tcp_table_lookup(st->table, &t);
+	if (!s) {
+		st->stats.icmp_no_conn++;
+		return LUNAR_DROP_TCP_ICMP_NO_CONN;
+	}
+	switch (tcp_icmp_error(&s->conn, q, st->now, &st->out)) {
+	case TCP_ICMP_OUT_OF_WINDOW:
+		st->stats.icmp_out_of_window++;
+		return LUNAR_DROP_TCP_ICMP_OUT_OF_WINDOW;
+	case TCP_ICMP_MTU_ABSURD:
+		st->stats.icmp_mtu_absurd++;
+		return LUNAR_DROP_TCP_ICMP_BAD_MTU;
+	case TCP_ICMP_MTU_NOT_LOWER:
+		st->stats.icmp_mtu_not_lower++;
+		return LUNAR_DROP_TCP_ICMP_MTU_NOT_LOWER;
+	case TCP_ICMP_MSS_LOWERED:
+		st->stats.icmp_mss_lowered++;
+		break;
+	case TCP_ICMP_MSS_FLOORED:
+		st->stats.icmp_mss_floored++;
+		break;
+	case TCP_ICMP_SOFT_ERROR:
+		st->stats.icmp_soft_errors++;
+		break;
+	case TCP_ICMP_ABORTED:
+		st->stats.icmp_aborts++;
+		break;
+	}
+	after(s); /* segments sent again, or the events of an aborted connect */
+	if (s->inline_mode)
+		deliver_inline(s);
+	return LUNAR_DROP_NONE;
+}
+
 /* ---- events ---- */
 
 static void dispatch(struct tcp_stack *st)
@@ -859,6 +911,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	st->eph = flow_plan_client_ports(plan, worker);
 	tw_init(&st->timers, nif->now_ns);
 	nif->tcp_fn = stack_input;
+	nif->tcp_icmp_fn = stack_icmp;
 	nif->tcp_ctx = st;
 	return st;
 }
@@ -879,6 +932,7 @@ void tcp_stack_free(struct tcp_stack *st)
 	free_dead(st);
 	if (st->nif->tcp_ctx == st) {
 		st->nif->tcp_fn = NULL;
+		st->nif->tcp_icmp_fn = NULL;
 		st->nif->tcp_ctx = NULL;
 	}
 	tcp_table_free(st->table);
@@ -935,6 +989,12 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries, x->sb_nomem);
 	fprintf(f, "tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu\n", tcp_cc_algo_name(st->cfg.cc),
 		x->ecn_ce, x->ecn_ece, x->ecn_cuts);
+	fprintf(f,
+		"tcp: icmp_no_conn %lu icmp_out_of_window %lu icmp_mtu_absurd %lu "
+		"icmp_mtu_not_lower %lu icmp_mss_lowered %lu icmp_mss_floored %lu "
+		"icmp_soft_errors %lu icmp_aborts %lu\n",
+		x->icmp_no_conn, x->icmp_out_of_window, x->icmp_mtu_absurd, x->icmp_mtu_not_lower,
+		x->icmp_mss_lowered, x->icmp_mss_floored, x->icmp_soft_errors, x->icmp_aborts);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

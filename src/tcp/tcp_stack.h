@@ -65,6 +65,15 @@ struct tcp_stack_stats {
 	uint64_t recoveries, tlp_probes, tlp_recoveries, sb_nomem;
 	/* ECN (RFC 3168): CE marks received, ECE echoes received, window cuts for them */
 	uint64_t ecn_ce, ecn_ece, ecn_cuts;
+	/*
+	 * ICMP errors quoting our segments (tcp_icmp.h, RFC 5927): for no
+	 * connection; quoted sequence outside the window (4.1); fragmentation
+	 * needed with an absurd MTU, with one that lowers nothing, lowering the
+	 * MSS, lowering it to the floor; recorded as soft errors; connects
+	 * aborted by a hard error
+	 */
+	uint64_t icmp_no_conn, icmp_out_of_window, icmp_mtu_absurd, icmp_mtu_not_lower;
+	uint64_t icmp_mss_lowered, icmp_mss_floored, icmp_soft_errors, icmp_aborts;
 };
 
 /**

@@ -1,12 +1,19 @@
-/* icmp.c - ICMP message parse and emit (see icmp.h). */
+/* icmp.c - ICMP message parse and emit, and an error's quote (see icmp.h). */
 #include "wire/icmp.h"
 
 #include <assert.h>
 #include <string.h>
 
 #include "wire/checksum.h"
+#include "wire/ipv4.h"
 
 static_assert(sizeof(struct rte_icmp_hdr) == ICMP_HDR_LEN, "DPDK ICMP header layout");
+
+/* Big-endian 32 bits at any alignment. */
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
 
 enum lunar_drop icmp_parse(const uint8_t *buf, size_t len, struct icmp_repr *out)
 {
@@ -42,4 +49,36 @@ size_t icmp_emit(uint8_t *buf, size_t cap, const struct icmp_repr *r)
 	h->icmp_seq_nb = rte_cpu_to_be_16(r->seq);
 	h->icmp_cksum = inet_csum(buf, ICMP_HDR_LEN + r->data_len);
 	return ICMP_HDR_LEN + r->data_len;
+}
+
+enum lunar_drop icmp_error_parse(const struct icmp_repr *r, struct icmp_quote *out)
+{
+	const uint8_t *q = r->data;
+	size_t hlen;
+
+	if (r->data_len < IPV4_HDR_LEN + ICMP_QUOTE_L4_LEN)
+		return LUNAR_DROP_ICMP_QUOTE_SHORT;
+	if (q[0] >> 4 != 4 || (q[0] & 0x0f) < 5)
+		return LUNAR_DROP_ICMP_QUOTE_BAD_HDR;
+	hlen = (size_t)(q[0] & 0x0f) * 4;
+	if (r->data_len < hlen + ICMP_QUOTE_L4_LEN)
+		return LUNAR_DROP_ICMP_QUOTE_SHORT;
+	/* Fragment offset (13 bits of bytes 6..7): only the first fragment holds the ports. */
+	if (((q[6] & 0x1f) | q[7]) != 0)
+		return LUNAR_DROP_ICMP_QUOTE_BAD_HDR;
+	out->type = r->type;
+	out->code = r->code;
+	/* RFC 1191 4: the next-hop MTU is the low half of the header's "unused" word. */
+	out->mtu = r->type == ICMP_TYPE_DEST_UNREACH && r->code == ICMP_CODE_FRAG_NEEDED ? r->seq
+											  : 0;
+	out->total_len = (uint16_t)(q[2] << 8 | q[3]);
+	out->proto = q[9];
+	out->src = rd32(q + 12);
+	out->dst = rd32(q + 16);
+	out->l4 = q + hlen;
+	out->l4_len = r->data_len - hlen;
+	out->sport = (uint16_t)(out->l4[0] << 8 | out->l4[1]);
+	out->dport = (uint16_t)(out->l4[2] << 8 | out->l4[3]);
+	out->seq = rd32(out->l4 + 4);
+	return LUNAR_DROP_NONE;
 }

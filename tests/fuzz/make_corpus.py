@@ -17,8 +17,8 @@ import shutil
 import socket
 import struct
 
-from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_Router_Alert,
-                       IPOption_RR, Padding, raw)
+from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_EOL, IPOption_NOP,
+                       IPOption_Router_Alert, IPOption_RR, Padding, raw)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAC_A, MAC_B = "02:00:00:00:00:01", "02:00:00:00:00:02"
@@ -41,6 +41,20 @@ L4 = {
     "icmp_echo": ICMP(type=8, id=0x1234, seq=1) / b"lunar-ping-0123456789",
     "icmp_reply": ICMP(type=0, id=0x1234, seq=2) / (b"x" * 56),
     "icmp_unreach": ICMP(type=3, code=3) / raw(IP(src=B, dst=A) / UDP(sport=1, dport=2)),
+    # Errors quoting TCP (RFC 792: the IPv4 header and 8 bytes; RFC 1191 next-hop MTU).
+    "icmp_frag_needed": ICMP(type=3, code=4, nexthopmtu=1280)
+    / raw(IP(src=A, dst=B, flags="DF") / TCP(sport=61440, dport=80, seq=0x01020304)
+          / (b"d" * 1400))[:28],
+    "icmp_port_unreach_tcp": ICMP(type=3, code=3)
+    / raw(IP(src=A, dst=B) / TCP(sport=61440, dport=80, seq=0x01020304)),
+    "icmp_time_exceeded_opts": ICMP(type=11, code=0)
+    / raw(IP(src=A, dst=B, options=[IPOption_NOP(), IPOption_NOP(), IPOption_NOP(),
+                                    IPOption_EOL()]) / TCP(sport=61440, dport=80))[:32],
+    "icmp_param_problem": ICMP(type=12, code=0, ptr=20)
+    / raw(IP(src=A, dst=B) / TCP(sport=61440, dport=80))[:32],
+    "icmp_quote_short": ICMP(type=3, code=1) / raw(IP(src=A, dst=B) / TCP(sport=61440))[:24],
+    "icmp_source_quench": ICMP(type=4, code=0)
+    / raw(IP(src=A, dst=B) / TCP(sport=61440, dport=80))[:28],
     "udp": UDP(sport=40000, dport=4791) / b"hello, lunar",
     "udp_nocsum": UDP(sport=53, dport=5353, chksum=0) / b"q",
     "udp_empty": UDP(sport=1, dport=2),

@@ -591,6 +591,69 @@ static void t_classify_defaults(void **state)
 	expect(f, &fr, KERNEL, "last fragment");
 }
 
+/*
+ * An ICMP error of @type quoting a TCP segment @qsport -> 80 whose IPv4
+ * header has @qihl words, @ql4 bytes of its TCP header quoted, the
+ * quoted protocol @qproto.
+ */
+static void mk_icmp_error(struct frame *f, uint8_t type, unsigned qihl, uint8_t qproto,
+			  uint16_t qsport, size_t ql4)
+{
+	uint8_t *p = eth(f, mac_a, ETH_IP4);
+	uint8_t *icmp = ip4(f, p, 5, IPPROTO_ICMP, 0, 8);
+	uint8_t *q;
+
+	icmp[0] = type;
+	q = ip4(f, icmp + 8, qihl, qproto, 0x4000, ql4);
+	put16(q, qsport);
+	put16(q + 2, 80);
+	put16(p + 2, (uint16_t)(f->len - 14));
+}
+
+/*
+ * ICMP errors about lunar's segments (RFC 5927, RFC 1191) are lunar's:
+ * the quoted source port (the local end) decides, as the destination port
+ * does for segments. Other ICMP, errors quoting other ports or protocols,
+ * and quotes too short to hold the ports stay with the kernel.
+ */
+static void t_classify_icmp_errors(void **state)
+{
+	static const struct {
+		uint8_t type;
+		unsigned qihl;
+		uint8_t qproto;
+		uint16_t qsport;
+		size_t ql4;
+		enum verdict want;
+		const char *what;
+	} cases[] = {
+		{ 3, 5, IPPROTO_TCP, 61440, 8, LUNAR, "frag needed quoting TCP from 61440" },
+		{ 11, 5, IPPROTO_TCP, 65535, 20, LUNAR, "time exceeded quoting TCP from 65535" },
+		{ 12, 15, IPPROTO_TCP, 63000, 8, LUNAR, "parameter problem, quoted IHL 15" },
+		{ 3, 5, IPPROTO_TCP, 8080, 8, KERNEL, "error quoting TCP from 8080" },
+		{ 3, 5, IPPROTO_UDP, 61440, 8, KERNEL, "error quoting UDP from 61440" },
+		{ 4, 5, IPPROTO_TCP, 61440, 8, KERNEL, "source quench quoting TCP from 61440" },
+		{ 0, 5, IPPROTO_TCP, 61440, 8, KERNEL, "echo reply" },
+		{ 3, 5, IPPROTO_TCP, 61440, 7, KERNEL, "quote one byte short of 8" },
+	};
+	struct fx *f = *state;
+	struct frame fr;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		mk_icmp_error(&fr, cases[i].type, cases[i].qihl, cases[i].qproto,
+			      cases[i].qsport, cases[i].ql4);
+		expect(f, &fr, cases[i].want, cases[i].what);
+	}
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	fr.b[14 + 20 + 8] = 0x44;
+	expect(f, &fr, KERNEL, "quoted IHL 4");
+	/* A listening port marked in lunar_ports is lunar's too. */
+	assert_int_equal(xdp_steer_add_port(&f->st, 8080), 0);
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 8080, 8);
+	expect(f, &fr, LUNAR, "error quoting TCP from listening 8080");
+	assert_int_equal(xdp_steer_del_port(&f->st, 8080), 0);
+}
+
 static void t_malformed(void **state)
 {
 	struct fx *f = *state;
@@ -1213,6 +1276,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_lock_file_removed_on_unlock),
 		cmocka_unit_test_setup_teardown(t_busy_native, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_classify_defaults, attach_setup, attach_teardown),
+		cmocka_unit_test_setup_teardown(t_classify_icmp_errors, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),

@@ -3,7 +3,9 @@
  * requests are answered to the sender with the same identifier, sequence
  * number and data and a correct checksum; echo to broadcast is ignored;
  * bad checksums are dropped; replies go to the registered handler;
- * netif_icmp_echo() builds a valid request.
+ * netif_icmp_echo() builds a valid request. ICMP errors (RFC 1122 3.2.2.1,
+ * RFC 5927) that quote our TCP reach the TCP handler; every other one is
+ * dropped under a named reason; source quench is ignored (RFC 6633).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "net_test.h"
+#include "wire/icmp.h"
 
 static const uint8_t data[] = "lunar echo payload, 32 bytes...";
 
@@ -281,6 +284,116 @@ static void test_echo_on_slash32(void **state)
 	nt_clear_tx(t);
 }
 
+/* ---- errors: handed to TCP or dropped with a reason ---- */
+
+struct tcp_icmp_seen {
+	unsigned calls;
+	struct icmp_quote q;
+	enum lunar_drop verdict; /* what the handler answers */
+};
+
+static enum lunar_drop on_tcp_icmp(void *ctx, const struct icmp_quote *q)
+{
+	struct tcp_icmp_seen *s = ctx;
+
+	s->calls++;
+	s->q = *q;
+	return s->verdict;
+}
+
+/* Stand in for the TCP stack's handler (NULL: no TCP, as before). */
+static void handle_tcp_icmp(struct nt *t, struct tcp_icmp_seen *seen)
+{
+	t->nif.tcp_icmp_fn = seen ? on_tcp_icmp : NULL;
+	t->nif.tcp_ctx = seen;
+}
+
+/*
+ * An error of @type/@code (word 2's low half @mtu) from a router, quoting
+ * @quote_len bytes of a datagram @src -> @dst of protocol @proto whose
+ * transport header starts 61440, 80, sequence number 0x01020304.
+ */
+static struct rte_mbuf *mk_error(uint8_t type, uint8_t code, uint16_t mtu, uint32_t src,
+				 uint8_t proto, size_t quote_len)
+{
+	static const uint8_t l4[8] = {0xf0, 0x00, 0x00, 80, 1, 2, 3, 4};
+	uint8_t quote[28], icmp[64];
+	size_t n;
+
+	nt_ipv4_bytes(quote, src, PEER_IP, proto, l4, sizeof(l4));
+	n = nt_icmp_bytes(icmp, type, code, 0, mtu, quote, quote_len);
+	return nt_mk_ip(&our_mac, &peer_mac, IP4(10, 0, 0, 254), OUR_IP, IPPROTO_ICMP, icmp, n);
+}
+
+/* RFC 5927 / RFC 1191: the quote reaches TCP's handler, which decides. */
+static void test_error_to_tcp_handler(void **state)
+{
+	struct nt *t = *state;
+	struct tcp_icmp_seen seen = {.verdict = LUNAR_DROP_NONE};
+
+	handle_tcp_icmp(t, &seen);
+	nt_rx(t, mk_error(3, 4, 1280, OUR_IP, IPPROTO_TCP, 28), 1);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.q.type, 3);
+	assert_int_equal(seen.q.code, 4);
+	assert_int_equal(seen.q.mtu, 1280);
+	assert_int_equal(seen.q.src, OUR_IP);
+	assert_int_equal(seen.q.dst, PEER_IP);
+	assert_int_equal(seen.q.sport, 61440);
+	assert_int_equal(seen.q.dport, 80);
+	assert_int_equal(seen.q.seq, 0x01020304);
+	assert_int_equal(netif_counter(&t->nif, "rx_icmp_error_tcp"), 1);
+	assert_int_equal(nt_total_drops(t), 0);
+	/* What the handler refuses is counted under its reason. */
+	seen.verdict = LUNAR_DROP_TCP_ICMP_OUT_OF_WINDOW;
+	nt_rx(t, mk_error(11, 0, 0, OUR_IP, IPPROTO_TCP, 28), 2);
+	assert_int_equal(seen.calls, 2);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_TCP_ICMP_OUT_OF_WINDOW), 1);
+	assert_int_equal(nt_flush(t), 0); /* an error is never answered (RFC 1122 3.2.2) */
+	handle_tcp_icmp(t, NULL);
+}
+
+/* Without a TCP stack an error quoting TCP has no connection to reach. */
+static void test_error_without_tcp(void **state)
+{
+	struct nt *t = *state;
+
+	nt_rx(t, mk_error(3, 3, 0, OUR_IP, IPPROTO_TCP, 28), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_TCP_ICMP_NO_CONN), 1);
+	assert_int_equal(nt_total_drops(t), 1);
+}
+
+/* Bad input: each malformed or foreign error is dropped under its own reason, TCP never sees it. */
+static void test_error_bad_quotes(void **state)
+{
+	struct nt *t = *state;
+	struct tcp_icmp_seen seen = {.verdict = LUNAR_DROP_NONE};
+
+	handle_tcp_icmp(t, &seen);
+	/* RFC 792: the header and 64 bits; 27 bytes is one short. */
+	nt_rx(t, mk_error(3, 4, 1280, OUR_IP, IPPROTO_TCP, 27), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ICMP_QUOTE_SHORT), 1);
+	nt_rx(t, mk_error(12, 0, 0, OUR_IP, IPPROTO_TCP, 0), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ICMP_QUOTE_SHORT), 2);
+	/* A datagram some other host sent. */
+	nt_rx(t, mk_error(3, 3, 0, PEER_IP, IPPROTO_TCP, 28), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ICMP_QUOTE_NOT_OURS), 1);
+	/* Our UDP: no error reporting there. */
+	nt_rx(t, mk_error(3, 3, 0, OUR_IP, IPPROTO_UDP, 28), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ICMP_QUOTE_NOT_TCP), 1);
+	/* RFC 6633 2: source quench is ignored, whatever it quotes. */
+	nt_rx(t, mk_error(4, 0, 0, OUR_IP, IPPROTO_TCP, 28), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ICMP_SOURCE_QUENCH), 1);
+	/* Redirect (5) is not acted on (RFC 1122 3.2.2.2 leaves it to routing; lunar has none). */
+	nt_rx(t, mk_error(5, 1, 0, OUR_IP, IPPROTO_TCP, 28), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ICMP_UNHANDLED_TYPE), 1);
+	assert_int_equal(nt_total_drops(t), 6);
+	assert_int_equal(seen.calls, 0);
+	assert_int_equal(netif_counter(&t->nif, "rx_icmp_error_tcp"), 0);
+	assert_int_equal(nt_flush(t), 0);
+	handle_tcp_icmp(t, NULL);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, nt_teardown)
@@ -294,6 +407,9 @@ int main(void)
 	    T(test_echo_reply_handler),
 	    T(test_send_echo_request),
 	    T(test_echo_on_slash32),
+	    T(test_error_to_tcp_handler),
+	    T(test_error_without_tcp),
+	    T(test_error_bad_quotes),
 	};
 #undef T
 

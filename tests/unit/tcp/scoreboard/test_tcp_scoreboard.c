@@ -267,6 +267,54 @@ static void test_pto(void **state)
 	assert_int_equal(tcp_rack_pto(true, 30 * US, 500 * US), 560 * US);
 }
 
+/*
+ * A lowered path MTU (tcp_icmp.c, Linux's tcp_simple_retransmit()): every
+ * record too large for the new MSS is cut into records of it, lost, with
+ * the original's send time and flags; SACKed ones arrived and stay whole,
+ * small ones fit and stay as they were; the sums follow.
+ */
+static void test_resegment(void **state)
+{
+	struct tcp_scoreboard sb;
+	struct tcp_delivery d = {0};
+	static const uint32_t want[][2] = {
+	    {0, 400}, {400, 800}, {800, 1000}, /* record 0, cut in three */
+	    {1000, 2000},                      /* SACKed: whole */
+	    {2000, 2400}, {2400, 2800}, {2800, 3000}, /* record 2, lost before */
+	    {3000, 3300},                             /* 300 bytes: fits */
+	};
+
+	(void)state;
+	tcp_sb_init(&sb);
+	sent(&sb, 3, 10 * US);
+	assert_int_equal(tcp_sb_sent(&sb, at(3), at(3) + 300, MSS, at(0), 11 * US), 0);
+	assert_int_equal(tcp_sb_sack(&sb, at(1), at(2), at(0), at(3) + 300, 20 * US, 0, &d),
+			 TCP_SACK_USED);
+	tcp_sb_mark_lost(&sb, 2);
+	assert_int_equal(sb.lost, MSS);
+	assert_int_equal(tcp_sb_resegment(&sb, 400), 0);
+	assert_int_equal(sb.count, ARRAY_SIZE(want));
+	for (unsigned i = 0; i < sb.count; i++) {
+		const struct tcp_txseg *r = tcp_sb_at(&sb, i);
+		bool cut = i < 3 || (i >= 4 && i < 7);
+
+		assert_int_equal(r->start, BASE + want[i][0]);
+		assert_int_equal(r->end, BASE + want[i][1]);
+		assert_int_equal(!!(r->flags & TCP_TXSEG_LOST), cut);
+		assert_int_equal(!!(r->flags & TCP_TXSEG_SACKED), i == 3);
+		assert_int_equal(r->xmit_ns, i == 7 ? 11 * US : 10 * US);
+	}
+	assert_int_equal(sb.lost, 2 * MSS);
+	assert_int_equal(sb.sacked, MSS);
+	assert_int_equal(tcp_sb_first_lost(&sb), 0);
+	assert_int_equal(tcp_sb_pipe(&sb, 3 * MSS + 300), 300);
+	/* Nothing left too large: a second call changes nothing. */
+	assert_int_equal(tcp_sb_resegment(&sb, 400), 0);
+	assert_int_equal(sb.count, ARRAY_SIZE(want));
+	assert_int_equal(sb.lost, 2 * MSS);
+	tcp_sb_fini(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_rack_ignores_ambiguous_rtt),
 		cmocka_unit_test(test_reo_wnd),
 		cmocka_unit_test(test_pto),
+		cmocka_unit_test(test_resegment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

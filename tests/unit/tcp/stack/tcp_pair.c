@@ -231,6 +231,26 @@ void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr
 	fake_port_inject(&to->fp, m);
 }
 
+void pair_inject_ip(struct tcp_pair *p, struct pair_side *to, uint32_t src, uint8_t proto,
+		    const void *l4, size_t len)
+{
+	bool to_b = to == &p->b;
+	struct ipv4_repr ir = {.src = src, .dst = to_b ? PAIR_IP_B : PAIR_IP_A, .proto = proto,
+			       .ttl = 64, .payload_len = len};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
+	size_t flen = RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + len;
+	uint8_t *d;
+
+	assert_non_null(m);
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);
+	assert_non_null(d);
+	eth_emit(d, flen, to_b ? &mac_b : &mac_a, to_b ? &mac_a : &mac_b, RTE_ETHER_TYPE_IPV4);
+	assert_int_equal(ipv4_emit(d + RTE_ETHER_HDR_LEN, flen - RTE_ETHER_HDR_LEN, &ir, true),
+			 IPV4_HDR_LEN);
+	memcpy(d + RTE_ETHER_HDR_LEN + IPV4_HDR_LEN, l4, len);
+	fake_port_inject(&to->fp, m);
+}
+
 void pair_discard_tx(struct pair_side *s)
 {
 	for (unsigned i = 0; i < s->fp.n_tx; i++)

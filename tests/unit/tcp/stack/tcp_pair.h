@@ -86,6 +86,13 @@ void pair_close(struct tcp_pair *p);
  * step as if it came over the wire: a peer's stray or forged segment.
  */
 void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr *r);
+/**
+ * An IPv4 datagram from @src (any address: a router's, for an ICMP error)
+ * to side @to, protocol @proto, carrying @len bytes at @l4 as they are,
+ * received at @to's port at the next step.
+ */
+void pair_inject_ip(struct tcp_pair *p, struct pair_side *to, uint32_t src, uint8_t proto,
+		    const void *l4, size_t len);
 /** Free what side @s has sent and not yet had carried (with hold_b, the server's frames). */
 void pair_discard_tx(struct pair_side *s);
 

@@ -1,0 +1,103 @@
+/*
+ * tcp_icmp.c - a connection's reaction to ICMP errors: the RFC 5927 4.1
+ * sequence check, path MTU (RFC 1191) and soft/hard errors (RFC 1122
+ * 4.2.3.9). See tcp_icmp.h.
+ */
+#include "tcp/tcp_icmp.h"
+
+#include <errno.h>
+
+#include "tcp/tcp_internal.h"
+#include "tcp/tcp_seq.h"
+
+/* Options every segment carries, which snd_mss already leaves room for (RFC 9293 3.7.1). */
+static uint32_t opt_bytes(const struct tcp_conn *c)
+{
+	return c->ts_ok ? 12 : 0;
+}
+
+/*
+ * Destination unreachable codes as Linux's icmp_err_convert[] reads them:
+ * the errno, and whether the error is hard (fatal) while connecting.
+ */
+static const struct {
+	int err;
+	bool hard;
+} unreach[16] = {
+	[0] = {ENETUNREACH, false},  /* net unreachable */
+	[1] = {EHOSTUNREACH, false}, /* host unreachable */
+	[2] = {ENOPROTOOPT, true},   /* protocol unreachable */
+	[3] = {ECONNREFUSED, true},  /* port unreachable */
+	[4] = {EMSGSIZE, false},     /* fragmentation needed: handled apart */
+	[5] = {EOPNOTSUPP, false},   /* source route failed */
+	[6] = {ENETUNREACH, true},   /* destination network unknown */
+	[7] = {EHOSTDOWN, true},     /* destination host unknown */
+	[8] = {ENONET, true},        /* source host isolated */
+	[9] = {ENETUNREACH, true},   /* network administratively prohibited */
+	[10] = {EHOSTUNREACH, true}, /* host administratively prohibited */
+	[11] = {ENETUNREACH, false}, /* network unreachable for TOS */
+	[12] = {EHOSTUNREACH, false}, /* host unreachable for TOS */
+	[13] = {EHOSTUNREACH, true}, /* communication administratively prohibited */
+	[14] = {EHOSTUNREACH, true}, /* host precedence violation */
+	[15] = {EHOSTUNREACH, true}, /* precedence cutoff in effect */
+};
+
+/* Send what is in flight again, in segments of the new snd_mss. */
+static void resend_smaller(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	if (c->snd_una == c->snd_max)
+		return;
+	c->rtt_start = 0; /* Karn: what is timed is sent again */
+	if (c->sb_on)
+		tcp_rec_mss_lowered(c); /* the records too large are lost; may fall back */
+	if (!c->sb_on)
+		c->snd_nxt = c->snd_una;
+	tcp_output(c, now, out);
+}
+
+static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint64_t now,
+					 struct tcp_out *out)
+{
+	uint32_t overhead = 40 + opt_bytes(c); /* IPv4 and TCP headers, lunar sends no IP options */
+	bool floored = false;
+
+	if (mtu < TCP_PMTU_ABSURD)
+		return TCP_ICMP_MTU_ABSURD;
+	if (mtu < TCP_PMTU_MIN) {
+		mtu = TCP_PMTU_MIN;
+		floored = true;
+	}
+	/* RFC 1191 3: a report that does not lower the MTU we send at changes nothing. */
+	if (c->state == TCP_SYN_SENT || mtu >= c->snd_mss + overhead)
+		return TCP_ICMP_MTU_NOT_LOWER;
+	c->snd_mss = (uint16_t)(mtu - overhead);
+	c->cc.smss = c->snd_mss; /* cwnd stays in bytes: the units changed, not the path's load */
+	resend_smaller(c, now, out);
+	return floored ? TCP_ICMP_MSS_FLOORED : TCP_ICMP_MSS_LOWERED;
+}
+
+enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
+				     uint64_t now, struct tcp_out *out)
+{
+	int err = EHOSTUNREACH; /* time exceeded (Linux's choice) */
+	bool hard = false;
+
+	/* RFC 5927 4.1: an error about data we never sent, or that was acknowledged, is forged. */
+	if (!seq_geq(q->seq, c->snd_una) || !seq_lt(q->seq, c->snd_max))
+		return TCP_ICMP_OUT_OF_WINDOW;
+	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED)
+		return frag_needed(c, q->mtu, now, out);
+	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code < 16) {
+		err = unreach[q->code].err;
+		hard = unreach[q->code].hard;
+	} else if (q->type == ICMP_TYPE_PARAM_PROBLEM) {
+		err = EPROTO;
+		hard = true;
+	}
+	if (hard && c->state == TCP_SYN_SENT) {
+		tcp_drop(c, -err, TCP_EV_RESET, now);
+		return TCP_ICMP_ABORTED;
+	}
+	c->soft_error = -err;
+	return TCP_ICMP_SOFT_ERROR;
+}

@@ -1,0 +1,75 @@
+/*
+ * tcp_icmp.h - what an ICMP error quoting one of our segments does to its
+ * connection, sans-I/O like tcp_conn.h: the connection, the quote and `now`
+ * in, segments to send in a struct tcp_out out.
+ *
+ * Read first: RFC 5927 (ICMP attacks against TCP: 4.1 the sequence check,
+ * 4.2 hard errors as soft, 7 path MTU), RFC 1191 (path MTU discovery),
+ * RFC 1122 4.2.3.9 (TCP's reaction to ICMP), RFC 6633 (source quench is
+ * ignored, by net/ before it gets here). Linux's tcp_v4_err() makes the
+ * same choices unless said otherwise below.
+ *
+ * Owns: the sequence check, the errno of each error, the soft/hard split
+ * and the path MTU rule (floor, ignoring what does not lower it). The
+ * connection lookup belongs to tcp_stack.c, the parsing to wire/icmp.c.
+ */
+#ifndef LUNAR_TCP_TCP_ICMP_H
+#define LUNAR_TCP_TCP_ICMP_H
+
+#include <stdint.h>
+
+#include "tcp/tcp_conn.h"
+#include "wire/icmp.h"
+
+/**
+ * The smallest path MTU lunar believes (RFC 5927 7.2: a forged, in-window
+ * "fragmentation needed" must not shrink segments to a few bytes). 576 is
+ * the datagram every IPv4 host takes whole (RFC 791, RFC 1122 3.3.3), which
+ * the default MSS of 536 fills (RFC 9293 3.7.1); Linux's floor, min_pmtu,
+ * is 552. A next-hop MTU between 68 and this is raised to it.
+ */
+#define TCP_PMTU_MIN 576
+/** No IPv4 link carries less (RFC 791; RFC 1191 3): a lower next-hop MTU is bogus. */
+#define TCP_PMTU_ABSURD 68
+
+/** What an error did, for the stack's counters. */
+enum tcp_icmp_verdict {
+	TCP_ICMP_OUT_OF_WINDOW, /**< quoted SEG.SEQ not in SND.UNA..SND.NXT: ignored (4.1) */
+	TCP_ICMP_MTU_ABSURD,    /**< next-hop MTU below TCP_PMTU_ABSURD: ignored */
+	TCP_ICMP_MTU_NOT_LOWER, /**< segments already fit the (floored) MTU: ignored */
+	TCP_ICMP_MSS_LOWERED,   /**< snd_mss now fits the reported MTU; in flight resent */
+	TCP_ICMP_MSS_FLOORED,   /**< same, to TCP_PMTU_MIN: the MTU reported was below it */
+	TCP_ICMP_SOFT_ERROR,    /**< recorded in c->soft_error; the connection goes on */
+	TCP_ICMP_ABORTED,       /**< a hard error in SYN-SENT: CLOSED with c->error */
+};
+
+/**
+ * An ICMP error @q (destination unreachable, time exceeded, parameter
+ * problem; wire/icmp.h) quoting a segment of @c arrived.
+ *
+ * - RFC 5927 4.1: acted on only if the quoted sequence number lies in
+ *   SND.UNA =< SEG.SEQ < SND.MAX (lunar's SND.MAX is RFC 9293's SND.NXT:
+ *   its snd_nxt goes back after a timeout, the quote may be older).
+ * - Fragmentation needed (3/4; RFC 1191, RFC 5927 7): the largest segment
+ *   we send becomes what fits the next-hop MTU, raised to TCP_PMTU_MIN,
+ *   never above what it was; what is in flight is sent again in segments
+ *   of the new size (Linux's tcp_simple_retransmit()): with a scoreboard
+ *   the records too large for the path are cut and marked lost, without
+ *   one the sender goes back to SND.UNA. No congestion response: the path
+ *   is narrower, not congested. Before the handshake completes nothing is
+ *   lowered (a SYN is far below the floor; the SYN-ACK sets the MSS).
+ * - Other errors in SYN-SENT: the hard ones (destination unreachable
+ *   codes 2, 3, 6-10, 13-15, as Linux's icmp_err_convert[] marks fatal,
+ *   and parameter problem) abort the connect with Linux's errno (port
+ *   unreachable: -ECONNREFUSED; administratively prohibited:
+ *   -EHOSTUNREACH...) and TCP_EV_RESET; the soft ones (0, 1, 5, 11, 12,
+ *   time exceeded) are recorded, as RFC 1122 4.2.3.9 says they MUST NOT
+ *   abort (Linux aborts on them too; lunar does not).
+ * - In every other state, every error is soft (RFC 5927 4.2, RFC 1122
+ *   4.2.3.9): c->soft_error keeps it, a later timeout reports it instead
+ *   of -ETIMEDOUT, and an ACK of new data clears it.
+ */
+enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
+				     uint64_t now, struct tcp_out *out);
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * test_tcp_icmp.c - what ICMP errors do to a connection (tcp_icmp.h), one
+ * behaviour each: RFC 5927 4.1's sequence check (off-path errors are
+ * ignored), path MTU per RFC 1191 / RFC 5927 7 (fragmentation needed
+ * lowers the MSS and what is in flight goes again in smaller segments,
+ * with and without a scoreboard; absurd MTUs ignored, small ones floored,
+ * never raised), and errors as soft in synchronized states (RFC 5927 4.2,
+ * RFC 1122 4.2.3.9) but hard ones ending a connect in SYN-SENT.
+ *
+ * The fixtures negotiate timestamps: snd_mss is 1460 - 12 = 1448, so the
+ * largest datagram is 1500 bytes, and an MTU m leaves m - 52 per segment.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+
+#include "tcp/tcp_icmp.h"
+#include "tcp_script.h"
+
+#define MSS0 1448u
+#define OVERHEAD 52u /* IPv4 + TCP + timestamps */
+
+/* An error and the errno it means. */
+struct err_case {
+	uint8_t type, code;
+	int err;
+};
+
+/* An error of @type/@code (next-hop MTU @mtu) quoting our segment with sequence number @seq. */
+static enum tcp_icmp_verdict icmp(struct script *s, uint8_t type, uint8_t code, uint16_t mtu,
+				  uint32_t seq)
+{
+	struct icmp_quote q = {.type = type, .code = code, .mtu = mtu, .src = s->c.tuple.laddr,
+			       .dst = s->c.tuple.raddr, .proto = IPPROTO_TCP,
+			       .sport = s->c.tuple.lport, .dport = s->c.tuple.rport, .seq = seq};
+
+	return tcp_icmp_error(&s->c, &q, s->now, &s->out);
+}
+
+static enum tcp_icmp_verdict frag_needed(struct script *s, uint16_t mtu, uint32_t seq)
+{
+	return icmp(s, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, mtu, seq);
+}
+
+/* Established, the window primed, @n full segments out (checked). */
+static void established_with(struct script *s, const struct fixture_opts *o, unsigned n)
+{
+	fixture_established(s, o);
+	prime_window(s);
+	assert_int_equal(s->c.snd_mss, MSS0);
+	assert_int_equal(app_send(s, n * MSS0), (int)(n * MSS0));
+	for (unsigned i = 0; i < n; i++)
+		expect_tx(s, ACK | (i == n - 1 ? PSH : 0), ISS + 1 + i * MSS0, IRS + 1, MSS0);
+	expect_nothing(s);
+}
+
+/* [from, from + len) sent again in retransmitted segments of at most @mss, with @flags each. */
+static void expect_resent(struct script *s, uint32_t from, uint32_t len, uint32_t mss)
+{
+	while (len) {
+		uint32_t k = len < mss ? len : mss;
+		const struct tcp_tx *t = take_tx(s);
+
+		assert_int_equal(t->seq, from);
+		assert_int_equal(t->len, k);
+		assert_true(t->retransmit);
+		from += k;
+		len -= k;
+	}
+}
+
+/*
+ * RFC 1191 3 / RFC 5927 7: an in-window "fragmentation needed" lowers the
+ * MSS to what the next-hop MTU takes, and (as Linux's
+ * tcp_simple_retransmit()) the data in flight, dropped on the way, goes
+ * again in segments of the new size. Without a scoreboard the sender goes
+ * back to SND.UNA. New data uses the new size too.
+ */
+static void test_frag_needed_lowers_mss(void **state)
+{
+	struct script s;
+	uint32_t cwnd;
+
+	(void)state;
+	established_with(&s, NULL, 4);
+	cwnd = s.c.cc.cwnd;
+	assert_int_equal(frag_needed(&s, 1200, ISS + 1 + MSS0), TCP_ICMP_MSS_LOWERED);
+	assert_int_equal(s.c.snd_mss, 1200 - OVERHEAD);
+	assert_int_equal(s.c.cc.smss, 1200 - OVERHEAD);
+	assert_int_equal(s.c.cc.cwnd, cwnd); /* not congestion: no reduction */
+	expect_resent(&s, ISS + 1, 4 * MSS0, 1200 - OVERHEAD);
+	expect_nothing(&s);
+	assert_int_equal(s.c.soft_error, 0);
+	/* Everything acknowledged; the next data goes in the new size. */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 4 * MSS0, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(app_send(&s, 2000), 2000);
+	expect_tx(&s, ACK, ISS + 1 + 4 * MSS0, IRS + 1, 1200 - OVERHEAD);
+	expect_tx(&s, ACK | PSH, ISS + 1 + 4 * MSS0 + 1200 - OVERHEAD, IRS + 1,
+		  2000 - (1200 - OVERHEAD));
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * The same with SACK recovery's scoreboard (RFC 6675, RFC 8985): each
+ * record larger than the new MSS is cut to it and marked lost, so the
+ * records stay one per segment on the wire (as SACK blocks will name them)
+ * and the resends, within the pipe, fit the path. (What the peer SACKed
+ * arrived and is neither cut nor resent: tests/unit/tcp/scoreboard.)
+ */
+static void test_frag_needed_resegments_scoreboard(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	const uint32_t mss = 1000 - OVERHEAD;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.rack = true;
+	established_with(&s, &o, 3);
+	assert_true(s.c.sb_on);
+	assert_int_equal(s.c.sb.count, 3);
+	assert_int_equal(frag_needed(&s, 1000, ISS + 1), TCP_ICMP_MSS_LOWERED);
+	assert_int_equal(s.c.snd_mss, mss);
+	/* 3 records of 1448 -> 2 each (948 + 500), all sent again. */
+	assert_int_equal(s.c.sb.count, 6);
+	for (uint32_t i = 0; i < 3; i++)
+		expect_resent(&s, ISS + 1 + i * MSS0, MSS0, mss);
+	expect_nothing(&s);
+	for (uint32_t i = 0; i < 6; i++) {
+		const struct tcp_txseg *r = tcp_sb_at(&s.c.sb, i);
+
+		assert_int_equal(r->end - r->start, i % 2 ? MSS0 - mss : mss);
+		assert_int_equal(r->flags, TCP_TXSEG_RETRANS);
+	}
+	assert_int_equal(s.c.sb.lost, 0);
+	assert_false(s.c.cc.in_recovery);
+	/* The peer acknowledges the resends: nothing is left, nothing more goes. */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 3 * MSS0, 65535, 0);
+	assert_int_equal(s.c.sb.count, 0);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 5927 4.1: "TCP SHOULD check that the TCP sequence number contained
+ * in the payload of the ICMP error message is within the range SND.UNA =<
+ * SEG.SEQ < SND.NXT". Below it (acknowledged long ago), at or beyond it
+ * (never sent) or far off: ignored, whatever the error says.
+ */
+static void test_out_of_window_ignored(void **state)
+{
+	static const uint32_t off[] = {ISS, ISS + 1 + 2 * MSS0, ISS + 1 + 0x80000000u, IRS + 1};
+	struct script s;
+
+	(void)state;
+	established_with(&s, NULL, 2);
+	for (unsigned i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		assert_int_equal(frag_needed(&s, 576, off[i]), TCP_ICMP_OUT_OF_WINDOW);
+		assert_int_equal(icmp(&s, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_PORT_UNREACH, 0, off[i]),
+				 TCP_ICMP_OUT_OF_WINDOW);
+	}
+	assert_int_equal(s.c.snd_mss, MSS0);
+	assert_int_equal(s.c.soft_error, 0);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	expect_nothing(&s);
+	/* Nothing in flight: no sequence number is believable. */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 2 * MSS0, 65535, 0);
+	assert_int_equal(frag_needed(&s, 576, ISS + 1 + MSS0), TCP_ICMP_OUT_OF_WINDOW);
+	assert_int_equal(s.c.snd_mss, MSS0);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 1191 3 and RFC 5927 7.2: an MTU below 68 (0 from a router older
+ * than RFC 1191) is not believed; one below 576 is raised to 576, so a
+ * forged but in-window error cannot shrink segments to a few bytes; an MTU
+ * our datagrams already fit changes nothing, and the MTU is never raised.
+ */
+static void test_frag_needed_absurd_and_floor(void **state)
+{
+	struct script s;
+
+	(void)state;
+	established_with(&s, NULL, 1);
+	assert_int_equal(frag_needed(&s, 0, ISS + 1), TCP_ICMP_MTU_ABSURD);
+	assert_int_equal(frag_needed(&s, 67, ISS + 1), TCP_ICMP_MTU_ABSURD);
+	assert_int_equal(frag_needed(&s, MSS0 + OVERHEAD, ISS + 1), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(frag_needed(&s, 9000, ISS + 1), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(s.c.snd_mss, MSS0);
+	expect_nothing(&s);
+	assert_int_equal(frag_needed(&s, 68, ISS + 1), TCP_ICMP_MSS_FLOORED);
+	assert_int_equal(s.c.snd_mss, TCP_PMTU_MIN - OVERHEAD);
+	expect_resent(&s, ISS + 1, MSS0, TCP_PMTU_MIN - OVERHEAD);
+	expect_nothing(&s);
+	assert_int_equal(frag_needed(&s, 1200, ISS + 1), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(frag_needed(&s, 300, ISS + 1), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(s.c.snd_mss, TCP_PMTU_MIN - OVERHEAD);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 5927 4.2 (and RFC 1122 4.2.3.9 for the soft codes): in a
+ * synchronized state even the "hard" errors are soft. Port, protocol and
+ * administratively prohibited unreachables, time exceeded and parameter
+ * problem leave the connection as it was, with the error recorded; an
+ * ACK of new data clears it.
+ */
+static void test_errors_soft_when_established(void **state)
+{
+	static const struct err_case cases[] = {
+	    {3, ICMP_CODE_PORT_UNREACH, -ECONNREFUSED},
+	    {3, ICMP_CODE_PROTO_UNREACH, -ENOPROTOOPT},
+	    {3, ICMP_CODE_ADMIN_PROHIBITED, -EHOSTUNREACH},
+	    {3, ICMP_CODE_NET_UNREACH, -ENETUNREACH},
+	    {3, 200, -EHOSTUNREACH}, /* a code RFC 792 and its successors never defined */
+	    {ICMP_TYPE_TIME_EXCEEDED, 0, -EHOSTUNREACH},
+	    {ICMP_TYPE_PARAM_PROBLEM, 0, -EPROTO},
+	};
+	struct script s;
+
+	(void)state;
+	established_with(&s, NULL, 2);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(icmp(&s, cases[i].type, cases[i].code, 0, ISS + 1 + MSS0),
+				 TCP_ICMP_SOFT_ERROR);
+		assert_int_equal(s.c.soft_error, cases[i].err);
+		assert_int_equal(s.c.state, TCP_ESTABLISHED);
+		assert_int_equal(s.c.error, 0);
+		assert_int_equal(s.c.events, 0);
+	}
+	assert_int_equal(s.c.snd_mss, MSS0);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + MSS0, 65535, 0);
+	assert_int_equal(s.c.soft_error, 0);
+	script_end(&s);
+}
+
+/* Take and drop what is sent, running timers until the connection closes. */
+static void run_until_closed(struct script *s)
+{
+	for (unsigned i = 0; i < 1000 && s->c.state != TCP_CLOSED; i++) {
+		advance_next(s);
+		drain_tx(s);
+	}
+	assert_int_equal(s->c.state, TCP_CLOSED);
+}
+
+/*
+ * RFC 1122 4.2.3.9: soft errors are reported to the application; as in
+ * Linux, when the connection gives up, the last one explains why
+ * (EHOSTUNREACH rather than ETIMEDOUT).
+ */
+static void test_soft_error_reported_on_timeout(void **state)
+{
+	struct script s;
+
+	(void)state;
+	established_with(&s, NULL, 1);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1), TCP_ICMP_SOFT_ERROR);
+	run_until_closed(&s);
+	assert_int_equal(s.c.error, -EHOSTUNREACH);
+	assert_true(s.c.events & TCP_EV_TIMEOUT);
+	script_end(&s);
+}
+
+/*
+ * SYN-SENT (tcp_icmp.h): a hard error (RFC 1122 4.2.3.9 codes 2, 3, and
+ * the administrative prohibitions) ends the connect with Linux's errno,
+ * as a RST would; only a quote of our SYN counts.
+ */
+static void test_syn_sent_hard_error_aborts(void **state)
+{
+	static const struct err_case cases[] = {
+	    {3, ICMP_CODE_PORT_UNREACH, -ECONNREFUSED},
+	    {3, ICMP_CODE_ADMIN_PROHIBITED, -EHOSTUNREACH},
+	    {ICMP_TYPE_PARAM_PROBLEM, 0, -EPROTO},
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct script s;
+
+		fixture_syn_sent(&s, NULL);
+		assert_int_equal(icmp(&s, cases[i].type, cases[i].code, 0, ISS + 1),
+				 TCP_ICMP_OUT_OF_WINDOW);
+		assert_int_equal(s.c.state, TCP_SYN_SENT);
+		assert_int_equal(icmp(&s, cases[i].type, cases[i].code, 0, ISS), TCP_ICMP_ABORTED);
+		assert_int_equal(s.c.state, TCP_CLOSED);
+		assert_int_equal(s.c.error, cases[i].err);
+		assert_true(s.c.events & TCP_EV_RESET);
+		assert_true(s.c.events & TCP_EV_CLOSED);
+		assert_int_equal(tcp_next_deadline(&s.c), UINT64_MAX);
+		expect_nothing(&s);
+		script_end(&s);
+	}
+}
+
+/*
+ * SYN-SENT, soft errors (RFC 1122 4.2.3.9: net/host unreachable, time
+ * exceeded "MUST NOT" abort; Linux does, lunar does not): the SYN is
+ * retried, and when the retries run out the error explains the failure.
+ * Fragmentation needed has nothing to lower: a SYN is far below 576 bytes.
+ */
+static void test_syn_sent_soft_error_keeps_trying(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_syn_sent(&s, NULL);
+	assert_int_equal(icmp(&s, ICMP_TYPE_TIME_EXCEEDED, 0, 0, ISS), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_NET_UNREACH, 0, ISS), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(frag_needed(&s, 576, ISS), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(s.c.state, TCP_SYN_SENT);
+	assert_int_equal(s.c.events, 0);
+	expect_nothing(&s);
+	advance_next(&s);
+	expect_tx(&s, SYN, ISS, 0, 0); /* the connect goes on */
+	run_until_closed(&s);
+	assert_int_equal(s.c.error, -ENETUNREACH);
+	assert_true(s.c.events & TCP_EV_TIMEOUT);
+	script_end(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_frag_needed_lowers_mss),
+	    cmocka_unit_test(test_frag_needed_resegments_scoreboard),
+	    cmocka_unit_test(test_out_of_window_ignored),
+	    cmocka_unit_test(test_frag_needed_absurd_and_floor),
+	    cmocka_unit_test(test_errors_soft_when_established),
+	    cmocka_unit_test(test_soft_error_reported_on_timeout),
+	    cmocka_unit_test(test_syn_sent_hard_error_aborts),
+	    cmocka_unit_test(test_syn_sent_soft_error_keeps_trying),
+	};
+
+	return cmocka_run_group_tests_name("tcp/core_icmp", tests, script_group_setup,
+					   script_group_teardown);
+}

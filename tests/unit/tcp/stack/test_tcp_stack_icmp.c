@@ -1,0 +1,163 @@
+/*
+ * test_tcp_stack_icmp.c - ICMP errors through the whole receive path
+ * (netif -> tcp_stack -> tcp_icmp), between two stacks in one process: a
+ * router drops the client's full-sized segments and answers with
+ * "fragmentation needed" (RFC 1191, RFC 5927 7): the client's next
+ * segments fit the reported MTU and the stream arrives whole; the same
+ * message once its data is acknowledged is off-path (RFC 5927 4.1);
+ * errors for no connection and cut-short quotes are dropped and counted;
+ * port unreachable on an established connection is only a soft error
+ * (RFC 5927 4.2). Every outcome shows in the stack's counters.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_pair.h"
+#include "wire/icmp.h"
+
+#define US 1000ull
+#define ROUTER 0x0a0000feu /* 10.0.0.254 */
+#define QUOTE_MAX 64
+
+/* An ICMP error from the router to the client, quoting @quote_len bytes of the datagram at @ip. */
+static void error_to_client(struct tcp_pair *p, uint8_t type, uint8_t code, uint16_t mtu,
+			    const uint8_t *ip, size_t quote_len)
+{
+	uint8_t msg[ICMP_HDR_LEN + QUOTE_MAX];
+	size_t n = icmp_emit(msg, sizeof(msg),
+			     &(struct icmp_repr){.type = type, .code = code, .seq = mtu,
+						 .data = ip, .data_len = quote_len});
+
+	assert_int_equal(n, ICMP_HDR_LEN + quote_len);
+	pair_inject_ip(p, &p->a, ROUTER, IPPROTO_ICMP, msg, n);
+}
+
+/* The IPv4 datagram in the client's frame @i, not yet carried: its first QUOTE_MAX bytes. */
+static void client_datagram(struct tcp_pair *p, unsigned i, uint8_t *ip)
+{
+	struct rte_mbuf *f = p->a.fp.tx[i];
+
+	assert_true(i < p->a.fp.n_tx);
+	assert_true(rte_pktmbuf_data_len(f) >= RTE_ETHER_HDR_LEN + QUOTE_MAX);
+	memcpy(ip, rte_pktmbuf_mtod(f, const uint8_t *) + RTE_ETHER_HDR_LEN, QUOTE_MAX);
+}
+
+/* The client sends @len bytes of the stream; its segments wait at its port. */
+static void client_sends(struct tcp_pair *p, size_t len)
+{
+	uint8_t *buf = malloc(len);
+
+	assert_non_null(buf);
+	pair_fill(buf, len, 0);
+	assert_int_equal(tcp_sock_send(p->cli, buf, len), (int)len);
+	free(buf);
+	netif_flush(&p->a.nif);
+}
+
+static uint64_t drops(const struct pair_side *s, enum lunar_drop why)
+{
+	return s->nif.ctr.drops[why];
+}
+
+/*
+ * RFC 1191 3, RFC 5927 7: the router on the path takes 1280 bytes and
+ * drops all eight 1500-byte datagrams, quoting the first. The client sends
+ * them again at once, none over 1280, and new data keeps the new size.
+ */
+static void test_frag_needed_shrinks_segments(void **state)
+{
+	const size_t len = 8 * 1448;
+	const struct tcp_conn *c;
+	struct tcp_pair p;
+	uint8_t ip[QUOTE_MAX];
+
+	(void)state;
+	pair_open(&p, false);
+	c = tcp_sock_conn(p.cli);
+	assert_int_equal(c->snd_mss, 1448);
+	client_sends(&p, len);
+	assert_int_equal(p.a.fp.n_tx, 8);
+	client_datagram(&p, 0, ip);
+	pair_discard_tx(&p.a); /* lost on the way */
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_mss_lowered, 1);
+	assert_int_equal(p.a.nif.ctr.rx_icmp_error_tcp, 1);
+	assert_int_equal(c->snd_mss, 1280 - 52);
+	/*
+	 * Carried to the server, not yet received: each lost segment again as
+	 * two (1228 + 220 bytes: the scoreboard's records are cut, as Linux's
+	 * tcp_simple_retransmit() cuts its queue), none over 1280.
+	 */
+	assert_int_equal(p.b.fp.rx_n - p.b.fp.rx_head, 16);
+	for (unsigned i = p.b.fp.rx_head; i < p.b.fp.rx_n; i++) {
+		const uint8_t *d = rte_pktmbuf_mtod(p.b.fp.rx[i], const uint8_t *);
+
+		assert_true((d[RTE_ETHER_HDR_LEN + 2] << 8 | d[RTE_ETHER_HDR_LEN + 3]) <= 1280);
+	}
+	pair_run(&p, 2000 * US);
+	pair_rcvd_ok(&p, len);
+	/* RFC 5927 4.1: the same message now quotes acknowledged data: off-path, ignored. */
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 600, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_out_of_window, 1);
+	assert_int_equal(drops(&p.a, LUNAR_DROP_TCP_ICMP_OUT_OF_WINDOW), 1);
+	assert_int_equal(c->snd_mss, 1280 - 52);
+	pair_close(&p);
+}
+
+/*
+ * Bad and unbelievable errors are dropped and counted, and change nothing;
+ * port unreachable on an established connection (RFC 5927 4.2: hard errors
+ * as soft) is recorded and the data still arrives, which clears it.
+ */
+static void test_errors_counted(void **state)
+{
+	const struct tcp_conn *c;
+	struct tcp_pair p;
+	uint8_t ip[QUOTE_MAX], other[QUOTE_MAX];
+
+	(void)state;
+	pair_open(&p, false);
+	c = tcp_sock_conn(p.cli);
+	client_sends(&p, 100);
+	client_datagram(&p, 0, ip);
+	/* A connection that does not exist: the quoted source port is another. */
+	memcpy(other, ip, sizeof(other));
+	other[20] ^= 0x01;
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_PORT_UNREACH, 0, other, 28);
+	/* RFC 792: the IPv4 header and 8 bytes, one short. */
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1000, ip, 27);
+	/* The real one: soft. */
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_PORT_UNREACH, 0, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_no_conn, 1);
+	assert_int_equal(drops(&p.a, LUNAR_DROP_TCP_ICMP_NO_CONN), 1);
+	assert_int_equal(drops(&p.a, LUNAR_DROP_ICMP_QUOTE_SHORT), 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_soft_errors, 1);
+	assert_int_equal(c->soft_error, -ECONNREFUSED);
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_int_equal(c->snd_mss, 1448);
+	pair_run(&p, 200 * US);
+	pair_rcvd_ok(&p, 100);
+	assert_int_equal(c->soft_error, 0);
+	assert_int_equal(p.cli_events & (TCP_EV_RESET | TCP_EV_TIMEOUT | TCP_EV_CLOSED), 0);
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_frag_needed_shrinks_segments),
+	    cmocka_unit_test(test_errors_counted),
+	};
+
+	return cmocka_run_group_tests_name("tcp/stack_icmp", tests, pair_group_setup,
+					   pair_group_teardown);
+}

@@ -576,9 +576,11 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		} else {
 			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC 5681 4.2). */
 			c->stats.ooo_segs++;
-			if (c->mem_pressure != TCP_MEM_NORMAL ||
-			    tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len) == TCP_REASS_FULL)
+			if (c->mem_pressure != TCP_MEM_NORMAL)
 				c->stats.ooo_refused++;
+			else if (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len) ==
+				 TCP_REASS_FULL)
+				c->stats.ooo_full++;
 			c->ack_now = true;
 			fin = false; /* a FIN beyond a gap is taken when it comes again */
 		}

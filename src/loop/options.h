@@ -9,6 +9,8 @@
  *   --reserved LO-HI   TCP ports steered to lunar (default 61440-65535)
  *   --core N[,N...]    CPU to run on (default 0); a list: one worker per CPU
  *   --trust-link       memif to another lunar process: no checksums
+ *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
+ *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -22,6 +24,7 @@
 #include <stdio.h>
 
 #include "port/port_spec.h"
+#include "tcp/tcp_limits.h"
 
 /** Workers (queues) one lunar process runs at most. */
 #define LUNAR_MAX_WORKERS 8
@@ -39,6 +42,7 @@ struct lunar_options {
 	unsigned cores[LUNAR_MAX_WORKERS];   /* one per worker */
 	unsigned n_workers;                  /* 1 unless --core lists more */
 	unsigned pool_mbufs; /* 0: the default size (loop/env.c) */
+	struct tcp_limits_spec tcp_limits; /* --tcp-limits: what was given */
 	bool verbose;
 };
 
@@ -58,6 +62,7 @@ enum {
 	LUNAR_OPT_VERBOSE,
 	LUNAR_OPT_POOL,
 	LUNAR_OPT_TRUST_LINK,
+	LUNAR_OPT_TCP_LIMITS,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -72,7 +77,8 @@ enum {
 		{"core", required_argument, NULL, LUNAR_OPT_CORE},                                 \
 		{"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE},                                 \
 		{"pool", required_argument, NULL, LUNAR_OPT_POOL},                                 \
-		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK}
+		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK},                           \
+		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -436,6 +436,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	}
 	/* Trim to the window: what lies below RCV.NXT was seen, what lies beyond is not taken. */
 	if (data_refused) {
+		c->stats.beyond_window++;
 		len = 0;
 		fin = false;
 		c->ack_now = true;
@@ -453,6 +454,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	if (fin && seq_lt(dseq + len, c->rcv_nxt))
 		fin = false; /* an old FIN */
 	if (seq_gt(dseq + len, c->rcv_nxt + rwnd)) {
+		c->stats.beyond_window++;
 		len = seq_gt(c->rcv_nxt + rwnd, dseq) ? c->rcv_nxt + rwnd - dseq : 0;
 		fin = false;
 	}

@@ -378,6 +378,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->challenge_acks_limited += c->challenge_acks_limited;
 	x->ooo_refused += c->ooo_refused;
 	x->ooo_full += c->ooo_full;
+	x->beyond_window += c->beyond_window;
 	x->ooo_pruned_bytes += c->ooo_pruned_bytes;
 	x->rcv_mem_dropped += c->rcv_mem_dropped;
 	x->fast_retransmits += c->fast_retransmits;
@@ -1254,12 +1255,14 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
 		"tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
 		"connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu\n"
-		"tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu\n",
+		"tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
+		"beyond_window %lu\n",
 		st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
 		st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
 		x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
 		x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
-		x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full);
+		x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full,
+		x->beyond_window);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

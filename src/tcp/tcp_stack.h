@@ -76,6 +76,7 @@ struct tcp_stack_stats {
 	uint64_t snd_mem_limited; /* sends cut short (or refused): mem_max reached */
 	uint64_t rcv_mem_limited; /* segments whose payload was not kept because of mem_max */
 	uint64_t ooo_full;        /* out-of-order segments not kept: the connection's reass limits */
+	uint64_t beyond_window;   /* segments cut at the receive window's edge: rcv_buf full */
 };
 
 /**

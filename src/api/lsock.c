@@ -101,7 +101,7 @@ static uint32_t ready_bits(const struct lsock *s)
 		r |= LPOLL_IN;
 	if (c->fin_rcvd)
 		r |= LPOLL_RDHUP;
-	if (can_send_state(c->state) && !s->wr_shut && tcp_send_space(c))
+	if (can_send_state(c->state) && !s->wr_shut && tcp_sock_send_space(s->ts))
 		r |= LPOLL_OUT;
 	if (c->state == TCP_CLOSED || (c->fin_rcvd && s->wr_shut))
 		r |= LPOLL_HUP;

@@ -494,6 +494,8 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 				unsigned max_conns)
 {
 	struct tcp_config def;
+	struct tcp_limits lim;
+	char err[256];
 
 	if (env->tcp)
 		return env->tcp;
@@ -501,8 +503,17 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 		tcp_config_default(&def);
 		cfg = &def;
 	}
-	env->tcp = tcp_stack_create(&env->nif, cfg, max_conns ? max_conns : 65536, &env->plan,
-				    env->index);
+	/* --tcp-limits conns= overrides the program's number. */
+	if (tcp_limits_resolve(&env->opt.tcp_limits, max_conns ? max_conns : 65536, &lim, err,
+			       sizeof(err))) {
+		LOG_ERR("--tcp-limits: %s", err);
+		return NULL;
+	}
+	env->tcp = tcp_stack_create(&env->nif, cfg, lim.max_conns, &env->plan, env->index);
+	if (env->tcp && tcp_stack_set_limits(env->tcp, &lim)) {
+		tcp_stack_free(env->tcp);
+		env->tcp = NULL;
+	}
 	if (env->tcp) {
 		char name[32];
 

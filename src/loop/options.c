@@ -104,6 +104,77 @@ bad:
 	return -EINVAL;
 }
 
+/* --tcp-limits KEY=VALUE[,KEY=VALUE...] (tcp/tcp_limits.h); repeatable, the last value wins. */
+static int parse_tcp_limits(struct tcp_limits_spec *sp, const char *arg, char *err, size_t errlen)
+{
+	static const struct {
+		const char *key;
+		unsigned bit;
+		unsigned long min;
+	} counts[] = {{"conns", TCP_LIMIT_CONNS, 1},
+		      {"half-open", TCP_LIMIT_HALF_OPEN, 0},
+		      {"time-wait", TCP_LIMIT_TIME_WAIT, 0}};
+	char buf[256], *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg)
+		goto bad; /* judge the whole argument, never a truncated copy */
+	strcpy(buf, arg);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(tok, '=');
+		unsigned i;
+
+		if (!val)
+			goto bad;
+		*val++ = '\0';
+		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+			if (!strcmp(tok, counts[i].key))
+				break;
+		if (i < sizeof(counts) / sizeof(counts[0])) {
+			unsigned long v;
+
+			if (parse_uint(val, TCP_LIMITS_CONNS_MAX, &v) || v < counts[i].min) {
+				lunar_set_err(err, errlen,
+					      "--tcp-limits %s=%s: expected a whole number of "
+					      "connections from %lu to %u",
+					      tok, val, counts[i].min, TCP_LIMITS_CONNS_MAX);
+				return -EINVAL;
+			}
+			if (counts[i].bit == TCP_LIMIT_CONNS)
+				sp->v.max_conns = (unsigned)v;
+			else if (counts[i].bit == TCP_LIMIT_HALF_OPEN)
+				sp->v.max_half_open = (unsigned)v;
+			else
+				sp->v.max_time_wait = (unsigned)v;
+			sp->given |= counts[i].bit;
+		} else if (!strcmp(tok, "mem")) {
+			uint64_t v;
+
+			if (parse_size(val, &v) || (v && v < TCP_LIMITS_MEM_MIN)) {
+				lunar_set_err(err, errlen,
+					      "--tcp-limits mem=%s: expected a size of at least 64K "
+					      "(e.g. mem=512M), or mem=0 for no cap",
+					      val);
+				return -EINVAL;
+			}
+			sp->v.mem_max = v;
+			sp->given |= TCP_LIMIT_MEM;
+		} else {
+			lunar_set_err(err, errlen,
+				      "--tcp-limits: unknown limit '%s'; the limits are conns=N, "
+				      "half-open=N, time-wait=N and mem=SIZE",
+				      tok);
+			return -EINVAL;
+		}
+	}
+	return 1;
+bad:
+	lunar_set_err(err, errlen,
+		      "--tcp-limits %s: expected KEY=VALUE[,KEY=VALUE...] of conns, half-open, "
+		      "time-wait and mem, e.g. --tcp-limits conns=100000,half-open=8192,mem=2G",
+		      arg);
+	return -EINVAL;
+}
+
 int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char *err,
 			size_t errlen)
 {
@@ -238,6 +309,8 @@ bad_core:
 			return -EINVAL;
 		}
 		return 1;
+	case LUNAR_OPT_TCP_LIMITS:
+		return parse_tcp_limits(&o->tcp_limits, arg, err, errlen);
 	default:
 		return 0;
 	}
@@ -281,6 +354,13 @@ int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 			      o->n_workers);
 		return -EINVAL;
 	}
+	if (o->tcp_limits.given & TCP_LIMIT_CONNS) {
+		struct tcp_limits l;
+
+		/* Whether half-open and time-wait fit conns; without conns the tool decides. */
+		if (tcp_limits_resolve(&o->tcp_limits, 0, &l, err, errlen))
+			return -EINVAL;
+	}
 	if (o->n_workers > 1 && o->pcap[0]) {
 		lunar_set_err(err, errlen, "--pcap with %u workers: capture one worker at a time "
 				      "(run with one --core) or capture on the kernel side",
@@ -310,6 +390,9 @@ void lunar_options_usage(FILE *f)
 	      "  --cc NAME          congestion control: newreno (default), cubic or dctcp\n"
 	      "                     (dctcp asks for ECN itself)\n"
 	      "  --ecn MODE         ECN (RFC 3168): on (ask and accept), off, accept (default)\n"
+	      "  --tcp-limits SPEC  per worker: conns=N (connections, any state), half-open=N\n"
+	      "                     (SYN-RECEIVED; beyond: SYN cookies), time-wait=N, mem=SIZE\n"
+	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

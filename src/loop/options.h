@@ -11,6 +11,8 @@
  *   --trust-link       memif to another lunar process: no checksums
  *   --cc NAME          congestion control: newreno (default), cubic, dctcp
  *   --ecn on|off|accept  ECN (RFC 3168): ask and accept, neither, accept only
+ *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
+ *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -24,6 +26,7 @@
 #include <stdio.h>
 
 #include "port/port_spec.h"
+#include "tcp/tcp_limits.h"
 
 /** Workers (queues) one lunar process runs at most. */
 #define LUNAR_MAX_WORKERS 8
@@ -43,6 +46,7 @@ struct lunar_options {
 	unsigned pool_mbufs; /* 0: the default size (loop/env.c) */
 	int cc;              /* enum tcp_cc_algo; -1: tcp_config's default */
 	int ecn;             /* TCP_ECN_*; -1: tcp_config's default */
+	struct tcp_limits_spec tcp_limits; /* --tcp-limits: what was given */
 	bool verbose;
 };
 
@@ -66,6 +70,7 @@ enum {
 	LUNAR_OPT_TRUST_LINK,
 	LUNAR_OPT_CC,
 	LUNAR_OPT_ECN,
+	LUNAR_OPT_TCP_LIMITS,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -82,7 +87,8 @@ enum {
 		{"pool", required_argument, NULL, LUNAR_OPT_POOL},                                 \
 		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK},                           \
 		{"cc", required_argument, NULL, LUNAR_OPT_CC},                                     \
-		{"ecn", required_argument, NULL, LUNAR_OPT_ECN}
+		{"ecn", required_argument, NULL, LUNAR_OPT_ECN},                                   \
+		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -182,7 +182,10 @@ struct tcp_conn_stats {
 	uint64_t ack_unsent;     /**< ACKs of data never sent, ACKed and dropped */
 	uint64_t ack_too_old;    /**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */
 	uint64_t challenge_acks_limited; /**< challenge ACKs not sent: over the limit (RFC 5961 7) */
-	uint64_t ooo_refused;    /**< out-of-order segments not kept: queue full or memory pressure */
+	uint64_t ooo_refused;    /**< out-of-order segments not kept: memory pressure */
+	uint64_t ooo_full;       /**< out-of-order segments not kept: reass_max_bytes / _segs reached */
+	uint64_t beyond_window;  /**< acceptable segments whose payload past RCV.NXT + RCV.WND was cut
+				      (all of it at a zero window): rcv_buf is full */
 	uint64_t rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
 	uint64_t ooo_pruned_bytes; /**< out-of-order bytes given back under memory pressure */
 	uint64_t sack_blocks;    /**< SACK blocks received and used (RFC 2018) */

@@ -500,6 +500,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	}
 	/* Trim to the window: what lies below RCV.NXT was seen, what lies beyond is not taken. */
 	if (data_refused) {
+		c->stats.beyond_window++;
 		len = 0;
 		fin = false;
 		c->ack_now = true;
@@ -517,6 +518,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	if (fin && seq_lt(dseq + len, c->rcv_nxt))
 		fin = false; /* an old FIN */
 	if (seq_gt(dseq + len, c->rcv_nxt + rwnd)) {
+		c->stats.beyond_window++;
 		len = seq_gt(c->rcv_nxt + rwnd, dseq) ? c->rcv_nxt + rwnd - dseq : 0;
 		fin = false;
 	}
@@ -644,9 +646,11 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		} else {
 			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC 5681 4.2). */
 			c->stats.ooo_segs++;
-			if (c->mem_pressure != TCP_MEM_NORMAL ||
-			    tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len) == TCP_REASS_FULL)
+			if (c->mem_pressure != TCP_MEM_NORMAL)
 				c->stats.ooo_refused++;
+			else if (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len) ==
+				 TCP_REASS_FULL)
+				c->stats.ooo_full++;
 			c->ack_now = true;
 			fin = false; /* a FIN beyond a gap is taken when it comes again */
 		}

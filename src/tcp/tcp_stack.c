@@ -54,6 +54,12 @@ struct tcp_sock {
 	bool ev_queued, in_table, app_owned, app_closed, dead;
 	bool inline_mode; /* inline-r2c: callbacks run as each segment is processed */
 	bool in_callback; /* never re-entered */
+	/* limits (see "limits" below) */
+	bool half_open;   /* made from a SYN and not yet past SYN-RECEIVED: in st->half_open */
+	bool in_tw;       /* on the stack's TIME-WAIT list */
+	bool snd_blocked; /* a send was cut by mem_max: gets TCP_EV_WRITABLE once memory frees */
+	struct tcp_sock *tw_next, *tw_prev;
+	uint64_t mem_charged; /* its bytes in st->mem_bytes */
 };
 
 struct tcp_stack {
@@ -78,9 +84,17 @@ struct tcp_stack {
 	uint8_t cookie_key[TCP_SYNCOOKIE_KEY_BYTES]; /* SYN cookies' secret */
 	uint64_t cookie_sent_ns;		     /* when the last one went (0: never) */
 	uint64_t now;
-	enum tcp_mem_pressure mem_pressure; /* how low the packet pool runs */
+	enum tcp_mem_pressure mem_pressure; /* the pool's or mem_max's, as last sampled */
+	enum tcp_mem_pressure pool_pressure; /* how low the packet pool runs */
+	enum tcp_mem_pressure mem_seen; /* highest level given to a connection since the sample */
 	uint64_t last_pool_check, next_prune; /* ns */
 	unsigned sockets;
+	/* limits (tcp_limits.h): what they count now */
+	struct tcp_limits lim;
+	unsigned table_cap; /* connections the table was made for */
+	unsigned in_table, half_open, time_wait, snd_blocked;
+	struct tcp_sock *tw_head, *tw_tail; /* TIME-WAIT connections, oldest first */
+	uint64_t mem_bytes; /* every connection's conn_mem(), as last charged */
 	struct tcp_stack_stats stats;
 };
 
@@ -364,6 +378,8 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->challenge_acks += c->challenge_acks;
 	x->challenge_acks_limited += c->challenge_acks_limited;
 	x->ooo_refused += c->ooo_refused;
+	x->ooo_full += c->ooo_full;
+	x->beyond_window += c->beyond_window;
 	x->ooo_pruned_bytes += c->ooo_pruned_bytes;
 	x->rcv_mem_dropped += c->rcv_mem_dropped;
 	x->fast_retransmits += c->fast_retransmits;
@@ -381,6 +397,232 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->ecn_cuts += c->ecn_cuts;
 }
 
+/*
+ * ---- limits (tcp_limits.h; the policy table is docs/LIMITS.md) ----
+ *
+ * Connections: a SYN finding the table full ends the oldest TIME-WAIT,
+ * if any, or is dropped (as Linux drops it; the peer's SYN comes again);
+ * connect() gets -ENOBUFS. Half-open: beyond max_half_open a SYN is
+ * answered with a SYN cookie (RFC 4987 3.6), or dropped with cookies
+ * off. TIME-WAIT: one more than max_time_wait ends the oldest one's early
+ * (the newest keeps the full 2 MSL, when stray duplicates are likeliest).
+ * Memory: every connection's send buffer, receive queue and out-of-order
+ * bytes are charged to the stack after each operation on it; mem_max
+ * feeds the same pressure levels as the packet pool (see "memory
+ * pressure"), and sends stop at it. Nothing acknowledged is ever dropped:
+ * refused payload was not acknowledged, pruned out-of-order data only
+ * SACKed (RFC 2018 8), and send-buffer data is never given up.
+ */
+
+static void after(struct tcp_sock *s);
+
+/* Bytes @c holds against mem_max. */
+static uint64_t conn_mem(const struct tcp_conn *c)
+{
+	return (uint64_t)c->snd.bytes + c->rcvq_bytes + c->app_held + tcp_reass_bytes(&c->reass);
+}
+
+/* Bring st->mem_bytes up to date with @s: O(1), after each operation on it. */
+static void charge(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+	uint64_t m = s->dead ? 0 : conn_mem(&s->conn);
+
+	st->mem_bytes = st->mem_bytes - s->mem_charged + m;
+	s->mem_charged = m;
+}
+
+/* The pressure mem_max alone puts on the stack: from 3/4 of it low, at it critical. */
+static enum tcp_mem_pressure mem_level(const struct tcp_stack *st)
+{
+	uint64_t max = st->lim.mem_max;
+
+	if (!max || st->mem_bytes < max - max / 4)
+		return TCP_MEM_NORMAL;
+	return st->mem_bytes < max ? TCP_MEM_LOW : TCP_MEM_CRITICAL;
+}
+
+/*
+ * The pressure for @c before a call that may keep payload or open its
+ * window: the pool's (sampled) or mem_max's (exact), the higher. A
+ * connection holding less than one MSS of received data is spared the
+ * critical level, as Linux's tcp_rmem[0] guarantee: it still takes
+ * in-order data, so applications that never read cannot stop every
+ * other connection (mem_max may so be passed by an MSS per connection).
+ */
+static enum tcp_mem_pressure pressure_for(struct tcp_stack *st, const struct tcp_conn *c)
+{
+	enum tcp_mem_pressure m = mem_level(st);
+
+	if (m == TCP_MEM_CRITICAL &&
+	    c->rcvq_bytes + c->app_held + tcp_reass_bytes(&c->reass) < c->cfg.mss)
+		m = TCP_MEM_LOW;
+	if (m > st->mem_seen)
+		st->mem_seen = m;
+	return m > st->pool_pressure ? m : st->pool_pressure;
+}
+
+/* Send-buffer bytes mem_max still allows. */
+static uint32_t mem_room(const struct tcp_stack *st)
+{
+	uint64_t max = st->lim.mem_max;
+
+	if (!max)
+		return UINT32_MAX;
+	if (st->mem_bytes >= max)
+		return 0;
+	return max - st->mem_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)(max - st->mem_bytes);
+}
+
+/* A send took less than asked: count which limit cut it. */
+static void send_cut(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (mem_room(st) < tcp_send_space(&s->conn)) {
+		st->stats.snd_mem_limited++;
+		if (!s->snd_blocked) {
+			s->snd_blocked = true;
+			st->snd_blocked++;
+		}
+	} else {
+		st->stats.snd_buf_full++;
+	}
+}
+
+/* Memory fell below 3/4 of mem_max: senders it cut may go on. */
+static void wake_senders(struct tcp_stack *st)
+{
+	for (struct tcp_sock *s = st->all; s && st->snd_blocked; s = s->all_next) {
+		if (!s->snd_blocked)
+			continue;
+		s->snd_blocked = false;
+		st->snd_blocked--;
+		s->conn.events |= TCP_EV_WRITABLE;
+		if (s->fn)
+			queue_events(s);
+	}
+}
+
+/* @s left SYN-RECEIVED, or dies in it: one half-open connection fewer. */
+static void half_open_end(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	s->half_open = false;
+	st->half_open--;
+	/* RFC 4987 2.2: a spoofed SYN's SYN-ACKs go unanswered until the timer gives up. */
+	if (s->conn.state == TCP_CLOSED && s->conn.error == -ETIMEDOUT)
+		st->stats.half_open_timeouts++;
+}
+
+static void table_unlist(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (s->in_table) {
+		tcp_table_remove(st->table, &s->conn.tuple);
+		s->in_table = false;
+		st->in_table--;
+	}
+	if (st->last_rx == s)
+		st->last_rx = NULL;
+}
+
+static void tw_unlink(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (s->tw_prev)
+		s->tw_prev->tw_next = s->tw_next;
+	else
+		st->tw_head = s->tw_next;
+	if (s->tw_next)
+		s->tw_next->tw_prev = s->tw_prev;
+	else
+		st->tw_tail = s->tw_prev;
+	s->tw_next = s->tw_prev = NULL;
+	s->in_tw = false;
+	st->time_wait--;
+}
+
+/*
+ * End @s's TIME-WAIT now, as its timer would (RFC 9293 3.10.7.4 TIME-WAIT
+ * timeout; ending it early risks RFC 1337's hazards, the price of the
+ * limit), and give its table entry back even if the application still
+ * owns the socket. The caller runs after() on it.
+ */
+static void tw_cut(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (s->in_tw)
+		tw_unlink(s);
+	s->conn.timewait_at = st->now;
+	tcp_timer(&s->conn, st->now, &st->out); /* CLOSED; nothing to send */
+	table_unlist(s);
+}
+
+/* End the oldest TIME-WAIT (the caller counts why). @return false if there is none. */
+static bool tw_end_oldest(struct tcp_stack *st)
+{
+	struct tcp_sock *old = st->tw_head;
+
+	if (!old)
+		return false;
+	tw_cut(old);
+	after(old);
+	return true;
+}
+
+/* @s entered TIME-WAIT: list it, within max_time_wait. */
+static void tw_enter(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	while (st->time_wait >= st->lim.max_time_wait && tw_end_oldest(st))
+		st->stats.tw_overflow++;
+	if (st->time_wait >= st->lim.max_time_wait) { /* max_time_wait 0 */
+		st->stats.tw_overflow++;
+		tw_cut(s);
+		return;
+	}
+	s->in_tw = true;
+	s->tw_next = NULL;
+	s->tw_prev = st->tw_tail;
+	if (st->tw_tail)
+		st->tw_tail->tw_next = s;
+	else
+		st->tw_head = s;
+	st->tw_tail = s;
+	st->time_wait++;
+}
+
+/* What the limits count, after any operation on @s. */
+static void limits_after(struct tcp_sock *s)
+{
+	enum tcp_state state = s->conn.state;
+
+	charge(s);
+	if (s->half_open && state != TCP_SYN_RECEIVED && state != TCP_LISTEN)
+		half_open_end(s);
+	if (s->in_tw && state != TCP_TIME_WAIT)
+		tw_unlink(s);
+	else if (!s->in_tw && state == TCP_TIME_WAIT)
+		tw_enter(s);
+}
+
+/* Room in the table for one more connection, ending the oldest TIME-WAIT if need be. */
+static bool conn_room(struct tcp_stack *st)
+{
+	if (st->in_table < st->lim.max_conns)
+		return true;
+	if (!tw_end_oldest(st))
+		return false;
+	st->stats.tw_recycled++;
+	return st->in_table < st->lim.max_conns;
+}
+
 static void kill_sock(struct tcp_sock *s)
 {
 	struct tcp_stack *st = s->st;
@@ -389,12 +631,16 @@ static void kill_sock(struct tcp_sock *s)
 		return;
 	s->dead = true;
 	tw_cancel(&st->timers, &s->timer);
-	if (s->in_table) {
-		tcp_table_remove(st->table, &s->conn.tuple);
-		s->in_table = false;
+	table_unlist(s);
+	charge(s); /* to 0: what it holds goes with it */
+	if (s->half_open)
+		half_open_end(s);
+	if (s->in_tw)
+		tw_unlink(s);
+	if (s->snd_blocked) {
+		s->snd_blocked = false;
+		st->snd_blocked--;
 	}
-	if (st->last_rx == s)
-		st->last_rx = NULL;
 	if (s->listener && s->listener->pending)
 		s->listener->pending--;
 	add_conn_stats(&st->stats, &s->conn.stats);
@@ -417,6 +663,7 @@ static void after(struct tcp_sock *s)
 	struct tcp_conn *c = &s->conn;
 
 	flush_out(st, s);
+	limits_after(s);
 	if (c->state == TCP_CLOSED && (s->app_closed || !s->app_owned)) {
 		kill_sock(s);
 		return;
@@ -458,6 +705,7 @@ static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tup
 	}
 	s->conn.user = s;
 	s->in_table = true;
+	st->in_table++;
 	s->all_next = st->all;
 	if (st->all)
 		st->all->all_prev = s;
@@ -570,7 +818,7 @@ static enum cookie_verdict cookie_conn(struct tcp_stack *st, struct tcp_listener
 		st->stats.syncookies_bad++;
 		return COOKIE_BAD;
 	}
-	if (l->ready >= l->backlog || !(s = new_sock_iss(st, t, ack->ack - 1))) {
+	if (l->ready >= l->backlog || !conn_room(st) || !(s = new_sock_iss(st, t, ack->ack - 1))) {
 		st->stats.syncookies_no_room++; /* the peer's data will be retransmitted */
 		return COOKIE_NO_ROOM;
 	}
@@ -599,6 +847,46 @@ static enum cookie_verdict cookie_conn(struct tcp_stack *st, struct tcp_listener
 	return COOKIE_OK;
 }
 
+/*
+ * A SYN for listener @l: the connection in LISTEN, to take it. NULL when
+ * the backlog or max_half_open is reached (a SYN cookie answers it, or
+ * with cookies off it is dropped) or the table is full (dropped): @m is
+ * consumed then, and the reason counted.
+ */
+static struct tcp_sock *passive_open(struct tcp_stack *st, struct tcp_listener *l,
+				     const struct tcp_4tuple *t, const struct tcp_repr *syn,
+				     struct rte_mbuf *m)
+{
+	bool backlog_full = l->pending >= l->backlog;
+	struct tcp_sock *s;
+
+	if (backlog_full || st->half_open >= st->lim.max_half_open) {
+		if (st->cfg.syncookies) { /* RFC 4987 3.6: no state until the ACK */
+			st->stats.syncookies_half_open += !backlog_full;
+			send_cookie(st, t, syn);
+			rte_pktmbuf_free(m);
+		} else if (backlog_full) { /* drop the SYN, the peer retries (as Linux does) */
+			st->stats.syn_dropped_backlog++;
+			netif_drop(st->nif, m, LUNAR_DROP_TCP_BACKLOG_FULL);
+		} else {
+			st->stats.syn_dropped_half_open++;
+			netif_drop(st->nif, m, LUNAR_DROP_TCP_HALF_OPEN_LIMIT);
+		}
+		return NULL;
+	}
+	if (!conn_room(st) || !(s = new_sock(st, t))) {
+		st->stats.syn_dropped_conns++; /* as Linux: no RST, the SYN comes again */
+		netif_drop(st->nif, m, LUNAR_DROP_TCP_CONN_LIMIT);
+		return NULL;
+	}
+	s->listener = l;
+	l->pending++;
+	s->half_open = true;
+	st->half_open++;
+	tcp_listen(&s->conn);
+	return s;
+}
+
 static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
 			struct rte_mbuf *m)
 {
@@ -606,7 +894,8 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
 			       .rport = tr->sport};
 	struct tcp_sock *s = st->last_rx;
-	bool bad_cookie;
+	bool bad_cookie, capped;
+	uint64_t refused = 0;
 
 	if (!s || s->conn.tuple.laddr != t.laddr || s->conn.tuple.raddr != t.raddr ||
 	    s->conn.tuple.lport != t.lport || s->conn.tuple.rport != t.rport)
@@ -624,24 +913,8 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 			  RTE_TCP_SYN_FLAG) {
 		struct tcp_listener *l = local_listener(st, ir, tr);
 
-		if (l) {
-			if (l->pending >= l->backlog) {
-				if (st->cfg.syncookies) {
-					send_cookie(st, &t, tr);
-					rte_pktmbuf_free(m);
-				} else { /* drop the SYN, the peer retries (as Linux does) */
-					st->stats.syn_dropped_backlog++;
-					netif_drop(st->nif, m, LUNAR_DROP_TCP_BACKLOG_FULL);
-				}
-				return;
-			}
-			s = new_sock(st, &t);
-			if (s) {
-				s->listener = l;
-				l->pending++;
-				tcp_listen(&s->conn);
-			}
-		}
+		if (l && !(s = passive_open(st, l, &t, tr, m)))
+			return; /* answered with a cookie, or dropped */
 	}
 	bad_cookie = false;
 	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
@@ -671,7 +944,10 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 			   bad_cookie ? LUNAR_DROP_TCP_BAD_COOKIE : LUNAR_DROP_TCP_NO_LISTENER);
 		return;
 	}
-	s->conn.mem_pressure = st->mem_pressure;
+	s->conn.mem_pressure = pressure_for(st, &s->conn);
+	capped = s->conn.mem_pressure > st->pool_pressure; /* mem_max, not the pool */
+	if (capped)
+		refused = s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused;
 	/* What this segment and the callbacks it causes send goes at the burst's end. */
 	s->conn.hold_output = true;
 	if (!s->burst_listed) {
@@ -680,6 +956,9 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 		st->burst_head = s;
 	}
 	tcp_input(&s->conn, tr, st->now, &st->out);
+	if (capped)
+		st->stats.rcv_mem_limited +=
+		    s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused - refused;
 	{
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 
@@ -801,25 +1080,36 @@ static void dispatch(struct tcp_stack *st)
 static void check_pool(struct tcp_stack *st)
 {
 	struct rte_mempool *mp = st->nif->port->pool;
-	enum tcp_mem_pressure was = st->mem_pressure;
+	enum tcp_mem_pressure was = st->mem_pressure, bytes;
 	unsigned avail;
 
-	if (!mp || st->now < st->last_pool_check + POOL_CHECK_NS)
+	if (st->now < st->last_pool_check + POOL_CHECK_NS)
 		return;
+	if (st->mem_seen > was)
+		was = st->mem_seen; /* mem_max pressed between the samples */
 	if (was != TCP_MEM_NORMAL)
 		st->stats.mem_pressure_ns += st->now - st->last_pool_check;
 	st->last_pool_check = st->now;
-	avail = rte_mempool_avail_count(mp);
-	st->mem_pressure = avail < mp->size / 8	  ? TCP_MEM_CRITICAL
-			   : avail < mp->size / 4 ? TCP_MEM_LOW
-						  : TCP_MEM_NORMAL;
+	if (mp) {
+		avail = rte_mempool_avail_count(mp);
+		st->pool_pressure = avail < mp->size / 8   ? TCP_MEM_CRITICAL
+				    : avail < mp->size / 4 ? TCP_MEM_LOW
+							   : TCP_MEM_NORMAL;
+	}
+	bytes = mem_level(st);
+	st->mem_seen = TCP_MEM_NORMAL;
+	st->mem_pressure = bytes > st->pool_pressure ? bytes : st->pool_pressure;
 	if (st->mem_pressure == TCP_MEM_CRITICAL && st->now >= st->next_prune) {
 		st->next_prune = st->now + PRUNE_INTERVAL_NS;
 		st->stats.mem_prunes++;
 		for (struct tcp_sock *s = st->all; s; s = s->all_next)
-			if (s->conn.reass.n)
+			if (s->conn.reass.n) {
 				tcp_prune_ooo(&s->conn);
+				charge(s);
+			}
 	}
+	if (st->snd_blocked && bytes == TCP_MEM_NORMAL)
+		wake_senders(st);
 	if (was != TCP_MEM_NORMAL && st->mem_pressure == TCP_MEM_NORMAL) {
 		for (struct tcp_sock *s = st->all, *next; s; s = next) {
 			next = s->all_next;
@@ -899,6 +1189,8 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	}
 	st->nif = nif;
 	st->cfg = *cfg;
+	st->table_cap = max_conns;
+	tcp_limits_default(&st->lim, max_conns);
 	randombytes_buf(st->cookie_key, sizeof(st->cookie_key)); /* sodium_init(): the table's */
 	st->cfg.ack_per_burst = true; /* tcp_stack_poll() ends each burst (burst_acks) */
 	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1), or less if asked. */
@@ -937,6 +1229,37 @@ void tcp_stack_free(struct tcp_stack *st)
 	}
 	tcp_table_free(st->table);
 	free(st);
+}
+
+int tcp_stack_set_limits(struct tcp_stack *st, const struct tcp_limits *l)
+{
+	char err[200];
+
+	if (tcp_limits_check(l, err, sizeof(err))) {
+		LOG_ERR("%s", err);
+		return -EINVAL;
+	}
+	if (l->max_conns > st->table_cap) {
+		LOG_ERR("TCP limit conns=%u: the stack's table was made for %u; create the stack "
+			"with the larger number",
+			l->max_conns, st->table_cap);
+		return -EINVAL;
+	}
+	st->lim = *l;
+	return 0;
+}
+
+const struct tcp_limits *tcp_stack_limits(const struct tcp_stack *st)
+{
+	return &st->lim;
+}
+
+void tcp_stack_usage(const struct tcp_stack *st, struct tcp_limits_usage *u)
+{
+	u->conns = st->in_table;
+	u->half_open = st->half_open;
+	u->time_wait = st->time_wait;
+	u->mem_bytes = st->mem_bytes;
 }
 
 const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st)
@@ -995,6 +1318,18 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"icmp_soft_errors %lu icmp_aborts %lu\n",
 		x->icmp_no_conn, x->icmp_out_of_window, x->icmp_mtu_absurd, x->icmp_mtu_not_lower,
 		x->icmp_mss_lowered, x->icmp_mss_floored, x->icmp_soft_errors, x->icmp_aborts);
+	fprintf(f,
+		"tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
+		"tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
+		"connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu\n"
+		"tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
+		"beyond_window %lu\n",
+		st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
+		st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
+		x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
+		x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
+		x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full,
+		x->beyond_window);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;
@@ -1105,6 +1440,11 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 		*err = rc;
 		return NULL;
 	}
+	if (!conn_room(st)) {
+		st->stats.connect_refused++;
+		*err = -ENOBUFS;
+		return NULL;
+	}
 	s = new_sock(st, &t);
 	if (!s) {
 		*err = -ENOMEM;
@@ -1124,8 +1464,11 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len)
 {
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
-	int rc = tcp_send(&s->conn, zbuf_data, len);
+	uint32_t room = mem_room(s->st);
+	int rc = room ? tcp_send(&s->conn, zbuf_data, len < room ? len : room) : 0;
 
+	if (rc >= 0 && (uint32_t)rc < len)
+		send_cut(s);
 	if (rc > 0) {
 		tcp_output(&s->conn, s->st->now, &s->st->out);
 		after(s);
@@ -1141,7 +1484,7 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 	size_t done = 0;
 
 	while (done < len) {
-		uint32_t room = tcp_send_space(&s->conn);
+		uint32_t room = tcp_sock_send_space(s);
 		uint32_t chunk = len - done < room ? (uint32_t)(len - done) : room;
 		uint8_t *buf;
 		int rc;
@@ -1164,7 +1507,10 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 		if (rc <= 0)
 			return done ? (int)done : rc;
 		done += (size_t)rc;
+		charge(s); /* mem_room() for the next chunk */
 	}
+	if (done < len)
+		send_cut(s);
 	if (done) {
 		tcp_output(&s->conn, s->st->now, &s->st->out);
 		after(s);
@@ -1189,7 +1535,7 @@ void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len)
 		return;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
 
-	s->conn.mem_pressure = s->st->mem_pressure; /* whether the window may open */
+	s->conn.mem_pressure = pressure_for(s->st, &s->conn); /* whether the window may open */
 	tcp_recv_release(&s->conn, len, s->st->now, &s->st->out);
 	after(s);
 	lunar_cost_leave(prev);
@@ -1206,7 +1552,7 @@ size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)
 	uint8_t *dst = buf;
 	size_t done = 0;
 
-	c->mem_pressure = s->st->mem_pressure; /* whether the window may open */
+	c->mem_pressure = pressure_for(s->st, c); /* whether the window may open */
 	/* Copy from the queued slices in place; trim the first one if partly read. */
 	while (done < len && c->rcvq_count) {
 		struct tcp_slice *sl = &c->rcvq[c->rcvq_head];
@@ -1237,7 +1583,9 @@ size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)
 
 uint32_t tcp_sock_send_space(const struct tcp_sock *s)
 {
-	return tcp_send_space(&s->conn);
+	uint32_t own = tcp_send_space(&s->conn), room = mem_room(s->st);
+
+	return own < room ? own : room;
 }
 
 uint32_t tcp_sock_readable(const struct tcp_sock *s)

@@ -21,6 +21,7 @@
 
 #include "ctl/flow_plan.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_limits.h"
 
 struct netif;
 struct tcp_stack;
@@ -74,6 +75,19 @@ struct tcp_stack_stats {
 	 */
 	uint64_t icmp_no_conn, icmp_out_of_window, icmp_mtu_absurd, icmp_mtu_not_lower;
 	uint64_t icmp_mss_lowered, icmp_mss_floored, icmp_soft_errors, icmp_aborts;
+	/* limits (tcp_limits.h, docs/LIMITS.md): each action one of them caused */
+	uint64_t syn_dropped_conns;     /* SYNs dropped: table full, no TIME-WAIT to end */
+	uint64_t syn_dropped_half_open; /* SYNs dropped: max_half_open reached, cookies off */
+	uint64_t syncookies_half_open;  /* of syncookies_sent: for max_half_open, not a backlog */
+	uint64_t connect_refused;       /* active opens failed with -ENOBUFS: table full */
+	uint64_t half_open_timeouts;    /* SYN-RECEIVED connections whose SYN-ACKs went unanswered */
+	uint64_t tw_recycled;  /* TIME-WAIT ended early to make room for a new connection */
+	uint64_t tw_overflow;  /* TIME-WAIT ended early: max_time_wait reached */
+	uint64_t snd_buf_full; /* sends cut short (or refused): the connection's snd_buf full */
+	uint64_t snd_mem_limited; /* sends cut short (or refused): mem_max reached */
+	uint64_t rcv_mem_limited; /* segments whose payload was not kept because of mem_max */
+	uint64_t ooo_full;        /* out-of-order segments not kept: the connection's reass limits */
+	uint64_t beyond_window;   /* segments cut at the receive window's edge: rcv_buf full */
 };
 
 /**
@@ -87,6 +101,21 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 				   unsigned max_conns, const struct flow_plan *plan,
 				   unsigned worker);
 void tcp_stack_free(struct tcp_stack *st);
+/**
+ * Replace the stack-wide limits (tcp_stack_create() sets
+ * tcp_limits_default(max_conns)). @l->max_conns may not exceed the table
+ * made for tcp_stack_create()'s @max_conns. Limits lowered below what is
+ * held now act on what comes next: nothing held is taken back.
+ * @return 0, or -EINVAL (tcp_limits_check(), or too many connections).
+ */
+int tcp_stack_set_limits(struct tcp_stack *st, const struct tcp_limits *l);
+const struct tcp_limits *tcp_stack_limits(const struct tcp_stack *st);
+/** What the limits count now: connections, half-open, TIME-WAIT, bytes. */
+struct tcp_limits_usage {
+	unsigned conns, half_open, time_wait;
+	uint64_t mem_bytes;
+};
+void tcp_stack_usage(const struct tcp_stack *st, struct tcp_limits_usage *u);
 struct rte_mempool;
 /**
  * Frame payload without copying it (LUNA §6.2) on ports that take chained
@@ -111,11 +140,21 @@ bool tcp_listener_ready(const struct tcp_listener *l);
 /** Take one established connection from the queue (NULL if none); set its callback. */
 struct tcp_sock *tcp_accept(struct tcp_listener *l, tcp_sock_fn fn, void *ctx);
 
-/** Active open to @raddr:@rport from an ephemeral port. NULL and *err on failure. */
+/**
+ * Active open to @raddr:@rport from an ephemeral port. NULL and *err on
+ * failure: -EADDRNOTAVAIL (no free port), -ENOBUFS (the connection table
+ * is full and no TIME-WAIT connection can give way: connect_refused),
+ * -ENOMEM.
+ */
 struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t rport,
 				tcp_sock_fn fn, void *ctx, int *err);
 
-/** Copying send: copies up to @len bytes into Zbuf buffers. @return bytes taken or -errno. */
+/**
+ * Copying send: copies up to @len bytes into Zbuf buffers. @return bytes
+ * taken (short, or 0, when the send buffer or the stack's mem_max is
+ * full: snd_buf_full / snd_mem_limited count it, and a TCP_EV_WRITABLE
+ * follows once there is room) or -errno.
+ */
 int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len);
 /** Zero-copy send of Zbuf memory (a reference is taken). @return bytes taken or -errno. */
 int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len);
@@ -138,7 +177,7 @@ unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned ma
 void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len);
 /** Bytes the application holds from zero-copy reads. */
 uint32_t tcp_sock_held(const struct tcp_sock *s);
-/** Send-buffer space. */
+/** Send-buffer space: the connection's, within what the stack's mem_max leaves. */
 uint32_t tcp_sock_send_space(const struct tcp_sock *s);
 /** Bytes queued for reading. */
 uint32_t tcp_sock_readable(const struct tcp_sock *s);

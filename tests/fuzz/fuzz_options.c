@@ -10,7 +10,8 @@
  * as the tools use, 64, 8 or 2 bytes), then (code byte, argument) pairs;
  * each argument runs to the next NUL or the end of the input. Code % 16:
  *   0-8  LUNAR_OPT_PORT .. LUNAR_OPT_VERBOSE through lunar_options_apply()
- *   9    code byte bit 6 set: LUNAR_OPT_POOL, as 0-8; else a tool's own
+ *   9    code byte bit 6 set: LUNAR_OPT_POOL (bit 7 clear) or
+ *        LUNAR_OPT_TCP_LIMITS (bit 7 set), as 0-8; else a tool's own
  *        option code: apply() must return 0 and touch nothing
  *   10   port_spec_parse() into a separate struct port_spec
  *   11   fault_spec_parse() into a separate struct fault_spec (accumulates)
@@ -105,6 +106,15 @@ static void check_opts(const struct lunar_options *o)
 	if (o->ip)
 		FUZZ_CHECK(o->prefix_len >= 1 && o->prefix_len <= 32);
 	FUZZ_CHECK(o->core <= 1023);
+	/* --tcp-limits: only what was given is set, each in its range. */
+	FUZZ_CHECK(!(o->tcp_limits.given & ~(unsigned)(TCP_LIMIT_CONNS | TCP_LIMIT_HALF_OPEN |
+							TCP_LIMIT_TIME_WAIT | TCP_LIMIT_MEM)));
+	if (o->tcp_limits.given & TCP_LIMIT_CONNS)
+		FUZZ_CHECK(o->tcp_limits.v.max_conns >= 1 &&
+			   o->tcp_limits.v.max_conns <= TCP_LIMITS_CONNS_MAX);
+	FUZZ_CHECK(o->tcp_limits.v.max_half_open <= TCP_LIMITS_CONNS_MAX);
+	FUZZ_CHECK(o->tcp_limits.v.max_time_wait <= TCP_LIMITS_CONNS_MAX);
+	FUZZ_CHECK(o->tcp_limits.v.mem_max == 0 || o->tcp_limits.v.mem_max >= TCP_LIMITS_MEM_MIN);
 }
 
 /* parse_uint() of options.c, restated: a whole decimal <= @max. */
@@ -210,7 +220,9 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 
 	memset(st->err, 'X', st->errlen); /* no NUL: an error must write one */
 	if (code <= 8 || (code == 9 && (code_byte & 0x40))) {
-		int opt = code <= 8 ? LUNAR_OPT_PORT + (int)code : LUNAR_OPT_POOL;
+		int opt = code <= 8		 ? LUNAR_OPT_PORT + (int)code
+			  : code_byte & 0x80 ? LUNAR_OPT_TCP_LIMITS
+					     : LUNAR_OPT_POOL;
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);
 		differential(opt, arg, rc, &st->o);

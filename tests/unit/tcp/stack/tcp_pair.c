@@ -136,21 +136,32 @@ static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint
 	tcp_stack_poll(s->tcp, p->now); /* the time, before any call */
 }
 
-void pair_stacks(struct tcp_pair *p, bool attach)
+void pair_config(struct tcp_config *cfg)
 {
-	struct tcp_config cfg;
+	tcp_config_default(cfg);
+	cfg->nodelay = true;
+	cfg->snd_buf = cfg->rcv_buf = 262144; /* a window of frames fits either pool 5 times over */
+}
+
+void pair_stacks_cfg(struct tcp_pair *p, bool attach, const struct tcp_config *cfg)
+{
 	char err[128];
 
 	memset(p, 0, sizeof(*p));
 	p->now = 1000000000ull;
 	assert_int_equal(flow_plan_init(&p->plan, 1, 61440, 65535, err, sizeof(err)), 0);
-	tcp_config_default(&cfg);
-	cfg.nodelay = true;
-	cfg.snd_buf = cfg.rcv_buf = 262144; /* a window of frames fits either pool 5 times over */
 	fake_port_init(&p->a.fp, pool_a, "pair_a", &mac_a);
 	fake_port_init(&p->b.fp, pool_b, "pair_b", &mac_b);
-	side_open(p, &p->a, PAIR_IP_A, PAIR_IP_B, &mac_b, &cfg, attach);
-	side_open(p, &p->b, PAIR_IP_B, PAIR_IP_A, &mac_a, &cfg, attach);
+	side_open(p, &p->a, PAIR_IP_A, PAIR_IP_B, &mac_b, cfg, attach);
+	side_open(p, &p->b, PAIR_IP_B, PAIR_IP_A, &mac_a, cfg, attach);
+}
+
+void pair_stacks(struct tcp_pair *p, bool attach)
+{
+	struct tcp_config cfg;
+
+	pair_config(&cfg);
+	pair_stacks_cfg(p, attach, &cfg);
 }
 
 void pair_open(struct tcp_pair *p, bool attach)
@@ -249,6 +260,25 @@ void pair_inject_ip(struct tcp_pair *p, struct pair_side *to, uint32_t src, uint
 			 IPV4_HDR_LEN);
 	memcpy(d + RTE_ETHER_HDR_LEN + IPV4_HDR_LEN, l4, len);
 	fake_port_inject(&to->fp, m);
+}
+
+void pair_syn_nowhere(struct tcp_pair *p, uint16_t sport)
+{
+	struct tcp_repr r;
+
+	memset(&r, 0, sizeof(r));
+	r.sport = sport;
+	r.dport = PAIR_PORT;
+	r.seq = 1000u * sport;
+	r.flags = RTE_TCP_SYN_FLAG;
+	r.window = 65535;
+	r.opts.has_mss = true;
+	r.opts.mss = 1460;
+	p->hold_b = true;
+	pair_inject(p, &p->b, &r);
+	pair_step(p);
+	pair_discard_tx(&p->b);
+	p->hold_b = false;
 }
 
 void pair_discard_tx(struct pair_side *s)

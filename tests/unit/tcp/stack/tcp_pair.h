@@ -61,6 +61,10 @@ int pair_group_teardown(void **state);
  * Both stacks up, nothing open. @attach as for pair_open().
  */
 void pair_stacks(struct tcp_pair *p, bool attach);
+/** The configuration pair_stacks() gives both sides (Nagle off, 256 KiB buffers). */
+void pair_config(struct tcp_config *cfg);
+/** pair_stacks() with both sides configured by @cfg. */
+void pair_stacks_cfg(struct tcp_pair *p, bool attach, const struct tcp_config *cfg);
 /**
  * Both stacks up, connected and accepted. @attach: frame sent payload by
  * reference (a header pool and a port taking chained buffers, as memif and
@@ -93,6 +97,13 @@ void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr
  */
 void pair_inject_ip(struct tcp_pair *p, struct pair_side *to, uint32_t src, uint8_t proto,
 		    const void *l4, size_t len);
+
+/**
+ * A SYN from 10.0.0.1:@sport to b's PAIR_PORT, from no socket of a's, and
+ * b's answer thrown away: a spoofed source that never completes the
+ * handshake (RFC 4987 2.2), leaving b one half-open connection.
+ */
+void pair_syn_nowhere(struct tcp_pair *p, uint16_t sport);
 /** Free what side @s has sent and not yet had carried (with hold_b, the server's frames). */
 void pair_discard_tx(struct pair_side *s);
 

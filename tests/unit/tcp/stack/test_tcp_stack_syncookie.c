@@ -68,26 +68,6 @@ static void listen_b(struct tcp_pair *p, struct srv *v, unsigned backlog, bool a
 	p->lst = v->lst;
 }
 
-/* A forged SYN from 10.0.0.1:@sport; the server's SYN-ACK is thrown away. */
-static void half_open(struct tcp_pair *p, uint16_t sport)
-{
-	struct tcp_repr r;
-
-	memset(&r, 0, sizeof(r));
-	r.sport = sport;
-	r.dport = PAIR_PORT;
-	r.seq = 1000u * sport;
-	r.flags = RTE_TCP_SYN_FLAG;
-	r.window = 65535;
-	r.opts.has_mss = true;
-	r.opts.mss = 1460;
-	p->hold_b = true;
-	pair_inject(p, &p->b, &r);
-	pair_step(p);
-	pair_discard_tx(&p->b);
-	p->hold_b = false;
-}
-
 /* Send @len bytes of the stream from the client, running until the server has them. */
 static void stream(struct tcp_pair *p, struct tcp_sock *cli, size_t len)
 {
@@ -123,8 +103,8 @@ static void test_cookie_handshake_and_transfer(void **state)
 	(void)state;
 	pair_stacks(&p, true);
 	listen_b(&p, &v, 2, true);
-	half_open(&p, 50001);
-	half_open(&p, 50002);
+	pair_syn_nowhere(&p, 50001);
+	pair_syn_nowhere(&p, 50002);
 	st = tcp_stack_stats(p.b.tcp);
 	assert_int_equal(st->syncookies_sent, 0);
 	assert_int_equal(st->conns_active, 2); /* two half-open: the backlog */
@@ -167,8 +147,8 @@ static void test_forged_ack_refused(void **state)
 	(void)state;
 	pair_stacks(&p, true);
 	listen_b(&p, &v, 1, true);
-	half_open(&p, 50001);
-	half_open(&p, 50002); /* beyond the backlog: a cookie, so cookies are live */
+	pair_syn_nowhere(&p, 50001);
+	pair_syn_nowhere(&p, 50002); /* beyond the backlog: a cookie, so cookies are live */
 	st = tcp_stack_stats(p.b.tcp);
 	assert_int_equal(st->syncookies_sent, 1);
 	rst_before = st->rst_sent;

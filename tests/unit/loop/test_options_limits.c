@@ -1,0 +1,100 @@
+/*
+ * test_options_limits.c - --tcp-limits (loop/options.c into
+ * tcp/tcp_limits.h): what it takes, and that each wrong value is refused
+ * with a message saying what is wrong and how to put it right.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "loop/options.h"
+
+static int apply(struct lunar_options *o, const char *arg, char *err, size_t len)
+{
+	return lunar_options_apply(o, LUNAR_OPT_TCP_LIMITS, arg, err, len);
+}
+
+static void test_tcp_limits_taken(void **state)
+{
+	struct lunar_options o;
+	struct tcp_limits l;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	assert_int_equal(apply(&o, "conns=100000,half-open=0,mem=2G", err, sizeof(err)), 1);
+	assert_int_equal(apply(&o, "time-wait=5000", err, sizeof(err)), 1); /* repeatable */
+	assert_int_equal(o.tcp_limits.given, TCP_LIMIT_CONNS | TCP_LIMIT_HALF_OPEN |
+						 TCP_LIMIT_TIME_WAIT | TCP_LIMIT_MEM);
+	assert_int_equal(tcp_limits_resolve(&o.tcp_limits, 65536, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.max_conns, 100000); /* over the program's own number */
+	assert_int_equal(l.max_half_open, 0);  /* cookies for every SYN */
+	assert_int_equal(l.max_time_wait, 5000);
+	assert_int_equal(l.mem_max, 2ull << 30);
+	assert_int_equal(apply(&o, "mem=0", err, sizeof(err)), 1); /* no cap */
+
+	/* Not given: the program's number and the defaults for it. */
+	lunar_options_init(&o);
+	assert_int_equal(tcp_limits_resolve(&o.tcp_limits, 1000, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.max_conns, 1000);
+	assert_int_equal(l.max_half_open, 1000);
+	assert_int_equal(l.max_time_wait, 500);
+	assert_int_equal(l.mem_max, TCP_LIMITS_MEM_DEFAULT);
+}
+
+static void refused(const char *arg, const char *says)
+{
+	struct lunar_options o;
+	char err[256];
+
+	lunar_options_init(&o);
+	assert_int_equal(apply(&o, arg, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, says))
+		fail_msg("--tcp-limits %s: \"%s\" does not say \"%s\"", arg, err, says);
+}
+
+static void test_tcp_limits_refused_with_reason(void **state)
+{
+	(void)state;
+	refused("", "expected KEY=VALUE");
+	refused("conns", "expected KEY=VALUE");
+	refused("conns=0", "from 1 to 16777216");
+	refused("conns=-1", "from 1 to 16777216");
+	refused("half-open=99999999", "from 0 to 16777216");
+	refused("time-wait=x", "whole number");
+	refused("mem=1K", "at least 64K");
+	refused("mem=12Q", "at least 64K");
+	refused("backlog=5", "unknown limit 'backlog'");
+}
+
+/* Values given together must fit together: checked before anything starts. */
+static void test_tcp_limits_checked_together(void **state)
+{
+	struct lunar_options o;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PORT, "tap:lt0", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IP, "10.0.0.1/24", err, sizeof(err)), 1);
+	assert_int_equal(apply(&o, "conns=100,time-wait=200", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_check(&o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "raise conns or lower time-wait"));
+	assert_int_equal(apply(&o, "time-wait=50", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_check(&o, err, sizeof(err)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_tcp_limits_taken),
+	    cmocka_unit_test(test_tcp_limits_refused_with_reason),
+	    cmocka_unit_test(test_tcp_limits_checked_together),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,592 @@
+/*
+ * test_tcp_stack_limits.c - the stack-wide limits (tcp/tcp_limits.h,
+ * docs/LIMITS.md), each hit with two stacks on a virtual clock: the
+ * documented action happens, its counter (and drop reason) says so, and
+ * the stack works normally once under the limit again.
+ *
+ *  - connections: a SYN on a full table is dropped, no RST (the SYN comes
+ *    again and is taken once a connection ends); connect() gets -ENOBUFS;
+ *    a TIME-WAIT connection gives way to a new one;
+ *  - TIME-WAIT: one more than the cap ends the oldest;
+ *  - half-open (RFC 4987): beyond the cap SYN cookies answer, or with
+ *    cookies off the SYN is dropped; unanswered SYN-ACKs time out, counted;
+ *  - memory: sends stop at mem_max and resume on TCP_EV_WRITABLE; the
+ *    receiver drops payload it has not acknowledged, never what it has,
+ *    never takes back the window it offered (RFC 7323 2.4), and still
+ *    serves a connection that holds nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp/tcp_seq.h"
+#include "tcp_pair.h"
+
+#define MS 1000000ull
+#define MAX_SRV 8
+
+/* The server: accepts everything; each connection reads (or not) into a sink. */
+struct sink {
+	struct tcp_pair *p;
+	uint64_t got;  /* stream bytes read so far, checked against pair_byte() */
+	bool lazy;     /* the application does not read */
+	bool close_on_eof;
+	uint32_t events;
+};
+
+struct srv {
+	struct tcp_listener *lst;
+	struct tcp_sock *s[MAX_SRV];
+	struct sink k[MAX_SRV];
+	unsigned accepted;
+	bool lazy, close_on_eof;
+};
+
+static void sink_read(struct tcp_sock *s, struct sink *k)
+{
+	uint8_t buf[4096];
+	size_t n;
+
+	while ((n = tcp_sock_read(s, buf, sizeof(buf))) > 0) {
+		for (size_t i = 0; i < n; i++)
+			if (buf[i] != pair_byte(k->got + i))
+				fail_msg("byte %lu is %#x, sent %#x", (unsigned long)(k->got + i),
+					 buf[i], pair_byte(k->got + i));
+		k->got += n;
+	}
+}
+
+static void on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	struct sink *k = ctx;
+
+	k->events |= events;
+	if ((events & TCP_EV_READABLE) && !k->lazy)
+		sink_read(s, k);
+	if ((events & TCP_EV_EOF) && k->close_on_eof)
+		tcp_sock_close(s);
+}
+
+static void on_accept(struct tcp_listener *l, void *ctx)
+{
+	struct srv *v = ctx;
+	struct tcp_sock *s;
+
+	while (v->accepted < MAX_SRV) {
+		struct sink *k = &v->k[v->accepted];
+
+		k->lazy = v->lazy;
+		k->close_on_eof = v->close_on_eof;
+		s = tcp_accept(l, on_srv, k);
+		if (!s)
+			break;
+		v->s[v->accepted++] = s;
+	}
+}
+
+static void listen_b(struct tcp_pair *p, struct srv *v, unsigned backlog)
+{
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	for (unsigned i = 0; i < MAX_SRV; i++)
+		v->k[i].p = p;
+	v->lst = tcp_listen_on(p->b.tcp, PAIR_PORT, backlog, on_accept, v, &rc);
+	assert_non_null(v->lst);
+	p->lst = v->lst;
+}
+
+static void on_cli(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	uint32_t *ev = ctx;
+
+	(void)s;
+	*ev |= events;
+}
+
+static struct tcp_sock *connect_a(struct tcp_pair *p, uint32_t *ev)
+{
+	int rc;
+	struct tcp_sock *s = tcp_connect_to(p->a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, ev, &rc);
+
+	assert_int_equal(rc, 0);
+	assert_non_null(s);
+	return s;
+}
+
+static void set_limits(struct tcp_stack *st, unsigned conns, unsigned half_open,
+		       unsigned time_wait, uint64_t mem)
+{
+	struct tcp_limits l = {.max_conns = conns, .max_half_open = half_open,
+			       .max_time_wait = time_wait, .mem_max = mem};
+
+	assert_int_equal(tcp_stack_set_limits(st, &l), 0);
+}
+
+static struct tcp_limits_usage usage(struct tcp_stack *st)
+{
+	struct tcp_limits_usage u;
+
+	tcp_stack_usage(st, &u);
+	return u;
+}
+
+/* Send @len stream bytes from @off on @s as room allows. @return bytes taken. */
+static size_t send_stream(struct tcp_sock *s, uint64_t off, size_t len)
+{
+	static uint8_t buf[300000];
+	int k;
+
+	assert_true(len <= sizeof(buf));
+	pair_fill(buf, len, off);
+	k = tcp_sock_send(s, buf, len);
+	assert_true(k >= 0);
+	return (size_t)k;
+}
+
+/*
+ * max_conns, passive: a SYN on a full table is dropped and counted
+ * (syn_dropped_conns, drop TCP_CONN_LIMIT) with no RST, as Linux does:
+ * RFC 9293 3.10.7.2 leaves a SYN the listener cannot take to policy, and
+ * a dropped SYN is retransmitted (RFC 6298 5) where a RST would fail the
+ * connect. Once a connection ends, the SYN sent again is taken.
+ */
+static void test_conn_limit_drops_syn_then_recovers(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0, ev3 = 0;
+	const struct tcp_stack_stats *sb;
+	struct tcp_sock *c3;
+	uint64_t rst0;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	set_limits(p.b.tcp, 2, 2, 1, 0);
+	sb = tcp_stack_stats(p.b.tcp);
+	connect_a(&p, &ev1);
+	connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_true(ev1 & ev2 & TCP_EV_CONNECTED);
+	assert_int_equal(v.accepted, 2);
+	assert_int_equal(usage(p.b.tcp).conns, 2);
+
+	rst0 = sb->rst_sent;
+	c3 = connect_a(&p, &ev3);
+	pair_run(&p, 1 * MS);
+	assert_false(ev3 & TCP_EV_CONNECTED);
+	assert_int_equal(tcp_sock_conn(c3)->state, TCP_SYN_SENT);
+	assert_int_equal(sb->syn_dropped_conns, 1);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_CONN_LIMIT], 1);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_NO_LISTENER], 0);
+	assert_int_equal(sb->rst_sent, rst0);
+
+	tcp_sock_abort(v.s[0]); /* under the limit again */
+	pair_run(&p, 300 * MS);	 /* the SYN's retransmission */
+	assert_true(ev3 & TCP_EV_CONNECTED);
+	assert_int_equal(v.accepted, 3);
+	assert_int_equal(sb->syn_dropped_conns, 1);
+	pair_close(&p);
+}
+
+/* max_conns, active: connect() fails at once with -ENOBUFS, counted, and works once there is room. */
+static void test_conn_limit_connect_enobufs(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	struct tcp_sock *c1, *c2;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	set_limits(p.a.tcp, 1, 1, 1, 0);
+	c1 = connect_a(&p, &ev1);
+	c2 = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev2, &rc);
+	assert_null(c2);
+	assert_int_equal(rc, -ENOBUFS);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->connect_refused, 1);
+	pair_run(&p, 1 * MS);
+	assert_true(ev1 & TCP_EV_CONNECTED);
+
+	tcp_sock_abort(c1);
+	pair_run(&p, 1 * MS);
+	connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_true(ev2 & TCP_EV_CONNECTED);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->connect_refused, 1);
+	pair_close(&p);
+}
+
+/* Close @s from the client (the active close: it ends in TIME-WAIT) and run the exchange. */
+static void active_close(struct tcp_pair *p, struct tcp_sock *s)
+{
+	tcp_sock_close(s);
+	pair_run(p, 1 * MS);
+}
+
+/*
+ * A full table whose entries include a TIME-WAIT connection: the oldest
+ * TIME-WAIT ends early (RFC 9293 3.10.7.4's 2 MSL cut short, tw_recycled)
+ * and the new connection takes its entry.
+ */
+static void test_time_wait_gives_way_when_full(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	struct tcp_sock *c1;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.close_on_eof = true;
+	set_limits(p.a.tcp, 1, 1, 1, 0);
+	c1 = connect_a(&p, &ev1);
+	pair_run(&p, 1 * MS);
+	assert_true(ev1 & TCP_EV_CONNECTED);
+	active_close(&p, c1);
+	assert_int_equal(usage(p.a.tcp).time_wait, 1);
+	assert_int_equal(usage(p.a.tcp).conns, 1);
+
+	assert_non_null(tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev2, &rc));
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->tw_recycled, 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->connect_refused, 0);
+	assert_int_equal(usage(p.a.tcp).time_wait, 0);
+	pair_run(&p, 1 * MS);
+	assert_true(ev2 & TCP_EV_CONNECTED);
+	pair_close(&p);
+}
+
+/*
+ * max_time_wait: a connection entering TIME-WAIT beyond the cap ends the
+ * oldest one's (tw_overflow); the newest keeps its 2 MSL, when delayed
+ * duplicates are likeliest (RFC 1337). With the cap at 0 none stays.
+ */
+static void test_time_wait_cap_ends_oldest(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev[3] = {0};
+	struct tcp_sock *c[3];
+	const struct tcp_stack_stats *sa;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.close_on_eof = true;
+	set_limits(p.a.tcp, 8, 8, 1, 0);
+	sa = tcp_stack_stats(p.a.tcp);
+	for (unsigned i = 0; i < 3; i++)
+		c[i] = connect_a(&p, &ev[i]);
+	pair_run(&p, 1 * MS);
+	active_close(&p, c[0]);
+	assert_int_equal(usage(p.a.tcp).time_wait, 1);
+	assert_int_equal(sa->tw_overflow, 0);
+	active_close(&p, c[1]);
+	assert_int_equal(usage(p.a.tcp).time_wait, 1);
+	assert_int_equal(sa->tw_overflow, 1);
+	assert_int_equal(tcp_stack_sockets(p.a.tcp), 2); /* c[1] in TIME-WAIT, c[2] open */
+
+	set_limits(p.a.tcp, 8, 8, 0, 0);
+	active_close(&p, c[2]); /* ends c[1]'s TIME-WAIT, and skips its own */
+	assert_int_equal(usage(p.a.tcp).time_wait, 0);
+	assert_int_equal(sa->tw_overflow, 3);
+	assert_int_equal(tcp_stack_sockets(p.a.tcp), 0);
+	assert_int_equal(usage(p.a.tcp).conns, 0);
+	pair_close(&p);
+}
+
+/*
+ * max_half_open, SYN cookies on (RFC 4987 3.6): SYN-RECEIVED connections
+ * from SYNs that are never completed fill the cap, across listeners; the
+ * next SYN gets a cookie and no state (syncookies_half_open), and a real
+ * client's handshake completes through it.
+ */
+static void test_half_open_cap_answers_with_cookies(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	const struct tcp_stack_stats *sb;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 64); /* the backlog is not what stops them */
+	set_limits(p.b.tcp, 64, 2, 32, 0);
+	sb = tcp_stack_stats(p.b.tcp);
+	pair_syn_nowhere(&p, 50001);
+	pair_syn_nowhere(&p, 50002);
+	assert_int_equal(usage(p.b.tcp).half_open, 2);
+	assert_int_equal(sb->syncookies_sent, 0);
+	pair_syn_nowhere(&p, 50003);
+	assert_int_equal(sb->syncookies_sent, 1);
+	assert_int_equal(sb->syncookies_half_open, 1);
+	assert_int_equal(sb->conns_active, 2);
+
+	connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED);
+	assert_int_equal(sb->syncookies_ok, 1);
+	assert_int_equal(v.accepted, 1);
+	assert_int_equal(usage(p.b.tcp).half_open, 2);
+	pair_close(&p);
+}
+
+/*
+ * max_half_open, SYN cookies off: the SYN beyond the cap is dropped
+ * (syn_dropped_half_open, drop TCP_HALF_OPEN_LIMIT), not as a backlog's.
+ * The half-open connections' SYN-ACKs go unanswered until the timer gives
+ * up (RFC 4987 3.2's timer; half_open_timeouts); then SYNs are taken again.
+ */
+static void test_half_open_cap_drops_and_times_out(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_config cfg;
+	struct srv v;
+	uint32_t ev = 0;
+	const struct tcp_stack_stats *sb;
+
+	(void)state;
+	pair_config(&cfg);
+	cfg.syncookies = false;
+	cfg.syn_retries = 1; /* SYN-ACK, one retransmission, then give up: 300 ms */
+	pair_stacks_cfg(&p, true, &cfg);
+	listen_b(&p, &v, 64);
+	set_limits(p.b.tcp, 64, 2, 32, 0);
+	sb = tcp_stack_stats(p.b.tcp);
+	pair_syn_nowhere(&p, 50001);
+	pair_syn_nowhere(&p, 50002);
+	pair_syn_nowhere(&p, 50003);
+	assert_int_equal(sb->syn_dropped_half_open, 1);
+	assert_int_equal(sb->syn_dropped_backlog, 0);
+	assert_int_equal(sb->syncookies_sent, 0);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_HALF_OPEN_LIMIT], 1);
+	assert_int_equal(usage(p.b.tcp).half_open, 2);
+
+	for (uint64_t end = p.now + 400 * MS; p.now < end;) { /* the SYN-ACKs go nowhere */
+		p.hold_b = true;
+		pair_step(&p);
+		pair_discard_tx(&p.b);
+	}
+	p.hold_b = false;
+	assert_int_equal(sb->half_open_timeouts, 2);
+	assert_int_equal(usage(p.b.tcp).half_open, 0);
+	assert_int_equal(sb->conns_active, 0);
+
+	connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED);
+	assert_int_equal(v.accepted, 1);
+	pair_close(&p);
+}
+
+/*
+ * snd_buf, through the stack: a send beyond the connection's buffer is
+ * short (snd_buf_full), a full buffer takes nothing; ACKs bring
+ * TCP_EV_WRITABLE and the rest goes, every byte intact.
+ */
+static void test_snd_buf_full_short_send(void **state)
+{
+	struct tcp_pair p;
+	const struct tcp_stack_stats *sa;
+	size_t sent;
+
+	(void)state;
+	pair_open(&p, true);
+	sa = tcp_stack_stats(p.a.tcp);
+	p.hold_b = true; /* no ACKs: nothing leaves the buffer */
+	sent = send_stream(p.cli, 0, 300000);
+	assert_int_equal(sent, 262144);
+	assert_int_equal(sa->snd_buf_full, 1);
+	assert_int_equal(tcp_sock_send_space(p.cli), 0);
+	assert_int_equal(send_stream(p.cli, sent, 1000), 0);
+	assert_int_equal(sa->snd_buf_full, 2);
+	assert_int_equal(sa->snd_mem_limited, 0);
+	p.hold_b = false;
+	p.cli_events = 0;
+	for (int i = 0; i < 100000 && p.rcvd_len < 300000; i++) {
+		if (sent < 300000 && (p.cli_events & TCP_EV_WRITABLE))
+			sent += send_stream(p.cli, sent, 300000 - sent);
+		pair_step(&p);
+	}
+	pair_rcvd_ok(&p, 300000);
+	pair_close(&p);
+}
+
+/*
+ * mem_max, sending: sends stop at the cap (short, then nothing:
+ * snd_mem_limited) for every connection of the stack, whoever holds the
+ * memory. A connection refused with nothing in flight of its own gets
+ * TCP_EV_WRITABLE once the stack is under 3/4 of the cap; nothing queued
+ * is ever given up.
+ */
+static void test_mem_max_stops_sends_then_wakes(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	struct tcp_sock *c1, *c2;
+	const struct tcp_stack_stats *sa;
+	size_t sent1, sent2 = 0;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	set_limits(p.a.tcp, 64, 32, 32, 64 << 10);
+	sa = tcp_stack_stats(p.a.tcp);
+	c1 = connect_a(&p, &ev1);
+	c2 = connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 2);
+
+	p.hold_b = true;
+	sent1 = send_stream(c1, 0, 100000);
+	assert_int_equal(sent1, 64 << 10);
+	assert_int_equal(sa->snd_mem_limited, 1);
+	assert_int_equal(usage(p.a.tcp).mem_bytes, 64 << 10);
+	assert_int_equal(tcp_sock_send_space(c2), 0);
+	assert_int_equal(send_stream(c2, 0, 1000), 0);
+	assert_int_equal(sa->snd_mem_limited, 2);
+	assert_int_equal(sa->snd_buf_full, 0);
+
+	ev2 = 0;
+	p.hold_b = false;
+	for (int i = 0; i < 1000 && !(ev2 & TCP_EV_WRITABLE); i++)
+		pair_step(&p);
+	assert_true(ev2 & TCP_EV_WRITABLE);
+	assert_true(usage(p.a.tcp).mem_bytes < 48 << 10);
+
+	for (int i = 0; i < 200000 && (v.k[0].got < 100000 || v.k[1].got < 1000); i++) {
+		if (sent1 < 100000)
+			sent1 += send_stream(c1, sent1, 100000 - sent1);
+		if (sent2 < 1000)
+			sent2 += send_stream(c2, sent2, 1000 - sent2);
+		pair_step(&p);
+	}
+	assert_int_equal(v.k[0].got, 100000);
+	assert_int_equal(v.k[1].got, 1000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.a.tcp).mem_bytes, 0);
+	pair_close(&p);
+}
+
+/*
+ * mem_max, receiving, with an application that does not read: from 3/4
+ * of the cap the window stops opening and out-of-order data is not kept,
+ * at the cap payload is not kept (rcv_mem_limited) though still ACK-
+ * processed. What was acknowledged is all queued (nothing ACKed is ever
+ * dropped), the right edge offered never moves left (RFC 7323 2.4, RFC
+ * 9293 3.8.6.2.2), and a second connection holding nothing still gets its
+ * data in (tcp_rmem[0]'s guarantee). Once the application reads, every
+ * byte arrives, in order.
+ */
+static void test_mem_max_receive_keeps_acked_data(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	struct tcp_sock *c1, *c2;
+	const struct tcp_stack_stats *sb;
+	const struct tcp_conn *sc;
+	size_t sent = 0;
+	uint32_t edge;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
+	sb = tcp_stack_stats(p.b.tcp);
+	c1 = connect_a(&p, &ev1);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 1);
+	sc = tcp_sock_conn(v.s[0]);
+	edge = sc->rcv_adv;
+
+	sent = send_stream(c1, 0, 200000);
+	for (int i = 0; i < 2000; i++) {
+		pair_step(&p);
+		assert_false(seq_lt(sc->rcv_adv, edge));
+		edge = sc->rcv_adv;
+		/* Everything acknowledged is queued for the application. */
+		assert_int_equal(sc->rcv_nxt - sc->irs - 1, tcp_sock_readable(v.s[0]));
+		assert_false(seq_gt(tcp_sock_conn(c1)->snd_una, sc->rcv_nxt));
+	}
+	assert_true(sb->rcv_mem_limited > 0);
+	assert_true(tcp_sock_readable(v.s[0]) >= 64 << 10);
+	assert_true(usage(p.b.tcp).mem_bytes < (64 << 10) + 1500);
+	assert_true(sb->mem_pressure_ns > 0);
+
+	c2 = connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 2);
+	assert_int_equal(send_stream(c2, 0, 1000), 1000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(tcp_sock_readable(v.s[1]), 1000);
+
+	v.k[0].lazy = v.k[1].lazy = false;
+	sink_read(v.s[1], &v.k[1]);
+	for (int i = 0; i < 300000 && v.k[0].got < 200000; i++) {
+		sink_read(v.s[0], &v.k[0]);
+		if (sent < 200000)
+			sent += send_stream(c1, sent, 200000 - sent);
+		pair_step(&p);
+	}
+	assert_int_equal(v.k[0].got, 200000);
+	assert_int_equal(v.k[1].got, 1000);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	pair_close(&p);
+}
+
+/* The limits' own checks: what is wrong is refused, and said. */
+static void test_limits_checked(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_limits l;
+	struct tcp_limits_spec sp = {.v = {.max_half_open = 100}, .given = TCP_LIMIT_HALF_OPEN};
+	char err[256];
+
+	(void)state;
+	tcp_limits_default(&l, 64);
+	assert_int_equal(l.max_half_open, 64);
+	assert_int_equal(l.max_time_wait, 32);
+	assert_int_equal(tcp_limits_check(&l, err, sizeof(err)), 0);
+	l.mem_max = 1000;
+	assert_int_equal(tcp_limits_check(&l, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "mem=0"));
+	assert_int_equal(tcp_limits_resolve(&sp, 64, &l, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "raise conns or lower half-open"));
+	assert_int_equal(tcp_limits_resolve(&sp, 1000, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.max_half_open, 100);
+
+	pair_stacks(&p, true);
+	tcp_limits_default(&l, 65); /* beyond the table the stack was made with */
+	assert_int_equal(tcp_stack_set_limits(p.b.tcp, &l), -EINVAL);
+	assert_int_equal(tcp_stack_limits(p.b.tcp)->max_conns, 64);
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_conn_limit_drops_syn_then_recovers),
+	    cmocka_unit_test(test_conn_limit_connect_enobufs),
+	    cmocka_unit_test(test_time_wait_gives_way_when_full),
+	    cmocka_unit_test(test_time_wait_cap_ends_oldest),
+	    cmocka_unit_test(test_half_open_cap_answers_with_cookies),
+	    cmocka_unit_test(test_half_open_cap_drops_and_times_out),
+	    cmocka_unit_test(test_snd_buf_full_short_send),
+	    cmocka_unit_test(test_mem_max_stops_sends_then_wakes),
+	    cmocka_unit_test(test_mem_max_receive_keeps_acked_data),
+	    cmocka_unit_test(test_limits_checked),
+	};
+
+	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);
+}

@@ -3,18 +3,23 @@
 # the kernel as the sender, side by side: namespace B sends SIZE bytes to a
 # kernel socat in A through lunar-r, which drops LOSS% of what it forwards
 # in both directions (nftables numgen, scripts/topo.sh arb loss). lunar-get
-# sends on af_xdp (arb-b); the kernel sends with socat from the same
-# namespace, its congestion control set to CC (net.ipv4 sysctl, per
-# namespace), SACK and RACK on as by default, and its RTO floor lowered to
+# sends on af_xdp (arb-b) with congestion control CC (--cc); the kernel
+# sends with socat from the same namespace, its congestion control set to
+# CC too (net.ipv4 sysctl, per namespace; KERNEL_CC= names another where
+# the kernel lacks CC, e.g. dctcp without CONFIG_TCP_CONG_DCTCP), SACK and
+# RACK on as by default, and its RTO floor lowered to
 # lunar's 4 ms (rto_min on the route; Linux's default is 200 ms). Runs alternate (lunar,
 # kernel, lunar, ...) so that a slow phase of the VM hits both. The time
 # is the receiver's, from the sender's start to EOF. Sender on CPU 1,
 # receiver on CPU 0. Prints every run, then per loss the median seconds
 # and Gbit/s of each and the ratio, and lunar's retransmission counters.
 #
-# usage: bench/loss_transfer.sh [SIZE=256M] [ROUNDS=3] [CC=reno] [LOSSES="0 0.1 1 5"]
+# usage: bench/loss_transfer.sh [SIZE=256M] [ROUNDS=3] [CC=reno|cubic|dctcp] [LOSSES="0 0.1 1 5"]
 # Needs the release build in build/ and nothing else on CPUs 0-1.
 # LUNAR_GET=path runs another lunar-get (an older build, for a before/after).
+# MARK=pct: the router also marks pct% of ECN-capable packets CE
+# (topo.sh arb mark); ECN=on: both senders ask for ECN (lunar --ecn on, the
+# kernel net.ipv4.tcp_ecn=1); DCTCP asks for it anyway.
 set -u
 size=${1:-256M} rounds=${2:-3} cc=${3:-reno} losses=${4:-0 0.1 1 5}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,9 +30,29 @@ log=$(mktemp -d /tmp/lunar-loss.XXXXXX)
 A="ip netns exec lunar-a" B="ip netns exec lunar-b"
 trap '"$topo" arb down >/dev/null 2>&1; rm -rf "$log"' EXIT
 "$topo" arb up >/dev/null
-$B sysctl -qw net.ipv4.tcp_congestion_control="$cc" || exit 2
+kcc=${KERNEL_CC:-$cc}
+# A namespace may only pick what the host allows (net.ipv4.tcp_allowed_congestion_control).
+allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+case " $allowed " in
+*" $kcc "*) ;;
+*)
+	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $kcc" 2>/dev/null &&
+		trap '"$topo" arb down >/dev/null 2>&1; rm -rf "$log"; sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed"' EXIT
+	;;
+esac
+if ! $B sysctl -qw net.ipv4.tcp_congestion_control="$kcc"; then
+	echo "the kernel has no $kcc ($(sysctl -n net.ipv4.tcp_available_congestion_control)); set KERNEL_CC" >&2
+	exit 2
+fi
 # shellcheck disable=SC2046 # the route's own words
 $B ip route change $(ip -n lunar-b route show default) rto_min 4ms || exit 2
+ecn=${ECN:-accept}
+if [ "$ecn" = on ]; then
+	$B sysctl -qw net.ipv4.tcp_ecn=1 || exit 2
+fi
+if [ -n "${MARK:-}" ]; then
+	"$topo" arb mark "$MARK" >/dev/null || exit 2
+fi
 head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$log/src.bin"
 bytes=$(stat -c %s "$log/src.bin")
 port=9400
@@ -41,7 +66,7 @@ run() { # lunar|kernel: prints seconds
 	t0=$(date +%s.%N)
 	if [ "$who" = lunar ]; then
 		$B "$get" --timeout 600 --port af_xdp:arb-b --core 1 --connect "10.78.1.1:$port" \
-			--send "$log/src.bin" --counters >"$log/lunar.log" 2>&1 &
+			--send "$log/src.bin" --cc "$cc" --ecn "$ecn" --counters >"$log/lunar.log" 2>&1 &
 	else
 		$B taskset -c 1 socat -u "FILE:$log/src.bin" "TCP:10.78.1.1:$port" &
 	fi
@@ -63,12 +88,12 @@ for loss in $losses; do
 			t=$(run "$who")
 			echo "$t" >>"$log/t.$who"
 			extra=""
-			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| dsacks [0-9]*' \
+			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*' \
 				"$log/lunar.log" | tr -d '\n')
 			printf 'loss %s%% run %d %-6s %7.2f s %6s Gbit/s%s\n' "$loss" "$r" "$who" "$t" "$(gbits "$t")" "$extra"
 		done
 	done
 	l=$(median <"$log/t.lunar") k=$(median <"$log/t.kernel")
-	printf 'MEDIAN loss %s%% (%s, %s): lunar %.2f s %s Gbit/s, kernel %.2f s %s Gbit/s, lunar/kernel throughput %.2fx\n' \
-		"$loss" "$size" "$cc" "$l" "$(gbits "$l")" "$k" "$(gbits "$k")" "$(echo "scale=3; $k / $l" | bc)"
+	printf 'MEDIAN loss %s%% mark %s%% ecn %s (%s, lunar %s, kernel %s): lunar %.2f s %s Gbit/s, kernel %.2f s %s Gbit/s, lunar/kernel throughput %.2fx\n' \
+		"$loss" "${MARK:-0}" "$ecn" "$size" "$cc" "$kcc" "$l" "$(gbits "$l")" "$k" "$(gbits "$k")" "$(echo "scale=3; $k / $l" | bc)"
 done

@@ -4,6 +4,7 @@
 #   topo.sh veth up|down     lunar-a (veth-a 10.77.0.1/24) <-> lunar-b (veth-b 10.77.0.2/24)
 #   topo.sh arb up|down      lunar-a (10.78.1.1/24) - lunar-r (router) - lunar-b (10.78.2.2/24)
 #   topo.sh arb loss <pct>   drop pct% (e.g. 5 or 0.1) of packets forwarded by lunar-r at random
+#   topo.sh arb mark <pct>   mark pct% of the ECN-capable packets lunar-r forwards CE (RFC 3168)
 #                            (nftables; 0 removes the rule; no argument shows it)
 #   topo.sh memif up|down    run directory for memif sockets (/run/lunar); removes stale sockets
 #   topo.sh down-all         everything above, plus XDP programs and processes left inside
@@ -59,6 +60,7 @@ ARB_RB_IP=${LUNAR_ARB_RB_IP:-10.78.2.254/24}
 ARB_B_IP=${LUNAR_ARB_B_IP:-10.78.2.2/24}
 RUN_DIR=${LUNAR_RUN_DIR:-/run/lunar}
 LOSS_TABLE=lunar_loss
+MARK_TABLE=lunar_mark
 
 # The header comment is the help text.
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -246,6 +248,17 @@ arb_down() {
 	say "arb: down"
 }
 
+# A percentage with at most one decimal (0.1 for the loss benchmarks) as
+# thousandths, for numgen; dies naming @what if it is not one.
+permille_of() {
+	local what=$1 pct=$2 permille
+	[[ "$pct" =~ ^[0-9]+(\.[0-9])?$ ]] || die "$what must be a percentage 0..100 with at most one decimal, got '$pct'"
+	permille=$((${pct%.*} * 10))
+	[[ "$pct" != *.* ]] || permille=$((permille + ${pct#*.}))
+	[ "$permille" -le 1000 ] || die "$what must be a percentage 0..100, got '$pct'"
+	echo "$permille"
+}
+
 # Random drops in the router's forward hook: on the receiver XDP runs before
 # nftables, and AF_XDP transmit skips the sender's egress hook, so the
 # router is the only place that sees every packet (ENVIRONMENT.md).
@@ -258,11 +271,7 @@ arb_loss() {
 		return
 	fi
 	local pct=$1 permille
-	# Tenths of a percent (0.1 for the loss benchmarks) as well as whole ones.
-	[[ "$pct" =~ ^[0-9]+(\.[0-9])?$ ]] || die "loss must be a percentage 0..100 with at most one decimal, got '$pct'"
-	permille=$((${pct%.*} * 10))
-	[[ "$pct" != *.* ]] || permille=$((permille + ${pct#*.}))
-	[ "$permille" -le 1000 ] || die "loss must be a percentage 0..100, got '$pct'"
+	permille=$(permille_of loss "$pct") || exit 1
 	# Replace, never stack: delete our table, then add it back if wanted.
 	if ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" >/dev/null 2>&1; then
 		ip netns exec "$NS_R" nft delete table ip "$LOSS_TABLE"
@@ -283,6 +292,39 @@ arb_loss() {
 		}
 	EOF
 	say "arb: $NS_R drops $pct% of forwarded packets at random"
+}
+
+# ECN marks in the router's forward hook: pct% of the ECN-capable packets
+# it forwards (ECT(0) or ECT(1), RFC 3168 5) leave with CE, at random, as
+# an AQM would mark instead of dropping; others pass untouched.
+arb_mark() {
+	ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"
+	if [ $# -eq 0 ]; then
+		if ip netns exec "$NS_R" nft list table ip "$MARK_TABLE" 2>/dev/null; then :; else
+			say "arb: no ECN marking rule in $NS_R"
+		fi
+		return
+	fi
+	local pct=$1 permille
+	permille=$(permille_of marking "$pct") || exit 1
+	if ip netns exec "$NS_R" nft list table ip "$MARK_TABLE" >/dev/null 2>&1; then
+		ip netns exec "$NS_R" nft delete table ip "$MARK_TABLE"
+	fi
+	if [ "$permille" -eq 0 ]; then
+		say "arb: ECN marking rule removed from $NS_R"
+		return
+	fi
+	local match="numgen random mod 1000 < $permille "
+	[ "$permille" -lt 1000 ] || match=""
+	ip netns exec "$NS_R" nft -f - <<-EOF
+		table ip $MARK_TABLE {
+			chain forward {
+				type filter hook forward priority 1; policy accept;
+				ip ecn { ect0, ect1 } ${match}counter ip ecn set ce
+			}
+		}
+	EOF
+	say "arb: $NS_R marks $pct% of forwarded ECN-capable packets CE at random"
 }
 
 # A memif socket file is stale when nothing listens on it any more (its
@@ -357,6 +399,7 @@ veth | arb | memif)
 	arb:up) arb_up ;;
 	arb:down) arb_down ;;
 	arb:loss) arb_loss "$@" ;;
+	arb:mark) arb_mark "$@" ;;
 	memif:up) memif_up ;;
 	memif:down) memif_down ;;
 	*) die "unknown command '$cmd $sub' (try --help)" ;;

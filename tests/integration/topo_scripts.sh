@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # topo_scripts.sh - the topology scripts are idempotent and clean up: each
 # topology comes up twice without error, carries traffic (A - R - B routed,
-# with nftables loss in the router), and goes down twice leaving nothing.
+# with nftables loss and ECN marking in the router), and goes down twice
+# leaving nothing.
 source "$(dirname "$0")/lib.sh"
 setup_test topo_scripts "$1"
 on_exit "$TOPO" down-all
@@ -37,6 +38,20 @@ expect_eq "arb loss 0.1: rule drops 1 in 1000" \
 "$TOPO" arb loss 0 >/dev/null
 "$TOPO" arb loss 0.15 >/dev/null 2>&1
 expect_eq "arb loss 0.15 is refused" "$?" 1
+# ECN marking in the router: ECN-capable packets leave CE, others pass untouched.
+"$TOPO" arb mark 100 >/dev/null
+ip netns exec lunar-a ping -c 3 -i 0.2 -W 2 -Q 0 10.78.2.2 >/dev/null 2>&1
+expect_eq "arb mark 100: packets that are not ECN-capable still cross" "$?" 0
+marked() { ip netns exec lunar-r nft list table ip lunar_mark | awk '/counter/ {for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1)}'; }
+expect_eq "arb mark 100: not-ECT packets are not marked" "$(marked)" 0
+ip netns exec lunar-a ping -c 3 -i 0.2 -W 2 -Q 2 10.78.2.2 >/dev/null 2>&1
+expect_eq "arb mark 100: ECT(0) packets cross" "$?" 0
+expect_ge "arb mark 100: ECT(0) packets are marked CE" "$(marked)" 3
+"$TOPO" arb mark 0 >/dev/null
+expect_eq "arb mark 0: the rule is gone" "$(ip netns exec lunar-r nft list tables | grep -c lunar_mark)" 0
+"$TOPO" arb mark 7.25 >/dev/null 2>&1
+expect_eq "arb mark 7.25 is refused" "$?" 1
+
 
 for t in veth arb memif; do
 	"$TOPO" $t down >/dev/null 2>&1

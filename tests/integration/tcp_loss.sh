@@ -51,6 +51,40 @@ for loss in 1 5; do
 	expect_grep "$loss% loss: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/recv$loss.log"
 done
 
+# The other algorithms against the kernel at 1% loss: CUBIC (RFC 9438), and
+# DCTCP (RFC 8257), which asks for ECN: the kernel's receiver agrees
+# (RFC 3168 6.1.1), lunar's new data goes ECT(0), its pure ACKs do not.
+"$TOPO" arb loss 1 >/dev/null
+for cc in cubic dctcp; do
+	port=$((9300 + ${#cc}))
+	rm -f "$OUT/sink.sha"
+	bg "sink-$cc" sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
+	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+	$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" \
+		--cc "$cc" --counters --pcap "$OUT/$cc.pcap" >"$OUT/$cc.log" 2>&1
+	expect_eq "$cc, 1% loss, lunar -> kernel: exit code" "$?" 0
+	wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
+	expect_eq "$cc, 1% loss, lunar -> kernel: SHA-256" "$(cat "$OUT/sink.sha")" "$want"
+	expect_grep "$cc: the stack ran it" "^tcp: cc $cc " "$OUT/$cc.log"
+	count() { tshark -r "$OUT/$cc.pcap" -Y "$1" 2>/dev/null | wc -l; }
+	ours="ip.src == 10.78.2.2"
+	if [ "$cc" = dctcp ]; then
+		expect_ge "dctcp: our SYN asks for ECN (ECE and CWR)" \
+			"$(count "$ours && tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.flags.ece == 1 && tcp.flags.cwr == 1")" 1
+		expect_ge "dctcp: the kernel's SYN-ACK agrees (ECE, no CWR)" \
+			"$(count "ip.dst == 10.78.2.2 && tcp.flags.syn == 1 && tcp.flags.ack == 1 && tcp.flags.ece == 1 && tcp.flags.cwr == 0")" 1
+		expect_ge "dctcp: new data goes ECT(0)" "$(count "$ours && tcp.len > 0 && ip.dsfield.ecn == 2")" 1000
+	else
+		expect_eq "cubic: no ECN asked for by default" \
+			"$(count "$ours && tcp.flags.syn == 1 && tcp.flags.ece == 1")" 0
+	fi
+	expect_eq "$cc: no pure ACK or SYN of ours is ECN-capable" \
+		"$(count "$ours && (tcp.len == 0 || tcp.flags.syn == 1) && ip.dsfield.ecn != 0")" 0
+	bad=$(tcp_capture_bad "$OUT/$cc.pcap" 10.78.2.2)
+	expect_eq "$cc: malformed frames or bad checksums in lunar's capture" "$bad" 0
+	[ "$bad" = 0 ] && rm -f "$OUT/$cc.pcap"
+done
+
 # One lunar process per interface: lunar-httpd takes arb-b once lunar-get is done.
 bg httpd $B "$BUILD/tools/lunar-httpd" --port af_xdp:arb-b --core 1 --listen 8080 --root "$OUT/root"
 wait_for "lunar-httpd ready" 100 grep -q ready "$OUT/httpd.log"

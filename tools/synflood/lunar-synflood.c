@@ -79,7 +79,7 @@ static int open_socket(struct synflood_opts *o, struct sockaddr_ll *to)
 {
 	struct sockaddr_ll bind_to = {.sll_family = AF_PACKET};
 	struct ifreq ifr;
-	int fd, one = 1;
+	int fd, ifindex, one = 1;
 
 	if (strlen(o->ifname) >= IFNAMSIZ) {
 		fprintf(stderr, "lunar-synflood: --interface %s: names are at most %d characters\n",
@@ -99,7 +99,8 @@ static int open_socket(struct synflood_opts *o, struct sockaddr_ll *to)
 			"interfaces of this namespace)\n", o->ifname, strerror(errno));
 		goto fail;
 	}
-	bind_to.sll_ifindex = ifr.ifr_ifindex;
+	ifindex = ifr.ifr_ifindex; /* the next ioctl reuses the union */
+	bind_to.sll_ifindex = ifindex;
 	if (bind(fd, (struct sockaddr *)&bind_to, sizeof(bind_to)) < 0) {
 		fprintf(stderr, "lunar-synflood: bind to %s: %s\n", o->ifname, strerror(errno));
 		goto fail;
@@ -117,7 +118,7 @@ static int open_socket(struct synflood_opts *o, struct sockaddr_ll *to)
 	}
 	memset(to, 0, sizeof(*to));
 	to->sll_family = AF_PACKET;
-	to->sll_ifindex = ifr.ifr_ifindex;
+	to->sll_ifindex = ifindex;
 	to->sll_protocol = htons(ETH_P_IP);
 	to->sll_halen = RTE_ETHER_ADDR_LEN;
 	memcpy(to->sll_addr, o->frame.dst_mac.addr_bytes, RTE_ETHER_ADDR_LEN);
@@ -129,6 +130,7 @@ fail:
 
 struct flood_result {
 	uint64_t sent, errors, ns;
+	bool failed; /* stopped by an error other than a full device */
 };
 
 /*
@@ -180,7 +182,9 @@ static void flood(const struct synflood_opts *o, int fd, struct sockaddr_ll *to,
 			res->errors++; /* the device refused one: counted as tried, as a sender would */
 			attempted++;
 		} else if (errno != EINTR) {
-			fprintf(stderr, "lunar-synflood: sendmmsg: %s\n", strerror(errno));
+			fprintf(stderr, "lunar-synflood: sendmmsg on %s: %s\n", o->ifname,
+				strerror(errno));
+			res->failed = true;
 			break;
 		}
 		now = mono_ns();
@@ -227,5 +231,5 @@ int main(int argc, char **argv)
 	printf("synflood: sent %llu frames in %.2f s: %.0f pps, %llu send errors\n",
 	       (unsigned long long)res.sent, secs, secs > 0 ? (double)res.sent / secs : 0.0,
 	       (unsigned long long)res.errors);
-	return 0;
+	return res.failed;
 }

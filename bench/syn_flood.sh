@@ -143,7 +143,7 @@ for r in $(seq "$rounds"); do
 		kill "$server"
 		wait "$server"
 		pps=$(awk '/^synflood: sent/ {print $(NF - 4)}' "$log/flood.log")
-		ratio=$(awk -v u="$under" -v b="$base" 'BEGIN {printf "%.3f\n", b > 0 ? u / b : 0}')
+		ratio=$(awk -v u="$under" -v b="$base" 'BEGIN {printf "%.3f\n", (b > 0 ? u / b : 0)}')
 		if [ "$who" = lunar ]; then
 			extra="syncookies_sent $(field "$log/server.log" syncookies_sent) syncookies_ok $(field "$log/server.log" syncookies_ok)"
 			extra+=" syncookies_bad $(field "$log/server.log" syncookies_bad) syncookies_half_open $(field "$log/server.log" syncookies_half_open)"
@@ -169,7 +169,7 @@ for who in lunar kernel; do
 		"$who" "$(median <"$log/base.$who")" "$(median <"$log/under.$who")" "$(median <"$log/ratio.$who")" \
 		"$(paste -sd+ "$log/ok.$who" | bc)" $((rounds * conns)) "$(median <"$log/conn_ms.$who")" "$(median <"$log/pps.$who")"
 done
-div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f\n", b > 0 ? a / b : 0}'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f\n", (b > 0 ? a / b : 0)}'; }
 printf 'MEDIAN lunar/kernel: base throughput %s, under flood %s, ratio under flood / base %s\n' \
 	"$(div "$(median <"$log/base.lunar")" "$(median <"$log/base.kernel")")" \
 	"$(div "$(median <"$log/under.lunar")" "$(median <"$log/under.kernel")")" \

@@ -687,3 +687,11 @@ uint64_t lunar_env_close(struct lunar_env *env)
 	free(env);
 	return leaked;
 }
+
+void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
+{
+	if (o->cc >= 0)
+		cfg->cc = (enum tcp_cc_algo)o->cc;
+	if (o->ecn >= 0)
+		cfg->ecn = (uint8_t)o->ecn;
+}

@@ -129,4 +129,7 @@ uint64_t lunar_env_close(struct lunar_env *env);
 void lunar_handle_signals(void);
 bool lunar_stop_requested(void);
 
+/** Put the TCP choices among the common options (--cc, --ecn) into @cfg. */
+void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg);
+
 #endif

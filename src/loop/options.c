@@ -1,7 +1,7 @@
 /* options.c - parsing and checking of the options every lunar program shares. */
 #include "loop/options.h"
 #include "base/log.h"
-#include "tcp/tcp_conn.h"
+#include "tcp/tcp_cc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,14 +17,6 @@ void lunar_options_init(struct lunar_options *o)
 	o->n_workers = 1;
 	o->cc = -1;
 	o->ecn = -1;
-}
-
-void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
-{
-	if (o->cc >= 0)
-		cfg->cc = (enum tcp_cc_algo)o->cc;
-	if (o->ecn >= 0)
-		cfg->ecn = (uint8_t)o->ecn;
 }
 
 int parse_ipv4(const char *s, uint32_t *out)

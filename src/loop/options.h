@@ -101,8 +101,6 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 			size_t errlen);
 /** Check the options that depend on each other (e.g. memif/tap need --ip). */
 int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen);
-/** Put the TCP choices among the options (--cc, --ecn) into @cfg. */
-void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg);
 /** Print the common options' help. */
 void lunar_options_usage(FILE *f);
 

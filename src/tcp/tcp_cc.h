@@ -30,6 +30,9 @@ enum tcp_cc_algo {
 	TCP_CC_ALGO_COUNT,
 };
 
+/** tcp_config.ecn: ECN (RFC 3168) as Linux's net.ipv4.tcp_ecn 0, 1 and 2. */
+enum { TCP_ECN_OFF, TCP_ECN_ON, TCP_ECN_ACCEPT };
+
 /** The name of @a ("newreno", "cubic", "dctcp"), or NULL. */
 const char *tcp_cc_algo_name(enum tcp_cc_algo a);
 /** The algorithm called @name (also "reno"); -1 if none is. */

@@ -52,9 +52,6 @@ enum tcp_state {
 
 const char *tcp_state_name(enum tcp_state s);
 
-/** tcp_config.ecn */
-enum { TCP_ECN_OFF, TCP_ECN_ON, TCP_ECN_ACCEPT };
-
 /** Per-connection knobs; tcp_config_default() gives the datacenter defaults. */
 struct tcp_config {
 	uint16_t mss;          /**< MSS we advertise; 0: MTU - 40 (1460 without an interface) */

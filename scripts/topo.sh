@@ -262,69 +262,55 @@ permille_of() {
 # Random drops in the router's forward hook: on the receiver XDP runs before
 # nftables, and AF_XDP transmit skips the sender's egress hook, so the
 # router is the only place that sees every packet (ENVIRONMENT.md).
-arb_loss() {
+# One random rule in the router's forward hook, in its own nftables
+# @table (replaced, never stacked) at hook priority @prio: packets that
+# match @pre get @action with probability pct%. @what names the rule in
+# messages; @says is what it does, for the message once it is in place.
+# No pct: show the rule; 0: remove it.
+router_random_rule() {
+	local table=$1 prio=$2 what=$3 pre=$4 action=$5 says=$6
+	shift 6
 	ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"
 	if [ $# -eq 0 ]; then
-		if ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" 2>/dev/null; then :; else
-			say "arb: no loss rule in $NS_R"
+		if ip netns exec "$NS_R" nft list table ip "$table" 2>/dev/null; then :; else
+			say "arb: no $what rule in $NS_R"
 		fi
 		return
 	fi
 	local pct=$1 permille
-	permille=$(permille_of loss "$pct") || exit 1
-	# Replace, never stack: delete our table, then add it back if wanted.
-	if ip netns exec "$NS_R" nft list table ip "$LOSS_TABLE" >/dev/null 2>&1; then
-		ip netns exec "$NS_R" nft delete table ip "$LOSS_TABLE"
+	permille=$(permille_of "$what" "$pct") || exit 1
+	if ip netns exec "$NS_R" nft list table ip "$table" >/dev/null 2>&1; then
+		ip netns exec "$NS_R" nft delete table ip "$table"
 	fi
 	if [ "$permille" -eq 0 ]; then
-		say "arb: loss rule removed from $NS_R"
+		say "arb: $what rule removed from $NS_R"
 		return
 	fi
-	# numgen's range is 0..999, so 100% is a plain drop.
+	# numgen's range is 0..999, so 100% needs no numgen.
 	local match="numgen random mod 1000 < $permille "
 	[ "$permille" -lt 1000 ] || match=""
 	ip netns exec "$NS_R" nft -f - <<-EOF
-		table ip $LOSS_TABLE {
+		table ip $table {
 			chain forward {
-				type filter hook forward priority 0; policy accept;
-				${match}counter drop
+				type filter hook forward priority $prio; policy accept;
+				${pre}${match}${action}
 			}
 		}
 	EOF
-	say "arb: $NS_R drops $pct% of forwarded packets at random"
+	say "arb: $NS_R ${says/PCT/$pct%}"
+}
+
+arb_loss() {
+	router_random_rule "$LOSS_TABLE" 0 loss "" "counter drop" \
+		"drops PCT of forwarded packets at random" "$@"
 }
 
 # ECN marks in the router's forward hook: pct% of the ECN-capable packets
 # it forwards (ECT(0) or ECT(1), RFC 3168 5) leave with CE, at random, as
 # an AQM would mark instead of dropping; others pass untouched.
 arb_mark() {
-	ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"
-	if [ $# -eq 0 ]; then
-		if ip netns exec "$NS_R" nft list table ip "$MARK_TABLE" 2>/dev/null; then :; else
-			say "arb: no ECN marking rule in $NS_R"
-		fi
-		return
-	fi
-	local pct=$1 permille
-	permille=$(permille_of marking "$pct") || exit 1
-	if ip netns exec "$NS_R" nft list table ip "$MARK_TABLE" >/dev/null 2>&1; then
-		ip netns exec "$NS_R" nft delete table ip "$MARK_TABLE"
-	fi
-	if [ "$permille" -eq 0 ]; then
-		say "arb: ECN marking rule removed from $NS_R"
-		return
-	fi
-	local match="numgen random mod 1000 < $permille "
-	[ "$permille" -lt 1000 ] || match=""
-	ip netns exec "$NS_R" nft -f - <<-EOF
-		table ip $MARK_TABLE {
-			chain forward {
-				type filter hook forward priority 1; policy accept;
-				ip ecn { ect0, ect1 } ${match}counter ip ecn set ce
-			}
-		}
-	EOF
-	say "arb: $NS_R marks $pct% of forwarded ECN-capable packets CE at random"
+	router_random_rule "$MARK_TABLE" 1 "ECN marking" "ip ecn { ect0, ect1 } " \
+		"counter ip ecn set ce" "marks PCT of forwarded ECN-capable packets CE at random" "$@"
 }
 
 # A memif socket file is stale when nothing listens on it any more (its

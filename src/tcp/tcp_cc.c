@@ -89,17 +89,11 @@ void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments, enum tc
 	cc->cwnd = tcp_cc_initial_window(smss, iw_segments);
 	/* RFC 5681 3.1: initial ssthresh "arbitrarily high". */
 	cc->ssthresh = UINT32_MAX;
-	cc->bytes_acked = 0;
-	cc->dupacks = 0;
-	cc->in_recovery = false;
-	cc->sack_recovery = false;
 	/*
-	 * RFC 6582 3.2: recover starts at the ISS, which any ACK of data
-	 * covers; the guard is disarmed so the value does not matter.
+	 * The rest starts at zero: no recovery, no counts, and RFC 6582 3.2's
+	 * recover at the ISS, which any ACK of data covers, its guard disarmed
+	 * so the value does not matter.
 	 */
-	cc->recover = 0;
-	cc->recover_armed = false;
-	cc->rto_repeat = false;
 	if (cc->ops->init)
 		cc->ops->init(cc);
 }

@@ -65,6 +65,12 @@ struct tcp_cc;
 struct tcp_cc_ops {
 	const char *name;
 	bool needs_ecn; /**< runs only with ECN: the connection asks for it */
+	/**
+	 * As a receiver, echo exactly which data was CE-marked (RFC 8257 3.2:
+	 * ECE mirrors the last segment's mark, each change acknowledged at
+	 * once) instead of RFC 3168 6.1.3's ECE from a CE until a CWR.
+	 */
+	bool ece_exact;
 	void (*init)(struct tcp_cc *cc);
 	/** Outside recovery, an ACK of new data: grow cwnd. */
 	void (*grow)(struct tcp_cc *cc, const struct tcp_cc_ack *a);

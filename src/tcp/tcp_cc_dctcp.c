@@ -61,6 +61,7 @@ static uint32_t dctcp_ssthresh(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_s
 const struct tcp_cc_ops tcp_cc_dctcp_ops = {
 	.name = "dctcp",
 	.needs_ecn = true,
+	.ece_exact = true,
 	.init = dctcp_init,
 	.grow = tcp_cc_reno_grow,
 	.acked = dctcp_acked,

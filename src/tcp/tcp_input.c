@@ -399,7 +399,7 @@ static void ecn_data_in(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t
 
 	if (ce)
 		c->stats.ecn_ce++;
-	if (c->cc.ops == &tcp_cc_dctcp_ops) {
+	if (c->cc.ops->ece_exact) {
 		/*
 		 * RFC 8257 3.2: ECE tells exactly which data was marked. When the
 		 * CE state changes, the data received before it is acknowledged at

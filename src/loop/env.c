@@ -694,4 +694,11 @@ void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
 		cfg->cc = (enum tcp_cc_algo)o->cc;
 	if (o->ecn >= 0)
 		cfg->ecn = (uint8_t)o->ecn;
+	if (o->keepalive >= 0)
+		cfg->keepalive = o->keepalive == 1;
+	if (o->keepalive == 1) {
+		cfg->keepalive_idle_ns = (uint64_t)(o->keepalive_idle_s * 1e9);
+		cfg->keepalive_intvl_ns = (uint64_t)(o->keepalive_intvl_s * 1e9);
+		cfg->keepalive_probes = o->keepalive_probes;
+	}
 }

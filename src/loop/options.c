@@ -17,6 +17,7 @@ void lunar_options_init(struct lunar_options *o)
 	o->n_workers = 1;
 	o->cc = -1;
 	o->ecn = -1;
+	o->keepalive = -1;
 }
 
 int parse_ipv4(const char *s, uint32_t *out)
@@ -93,6 +94,52 @@ bad:
 	lunar_set_err(err, errlen, "--ip %s: expected an IPv4 address with prefix length, e.g. "
 			      "--ip 192.168.77.2/24",
 		 arg);
+	return -EINVAL;
+}
+
+/*
+ * --keepalive IDLE,INTVL,PROBES (seconds, seconds, a count) or off: probe a
+ * connection idle for IDLE seconds every INTVL seconds, and end it (the
+ * application sees a timeout) after PROBES probes go unanswered.
+ */
+static int parse_keepalive(struct lunar_options *o, const char *arg, char *err, size_t errlen)
+{
+	double idle, intvl;
+	unsigned long probes;
+	char buf[96], *a, *b, *end;
+
+	if (!strcmp(arg, "off")) {
+		o->keepalive = 0;
+		return 1;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, arg);
+	a = strchr(buf, ',');
+	b = a ? strchr(a + 1, ',') : NULL;
+	if (!b)
+		goto bad;
+	*a++ = '\0';
+	*b++ = '\0';
+	errno = 0;
+	idle = strtod(buf, &end);
+	if (end == buf || *end || errno || !(idle >= 0.001 && idle <= 86400))
+		goto bad;
+	intvl = strtod(a, &end);
+	if (end == a || *end || errno || !(intvl >= 0.001 && intvl <= 86400))
+		goto bad;
+	if (parse_uint(b, 1000, &probes) || probes < 1)
+		goto bad;
+	o->keepalive = 1;
+	o->keepalive_idle_s = idle;
+	o->keepalive_intvl_s = intvl;
+	o->keepalive_probes = (unsigned)probes;
+	return 1;
+bad:
+	lunar_set_err(err, errlen,
+		      "--keepalive %s: expected IDLE,INTVL,PROBES (seconds from 0.001 to 86400, "
+		      "seconds, probes from 1 to 1000; e.g. 10,2,3) or off",
+		      arg);
 	return -EINVAL;
 }
 
@@ -303,6 +350,8 @@ bad_core:
 		return 1;
 	case LUNAR_OPT_TCP_LIMITS:
 		return parse_tcp_limits(&o->tcp_limits, arg, err, errlen);
+	case LUNAR_OPT_KEEPALIVE:
+		return parse_keepalive(o, arg, err, errlen);
 	default:
 		return 0;
 	}
@@ -385,6 +434,8 @@ void lunar_options_usage(FILE *f)
 	      "  --tcp-limits SPEC  per worker: conns=N (connections, any state), half-open=N\n"
 	      "                     (SYN-RECEIVED; beyond: SYN cookies), time-wait=N, mem=SIZE\n"
 	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"
+	      "  --keepalive I,T,N  TCP keep-alive: probe after I s idle, every T s, end the\n"
+	      "                     connection after N unanswered; off (the default)\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

@@ -13,6 +13,7 @@
  *   --ecn on|off|accept  ECN (RFC 3168): ask and accept, neither, accept only
  *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
+ *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -47,6 +48,9 @@ struct lunar_options {
 	int cc;              /* enum tcp_cc_algo; -1: tcp_config's default */
 	int ecn;             /* TCP_ECN_*; -1: tcp_config's default */
 	struct tcp_limits_spec tcp_limits; /* --tcp-limits: what was given */
+	int keepalive;       /* -1: tcp_config's default (off); 0 off; 1 on with: */
+	double keepalive_idle_s, keepalive_intvl_s;
+	unsigned keepalive_probes;
 	bool verbose;
 };
 
@@ -71,6 +75,7 @@ enum {
 	LUNAR_OPT_CC,
 	LUNAR_OPT_ECN,
 	LUNAR_OPT_TCP_LIMITS,
+	LUNAR_OPT_KEEPALIVE,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -88,7 +93,8 @@ enum {
 		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK},                           \
 		{"cc", required_argument, NULL, LUNAR_OPT_CC},                                     \
 		{"ecn", required_argument, NULL, LUNAR_OPT_ECN},                                   \
-		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS}
+		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS},                     \
+		{"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -10,8 +10,9 @@
  * as the tools use, 64, 8 or 2 bytes), then (code byte, argument) pairs;
  * each argument runs to the next NUL or the end of the input. Code % 16:
  *   0-8  LUNAR_OPT_PORT .. LUNAR_OPT_VERBOSE through lunar_options_apply()
- *   9    code byte bit 6 set: LUNAR_OPT_POOL (bit 7 clear) or
- *        LUNAR_OPT_TCP_LIMITS (bit 7 set), as 0-8; else a tool's own
+ *   9    code byte bit 6 set: LUNAR_OPT_TCP_LIMITS (bit 7 set),
+ *        LUNAR_OPT_KEEPALIVE (bit 7 clear, bit 5 set) or LUNAR_OPT_POOL
+ *        (both clear), as 0-8; else a tool's own
  *        option code: apply() must return 0 and touch nothing
  *   10   port_spec_parse() into a separate struct port_spec
  *   11   fault_spec_parse() into a separate struct fault_spec (accumulates)
@@ -24,6 +25,7 @@
  *
  * Checks: after every successful apply() the options are sane (reserved
  * range 1 <= lo <= hi, fault rates in [0,1] and not NaN, delays <= 10 s,
+ * keep-alive times in [0.001, 86400] s and 1..1000 probes,
  * names NUL-terminated within their buffers, interface names of 1..15
  * characters without '/', ':' or spaces, memif path non-empty, MTU 0 or
  * 576..9000, prefix length 1..32 with an address, core <= 1023); every
@@ -99,6 +101,11 @@ static void check_opts(const struct lunar_options *o)
 	FUZZ_CHECK(o->port.mtu == 0 || (o->port.mtu >= 576 && o->port.mtu <= 9000));
 	FUZZ_CHECK(o->pool_mbufs == 0 ||
 		   (o->pool_mbufs >= LUNAR_POOL_MIN && o->pool_mbufs <= LUNAR_POOL_MAX));
+	FUZZ_CHECK(o->keepalive >= -1 && o->keepalive <= 1);
+	if (o->keepalive == 1)
+		FUZZ_CHECK(o->keepalive_idle_s >= 0.001 && o->keepalive_idle_s <= 86400 &&
+			   o->keepalive_intvl_s >= 0.001 && o->keepalive_intvl_s <= 86400 &&
+			   o->keepalive_probes >= 1 && o->keepalive_probes <= 1000);
 	if (o->has_port)
 		check_port(&o->port);
 	else
@@ -222,6 +229,7 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 	if (code <= 8 || (code == 9 && (code_byte & 0x40))) {
 		int opt = code <= 8		 ? LUNAR_OPT_PORT + (int)code
 			  : code_byte & 0x80 ? LUNAR_OPT_TCP_LIMITS
+			  : code_byte & 0x20 ? LUNAR_OPT_KEEPALIVE
 					     : LUNAR_OPT_POOL;
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);

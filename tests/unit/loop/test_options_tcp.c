@@ -1,7 +1,8 @@
 /*
- * test_options_limits.c - --tcp-limits (loop/options.c into
- * tcp/tcp_limits.h): what it takes, and that each wrong value is refused
- * with a message saying what is wrong and how to put it right.
+ * test_options_tcp.c - the TCP options every program shares (loop/options.c):
+ * --tcp-limits (into tcp/tcp_limits.h) and --keepalive (into tcp_config by
+ * lunar_options_tcp()): what each takes, and that each wrong value is
+ * refused with a message saying what is wrong and how to put it right.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "loop/env.h"
 #include "loop/options.h"
+#include "tcp/tcp_conn.h"
 
 static int apply(struct lunar_options *o, const char *arg, char *err, size_t len)
 {
@@ -88,12 +91,57 @@ static void test_tcp_limits_checked_together(void **state)
 	assert_int_equal(lunar_options_check(&o, err, sizeof(err)), 0);
 }
 
+static void test_keepalive_taken(void **state)
+{
+	struct lunar_options o;
+	struct tcp_config cfg;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	tcp_config_default(&cfg);
+	lunar_options_tcp(&o, &cfg);
+	assert_false(cfg.keepalive); /* not given: off, RFC 1122's default */
+
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_KEEPALIVE, "2,0.5,4", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_true(cfg.keepalive);
+	assert_int_equal(cfg.keepalive_idle_ns, 2000000000ull);
+	assert_int_equal(cfg.keepalive_intvl_ns, 500000000ull);
+	assert_int_equal(cfg.keepalive_probes, 4);
+
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_KEEPALIVE, "off", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_false(cfg.keepalive);
+}
+
+static void test_keepalive_refused_with_reason(void **state)
+{
+	static const char *const bad[] = {"", "on", "2", "2,1", "2,1,0", "2,1,1001", "0,1,3",
+					  "2,-1,3", "2,1,3,4", "x,1,3", "2,1,3x", "100000,1,3"};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct lunar_options o;
+		char err[256] = "";
+
+		lunar_options_init(&o);
+		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_KEEPALIVE, bad[i], err, sizeof(err)),
+				 -EINVAL);
+		if (!strstr(err, "expected IDLE,INTVL,PROBES") || !strstr(err, "e.g. 10,2,3"))
+			fail_msg("--keepalive %s: \"%s\" does not say what is expected", bad[i], err);
+		assert_int_equal(o.keepalive, -1); /* nothing half-applied */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tcp_limits_taken),
 	    cmocka_unit_test(test_tcp_limits_refused_with_reason),
 	    cmocka_unit_test(test_tcp_limits_checked_together),
+	    cmocka_unit_test(test_keepalive_taken),
+	    cmocka_unit_test(test_keepalive_refused_with_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

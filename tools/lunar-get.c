@@ -10,6 +10,8 @@
  *                                                an echo server, read them back, compare
  *   lunar-get [port options] --connect IP:PORT --conns N (--echo B | --bytes B)
  *                                                N concurrent connections, each moving B bytes
+ *   lunar-get [port options] --connect IP:PORT --soak S [--conns N]
+ *                                                S seconds of connections that come and go
  *
  * Many connections (--conns): the connects are spread over the loop (at most
  * HANDSHAKES_MAX in flight, so the server's backlog is not flooded), and no
@@ -22,6 +24,16 @@
  * (mallinfo2() and zbuf_in_use() against a baseline taken before the first
  * connect); the peak while data moves is sampled too. docs/TCP_MEMORY.md
  * explains the figures.
+ *
+ * Soak (--soak S, to an echo server): --conns N slots (default 32), each
+ * running one connection after another for S seconds. Each connection's
+ * size and fate come from its serial number: half are RPC-sized (0-4 KiB),
+ * the rest up to 4 MiB, and one in 25 of those over 64 KiB is aborted (RST)
+ * once half its echo is back. Every echo is checked byte for byte. A
+ * connection running for more than STUCK_NS is a failure (stuck). After S
+ * seconds no new connection starts; once all have ended and TIME-WAIT has
+ * passed, no socket may remain and Zbuf in-use must be back at its baseline.
+ * A line every 10 s shows the progress and Zbuf in-use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -268,14 +280,22 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 #define SETTLE_NS 20000000ull   /* idle time before the per-connection memory is measured */
 #define LINGER_NS 300000000ull  /* time given to the last ACKs at exit */
 #define SAMPLE_NS 20000000ull   /* how often the peak memory is sampled */
+#define SOAK_SLOTS_DEFAULT 32
+#define SOAK_REPORT_NS 10000000000ull /* a progress line this often */
+#define STUCK_NS 120000000000ull      /* a soak connection running longer is stuck */
+#define SOAK_DRAIN_NS 180000000000ull /* after the soak: time for the last ones to end */
 
-enum mc_phase { MC_IDLE, MC_CONNECTING, MC_OPEN, MC_SENDING, MC_DONE, MC_FAILED };
+enum mc_phase { MC_IDLE, MC_CONNECTING, MC_OPEN, MC_SENDING, MC_DONE, MC_FAILED, MC_ABORTED };
 
-/* One connection. Deliberately small: its data is regenerated from its index. */
+/* One connection. Deliberately small: its data is regenerated from its serial number. */
 struct mconn {
 	struct tcp_sock *s;
 	uint64_t sent, rcvd;
-	uint32_t wq_next; /* work queue link: index + 1, 0 = end */
+	uint64_t bytes;    /* each way */
+	uint64_t abort_at; /* --soak: abort (RST) once this much echo is back; 0: never */
+	uint64_t t0;       /* --soak: when it started */
+	uint32_t serial;   /* which stream it sends (the slot index without --soak) */
+	uint32_t wq_next;  /* work queue link: index + 1, 0 = end */
 	uint8_t phase;
 	bool queued, fin_sent, eof;
 };
@@ -290,6 +310,10 @@ struct many {
 	bool echo, go;
 	uint32_t ramp; /* --ramp */
 	uint32_t connecting, established, open, peak, completed, failed;
+	bool soak;            /* --soak: slots restart connections until soak_end */
+	uint64_t soak_end;
+	uint32_t serial_next; /* --soak: the next connection's serial number */
+	uint64_t started, aborted, stuck; /* --soak: connections over the whole run */
 	uint32_t wq_head, wq_tail; /* connections waiting to (re)start sending: index + 1 */
 	uint64_t bytes_out, bytes_in;
 	uint64_t t_start, t_connected, t_go, t_end; /* t_go: after SETTLE_NS */
@@ -396,9 +420,11 @@ static void mc_leave(struct mconn *c, enum mc_phase to)
 	c->phase = (uint8_t)to;
 	if (to == MC_DONE)
 		M.completed++;
+	else if (to == MC_ABORTED)
+		M.aborted++;
 	else
 		M.failed++;
-	if (M.completed + M.failed == M.n)
+	if (!M.soak && M.completed + M.failed == M.n)
 		M.t_end = lunar_env_now_ns(M.env);
 }
 
@@ -409,7 +435,7 @@ __attribute__((format(printf, 2, 3))) static void mc_fail(struct mconn *c, const
 	if (c->phase >= MC_DONE)
 		return;
 	if (!M.err[0]) {
-		int k = snprintf(M.err, sizeof(M.err), "connection %u: ", mc_idx(c));
+		int k = snprintf(M.err, sizeof(M.err), "connection %u: ", c->serial);
 
 		va_start(ap, fmt);
 		vsnprintf(M.err + k, sizeof(M.err) - (size_t)k, fmt, ap);
@@ -439,9 +465,9 @@ static uint8_t *mc_alloc(uint32_t *n)
 /* Queue stream bytes while the send buffer has room; FIN after the last. */
 static void mc_pump(struct mconn *c)
 {
-	while (c->sent < M.bytes) {
+	while (c->sent < c->bytes) {
 		uint32_t room = tcp_sock_send_space(c->s);
-		uint64_t left = M.bytes - c->sent;
+		uint64_t left = c->bytes - c->sent;
 		uint32_t n = left < CHUNK ? (uint32_t)left : CHUNK;
 		uint8_t *buf;
 		int rc;
@@ -455,7 +481,7 @@ static void mc_pump(struct mconn *c)
 			wq_push(c); /* Zbuf memory comes back as ACKs arrive: retried from the loop */
 			return;
 		}
-		stream_fill(mc_idx(c), c->sent, buf, n);
+		stream_fill(c->serial, c->sent, buf, n);
 		rc = tcp_sock_send_zc(c->s, buf, n);
 		zbuf_unref(buf); /* the send buffer holds its own reference */
 		if (rc < 0) {
@@ -486,12 +512,17 @@ static void mc_read(struct mconn *c)
 				if (c->rcvd + sl[i].len > c->sent)
 					mc_fail(c, "echo longer than what was sent (%" PRIu64 " bytes)",
 						c->rcvd + sl[i].len);
-				else if (!stream_check(mc_idx(c), c->rcvd, sl[i].data, sl[i].len, &bad))
+				else if (!stream_check(c->serial, c->rcvd, sl[i].data, sl[i].len, &bad))
 					mc_fail(c, "echo differs from what was sent at byte %" PRIu64, bad);
 			}
 			c->rcvd += sl[i].len;
 			M.bytes_in += sl[i].len;
 			tcp_sock_zc_done(c->s, sl[i].data, sl[i].len); /* c->s NULL once failed */
+		}
+		if (c->s && c->abort_at && c->rcvd >= c->abort_at) {
+			tcp_sock_abort(c->s); /* on purpose: the echo server is still sending */
+			c->s = NULL;
+			mc_leave(c, MC_ABORTED);
 		}
 	}
 }
@@ -499,9 +530,9 @@ static void mc_read(struct mconn *c)
 /* The peer closed: the transfer is complete if everything went and (echo) came back. */
 static void mc_eof(struct mconn *c)
 {
-	if (c->phase != MC_SENDING || c->sent < M.bytes || !c->fin_sent) {
+	if (c->phase != MC_SENDING || c->sent < c->bytes || !c->fin_sent) {
 		mc_fail(c, "the peer closed after %" PRIu64 " of %" PRIu64 " bytes were sent", c->sent,
-			M.bytes);
+			c->bytes);
 		return;
 	}
 	if (M.echo && c->rcvd != c->sent) {
@@ -531,6 +562,10 @@ static void mc_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 		M.established++;
 		if (++M.open > M.peak)
 			M.peak = M.open;
+		if (M.soak) { /* no waiting for the others: send at once */
+			c->phase = MC_SENDING;
+			wq_push(c);
+		}
 	}
 	if (ev & TCP_EV_READABLE)
 		mc_read(c);
@@ -553,6 +588,8 @@ static void mc_open_more(void)
 		int rc;
 
 		c->phase = MC_CONNECTING;
+		c->serial = mc_idx(c);
+		c->bytes = M.bytes;
 		M.connecting++;
 		c->s = tcp_connect_to(M.env->tcp, M.raddr, M.rport, mc_event, c, &rc);
 		if (!c->s)
@@ -590,31 +627,74 @@ static void mc_go(void)
 		}
 }
 
+/* One running connection, as its TCP state has it. */
+static void mc_print_conn(FILE *f, const struct mconn *c)
+{
+	const struct tcp_conn *tc = tcp_sock_conn(c->s);
+
+	fprintf(f,
+		"conns: stuck %u: %s bytes %" PRIu64 " sent %" PRIu64 " received %" PRIu64
+		" fin_sent %d eof %d queued %d snd_una %u snd_nxt %u snd_wnd %u unsent+unacked %u"
+		" rcv_queued %u\n",
+		c->serial, tcp_state_name(tc->state), c->bytes, c->sent, c->rcvd, c->fin_sent, c->eof,
+		c->queued, tc->snd_una - tc->iss, tc->snd_nxt - tc->iss, tc->snd_wnd, tc->snd.bytes,
+		tc->rcvq_bytes);
+}
+
 /* Where the connections still running are (after a timeout or an interrupt). */
 static void mc_report_stuck(FILE *f)
 {
-	unsigned per[MC_FAILED + 1] = {0}, shown = 0;
+	unsigned per[MC_ABORTED + 1] = {0}, shown = 0;
 
 	for (uint32_t i = 0; i < M.n; i++)
 		per[M.c[i].phase]++;
 	fprintf(f, "conns: not started %u connecting %u open %u sending %u done %u failed %u\n",
 		per[MC_IDLE], per[MC_CONNECTING], per[MC_OPEN], per[MC_SENDING], per[MC_DONE],
 		per[MC_FAILED]);
-	for (uint32_t i = 0; i < M.n && shown < 5; i++) {
-		const struct mconn *c = &M.c[i];
-		const struct tcp_conn *tc;
+	for (uint32_t i = 0; i < M.n && shown < 5; i++)
+		if (M.c[i].s) {
+			mc_print_conn(f, &M.c[i]);
+			shown++;
+		}
+}
 
-		if (!c->s)
-			continue;
-		tc = tcp_sock_conn(c->s);
-		fprintf(f,
-			"conns: stuck %u: %s sent %" PRIu64 " received %" PRIu64 " fin_sent %d eof %d"
-			" queued %d snd_una %u snd_nxt %u snd_wnd %u unsent+unacked %u rcv_queued %u\n",
-			i, tcp_state_name(tc->state), c->sent, c->rcvd, c->fin_sent, c->eof, c->queued,
-			tc->snd_una - tc->iss, tc->snd_nxt - tc->iss, tc->snd_wnd, tc->snd.bytes,
-			tc->rcvq_bytes);
-		shown++;
+/* The slots, and the link up (a memif peer: up to 10 s). @return 0, or -1 (said why). */
+static int mc_begin(struct lunar_env *env, uint32_t raddr, uint16_t rport)
+{
+	uint64_t t0 = lunar_env_now_ns(env);
+
+	M.env = env;
+	M.raddr = raddr;
+	M.rport = rport;
+	M.c = calloc(M.n, sizeof(*M.c));
+	if (!M.c) {
+		fprintf(stderr, "lunar-get: out of memory for %u connections\n", M.n);
+		return -1;
 	}
+	while (!port_link_up(env->port) && !lunar_stop_requested() &&
+	       lunar_env_now_ns(env) < t0 + 10000000000ull)
+		lunar_env_poll(env);
+	return 0;
+}
+
+/* Connections waiting to start sending (or for Zbuf memory), --ramp per loop iteration. */
+static void mc_run_queue(void)
+{
+	for (unsigned k = 0; k < M.ramp; k++) {
+		struct mconn *c = wq_pop();
+
+		if (!c)
+			break;
+		if (c->phase == MC_SENDING)
+			mc_pump(c);
+	}
+}
+
+static void mc_dump_counters(struct lunar_env *env)
+{
+	netif_dump(&env->nif, stdout);
+	port_dump(env->port, stdout);
+	tcp_stack_dump(env->tcp, stdout);
 }
 
 /* --conns: returns the exit status. */
@@ -624,19 +704,9 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 	uint64_t deadline, next_sample = 0;
 	int status;
 
-	M.env = env;
-	M.raddr = raddr;
-	M.rport = rport;
-	M.c = calloc(M.n, sizeof(*M.c));
-	if (!M.c) {
-		fprintf(stderr, "lunar-get: out of memory for %u connections\n", M.n);
+	if (mc_begin(env, raddr, rport))
 		return 1;
-	}
-	M.t_start = lunar_env_now_ns(env);
-	deadline = M.t_start + (uint64_t)(timeout_s * 1e9);
-	while (!port_link_up(env->port) && !lunar_stop_requested() &&
-	       lunar_env_now_ns(env) < M.t_start + 10000000000ull)
-		lunar_env_poll(env);
+	deadline = lunar_env_now_ns(env) + (uint64_t)(timeout_s * 1e9);
 	/* The baseline: everything but the connections exists. */
 	M.heap0 = M.heap_peak = heap_bytes();
 	M.zbuf0 = M.zbuf_peak = zbuf_in_use();
@@ -647,15 +717,7 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 		lunar_env_poll(env);
 		if (!M.go && M.next == M.n && !M.connecting)
 			mc_go();
-		/* Connections waiting to start (or for Zbuf memory), a few per iteration. */
-		for (unsigned k = 0; k < M.ramp; k++) {
-			struct mconn *c = wq_pop();
-
-			if (!c)
-				break;
-			if (c->phase == MC_SENDING)
-				mc_pump(c);
-		}
+		mc_run_queue();
 		if (lunar_env_now_ns(env) >= next_sample) {
 			uint64_t h = heap_bytes(), z = zbuf_in_use();
 
@@ -706,17 +768,166 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 		       M.heap_peak - M.heap0, (double)(M.heap_peak - M.heap0) / M.n,
 		       M.zbuf_peak - M.zbuf0, SAMPLE_NS / 1e6);
 	}
-	if (counters) {
-		netif_dump(&env->nif, stdout);
-		port_dump(env->port, stdout);
-		tcp_stack_dump(env->tcp, stdout);
-	}
+	if (counters)
+		mc_dump_counters(env);
 	status = M.completed == M.n && M.peak == M.n ? 0 : 1;
 	if (M.err[0])
 		fprintf(stderr, "lunar-get: first error: %s\n", M.err);
 	else if (status)
 		fprintf(stderr, "lunar-get: only %u of %u connections were open at once\n", M.peak,
 			M.n);
+	free(M.c);
+	M.c = NULL;
+	return status;
+}
+
+/* ---- --soak S: connections that come and go ---- */
+
+/* Connection @serial's size and whether it is aborted half way (see the top). */
+static void soak_plan(uint32_t serial, uint64_t *bytes, uint64_t *abort_at)
+{
+	uint64_t r = mix64(0x50a4ull << 32 | serial);
+	unsigned kind = (unsigned)(r % 100);
+
+	r >>= 8;
+	if (kind < 50)
+		*bytes = r % 4097; /* an RPC, or nothing at all */
+	else if (kind < 90)
+		*bytes = 4096 + r % (256 << 10);
+	else
+		*bytes = (256 << 10) + r % (4 << 20);
+	r >>= 24;
+	*abort_at = *bytes >= (64 << 10) && r % 25 == 0 ? *bytes / 2 : 0;
+}
+
+/* Start the next connection in slot @c (idle, or its last connection over). */
+static void soak_start(struct mconn *c, uint64_t now)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->serial = M.serial_next++;
+	soak_plan(c->serial, &c->bytes, &c->abort_at);
+	c->t0 = now;
+	c->phase = MC_CONNECTING;
+	M.connecting++;
+	M.started++;
+	c->s = tcp_connect_to(M.env->tcp, M.raddr, M.rport, mc_event, c, &rc);
+	if (!c->s)
+		mc_fail(c, "cannot connect: %s", strerror(-rc));
+}
+
+/* Slots whose connection ended start another, while the soak lasts. */
+static void soak_refill(uint64_t now)
+{
+	uint32_t limit = M.established || M.failed ? HANDSHAKES_MAX : 1; /* the first: ARP */
+
+	for (uint32_t i = 0; i < M.n && M.connecting < limit; i++) {
+		struct mconn *c = &M.c[i];
+
+		/* A slot still on the work queue is linked there: it waits to be popped. */
+		if ((c->phase == MC_IDLE || c->phase >= MC_DONE) && !c->queued)
+			soak_start(c, now);
+	}
+}
+
+/* Connections running longer than STUCK_NS are failures. */
+static void soak_check_stuck(uint64_t now)
+{
+	for (uint32_t i = 0; i < M.n; i++) {
+		struct mconn *c = &M.c[i];
+
+		if (c->s && c->phase < MC_DONE && now - c->t0 > STUCK_NS) {
+			mc_print_conn(stdout, c);
+			M.stuck++;
+			mc_fail(c, "stuck: still running after %.0f s", STUCK_NS / 1e9);
+		}
+	}
+}
+
+static uint32_t soak_running(void)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < M.n; i++)
+		n += M.c[i].phase > MC_IDLE && M.c[i].phase < MC_DONE;
+	return n;
+}
+
+static void soak_line(const char *what, uint64_t now)
+{
+	struct tcp_limits_usage u;
+
+	tcp_stack_usage(M.env->tcp, &u);
+	printf("soak: %s t %.0f s started %" PRIu64 " completed %u aborted %" PRIu64
+	       " failed %u running %u sockets %u time_wait %u tcp_mem %" PRIu64
+	       " zbuf_in_use %" PRIu64 " (baseline %" PRIu64 ")\n",
+	       what, (now - M.t_start) / 1e9, M.started, M.completed, M.aborted, M.failed,
+	       soak_running(), tcp_stack_sockets(M.env->tcp), u.time_wait, u.mem_bytes,
+	       (uint64_t)zbuf_in_use(), M.zbuf0);
+}
+
+/* --soak: returns the exit status. */
+static int run_soak(struct lunar_env *env, uint32_t raddr, uint16_t rport, double soak_s,
+		    uint64_t tw_ns, bool counters)
+{
+	uint64_t now, next_report, drain_end, settle_end;
+	int status;
+
+	M.soak = true;
+	M.echo = true;
+	if (mc_begin(env, raddr, rport))
+		return 1;
+	M.zbuf0 = zbuf_in_use(); /* the baseline: everything but the connections exists */
+	M.t_start = now = lunar_env_now_ns(env);
+	M.soak_end = now + (uint64_t)(soak_s * 1e9);
+	next_report = now + SOAK_REPORT_NS;
+	/* The soak, then the connections still running end on their own. */
+	drain_end = M.soak_end + SOAK_DRAIN_NS;
+	while (!lunar_stop_requested() && (now = lunar_env_now_ns(env)) < drain_end) {
+		if (now < M.soak_end)
+			soak_refill(now);
+		else if (!soak_running())
+			break;
+		lunar_env_poll(env);
+		mc_run_queue();
+		if (now >= next_report) {
+			soak_check_stuck(now);
+			soak_line("progress", now);
+			next_report += SOAK_REPORT_NS;
+		}
+	}
+	if (soak_running()) {
+		mc_report_stuck(stdout);
+		for (uint32_t i = 0; i < M.n; i++)
+			if (M.c[i].phase > MC_IDLE && M.c[i].phase < MC_DONE)
+				mc_fail(&M.c[i], "%s", lunar_stop_requested() ? "interrupted"
+									  : "still running after the soak");
+	}
+	/* TIME-WAIT passes and the last ACKs go out: then nothing may be left. */
+	settle_end = lunar_env_now_ns(env) + tw_ns + LINGER_NS;
+	while ((now = lunar_env_now_ns(env)) < settle_end && !lunar_stop_requested() &&
+	       (tcp_stack_sockets(env->tcp) || zbuf_in_use() != M.zbuf0))
+		lunar_env_poll(env);
+	soak_line("end", now);
+	printf("soak: seconds %.1f connections %" PRIu64 " bytes_out %" PRIu64 " bytes_in %" PRIu64
+	       " (every echo compared with what was sent) stuck %" PRIu64 "\n",
+	       soak_s, M.started, M.bytes_out, M.bytes_in, M.stuck);
+	if (counters)
+		mc_dump_counters(env);
+	status = M.failed || !M.completed ? 1 : 0;
+	if (tcp_stack_sockets(env->tcp)) {
+		fprintf(stderr, "lunar-get: %u sockets left after the soak\n",
+			tcp_stack_sockets(env->tcp));
+		status = 1;
+	}
+	if (zbuf_in_use() != M.zbuf0) {
+		fprintf(stderr, "lunar-get: Zbuf in use %" PRIu64 " after the soak, baseline %" PRIu64
+				"\n", (uint64_t)zbuf_in_use(), M.zbuf0);
+		status = 1;
+	}
+	if (M.err[0])
+		fprintf(stderr, "lunar-get: first error: %s\n", M.err);
 	free(M.c);
 	M.c = NULL;
 	return status;
@@ -738,6 +949,10 @@ static void usage(FILE *f)
 	      "                      each moves B bytes once all N are established\n"
 	      "  --ramp N            --conns: connections that start sending per loop iteration\n"
 	      "                      (default 32)\n"
+	      "  --soak S            S seconds of echo connections that come and go to an echo\n"
+	      "                      server, --conns N at a time (default 32): sizes from 0 to\n"
+	      "                      4 MiB, some aborted half way, every echo checked; at the end\n"
+	      "                      no socket and no Zbuf object may be left\n"
 	      "  --sock-buf BYTES    TCP receive and send buffer per connection (default 1M)\n"
 	      "  --output FILE       where received data goes\n"
 	      "  --timeout S         give up after S seconds (default 600)\n"
@@ -747,7 +962,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_CONNECT = 1, OPT_GET, OPT_PUT, OPT_PATH, OPT_SEND, OPT_BYTES, OPT_RECV, OPT_OUTPUT,
-       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_SOCK_BUF, OPT_RAMP };
+       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_SOCK_BUF, OPT_RAMP, OPT_SOAK };
 
 int main(int argc, char **argv)
 {
@@ -764,6 +979,7 @@ int main(int argc, char **argv)
 		{"conns", required_argument, NULL, OPT_CONNS},
 		{"sock-buf", required_argument, NULL, OPT_SOCK_BUF},
 		{"ramp", required_argument, NULL, OPT_RAMP},
+		{"soak", required_argument, NULL, OPT_SOAK},
 		{"output", required_argument, NULL, OPT_OUTPUT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
@@ -776,7 +992,7 @@ int main(int argc, char **argv)
 	unsigned long rport = 0, conns = 0, ramp = RAMP_DEFAULT;
 	uint64_t sock_buf = 0;
 	struct tcp_config cfg;
-	double timeout_s = 600;
+	double timeout_s = 600, soak_s = 0;
 	bool counters = false;
 	char err[512], hex[65];
 	unsigned char digest[32];
@@ -838,6 +1054,15 @@ int main(int argc, char **argv)
 					rc = -EINVAL;
 				}
 				break;
+			case OPT_SOAK:
+				rc = parse_seconds_opt("soak", optarg, 1e6, &soak_s, err, sizeof(err));
+				if (!rc && soak_s <= 0) {
+					snprintf(err, sizeof(err), "--soak %s: give a duration above 0 seconds",
+						 optarg);
+					rc = -EINVAL;
+				}
+				rc = rc ? rc : 1;
+				break;
 			case OPT_OUTPUT: c.output = optarg; break;
 			case OPT_TIMEOUT:
 				rc = parse_seconds_opt("timeout", optarg, 1e6, &timeout_s, err, sizeof(err));
@@ -853,12 +1078,19 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || !raddr || c.mode == MODE_NONE) {
+	if (soak_s > 0 && c.mode != MODE_NONE) {
+		fprintf(stderr, "lunar-get: --soak runs its own mix of echoes; drop --get, --put, "
+				"--send, --bytes, --recv and --echo\n");
+		return 2;
+	}
+	if (soak_s > 0 && !conns)
+		conns = SOAK_SLOTS_DEFAULT;
+	if (optind != argc || !raddr || (c.mode == MODE_NONE && soak_s <= 0)) {
 		fprintf(stderr, "lunar-get: give --connect IP:PORT and one of --get, --put, --send, "
 				"--bytes, --recv, --echo (see --help)\n");
 		return 2;
 	}
-	if (conns && (c.send_file || (c.mode != MODE_SEND && c.mode != MODE_ECHO))) {
+	if (conns && soak_s <= 0 && (c.send_file || (c.mode != MODE_SEND && c.mode != MODE_ECHO))) {
 		fprintf(stderr, "lunar-get: --conns goes with --echo BYTES or --bytes BYTES\n");
 		return 2;
 	}
@@ -916,6 +1148,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lunar-get: could not start TCP\n");
 		lunar_env_close(c.env);
 		return 1;
+	}
+	if (soak_s > 0) {
+		M.n = (uint32_t)conns;
+		M.ramp = (uint32_t)ramp;
+		rc = run_soak(c.env, raddr, (uint16_t)rport, soak_s, 2 * cfg.msl_ns, counters);
+		printf("zbuf: %" PRIu64 " objects in use at exit\n", lunar_env_close(c.env));
+		return rc;
 	}
 	if (conns) {
 		M.n = (uint32_t)conns;

@@ -11,8 +11,9 @@
 #          again from lunar-a (CPU 0): Gbit/s = bytes / time;
 #   flood  lunar-synflood starts in lunar-a (CPU 0, on arb-a towards the
 #          router) at RATE pps (0: as fast as it can), SYNs to port 8080
-#          from random addresses of 10.99.0.0/16, which lunar-r routes to a
-#          blackhole (no one answers the SYN-ACKs, as in a spoofed flood);
+#          from random addresses of 10.99.0.0/16; lunar-r drops their
+#          SYN-ACKs as they come in from lunar-b (no one answers them, as
+#          in a spoofed flood; ROUTER_DROP=route: a blackhole route);
 #          after 1 s, PHASE_S seconds of the same downloads;
 #   new    still under the flood, CONNS new curl connections one after the
 #          other, each fetching a 4 KiB file with a 10 s limit: successes
@@ -22,7 +23,7 @@
 # phase, then medians over ROUNDS: the flood/base throughput ratio of each
 # server (the target is >= 0.80), lunar/kernel, new connections, counters.
 #
-# usage: bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
+# usage: [ROUTER_DROP=ingress|route] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
 # Needs root, the release build in build/, curl, and nothing else on CPUs
 # 0-1; run under `flock /tmp/lunar-net.lock` on a shared machine.
 set -u
@@ -54,7 +55,25 @@ trap cleanup EXIT
 "$topo" arb up >/dev/null || exit 2
 # The SYN-ACKs to spoofed sources die in the router, unanswered and
 # without ICMP; no reverse-path check drops the spoofed SYNs on the way in.
+# By default an nftables ingress rule on the router's port to lunar-b drops
+# them as they arrive, as a network's edge would, before any route lookup:
+# with veth that work lands on the sending server's core, and a route
+# lookup and ICMP-less blackhole for every reply to a new address costs it
+# as much as its own SYN handling (docs/benchmarks.md "SYN flood").
+# ROUTER_DROP=route keeps the blackhole route alone (the first runs).
+router_drop=${ROUTER_DROP:-ingress}
+case "$router_drop" in
+ingress | route) ;;
+*) echo "ROUTER_DROP=$router_drop: expected ingress (the default) or route" >&2; exit 2 ;;
+esac
 $R ip route replace blackhole "$spoofed"
+if [ "$router_drop" = ingress ]; then
+	$R nft -f - <<EOF || exit 2
+table netdev lunar_flood {
+	chain from_b { type filter hook ingress device "arb-rb" priority -500; ip daddr $spoofed drop; }
+}
+EOF
+fi
 $R sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.arb-ra.rp_filter=0
 $B sysctl -qw net.ipv4.tcp_syncookies=1
 rmac=$(ip -n lunar-r -br link show arb-ra | awk '{print $3}')

@@ -315,10 +315,11 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			t->flags |= RTE_TCP_ECE_FLAG;
 		/*
 		 * RFC 3168 6.1.5: new data is ECN-capable, retransmissions are not
-		 * (nor pure ACKs, 6.1.4); 6.1.2: the first new data after a
+		 * (nor pure ACKs, 6.1.4, nor probes of a zero window, 6.1.6: the
+		 * peer may drop them unread); 6.1.2: the first new data after a
 		 * reduction carries CWR.
 		 */
-		if (len && seq_geq(seq, c->snd_max)) {
+		if (len && seq_geq(seq, c->snd_max) && c->snd_wnd) {
 			t->ecn = TCP_ECN_ECT0;
 			if (c->ecn_cwr) {
 				t->flags |= RTE_TCP_CWR_FLAG;

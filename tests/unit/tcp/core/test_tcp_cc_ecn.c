@@ -192,6 +192,38 @@ static void test_sender_reduces_once_per_window(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 3168 6.1.6: window probes are not ECN-capable, even when the byte they
+ * carry is new data; once the window opens, new data is ECT(0) again.
+ */
+static void test_zero_window_probe_not_ect(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_active(&s, &cfg, ECE | CWR, ECE);
+	send_segments(&s, 0, 1, false);
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, S(1), 0, 0); /* all acknowledged, the window shut */
+	assert_int_equal(app_send(&s, SMSS), (int)SMSS);
+	expect_nothing(&s);
+	advance_next(&s); /* the persist timer */
+	{
+		const struct tcp_tx *t = expect_tx(&s, ACK, S(1), IRS + 1, 1);
+
+		assert_int_equal(t->ecn, TCP_ECN_NOT_ECT);
+		assert_false(t->flags & CWR);
+	}
+	assert_int_equal(s.c.stats.zero_window_probes, 1);
+	expect_nothing(&s);
+	/* The probe's byte taken, the window open: the rest is new data, ECT(0). */
+	seg(&s, ACK, IRS + 1, S(1) + 1, 65535, 0);
+	assert_int_equal(expect_tx(&s, ACK | PSH, S(1) + 1, IRS + 1, SMSS - 1)->ecn, TCP_ECN_ECT0);
+	script_end(&s);
+}
+
 /* Without ECN negotiated, ECE on ACKs and CE marks are not signals (RFC 3168 6.1.1). */
 static void test_not_negotiated_ignored(void **state)
 {
@@ -362,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_active_setup),
 		cmocka_unit_test(test_passive_setup),
 		cmocka_unit_test(test_sender_reduces_once_per_window),
+		cmocka_unit_test(test_zero_window_probe_not_ect),
 		cmocka_unit_test(test_not_negotiated_ignored),
 		cmocka_unit_test(test_receiver_echoes_until_cwr),
 		cmocka_unit_test(test_dctcp_receiver_state_changes),

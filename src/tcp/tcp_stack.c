@@ -1389,10 +1389,20 @@ void tcp_listener_close(struct tcp_listener *l)
 		flush_out(st, s);
 		kill_sock(s);
 	}
-	/* Embryonic ones lose their listener and die with their handshake. */
-	for (struct tcp_sock *s = st->all; s; s = s->all_next)
-		if (s->listener == l)
-			s->listener = NULL;
+	/*
+	 * Half-open ones too: nobody can accept them now, and left alone the
+	 * peer's ACK would complete the handshake into an established
+	 * connection that nothing owns and nothing ever closes.
+	 */
+	for (struct tcp_sock *s = st->all, *next; s; s = next) {
+		next = s->all_next;
+		if (s->listener != l)
+			continue;
+		s->listener = NULL;
+		tcp_abort(&s->conn, st->now, &st->out);
+		flush_out(st, s);
+		kill_sock(s);
+	}
 	free(l);
 }
 

@@ -127,16 +127,32 @@ static int copy_payload(struct tcp_stack *st, const struct tcp_conn *c, struct r
 	return rc;
 }
 
+/*
+ * A segment may span any number of the send buffer's chunks (one per
+ * send: a thousand small writes make a segment of a thousand), so the
+ * slices are taken MAX_SLICES at a time until all @len bytes are copied.
+ */
 static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
 			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
 {
 	struct tcp_slice sl[MAX_SLICES];
-	unsigned n = tcp_tx_slices(c, seq, len, sl, MAX_SLICES);
 	struct rte_mbuf *tail = m;
+	unsigned n = 0, i = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		const uint8_t *src = sl[i].data;
-		uint32_t left = sl[i].len;
+	for (; len; i++) {
+		const uint8_t *src;
+		uint32_t left;
+
+		if (i == n) {
+			n = tcp_tx_slices(c, seq, len, sl, MAX_SLICES);
+			i = 0;
+			if (!n)
+				return -EINVAL; /* the send buffer does not hold it: never half a frame */
+		}
+		src = sl[i].data;
+		left = sl[i].len;
+		seq += left;
+		len -= left;
 
 		while (left) {
 			uint32_t k = left < room ? left : room;

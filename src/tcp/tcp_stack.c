@@ -628,15 +628,20 @@ static void limits_after(struct tcp_sock *s)
 		tw_enter(s);
 }
 
-/* Room in the table for one more connection, ending the oldest TIME-WAIT if need be. */
+/*
+ * Room in the table for one more connection, ending the oldest TIME-WAIT
+ * if need be: only if that makes room (a limit lowered below what is held
+ * leaves the table fuller than full, and a TIME-WAIT ended then would be
+ * cut short for nothing).
+ */
 static bool conn_room(struct tcp_stack *st)
 {
 	if (st->in_table < st->lim.max_conns)
 		return true;
-	if (!tw_end_oldest(st))
+	if (st->in_table > st->lim.max_conns || !tw_end_oldest(st))
 		return false;
 	st->stats.tw_recycled++;
-	return st->in_table < st->lim.max_conns;
+	return true;
 }
 
 static void kill_sock(struct tcp_sock *s)

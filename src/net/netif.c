@@ -522,6 +522,16 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 	case IPPROTO_TCP: {
 		struct tcp_repr tr;
 
+		/*
+		 * RFC 1122 4.2.3.10: a SYN to a broadcast address MUST be
+		 * discarded. No connection can have one at its end, so no other
+		 * segment either, and nothing may answer one (a RST would even
+		 * claim the broadcast address as its source).
+		 */
+		if (bcast) {
+			netif_drop(nif, m, LUNAR_DROP_TCP_BROADCAST);
+			return;
+		}
 		why = tcp_parse(ir.payload, ir.payload_len, ir.src, ir.dst, !l4_ok, &tr);
 		if (why) {
 			netif_drop(nif, m, why);

@@ -781,6 +781,8 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		if (!c->persist_at) {
 			c->persist_backoff = 0;
 			c->persist_at = now + tcp_rtt_timeout(&c->rtt);
+			if (c->snd_una == c->snd_max)
+				c->unacked_since = now; /* the probes' user timeout starts now */
 		}
 	} else {
 		if (c->snd_una != c->snd_max)
@@ -910,6 +912,20 @@ static void persist_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *ou
 	c->persist_at = now + t;
 }
 
+/*
+ * RFC 1122 4.2.2.17 keeps a zero window open as long as the receiver
+ * answers the probes (each answer refreshes unacked_since); one that says
+ * nothing for user_timeout_ns is gone, as an unanswered retransmission
+ * says (Linux's tcp_probe_timer() gives up the same way). Else a peer that
+ * closes its window and vanishes would hold the connection, and its send
+ * buffer, for ever, whether the application is still there or not.
+ */
+static bool probes_unanswered(const struct tcp_conn *c, uint64_t now)
+{
+	return c->persist_at && now >= c->persist_at && c->snd_wnd == 0 &&
+	       seq_gt(data_end(c), c->snd_una) && now - c->unacked_since >= c->cfg.user_timeout_ns;
+}
+
 /* RFC 1122 4.2.3.6: a keep-alive is <SEQ=SND.NXT-1> with no data. */
 static void keepalive_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
@@ -941,6 +957,10 @@ void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		keepalive_expired(c, now, out);
 	if (c->state == TCP_CLOSED)
 		return;
+	if (probes_unanswered(c, now)) { /* first too, for the same reason */
+		tcp_drop(c, -ETIMEDOUT, TCP_EV_TIMEOUT, now);
+		return;
+	}
 	if (c->rto_at && now >= c->rto_at)
 		rto_expired(c, now, out);
 	if (c->state == TCP_CLOSED)

@@ -96,7 +96,8 @@ struct tcp_config {
 	uint64_t rto_max_ns;   /**< RFC 6298 (2.5) ceiling */
 	uint64_t msl_ns;       /**< TIME_WAIT lasts 2 * MSL (RFC 9293 3.4.2) */
 	uint64_t fin_wait2_ns; /**< an orphaned FIN-WAIT-2 (no application) gives up after this */
-	uint64_t user_timeout_ns; /**< give up when data stays unacknowledged this long */
+	uint64_t user_timeout_ns; /**< give up when data stays unacknowledged this long, or a
+				       zero window's probes stay unanswered this long */
 	/** RFC 5961 7: challenge ACKs (and 5.2 ACKs) a second, per connection; 0: no limit */
 	uint32_t challenge_ack_limit;
 	unsigned syn_retries;  /**< SYN / SYN-ACK retransmissions before giving up */

@@ -127,16 +127,32 @@ static int copy_payload(struct tcp_stack *st, const struct tcp_conn *c, struct r
 	return rc;
 }
 
+/*
+ * A segment may span any number of the send buffer's chunks (one per
+ * send: a thousand small writes make a segment of a thousand), so the
+ * slices are taken MAX_SLICES at a time until all @len bytes are copied.
+ */
 static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
 			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
 {
 	struct tcp_slice sl[MAX_SLICES];
-	unsigned n = tcp_tx_slices(c, seq, len, sl, MAX_SLICES);
 	struct rte_mbuf *tail = m;
+	unsigned n = 0, i = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		const uint8_t *src = sl[i].data;
-		uint32_t left = sl[i].len;
+	for (; len; i++) {
+		const uint8_t *src;
+		uint32_t left;
+
+		if (i == n) {
+			n = tcp_tx_slices(c, seq, len, sl, MAX_SLICES);
+			i = 0;
+			if (!n)
+				return -EINVAL; /* the send buffer does not hold it: never half a frame */
+		}
+		src = sl[i].data;
+		left = sl[i].len;
+		seq += left;
+		len -= left;
 
 		while (left) {
 			uint32_t k = left < room ? left : room;
@@ -612,15 +628,20 @@ static void limits_after(struct tcp_sock *s)
 		tw_enter(s);
 }
 
-/* Room in the table for one more connection, ending the oldest TIME-WAIT if need be. */
+/*
+ * Room in the table for one more connection, ending the oldest TIME-WAIT
+ * if need be: only if that makes room (a limit lowered below what is held
+ * leaves the table fuller than full, and a TIME-WAIT ended then would be
+ * cut short for nothing).
+ */
 static bool conn_room(struct tcp_stack *st)
 {
 	if (st->in_table < st->lim.max_conns)
 		return true;
-	if (!tw_end_oldest(st))
+	if (st->in_table > st->lim.max_conns || !tw_end_oldest(st))
 		return false;
 	st->stats.tw_recycled++;
-	return st->in_table < st->lim.max_conns;
+	return true;
 }
 
 static void kill_sock(struct tcp_sock *s)
@@ -1389,10 +1410,20 @@ void tcp_listener_close(struct tcp_listener *l)
 		flush_out(st, s);
 		kill_sock(s);
 	}
-	/* Embryonic ones lose their listener and die with their handshake. */
-	for (struct tcp_sock *s = st->all; s; s = s->all_next)
-		if (s->listener == l)
-			s->listener = NULL;
+	/*
+	 * Half-open ones too: nobody can accept them now, and left alone the
+	 * peer's ACK would complete the handshake into an established
+	 * connection that nothing owns and nothing ever closes.
+	 */
+	for (struct tcp_sock *s = st->all, *next; s; s = next) {
+		next = s->all_next;
+		if (s->listener != l)
+			continue;
+		s->listener = NULL;
+		tcp_abort(&s->conn, st->now, &st->out);
+		flush_out(st, s);
+		kill_sock(s);
+	}
 	free(l);
 }
 

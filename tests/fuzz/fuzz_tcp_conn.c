@@ -146,6 +146,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "fuzz_tcp_model.h"
 #include "mem/zbuf.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_seq.h"
@@ -158,13 +159,6 @@
 #define MAX_PAYLOAD 0x3fff
 #define SWS_OVERRIDE_MAX (200 * MS) /* tcp_conn.c's SWS override timer */
 
-#define ACK RTE_TCP_ACK_FLAG
-#define SYN RTE_TCP_SYN_FLAG
-#define FIN RTE_TCP_FIN_FLAG
-#define RST RTE_TCP_RST_FLAG
-#define ECE RTE_TCP_ECE_FLAG
-#define CWR RTE_TCP_CWR_FLAG
-
 static const uint32_t rcv_bufs[8] = {1u << 20, 65535, 4096, 300000, 2048, 16384, 131072, 1000};
 static const uint32_t snd_bufs[8] = {1u << 20, 65536, 4096, 200000, 1500, 32768, 8192, 100};
 static const uint16_t our_mss[4] = {1460, 536, 88, 8960};
@@ -174,75 +168,6 @@ static const uint64_t units[8] = {1 * US, 50 * US, 500 * US, 4 * MS, 50 * MS, 25
 
 static const uint32_t LADDR = 0x0a000001, RADDR = 0x0a000002;
 static const uint16_t LPORT = 61440, RPORT = 80;
-
-struct reader {
-	const uint8_t *p;
-	size_t n, i;
-};
-
-static uint8_t rd8(struct reader *r)
-{
-	return r->i < r->n ? r->p[r->i++] : 0;
-}
-
-static uint16_t rd16(struct reader *r)
-{
-	uint16_t hi = rd8(r);
-
-	return (uint16_t)(hi << 8 | rd8(r));
-}
-
-static uint32_t rd32(struct reader *r)
-{
-	uint32_t hi = rd16(r);
-
-	return hi << 16 | rd16(r);
-}
-
-/* The content model: a byte is a function of its sequence number / stream offset. */
-static inline __attribute__((always_inline)) uint8_t pat_rx(uint32_t seq)
-{
-	return (uint8_t)(seq ^ (seq >> 8) ^ (seq >> 19));
-}
-
-static inline __attribute__((always_inline)) uint8_t pat_tx(uint32_t off)
-{
-	return (uint8_t)(off * 7 + (off >> 9) + 0x5b);
-}
-
-/*
- * The byte loops over payload: left out of the coverage instrumentation
- * (they would dominate the run time and teach the fuzzer nothing).
- */
-#define NO_COVERAGE __attribute__((no_sanitize("coverage")))
-
-NO_COVERAGE static void fill_rx(uint8_t *p, uint32_t seq, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		p[k] = pat_rx(seq + (uint32_t)k);
-}
-
-NO_COVERAGE static bool is_rx(const uint8_t *p, uint32_t seq, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		if (p[k] != pat_rx(seq + (uint32_t)k))
-			return false;
-	return true;
-}
-
-NO_COVERAGE static void fill_tx(uint8_t *p, uint32_t off, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		p[k] = pat_tx(off + (uint32_t)k);
-}
-
-NO_COVERAGE static bool is_tx(const uint8_t *p, uint32_t off, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		if (p[k] != pat_tx(off + (uint32_t)k))
-			return false;
-	return true;
-}
 
 struct fz {
 	struct tcp_conn c;

@@ -13,11 +13,9 @@ fuzz/fuzz_tcp_conn_states). Files named regress_* are crash reproducers
 kept by hand (the fuzzer's findings); this script leaves them alone and
 replaces every other file.
 """
-import os
 import struct
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "corpus", "fuzz_tcp_conn")
+from fuzz_seeds import write_seeds
 
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
 
@@ -248,13 +246,7 @@ SEEDS = {
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for name in os.listdir(OUT):
-        if not name.startswith("regress_"):
-            os.unlink(os.path.join(OUT, name))
-    for name, data in SEEDS.items():
-        with open(os.path.join(OUT, name), "wb") as f:
-            f.write(data)
+    write_seeds("fuzz_tcp_conn", SEEDS)
 
 
 if __name__ == "__main__":

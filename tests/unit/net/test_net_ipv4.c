@@ -363,6 +363,29 @@ static void test_tcp_segments(void **state)
 	assert_int_equal(nt_total_drops(t), 2);
 }
 
+/*
+ * RFC 1122 4.2.3.10: TCP to a broadcast address (the subnet's or the
+ * limited one) is discarded before TCP sees it: no connection has such an
+ * address, and nothing answers (no RST).
+ */
+static void test_tcp_to_broadcast(void **state)
+{
+	static const uint32_t bcast[] = {SUBNET_BCAST, IP4(255, 255, 255, 255)};
+	struct nt *t = *state;
+	uint8_t l4[TCP_HDR_LEN];
+
+	for (unsigned i = 0; i < 2; i++) {
+		nt_tcp_bytes(l4, PEER_IP, bcast[i], 40000, 80, RTE_TCP_SYN_FLAG, NT_CSUM_OK);
+		nt_rx(t, nt_mk_ip(&our_mac, &peer_mac, PEER_IP, bcast[i], IPPROTO_TCP, l4,
+				  sizeof(l4)),
+		      1);
+		assert_int_equal(nt_drops(t, LUNAR_DROP_TCP_BROADCAST), i + 1);
+	}
+	assert_int_equal(netif_counter(&t->nif, "rx_tcp"), 0);
+	assert_int_equal(nt_total_drops(t), 2);
+	assert_int_equal(nt_flush(t), 0);
+}
+
 /* RFC 1122 3.2.1: each datagram is validated on its own; a mixed burst, each counted once. */
 static void test_mixed_burst(void **state)
 {
@@ -405,6 +428,7 @@ int main(void)
 	    T(test_ethernet_padding_ignored),
 	    T(test_hw_checksum_flags),
 	    T(test_tcp_segments),
+	    T(test_tcp_to_broadcast),
 	    T(test_mixed_burst),
 	};
 #undef T

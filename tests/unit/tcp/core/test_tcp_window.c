@@ -218,6 +218,17 @@ static void test_zero_window_answered_probes_send_only_probes(void **state)
 	script_end(&s);
 }
 
+/* zero_window_setup() with a user timeout of 100 ms and RTOs of at most 20 ms. */
+static void zero_window_short_timeouts(struct script *s, struct tcp_config *cfg)
+{
+	struct fixture_opts o = unscaled(cfg, 65535);
+
+	script_config(cfg);
+	cfg->user_timeout_ns = 100 * MS;
+	cfg->rto_max_ns = 20 * MS;
+	zero_window_setup(s, &o);
+}
+
 /*
  * RFC 1122 4.2.2.17: the connection MUST stay open as long as the receiver
  * keeps answering the probes: well past user_timeout_ns.
@@ -225,15 +236,11 @@ static void test_zero_window_answered_probes_send_only_probes(void **state)
 static void test_zero_window_not_dropped_while_answered(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = unscaled(&cfg, 65535);
 	struct script s;
 	uint64_t t0;
 
 	(void)state;
-	script_config(&cfg);
-	cfg.user_timeout_ns = 100 * MS;
-	cfg.rto_max_ns = 20 * MS;
-	zero_window_setup(&s, &o);
+	zero_window_short_timeouts(&s, &cfg);
 	t0 = s.now;
 	while (s.now - t0 < 10 * cfg.user_timeout_ns) {
 		advance_next(&s);
@@ -286,6 +293,71 @@ static void test_zero_window_with_data_in_flight_not_dropped(void **state)
 	}
 	assert_int_equal(s.c.error, 0);
 	assert_true(s.c.stats.zero_window_probes > 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 1122 4.2.2.17 keeps the window open only while the probes are
+ * answered: a receiver silent for user_timeout_ns since it closed the
+ * window is gone, as a silent one is for retransmissions. Probes go out
+ * until then; then the connection ends with ETIMEDOUT (else it, and its
+ * send buffer, would be held for ever).
+ */
+static void test_zero_window_dropped_when_unanswered(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint64_t t0;
+
+	(void)state;
+	zero_window_short_timeouts(&s, &cfg);
+	t0 = s.now - 1 * MS; /* the zero window came 1 ms before the send */
+	while (s.c.state == TCP_ESTABLISHED) {
+		assert_true(s.now - t0 < cfg.user_timeout_ns);
+		advance_next(&s);
+		drain_tx(&s);
+	}
+	assert_true(s.now - t0 >= cfg.user_timeout_ns);
+	assert_true(s.c.stats.zero_window_probes >= 3);
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	assert_int_equal(s.c.error, -ETIMEDOUT);
+	assert_int_equal(s.c.events & (TCP_EV_TIMEOUT | TCP_EV_CLOSED),
+			 TCP_EV_TIMEOUT | TCP_EV_CLOSED);
+	assert_int_equal(s.c.snd.bytes, 0); /* the send buffer is given back */
+	script_end(&s);
+}
+
+/*
+ * The probes' user timeout counts from the first probe owed, not from the
+ * ACK that closed the window: data queued long after (the peer had nothing
+ * to say meanwhile) is probed, and lives on while the probes are answered.
+ */
+static void test_zero_window_late_send_probed(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = unscaled(&cfg, 65535);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.user_timeout_ns = 100 * MS;
+	fixture_established(&s, &o);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1001, 0, 0);
+	expect_nothing(&s);
+	advance(&s, 10 * cfg.user_timeout_ns); /* idle, nothing owed */
+	assert_int_equal(app_send(&s, 500), 500);
+	expect_nothing(&s);
+	advance_next(&s);
+	expect_tx(&s, ACK, ISS + 1001, IRS + 1, 1);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	seg(&s, ACK, IRS + 1, ISS + 1001, 0, 0); /* answered, still shut */
+	drain_tx(&s);
+	advance_next(&s);
+	expect_tx(&s, ACK, ISS + 1001, IRS + 1, 1);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
 	script_end(&s);
 }
 
@@ -759,6 +831,8 @@ int main(void)
 		cmocka_unit_test(test_zero_window_answered_probes_send_only_probes),
 		cmocka_unit_test(test_zero_window_not_dropped_while_answered),
 		cmocka_unit_test(test_zero_window_with_data_in_flight_not_dropped),
+		cmocka_unit_test(test_zero_window_dropped_when_unanswered),
+		cmocka_unit_test(test_zero_window_late_send_probed),
 		cmocka_unit_test(test_zero_window_opens_resumes_sending),
 		cmocka_unit_test(test_zero_window_refused_probe_byte_resent),
 		cmocka_unit_test(test_rcv_window_shrinks_to_zero),

@@ -5,7 +5,8 @@
  * must find no connection, not that memory: it is answered with a RST
  * (RFC 9293 3.10.7.1) and its data goes nowhere. A stale pointer there
  * is a use after free, which the ASan build (CI runs this test in it)
- * reports.
+ * reports. A listener closed in the middle of a handshake takes the
+ * half-open connection with it: the client's ACK finds nothing either.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,10 +57,59 @@ static void test_closed_connection_not_remembered(void **state)
 	pair_close(&p);
 }
 
+static void on_event(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	(void)s;
+	*(uint32_t *)ctx |= events;
+}
+
+static void on_accept_none(struct tcp_listener *l, void *ctx)
+{
+	(void)l;
+	(void)ctx;
+	fail_msg("a connection became acceptable on a listener being closed");
+}
+
+/*
+ * A listener closed while a handshake is half done: the half-open
+ * connection cannot be accepted any more, so it is reset with the
+ * listener, as those waiting in the accept queue are. Left alone, the
+ * client's ACK would complete it into an established connection nobody
+ * owns, never accepted and never closed.
+ */
+static void test_listener_closed_mid_handshake(void **state)
+{
+	struct tcp_pair p;
+	uint32_t cli_events = 0;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, false);
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, on_accept_none, &p, &rc);
+	assert_non_null(p.lst);
+	p.cli = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_event, &cli_events, &rc);
+	assert_non_null(p.cli);
+	pair_step(&p); /* the SYN is carried to the server */
+	pair_step(&p); /* the server answers it: SYN-RECEIVED, its SYN-ACK carried back */
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 1);
+	tcp_listener_close(p.lst);
+	p.lst = NULL;
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 0);
+	pair_run(&p, 10000 * US); /* the client's ACK meets no connection either */
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 0);
+	assert_int_equal(tcp_stack_sockets(p.b.tcp), 0);
+	assert_true(cli_events & TCP_EV_RESET);
+	assert_int_equal(tcp_sock_conn(p.cli)->state, TCP_CLOSED);
+	tcp_sock_close(p.cli);
+	p.cli = NULL;
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closed_connection_not_remembered),
+		cmocka_unit_test(test_listener_closed_mid_handshake),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_demux", tests, pair_group_setup,

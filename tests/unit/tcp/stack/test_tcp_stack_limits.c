@@ -265,6 +265,47 @@ static void test_time_wait_gives_way_when_full(void **state)
 }
 
 /*
+ * A limit lowered below what is held: the table is fuller than full, and
+ * ending one TIME-WAIT would not make room, so none is ended (its 2 MSL is
+ * not cut short for nothing) and connect() gets -ENOBUFS. Once the open
+ * connections are gone the table is just full, and the TIME-WAIT gives
+ * way as usual.
+ */
+static void test_time_wait_kept_when_it_cannot_make_room(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev[4] = {0};
+	struct tcp_sock *c[3];
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.close_on_eof = true;
+	set_limits(p.a.tcp, 3, 3, 1, 0);
+	for (unsigned i = 0; i < 3; i++)
+		c[i] = connect_a(&p, &ev[i]);
+	pair_run(&p, 1 * MS);
+	active_close(&p, c[0]);
+	assert_int_equal(usage(p.a.tcp).time_wait, 1);
+	set_limits(p.a.tcp, 1, 1, 1, 0);
+	assert_null(tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev[3], &rc));
+	assert_int_equal(rc, -ENOBUFS);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->tw_recycled, 0);
+	assert_int_equal(usage(p.a.tcp).time_wait, 1);
+	tcp_sock_abort(c[1]);
+	tcp_sock_abort(c[2]);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.a.tcp).conns, 1);
+	assert_non_null(tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev[3], &rc));
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->tw_recycled, 1);
+	pair_run(&p, 1 * MS);
+	assert_true(ev[3] & TCP_EV_CONNECTED);
+	pair_close(&p);
+}
+
+/*
  * max_time_wait: a connection entering TIME-WAIT beyond the cap ends the
  * oldest one's (tw_overflow); the newest keeps its 2 MSL, when delayed
  * duplicates are likeliest (RFC 1337). With the cap at 0 none stays.
@@ -579,6 +620,7 @@ int main(void)
 	    cmocka_unit_test(test_conn_limit_drops_syn_then_recovers),
 	    cmocka_unit_test(test_conn_limit_connect_enobufs),
 	    cmocka_unit_test(test_time_wait_gives_way_when_full),
+	    cmocka_unit_test(test_time_wait_kept_when_it_cannot_make_room),
 	    cmocka_unit_test(test_time_wait_cap_ends_oldest),
 	    cmocka_unit_test(test_half_open_cap_answers_with_cookies),
 	    cmocka_unit_test(test_half_open_cap_drops_and_times_out),

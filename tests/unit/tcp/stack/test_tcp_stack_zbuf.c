@@ -6,8 +6,10 @@
  * is released exactly once, after the ACK. One that unrefs more than it
  * holds: a named misuse. One that runs Zbuf dry: the copying send says
  * -ENOBUFS and takes nothing, and once buffers are back everything works
- * and nothing is left in use. Each with payload copied into frames (as on
- * af_xdp) and attached to them by reference (as on memif and tap).
+ * and nothing is left in use. One that sends in many small pieces: a
+ * segment spans a hundred and more of them, every byte arrives. Each with
+ * payload copied into frames (as on af_xdp) and attached to them by
+ * reference (as on memif and tap).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -261,6 +263,39 @@ static void test_exhaustion(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/*
+ * Many small sends queued behind a full window, each a chunk of the send
+ * buffer of its own: once the ACKs come, every segment carrying them
+ * spans about 145 chunks, more than the framing takes in one go. Every
+ * byte arrives as written (a frame built from only the first chunks would
+ * carry whatever its buffer held before), and nothing stays in use.
+ */
+static void test_segment_of_many_sends(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	const size_t first = 20000, small = 10, n_small = 500;
+	struct tcp_pair p;
+	uint8_t *big = malloc(first), buf[10];
+
+	assert_non_null(big);
+	pair_open(&p, attach);
+	p.hold_b = true; /* no ACK yet: the initial window fills, the rest waits */
+	pair_fill(big, first, 0);
+	assert_int_equal(tcp_sock_send(p.cli, big, first), first);
+	for (size_t i = 0; i < n_small; i++) {
+		pair_fill(buf, small, first + i * small);
+		assert_int_equal(tcp_sock_send(p.cli, buf, small), small);
+	}
+	assert_true(tcp_sock_conn(p.cli)->snd.count > n_small);
+	pair_step(&p);
+	p.hold_b = false;
+	pair_run(&p, 5 * MS);
+	pair_rcvd_ok(&p, first + n_small * small);
+	free(big);
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 /* Each test twice: payload copied into frames, and attached to them. */
 #define BOTH_FRAMINGS(f)                                                                           \
 	{#f "/copied", f, NULL, NULL, &copied}, {#f "/attached", f, NULL, NULL, &attached}
@@ -271,6 +306,7 @@ int main(void)
 		BOTH_FRAMINGS(test_free_while_in_flight),
 		BOTH_FRAMINGS(test_unref_more_than_held),
 		BOTH_FRAMINGS(test_exhaustion),
+		BOTH_FRAMINGS(test_segment_of_many_sends),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_zbuf", tests, pair_group_setup,

@@ -44,7 +44,8 @@ expect_ge "client: connections aborted on purpose" "${aborted:-0}" 1
 expect_eq "client: connections failed or stuck" "$(field failed)" 0
 expect_eq "client: sockets left" "$(field sockets)" 0
 expect_eq "client: TCP memory left" "$(field tcp_mem)" 0
-expect_eq "client: Zbuf in use back at its baseline" "$(field zbuf_in_use)" \
+# At or below: the baseline is the least seen over 200 ms before the soak.
+expect_le "client: Zbuf in use back at its baseline" "$(field zbuf_in_use)" \
 	"$(sed -n 's/.*(baseline \([0-9]*\))$/\1/p' <<<"$end")"
 for who in cli srv; do
 	for what in dropped reordered duplicated corrupted; do

@@ -67,8 +67,14 @@ static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint6
 		mtu = TCP_PMTU_MIN;
 		floored = true;
 	}
-	/* RFC 1191 3: a report that does not lower the MTU we send at changes nothing. */
-	if (c->state == TCP_SYN_SENT || mtu >= c->snd_mss + overhead)
+	/*
+	 * RFC 1191 3: a report that does not lower the MTU we send at changes
+	 * nothing. Nor does one about our SYN or SYN-ACK (far below 576 bytes,
+	 * as Linux): resending "what is in flight" would take SND.NXT back
+	 * onto the SYN's sequence number, below SND.UNA once the ACK comes.
+	 */
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED ||
+	    mtu >= c->snd_mss + overhead)
 		return TCP_ICMP_MTU_NOT_LOWER;
 	c->snd_mss = (uint16_t)(mtu - overhead);
 	c->cc.smss = c->snd_mss; /* cwnd stays in bytes: the units changed, not the path's load */

@@ -325,6 +325,32 @@ static void test_syn_sent_soft_error_keeps_trying(void **state)
 	script_end(&s);
 }
 
+/*
+ * SYN-RECEIVED: "fragmentation needed" quoting our SYN-ACK (in the window:
+ * SND.UNA = ISS, SND.MAX = ISS + 1) lowers nothing and resends nothing;
+ * the handshake's ACK makes an ordinary connection whose first data starts
+ * at ISS + 1 (fuzz_tcp_stack found SND.NXT left on ISS, below SND.UNA).
+ */
+static void test_syn_received_frag_needed_ignored(void **state)
+{
+	struct script s;
+	uint16_t mss;
+
+	(void)state;
+	fixture_syn_received(&s, NULL);
+	mss = s.c.snd_mss;
+	assert_int_equal(frag_needed(&s, 1000, ISS), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(frag_needed(&s, 232, ISS), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(s.c.snd_mss, mss);
+	assert_int_equal(s.c.snd_nxt, ISS + 1);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_int_equal(app_send(&s, 100), 100);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 100);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +362,7 @@ int main(void)
 	    cmocka_unit_test(test_soft_error_reported_on_timeout),
 	    cmocka_unit_test(test_syn_sent_hard_error_aborts),
 	    cmocka_unit_test(test_syn_sent_soft_error_keeps_trying),
+	    cmocka_unit_test(test_syn_received_frag_needed_ignored),
 	};
 
 	return cmocka_run_group_tests_name("tcp/core_icmp", tests, script_group_setup,

@@ -54,20 +54,28 @@ int parse_uint_opt(const char *name, const char *s, unsigned long min, unsigned 
 	return 0;
 }
 
-int parse_seconds_opt(const char *name, const char *s, double max, double *out, char *err,
-		      size_t errlen)
+/* A decimal number of seconds (fractions allowed) in [@min, @max]; NaN and junk refused. */
+static int parse_seconds(const char *s, double min, double max, double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= 0.0 && v <= max)) {
+	if (end == s || *end || errno || !(v >= min && v <= max))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_seconds_opt(const char *name, const char *s, double max, double *out, char *err,
+		      size_t errlen)
+{
+	if (parse_seconds(s, 0.0, max, out)) {
 		lunar_set_err(err, errlen, "--%s %s: expected seconds from 0 to %g (e.g. 1.5)", name, s,
 			 max);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 
@@ -106,7 +114,7 @@ static int parse_keepalive(struct lunar_options *o, const char *arg, char *err, 
 {
 	double idle, intvl;
 	unsigned long probes;
-	char buf[96], *a, *b, *end;
+	char buf[96], *a, *b;
 
 	if (!strcmp(arg, "off")) {
 		o->keepalive = 0;
@@ -121,14 +129,8 @@ static int parse_keepalive(struct lunar_options *o, const char *arg, char *err, 
 		goto bad;
 	*a++ = '\0';
 	*b++ = '\0';
-	errno = 0;
-	idle = strtod(buf, &end);
-	if (end == buf || *end || errno || !(idle >= 0.001 && idle <= 86400))
-		goto bad;
-	intvl = strtod(a, &end);
-	if (end == a || *end || errno || !(intvl >= 0.001 && intvl <= 86400))
-		goto bad;
-	if (parse_uint(b, 1000, &probes) || probes < 1)
+	if (parse_seconds(buf, 0.001, 86400, &idle) || parse_seconds(a, 0.001, 86400, &intvl) ||
+	    parse_uint(b, 1000, &probes) || probes < 1)
 		goto bad;
 	o->keepalive = 1;
 	o->keepalive_idle_s = idle;

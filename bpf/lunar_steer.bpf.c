@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * lunar_steer.bpf.c - lunar's XDP steering program (LUNA §7.1 traffic
- * split, §7.4 per-queue plan). It owns two decisions:
+ * split, §7.4 per-queue plan). It owns three decisions:
  *
  * 1. Does this frame belong to lunar or to the kernel? IPv4 TCP segments
  *    whose destination port is in the reserved range [lo, hi] (default
@@ -21,12 +21,16 @@
  *    (n_queues 0 or 1, the default) every lunar segment goes to the socket
  *    of its own rx queue, as before the plan existed.
  *
+ * 3. Under a SYN flood, with the worker's say-so: answer a SYN to one of
+ *    lunar's listeners here, with a SYN cookie (lunar_syncookie.bpf.h).
+ *
  * DPDK's net_af_xdp loads this object with xdp_prog=<path> and fills
  * xsks_map itself; the host side (src/ctl/xdp.c) finds the other maps of
  * the attached program by name. Map layouts live in src/ctl/steer_abi.h,
  * the shared maps, header walk and plan in lunar_plan.bpf.h.
  */
 #include "lunar_plan.bpf.h"
+#include "lunar_syncookie.bpf.h"
 
 /* The MF bit of iphdr.frag_off (host order after ntohs). */
 #define IP_MORE_FRAGMENTS 0x2000
@@ -152,6 +156,11 @@ int lunar_steer(struct xdp_md *ctx)
 		 */
 		count(q, LUNAR_STEER_MISQUEUED);
 		return XDP_DROP;
+	}
+	/* Under a SYN flood: a SYN answered here, off lunar's core. */
+	if (lunar_syncookie_answer(ctx, q, dport)) {
+		count(q, LUNAR_STEER_SYNCOOKIE);
+		return XDP_TX;
 	}
 	/*
 	 * XDP_PASS as the fallback action: when no AF_XDP socket is bound to

@@ -1117,6 +1117,7 @@ out:
 	if (counters) {
 		netif_dump(&srv.env->nif, stdout);
 		port_dump(srv.env->port, stdout);
+		lunar_env_dump(srv.env, stdout); /* the loop's and, on af_xdp, the XDP program's */
 		if (srv.env->tcp)
 			tcp_stack_dump(srv.env->tcp, stdout);
 		printf("httpd: accepted %" PRIu64 " refused %" PRIu64 " requests %" PRIu64

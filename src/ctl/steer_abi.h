@@ -22,6 +22,7 @@
 #define LUNAR_STEER_CFG_MAP "lunar_cfg"
 #define LUNAR_STEER_PORTS_MAP "lunar_ports"
 #define LUNAR_STEER_STATS_MAP "lunar_stats"
+#define LUNAR_STEER_COOKIE_MAP "lunar_cookie"
 
 /* The reserved client port range of LUNA §7.1 (61440..65535). */
 #define LUNAR_STEER_DEFAULT_LO 61440
@@ -80,9 +81,44 @@ enum lunar_steer_stat {
 	LUNAR_STEER_TO_KERNEL = 1,	 /* not lunar's: passed to the kernel */
 	LUNAR_STEER_REDIRECT_FAILED = 2, /* lunar's, right queue, no socket there */
 	LUNAR_STEER_MISQUEUED = 3,	 /* lunar's, another queue owns it: dropped */
-	LUNAR_STEER_NSTATS = 4,
+	LUNAR_STEER_SYNCOOKIE = 4,	 /* a SYN answered here with a cookie (XDP_TX) */
+	LUNAR_STEER_NSTATS = 5,
 };
 #define LUNAR_STEER_STAT_ROWS (LUNAR_STEER_MAX_QUEUES + 1)
+
+/*
+ * lunar_cookie ARRAY map, key = rx queue: the SYN-cookie responder of the
+ * queue's worker (bpf/lunar_syncookie.bpf.h). Under a SYN flood lunar's
+ * worker answers SYNs beyond its backlog with SYN cookies
+ * (src/tcp/tcp_syncookie.h), keeping no state. Each answer costs the worker
+ * a transmit, and on AF_XDP in copy mode that transmit is a system call with
+ * a copy: the flood takes the worker's core from the connections it serves.
+ * So once the worker itself has sent a cookie, it arms this entry, and
+ * until until_ktime the program answers such SYNs on the receiving CPU with
+ * XDP_TX, with the SYN-ACK the worker would have sent (same cookie, same
+ * options), as the kernel answers in softirq. The handshake's ACK still goes
+ * to the worker, which checks the cookie with the same key.
+ *
+ * An all-zero entry (until_ktime 0) never answers. The host writes a whole
+ * entry in one map update.
+ */
+#define LUNAR_COOKIE_WS 0x1   /* agree to window scaling (RFC 7323) */
+#define LUNAR_COOKIE_SACK 0x2 /* agree to SACK (RFC 2018) */
+#define LUNAR_COOKIE_TS 0x4   /* agree to timestamps (RFC 7323) */
+#define LUNAR_COOKIE_ECN 0x8  /* agree to ECN (RFC 3168 6.1.1) */
+
+struct lunar_cookie_cfg {
+	__u64 key[2];	   /* the worker's SipHash key: its 16 bytes, as two little-endian words */
+	__u64 until_ktime; /* answer while bpf_ktime_get_ns() (CLOCK_MONOTONIC) is below */
+	__s64 clock_off;   /* the worker's clock (ns) = bpf_ktime_get_ns() + clock_off */
+	__u32 ip;	   /* the worker's address, network order: SYNs to it only */
+	__u16 mss;	   /* the SYN-ACK's MSS option */
+	__u16 window;	   /* its window (a SYN's is never scaled) */
+	__u8 wscale;	   /* our shift, sent if the SYN offered window scaling */
+	__u8 flags;	   /* LUNAR_COOKIE_*: what the worker agrees to */
+	__u8 ttl;	   /* the IPv4 TTL of the worker's segments */
+	__u8 pad[5];
+};
 
 /*
  * The peer program (bpf/lunar_peer_steer.bpf.c) emulates a NIC's flow

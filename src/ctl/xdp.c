@@ -322,7 +322,7 @@ static int read_cfg(struct xdp_steer *st)
 int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 		   size_t errlen)
 {
-	struct xdp_steer st = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1 };
+	struct xdp_steer st = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1 };
 	struct want_map want[] = {
 		{ LUNAR_STEER_CFG_MAP, BPF_MAP_TYPE_ARRAY,
 		  sizeof(struct lunar_steer_cfg), 1, &st.cfg_fd },
@@ -331,6 +331,8 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 		{ LUNAR_STEER_STATS_MAP, BPF_MAP_TYPE_PERCPU_ARRAY,
 		  sizeof(__u64), LUNAR_STEER_STAT_ROWS * LUNAR_STEER_NSTATS,
 		  &st.stats_fd },
+		{ LUNAR_STEER_COOKIE_MAP, BPF_MAP_TYPE_ARRAY,
+		  sizeof(struct lunar_cookie_cfg), LUNAR_STEER_MAX_QUEUES, &st.cookie_fd },
 	};
 	struct bpf_prog_info info;
 	uint32_t ilen, nmaps, *ids = NULL;
@@ -501,6 +503,14 @@ int xdp_steer_del_port(struct xdp_steer *st, uint16_t port)
 	return set_port(st, port, 0);
 }
 
+int xdp_steer_set_cookie(struct xdp_steer *st, uint32_t queue,
+			 const struct lunar_cookie_cfg *cfg)
+{
+	if (!st || st->cookie_fd < 0 || !cfg || queue >= LUNAR_STEER_MAX_QUEUES)
+		return -EINVAL;
+	return bpf_map_update_elem(st->cookie_fd, &queue, cfg, BPF_ANY) ? -errno : 0;
+}
+
 int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue,
 		       struct xdp_steer_counters *out)
 {
@@ -540,6 +550,7 @@ int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue,
 		.to_kernel = sum[LUNAR_STEER_TO_KERNEL],
 		.redirect_failed = sum[LUNAR_STEER_REDIRECT_FAILED],
 		.misqueued = sum[LUNAR_STEER_MISQUEUED],
+		.syncookies = sum[LUNAR_STEER_SYNCOOKIE],
 	};
 out:
 	free(vals);
@@ -567,7 +578,7 @@ void xdp_steer_close(struct xdp_steer *st)
 {
 	if (!st)
 		return;
-	int *fds[] = { &st->cfg_fd, &st->ports_fd, &st->stats_fd };
+	int *fds[] = { &st->cfg_fd, &st->ports_fd, &st->stats_fd, &st->cookie_fd };
 
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
 		/*

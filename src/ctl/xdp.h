@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "ctl/flow_plan.h"
+#include "ctl/steer_abi.h"
 
 /** Handles on the maps of the steering program attached to one interface. */
 struct xdp_steer {
@@ -26,6 +27,7 @@ struct xdp_steer {
 	int cfg_fd;	  /**< lunar_cfg: reserved range and queue plan */
 	int ports_fd;	  /**< lunar_ports: one entry per listening port */
 	int stats_fd;	  /**< lunar_stats: per-CPU counters per rx queue */
+	int cookie_fd;	  /**< lunar_cookie: each queue's SYN-cookie responder */
 	/* The config last written (or found at open), so that setting the
 	 * range keeps the plan and the other way round. */
 	uint16_t lo, hi;
@@ -39,6 +41,7 @@ struct xdp_steer_counters {
 	uint64_t to_kernel;	  /**< not lunar's, passed to the kernel */
 	uint64_t redirect_failed; /**< lunar's, on its owner queue, no socket there */
 	uint64_t misqueued;	  /**< lunar's, on another worker's queue: dropped */
+	uint64_t syncookies;	  /**< SYNs answered with a cookie by the program (XDP_TX) */
 };
 
 /** Queue argument of xdp_steer_counters(): the sum over every queue. */
@@ -150,6 +153,21 @@ int xdp_steer_add_port(struct xdp_steer *st, uint16_t port);
  * Return: 0 or a negative errno.
  */
 int xdp_steer_del_port(struct xdp_steer *st, uint16_t port);
+
+/**
+ * xdp_steer_set_cookie() - arm (or, with until_ktime 0, disarm) the SYN-cookie
+ * responder of rx queue @queue: SYNs to lunar's listening ports arriving
+ * there are answered by the program with the SYN-ACK @cfg describes until
+ * bpf_ktime_get_ns() reaches @cfg->until_ktime (steer_abi.h, lunar_cookie).
+ * @st: opened steering handle.
+ * @queue: the worker's rx queue (below LUNAR_STEER_MAX_QUEUES).
+ * @cfg: the whole entry, written in one map update.
+ *
+ * Return: 0, -EINVAL for a closed handle or a queue out of range, or a
+ * negative errno from the map update.
+ */
+int xdp_steer_set_cookie(struct xdp_steer *st, uint32_t queue,
+			 const struct lunar_cookie_cfg *cfg);
 
 /**
  * xdp_steer_stats() - read the steering counters, summed over all CPUs and

@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_byteorder.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -490,6 +492,43 @@ int lunar_env_run(struct lunar_env *env, lunar_worker_fn fn, void *arg)
 	return rc;
 }
 
+/*
+ * The stack answered a SYN with a cookie: it is flooded. Let the XDP
+ * program answer the next second's SYNs on this worker's queue, on the CPU
+ * that receives them, instead of this core (steer_abi.h, lunar_cookie).
+ */
+static void arm_xdp_cookies(void *arg, uint64_t now_ns)
+{
+	struct lunar_env *env = arg;
+	struct tcp_cookie_template t;
+	struct lunar_cookie_cfg c;
+	struct timespec ts;
+	uint64_t ktime;
+	int rc;
+
+	(void)now_ns; /* both clocks are read afresh below, side by side */
+	if (tcp_stack_cookie_template(env->tcp, &t))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+	ktime = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	memset(&c, 0, sizeof(c));
+	memcpy(c.key, t.key, sizeof(c.key)); /* little-endian words: the bytes as they are */
+	c.until_ktime = ktime + TCP_COOKIE_ARM_NS;
+	c.clock_off = (int64_t)(lunar_env_now_ns(env) - ktime);
+	c.ip = rte_cpu_to_be_32(t.laddr);
+	c.mss = t.mss;
+	c.window = t.window;
+	c.wscale = t.wscale;
+	c.ttl = t.ttl;
+	c.flags = (t.ws ? LUNAR_COOKIE_WS : 0) | (t.sack ? LUNAR_COOKIE_SACK : 0) |
+		  (t.ts ? LUNAR_COOKIE_TS : 0) | (t.ecn ? LUNAR_COOKIE_ECN : 0);
+	rc = xdp_steer_set_cookie(&env->workers[0]->steer, env->index, &c);
+	if (rc && !env->cookie_arm_failed++)
+		LOG_WARN("worker %u: cannot arm the XDP SYN-cookie responder: %s; "
+			 "this core answers the flood itself",
+			 env->index, strerror(-rc));
+}
+
 struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *cfg,
 				unsigned max_conns)
 {
@@ -525,6 +564,8 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 			LOG_WARN("no header pool (%s): TCP payload is copied into frames",
 				 rte_strerror(rte_errno));
 		tcp_stack_set_hdr_pool(env->tcp, env->hdr_pool);
+		if (env->workers[0]->steer_open && env->opt.xdp_syncookies)
+			tcp_stack_set_cookie_hook(env->tcp, arm_xdp_cookies, env);
 		tcp_stack_poll(env->tcp, lunar_env_now_ns(env)); /* give it the time before any connect */
 	}
 	return env->tcp;
@@ -628,9 +669,11 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 						   : 0));
 	/* What the XDP program did with the frames of this worker's rx queue. */
 	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
-		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu\n",
+		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu "
+			   "syncookies %lu\n",
 			env->index, (unsigned long)c.to_lunar, (unsigned long)c.to_kernel,
-			(unsigned long)c.redirect_failed, (unsigned long)c.misqueued);
+			(unsigned long)c.redirect_failed, (unsigned long)c.misqueued,
+			(unsigned long)c.syncookies);
 }
 
 /* What a worker owns: its TCP stack, interface, queue (port) and netlink mirror. */

@@ -46,6 +46,7 @@ struct lunar_env {
 	struct nl_watch *nl;     /* af_xdp: the kernel's neighbours and routes */
 	struct xdp_steer steer;  /* af_xdp: the steering program's maps */
 	bool steer_open;
+	uint64_t cookie_arm_failed; /* XDP SYN-cookie responder updates that failed */
 	bool eal_up, zbuf_up;
 	uint64_t tsc_hz;
 	struct tsc_ns tsc;       /* tsc_hz as a multiply-shift factor */

@@ -18,6 +18,7 @@ void lunar_options_init(struct lunar_options *o)
 	o->cc = -1;
 	o->ecn = -1;
 	o->keepalive = -1;
+	o->xdp_syncookies = true;
 }
 
 int parse_ipv4(const char *s, uint32_t *out)
@@ -354,6 +355,14 @@ bad_core:
 		return parse_tcp_limits(&o->tcp_limits, arg, err, errlen);
 	case LUNAR_OPT_KEEPALIVE:
 		return parse_keepalive(o, arg, err, errlen);
+	case LUNAR_OPT_XDP_SYNCOOKIES:
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			lunar_set_err(err, errlen, "--xdp-syncookies %s: expected on (the default) or off",
+				      arg);
+			return -EINVAL;
+		}
+		o->xdp_syncookies = !strcmp(arg, "on");
+		return 1;
 	default:
 		return 0;
 	}
@@ -438,6 +447,9 @@ void lunar_options_usage(FILE *f)
 	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"
 	      "  --keepalive I,T,N  TCP keep-alive: probe after I s idle, every T s, end the\n"
 	      "                     connection after N unanswered; off (the default)\n"
+	      "  --xdp-syncookies on|off  af_xdp: under a SYN flood the XDP program answers\n"
+	      "                     SYNs with this worker's cookies, off its core (default on;\n"
+	      "                     on veth the peer needs an XDP program; docs/TRAFFIC.md)\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

@@ -14,6 +14,7 @@
  *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
+ *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -51,6 +52,7 @@ struct lunar_options {
 	int keepalive;       /* -1: tcp_config's default (off); 0 off; 1 on with: */
 	double keepalive_idle_s, keepalive_intvl_s;
 	unsigned keepalive_probes;
+	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
 	bool verbose;
 };
 
@@ -76,6 +78,7 @@ enum {
 	LUNAR_OPT_ECN,
 	LUNAR_OPT_TCP_LIMITS,
 	LUNAR_OPT_KEEPALIVE,
+	LUNAR_OPT_XDP_SYNCOOKIES,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -94,7 +97,8 @@ enum {
 		{"cc", required_argument, NULL, LUNAR_OPT_CC},                                     \
 		{"ecn", required_argument, NULL, LUNAR_OPT_ECN},                                   \
 		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS},                     \
-		{"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE}
+		{"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE},                       \
+		{"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

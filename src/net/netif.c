@@ -234,7 +234,7 @@ int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8
 		.dst = dst,
 		.proto = proto,
 		.tos = tos,
-		.ttl = 64,
+		.ttl = NETIF_IP_TTL,
 		.id = nif->ip_id++,
 		.df = true,
 		.payload_len = rte_pktmbuf_pkt_len(m),

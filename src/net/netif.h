@@ -53,6 +53,7 @@ struct netif_counters {
 };
 
 #define NETIF_TX_BURST 64
+#define NETIF_IP_TTL 64 /* TTL of every IPv4 packet the interface sends */
 #define NETIF_TXQ 2048 /* frames waiting for a full port ring, before drops */
 #define NETIF_MAX_ROUTES 32
 #define UDP_MAX_SOCKETS 64

@@ -83,6 +83,9 @@ struct tcp_stack {
 	struct tcp_out out;
 	uint8_t cookie_key[TCP_SYNCOOKIE_KEY_BYTES]; /* SYN cookies' secret */
 	uint64_t cookie_sent_ns;		     /* when the last one went (0: never) */
+	tcp_cookie_hook_fn cookie_hook;		     /* tcp_stack_set_cookie_hook() */
+	void *cookie_hook_arg;
+	uint64_t cookie_hook_ns; /* when it last ran (0: never) */
 	uint64_t now;
 	enum tcp_mem_pressure mem_pressure; /* the pool's or mem_max's, as last sampled */
 	enum tcp_mem_pressure pool_pressure; /* how low the packet pool runs */
@@ -811,6 +814,51 @@ static void send_cookie(struct tcp_stack *st, const struct tcp_4tuple *t,
 	tcp_conn_fini(&tmp);
 	st->stats.syncookies_sent++;
 	st->cookie_sent_ns = st->now;
+	if (st->cookie_hook &&
+	    (!st->cookie_hook_ns || st->now - st->cookie_hook_ns >= TCP_COOKIE_HOOK_NS)) {
+		st->cookie_hook_ns = st->now;
+		st->cookie_hook(st->cookie_hook_arg, st->now);
+	}
+}
+
+void tcp_stack_set_cookie_hook(struct tcp_stack *st, tcp_cookie_hook_fn fn, void *arg)
+{
+	st->cookie_hook = fn;
+	st->cookie_hook_arg = arg;
+	st->cookie_hook_ns = 0;
+}
+
+int tcp_stack_cookie_template(struct tcp_stack *st, struct tcp_cookie_template *out)
+{
+	/* A SYN offering everything, as send_cookie() would answer it. */
+	const struct tcp_4tuple t = {.laddr = st->nif->ip, .raddr = 1, .lport = 1, .rport = 1};
+	const struct tcp_repr syn = {
+		.sport = 1, .dport = 1, .window = 65535,
+		.flags = RTE_TCP_SYN_FLAG | RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG,
+		.opts = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
+			 .sack_permitted = true, .has_ts = true, .ts_val = 1},
+	};
+	struct tcp_out o = {.n = 0};
+	struct tcp_conn tmp;
+	const struct tcp_tx *tx = &o.seg[0];
+
+	memset(out, 0, sizeof(*out));
+	if (tcp_conn_init(&tmp, &st->cfg, &t, 0, st->now))
+		return -ENOMEM;
+	tcp_listen(&tmp);
+	tcp_input(&tmp, &syn, st->now, &o);
+	tcp_conn_fini(&tmp);
+	memcpy(out->key, st->cookie_key, sizeof(out->key));
+	out->laddr = st->nif->ip;
+	out->ttl = NETIF_IP_TTL;
+	out->mss = tx->opts.mss;
+	out->window = tx->wnd;
+	out->ws = tx->opts.has_wscale;
+	out->wscale = tx->opts.wscale;
+	out->sack = tx->opts.sack_permitted;
+	out->ts = tx->opts.has_ts;
+	out->ecn = tx->flags & RTE_TCP_ECE_FLAG;
+	return 0;
 }
 
 /* Were cookies sent recently enough for an ACK to carry a valid one? */

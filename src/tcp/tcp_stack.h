@@ -22,6 +22,7 @@
 #include "ctl/flow_plan.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_limits.h"
+#include "tcp/tcp_syncookie.h"
 
 struct netif;
 struct tcp_stack;
@@ -124,6 +125,37 @@ struct rte_mempool;
  * pool the port needs to take ACKs in. NULL (the default): copy.
  */
 void tcp_stack_set_hdr_pool(struct tcp_stack *st, struct rte_mempool *mp);
+/*
+ * SYN cookies answered outside the stack. Under a SYN flood something
+ * closer to the wire (the XDP program's responder, ctl/xdp.h) may answer
+ * SYNs beyond the backlog in the stack's place, with the stack's own
+ * cookies (tcp_syncookie.h), so the ACKs come back valid. It needs the
+ * key and the SYN-ACK the stack would send, and it answers only while the
+ * stack keeps saying it is flooded.
+ */
+struct tcp_cookie_template {
+	uint8_t key[TCP_SYNCOOKIE_KEY_BYTES]; /**< the stack's cookie secret */
+	uint32_t laddr;			      /**< the interface's address (host order) */
+	uint16_t mss;			      /**< the SYN-ACK's MSS option */
+	uint16_t window;		      /**< its (unscaled) window */
+	uint8_t wscale;			      /**< our shift, when window scaling is agreed */
+	uint8_t ttl;			      /**< the IPv4 TTL */
+	/* What a SYN-ACK agrees to when the SYN offers it. */
+	bool ws, sack, ts, ecn;
+};
+/** Fill @out with what the stack's own cookie SYN-ACK holds. @return 0 or -ENOMEM. */
+int tcp_stack_cookie_template(struct tcp_stack *st, struct tcp_cookie_template *out);
+/**
+ * Called when the stack itself has answered a SYN with a cookie, at most
+ * once per TCP_COOKIE_HOOK_NS: @fn may arm an outside responder, until
+ * about TCP_COOKIE_ARM_NS after @now_ns (the stack's clock). Then SYNs
+ * reach the stack again; if it is still flooded it answers one with a
+ * cookie and the hook runs again. NULL @fn: none.
+ */
+typedef void (*tcp_cookie_hook_fn)(void *arg, uint64_t now_ns);
+void tcp_stack_set_cookie_hook(struct tcp_stack *st, tcp_cookie_hook_fn fn, void *arg);
+#define TCP_COOKIE_HOOK_NS 100000000ull /* 100 ms */
+#define TCP_COOKIE_ARM_NS 1000000000ull /* 1 s */
 /** Run due timers and deliver pending events. Call once per loop iteration. */
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
 const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st);

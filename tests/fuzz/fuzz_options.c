@@ -11,8 +11,9 @@
  * each argument runs to the next NUL or the end of the input. Code % 16:
  *   0-8  LUNAR_OPT_PORT .. LUNAR_OPT_VERBOSE through lunar_options_apply()
  *   9    code byte bit 6 set: LUNAR_OPT_TCP_LIMITS (bit 7 set),
- *        LUNAR_OPT_KEEPALIVE (bit 7 clear, bit 5 set) or LUNAR_OPT_POOL
- *        (both clear), as 0-8; else a tool's own
+ *        LUNAR_OPT_KEEPALIVE (bit 7 clear, bit 5 set),
+ *        LUNAR_OPT_XDP_SYNCOOKIES (bits 7 and 5 clear, bit 4 set) or
+ *        LUNAR_OPT_POOL (all three clear), as 0-8; else a tool's own
  *        option code: apply() must return 0 and touch nothing
  *   10   port_spec_parse() into a separate struct port_spec
  *   11   fault_spec_parse() into a separate struct fault_spec (accumulates)
@@ -230,6 +231,7 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 		int opt = code <= 8		 ? LUNAR_OPT_PORT + (int)code
 			  : code_byte & 0x80 ? LUNAR_OPT_TCP_LIMITS
 			  : code_byte & 0x20 ? LUNAR_OPT_KEEPALIVE
+			  : code_byte & 0x10 ? LUNAR_OPT_XDP_SYNCOOKIES
 					     : LUNAR_OPT_POOL;
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);

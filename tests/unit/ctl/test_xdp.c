@@ -290,7 +290,7 @@ static struct fx *setup_on(void **state, const char *ifname)
 	*state = f;
 	if (!f)
 		return NULL;
-	f->st.cfg_fd = f->st.ports_fd = f->st.stats_fd = -1;
+	f->st.cfg_fd = f->st.ports_fd = f->st.stats_fd = f->st.cookie_fd = -1;
 	if (load_attach_on(f, ifname, XDP_FLAGS_UPDATE_IF_NOEXIST))
 		return NULL;
 	if (xdp_steer_open(ifname, &f->st, err, sizeof(err))) {
@@ -736,7 +736,7 @@ static void t_ports_and_range(void **state)
 	expect_port(f, 65535, LUNAR);
 
 	/* A closed handle is refused, not crashed on. */
-	struct xdp_steer closed = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1 };
+	struct xdp_steer closed = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1 };
 	assert_int_equal(xdp_steer_add_port(&closed, 1), -EINVAL);
 	assert_int_equal(xdp_steer_set_range(&closed, 1, 2), -EINVAL);
 	assert_int_equal(xdp_steer_stats(&closed, NULL, NULL, NULL), -EINVAL);
@@ -1266,6 +1266,29 @@ static void t_peer_steers_over_veth(void **state)
 	assert_true(c.misqueued > c0.misqueued);
 }
 
+/* xdp_steer_set_cookie() writes the whole entry of a queue, and refuses what has no entry. */
+static void t_cookie_entry(void **state)
+{
+	struct fx *f = *state;
+	struct lunar_cookie_cfg c = { .key = { 0x0102030405060708ull, 0x1112131415161718ull },
+				      .until_ktime = 42, .clock_off = -7, .ip = 0x0100000a,
+				      .mss = 1448, .window = 64240, .wscale = 9,
+				      .flags = LUNAR_COOKIE_SACK | LUNAR_COOKIE_TS, .ttl = 64 };
+	struct lunar_cookie_cfg got;
+	struct xdp_steer closed = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1 };
+	uint32_t q = 5, q0 = 0;
+
+	assert_int_equal(xdp_steer_set_cookie(&f->st, q, &c), 0);
+	assert_int_equal(bpf_map_lookup_elem(f->st.cookie_fd, &q, &got), 0);
+	assert_memory_equal(&got, &c, sizeof(c));
+	/* Other queues stay unarmed (until_ktime 0 never answers). */
+	assert_int_equal(bpf_map_lookup_elem(f->st.cookie_fd, &q0, &got), 0);
+	assert_int_equal(got.until_ktime, 0);
+	assert_int_equal(xdp_steer_set_cookie(&f->st, LUNAR_STEER_MAX_QUEUES, &c), -EINVAL);
+	assert_int_equal(xdp_steer_set_cookie(&f->st, 0, NULL), -EINVAL);
+	assert_int_equal(xdp_steer_set_cookie(&closed, 0, &c), -EINVAL);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1280,6 +1303,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),
+		cmocka_unit_test_setup_teardown(t_cookie_entry, attach_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_plan_single_queue, mq_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_plan_matches_flow_plan, mq_setup, attach_teardown),
 		cmocka_unit_test_setup_teardown(t_plan_host_side, mq_setup, attach_teardown),

@@ -134,6 +134,31 @@ static void test_keepalive_refused_with_reason(void **state)
 	}
 }
 
+/* --xdp-syncookies: on by default, on|off taken, anything else refused with what is expected. */
+static void test_xdp_syncookies(void **state)
+{
+	static const char *const bad[] = {"", "1", "yes", "ON", "off "};
+	struct lunar_options o;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	assert_true(o.xdp_syncookies);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, "off", err, sizeof(err)), 1);
+	assert_false(o.xdp_syncookies);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, "on", err, sizeof(err)), 1);
+	assert_true(o.xdp_syncookies);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, bad[i], err,
+						     sizeof(err)),
+				 -EINVAL);
+		if (!strstr(err, "expected on (the default) or off"))
+			fail_msg("--xdp-syncookies %s: \"%s\" does not say what is expected", bad[i], err);
+		assert_true(o.xdp_syncookies);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +167,7 @@ int main(void)
 	    cmocka_unit_test(test_tcp_limits_checked_together),
 	    cmocka_unit_test(test_keepalive_taken),
 	    cmocka_unit_test(test_keepalive_refused_with_reason),
+	    cmocka_unit_test(test_xdp_syncookies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,12 @@
  * RST. A valid cookie ACK finding the accept queue full is dropped, and
  * the client's data, which acknowledges the cookie too, makes the
  * connection once there is room.
+ *
+ * For the XDP responder (bpf/lunar_syncookie.bpf.h), which answers SYNs in
+ * the stack's place: tcp_stack_cookie_template() describes exactly the
+ * SYN-ACK the stack sends with a cookie, and the cookie hook runs when the
+ * stack answers a SYN with a cookie itself, at most once per
+ * TCP_COOKIE_HOOK_NS.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +23,7 @@
 #include <cmocka.h>
 
 #include "tcp_pair.h"
+#include "wire/tcp.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -221,12 +228,158 @@ static void test_no_room_then_data(void **state)
 	pair_close(&p);
 }
 
+/* A SYN offering every option, ECN-setup, from 10.0.0.1:@sport, held at b's port with b's answer. */
+static void syn_all_options(struct tcp_pair *p, uint16_t sport)
+{
+	struct tcp_repr r;
+
+	memset(&r, 0, sizeof(r));
+	r.sport = sport;
+	r.dport = PAIR_PORT;
+	r.seq = 77u * sport;
+	r.flags = RTE_TCP_SYN_FLAG | RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG;
+	r.window = 65535;
+	r.opts.has_mss = true;
+	r.opts.mss = 1460;
+	r.opts.has_wscale = true;
+	r.opts.wscale = 9;
+	r.opts.sack_permitted = true;
+	r.opts.has_ts = true;
+	r.opts.ts_val = 12345;
+	p->hold_b = true;
+	pair_inject(p, &p->b, &r);
+	pair_step(p);
+	p->hold_b = false;
+}
+
+/* The TCP segment of b's only held frame (Ethernet, IPv4 without options). */
+static void held_segment(struct tcp_pair *p, struct tcp_repr *out)
+{
+	struct rte_mbuf *m;
+	const uint8_t *d;
+
+	assert_int_equal(p->b.fp.n_tx, 1);
+	m = p->b.fp.tx[0];
+	d = rte_pktmbuf_mtod(m, const uint8_t *);
+	assert_int_equal(tcp_parse(d + 34, rte_pktmbuf_pkt_len(m) - 34, PAIR_IP_B, PAIR_IP_A, true,
+				   out),
+			 LUNAR_DROP_NONE);
+	pair_discard_tx(&p->b);
+}
+
+/* The template is the cookie SYN-ACK the stack sends, for both ECN settings. */
+static void check_template(bool ecn)
+{
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct srv v;
+	struct tcp_repr sa;
+	struct tcp_cookie_template t;
+
+	pair_config(&cfg);
+	cfg.ecn = ecn ? TCP_ECN_ON : TCP_ECN_OFF;
+	pair_stacks_cfg(&p, true, &cfg);
+	listen_b(&p, &v, 1, false);
+	pair_syn_nowhere(&p, 50001); /* the backlog is full */
+	syn_all_options(&p, 50002);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->syncookies_sent, 1);
+	held_segment(&p, &sa);
+	assert_int_equal(tcp_stack_cookie_template(p.b.tcp, &t), 0);
+
+	assert_int_equal(sa.flags & ~RTE_TCP_ECE_FLAG, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+	assert_int_equal(!!(sa.flags & RTE_TCP_ECE_FLAG), t.ecn);
+	assert_int_equal(t.ecn, ecn);
+	assert_int_equal(sa.window, t.window);
+	assert_true(sa.opts.has_mss);
+	assert_int_equal(sa.opts.mss, t.mss);
+	assert_true(t.ws && t.sack && t.ts); /* pair_config() turns all three on */
+	assert_int_equal(sa.opts.has_wscale, t.ws);
+	assert_int_equal(sa.opts.wscale, t.wscale);
+	assert_int_equal(sa.opts.sack_permitted, t.sack);
+	assert_int_equal(sa.opts.has_ts, t.ts);
+	assert_int_equal(t.laddr, PAIR_IP_B);
+	assert_int_equal(t.ttl, NETIF_IP_TTL);
+	/* The ISS is the cookie; its check under the template's key passes. */
+	{
+		struct tcp_4tuple tu = {.laddr = PAIR_IP_B, .raddr = PAIR_IP_A, .lport = PAIR_PORT,
+					.rport = 50002};
+		struct tcp_repr ack = {.seq = 77u * 50002 + 1, .ack = sa.seq + 1};
+		struct tcp_syncookie_opts o;
+
+		assert_true(tcp_syncookie_check(t.key, &tu, &ack, p.now, &o));
+		assert_int_equal(o.mss, 1460);
+		assert_int_equal(o.wscale, 9);
+		assert_true(o.has_wscale && o.sack_permitted && o.ecn_setup);
+		/* TSval is the stack's milliseconds plus the ISS (tcp_ts_now()). */
+		assert_int_equal(sa.opts.ts_val, (uint32_t)(p.now / MS) + sa.seq);
+		assert_int_equal(sa.opts.ts_ecr, 12345);
+	}
+	pair_close(&p);
+}
+
+static void test_cookie_template(void **state)
+{
+	(void)state;
+	check_template(false);
+	check_template(true);
+}
+
+/* Let @ns pass with b's retransmitted SYN-ACKs lost: its half-open connection stays. */
+static void wait_nowhere(struct tcp_pair *p, uint64_t ns)
+{
+	p->hold_b = true;
+	pair_run(p, ns);
+	pair_discard_tx(&p->b);
+	p->hold_b = false;
+}
+
+static void count_hook(void *arg, uint64_t now_ns)
+{
+	uint64_t *calls = arg;
+
+	(void)now_ns;
+	(*calls)++;
+}
+
+/* The hook runs on the stack's own cookies only, at most once per TCP_COOKIE_HOOK_NS. */
+static void test_cookie_hook(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint64_t calls = 0;
+
+	(void)state;
+	pair_stacks(&p, true);
+	tcp_stack_set_cookie_hook(p.b.tcp, count_hook, &calls);
+	listen_b(&p, &v, 1, false);
+	pair_syn_nowhere(&p, 50001); /* fills the backlog: no cookie, no call */
+	assert_int_equal(calls, 0);
+	pair_syn_nowhere(&p, 50002);
+	assert_int_equal(calls, 1);
+	pair_syn_nowhere(&p, 50003);
+	pair_syn_nowhere(&p, 50004);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->syncookies_sent, 3);
+	assert_int_equal(calls, 1);
+	wait_nowhere(&p, TCP_COOKIE_HOOK_NS);
+	pair_syn_nowhere(&p, 50005);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->syncookies_sent, 4);
+	assert_int_equal(calls, 2);
+	tcp_stack_set_cookie_hook(p.b.tcp, NULL, NULL);
+	wait_nowhere(&p, TCP_COOKIE_HOOK_NS);
+	pair_syn_nowhere(&p, 50006);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->syncookies_sent, 5);
+	assert_int_equal(calls, 2);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cookie_handshake_and_transfer),
 	    cmocka_unit_test(test_forged_ack_refused),
 	    cmocka_unit_test(test_no_room_then_data),
+	    cmocka_unit_test(test_cookie_template),
+	    cmocka_unit_test(test_cookie_hook),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -23,7 +23,7 @@
 # phase, then medians over ROUNDS: the flood/base throughput ratio of each
 # server (the target is >= 0.80), lunar/kernel, new connections, counters.
 #
-# usage: [ROUTER_DROP=ingress|route] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
+# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
 # Needs root, the release build in build/, curl, and nothing else on CPUs
 # 0-1; run under `flock /tmp/lunar-net.lock` on a shared machine.
 set -u
@@ -75,6 +75,14 @@ table netdev lunar_flood {
 EOF
 fi
 $R sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.arb-ra.rp_filter=0
+# Once flooded, lunar arms its XDP program to answer SYNs with its cookies
+# (XDP_TX on the CPU that receives them, as the kernel answers in softirq;
+# --xdp-syncookies). A veth delivers those frames only to a peer with an
+# XDP program of its own (bpf/lunar_xdp_pass.bpf.c; a NIC needs nothing),
+# which the kernel server's runs pass through too. XDP_SYNCOOKIES=off runs
+# lunar without the responder, for comparison.
+$R ip link set dev arb-rb xdpdrv obj "$build/bpf/lunar_xdp_pass.bpf.o" sec xdp || exit 2
+xdp_syncookies=${XDP_SYNCOOKIES:-on}
 $B sysctl -qw net.ipv4.tcp_syncookies=1
 rmac=$(ip -n lunar-r -br link show arb-ra | awk '{print $3}')
 mkdir -p "$log/root"
@@ -97,7 +105,7 @@ start_server() { # lunar|kernel
 	: >"$log/server.log"
 	if [ "$1" = lunar ]; then
 		$B "$httpd" --port af_xdp:arb-b --core 1 --listen "$port" --root "$log/root" \
-			--counters >"$log/server.log" 2>&1 &
+			--xdp-syncookies "$xdp_syncookies" --counters >"$log/server.log" 2>&1 &
 	else
 		$B taskset -c 1 /usr/bin/python3 -c "$kernel_server" "$port" "$log/root" >"$log/server.log" 2>&1 &
 	fi

@@ -209,11 +209,14 @@ else:
 # ---- demo: the kernel-only experiment --------------------------------------
 
 # Counters of the XDP program at B per rx queue: "q redirect_failed misqueued"
-# (steer_abi.h: key = queue * 4 + counter; 2 = lunar's on its owner queue, no
-# socket; 3 = lunar's on another queue, dropped).
+# (steer_abi.h: key = queue * LUNAR_STEER_NSTATS + counter; 2 = lunar's on
+# its owner queue, no socket; 3 = lunar's on another queue, dropped). The row
+# width is read from steer_abi.h, so a new counter cannot shift these.
+XDP_NSTATS=$(sed -n 's/^[[:space:]]*LUNAR_STEER_NSTATS = \([0-9]*\),.*/\1/p' "$ROOT/src/ctl/steer_abi.h")
+: "${XDP_NSTATS:?cannot read LUNAR_STEER_NSTATS from $ROOT/src/ctl/steer_abi.h}"
 xdp_queue_counts() { # XDP_PROG_ID N
-	percpu_sums "$(map_of_prog "$1" lunar_stats)" | awk -v n="$2" '
-		{ q = int($1 / 4); c = $1 % 4; if (c == 2) ok[q] = $2; if (c == 3) mis[q] = $2 }
+	percpu_sums "$(map_of_prog "$1" lunar_stats)" | awk -v n="$2" -v w="$XDP_NSTATS" '
+		{ q = int($1 / w); c = $1 % w; if (c == 2) ok[q] = $2; if (c == 3) mis[q] = $2 }
 		END { for (q = 0; q < n; q++) print q, ok[q] + 0, mis[q] + 0 }'
 }
 

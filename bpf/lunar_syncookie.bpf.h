@@ -245,7 +245,7 @@ static __always_inline int lunar_syncookie_answer(struct xdp_md *ctx, __u32 q, _
 			   .wscale = SC_WSCALE_NONE};
 	const __u8 *h = o.h;
 	__u32 pkey = dport, *listen, hlen, frame_len, bits, cookie, isn;
-	__u64 now, m[4], ts_ms;
+	__u64 ktime, now, m[4], ts_ms;
 	__u8 flags, ws;
 
 	/* The common case first, cheaply: not a SYN alone. */
@@ -254,7 +254,8 @@ static __always_inline int lunar_syncookie_answer(struct xdp_md *ctx, __u32 q, _
 	flags = ((const __u8 *)ip)[SC_IP_LEN + 13];
 	if ((flags & (SC_TCP_SYN | SC_TCP_ACK | SC_TCP_RST | SC_TCP_FIN)) != SC_TCP_SYN)
 		return 0;
-	if (!cfg || bpf_ktime_get_ns() >= cfg->until_ktime)
+	ktime = bpf_ktime_get_ns();
+	if (!cfg || ktime >= cfg->until_ktime)
 		return 0;
 	listen = bpf_map_lookup_elem(&lunar_ports, &pkey);
 	if (!listen || !*listen)
@@ -278,7 +279,7 @@ static __always_inline int lunar_syncookie_answer(struct xdp_md *ctx, __u32 q, _
 
 	/* The cookie (tcp_syncookie_make()). */
 	isn = (__u32)h[4] << 24 | (__u32)h[5] << 16 | (__u32)h[6] << 8 | h[7];
-	now = bpf_ktime_get_ns() + (__u64)cfg->clock_off;
+	now = ktime + (__u64)cfg->clock_off;
 	ws = o.wscale;
 	bits = sc_mss_index(o.mss) << 6 | (__u32)ws << 2 | (o.sack ? 2u : 0u) |
 	       ((flags & (SC_TCP_ECE | SC_TCP_CWR)) == (SC_TCP_ECE | SC_TCP_CWR) ? 1u : 0u);

@@ -497,7 +497,7 @@ int lunar_env_run(struct lunar_env *env, lunar_worker_fn fn, void *arg)
  * program answer the next second's SYNs on this worker's queue, on the CPU
  * that receives them, instead of this core (steer_abi.h, lunar_cookie).
  */
-static void arm_xdp_cookies(void *arg, uint64_t now_ns)
+static void arm_xdp_cookies(void *arg)
 {
 	struct lunar_env *env = arg;
 	struct tcp_cookie_template t;
@@ -506,10 +506,10 @@ static void arm_xdp_cookies(void *arg, uint64_t now_ns)
 	uint64_t ktime;
 	int rc;
 
-	(void)now_ns; /* both clocks are read afresh below, side by side */
 	if (tcp_stack_cookie_template(env->tcp, &t))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+	/* Both clocks read side by side: bpf_ktime_get_ns()'s and lunar's. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ktime = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	memset(&c, 0, sizeof(c));
 	memcpy(c.key, t.key, sizeof(c.key)); /* little-endian words: the bytes as they are */

@@ -817,7 +817,7 @@ static void send_cookie(struct tcp_stack *st, const struct tcp_4tuple *t,
 	if (st->cookie_hook &&
 	    (!st->cookie_hook_ns || st->now - st->cookie_hook_ns >= TCP_COOKIE_HOOK_NS)) {
 		st->cookie_hook_ns = st->now;
-		st->cookie_hook(st->cookie_hook_arg, st->now);
+		st->cookie_hook(st->cookie_hook_arg);
 	}
 }
 

@@ -147,12 +147,12 @@ struct tcp_cookie_template {
 int tcp_stack_cookie_template(struct tcp_stack *st, struct tcp_cookie_template *out);
 /**
  * Called when the stack itself has answered a SYN with a cookie, at most
- * once per TCP_COOKIE_HOOK_NS: @fn may arm an outside responder, until
- * about TCP_COOKIE_ARM_NS after @now_ns (the stack's clock). Then SYNs
+ * once per TCP_COOKIE_HOOK_NS: @fn may arm an outside responder for about
+ * TCP_COOKIE_ARM_NS. Then SYNs
  * reach the stack again; if it is still flooded it answers one with a
  * cookie and the hook runs again. NULL @fn: none.
  */
-typedef void (*tcp_cookie_hook_fn)(void *arg, uint64_t now_ns);
+typedef void (*tcp_cookie_hook_fn)(void *arg);
 void tcp_stack_set_cookie_hook(struct tcp_stack *st, tcp_cookie_hook_fn fn, void *arg);
 #define TCP_COOKIE_HOOK_NS 100000000ull /* 100 ms */
 #define TCP_COOKIE_ARM_NS 1000000000ull /* 1 s */

@@ -18,12 +18,17 @@
 #   new    still under the flood, CONNS new curl connections one after the
 #          other, each fetching a 4 KiB file with a 10 s limit: successes
 #          (HTTP 200, SHA-256 exact) and connect times;
-# then the flood stops and prints its rate, and the server's counters are
+# BASE=sink runs the same flood during the base phase too, but to port
+# 9, which the router drops as it comes in: the generator then takes its
+# share of CPU 0 from curl in both phases, and the ratio shows what the
+# flood does to the server rather than what the generator on this two-core
+# machine does to the client (docs/benchmarks.md "SYN flood").
+# Then the flood stops and prints its rate, and the server's counters are
 # read (lunar: --counters at exit; kernel: nstat in lunar-b). Prints every
 # phase, then medians over ROUNDS: the flood/base throughput ratio of each
 # server (the target is >= 0.80), lunar/kernel, new connections, counters.
 #
-# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
+# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
 # Needs root, the release build in build/, curl, and nothing else on CPUs
 # 0-1; run under `flock /tmp/lunar-net.lock` on a shared machine.
 set -u
@@ -74,6 +79,18 @@ table netdev lunar_flood {
 }
 EOF
 fi
+base_mode=${BASE:-plain} sink_port=9
+case "$base_mode" in
+plain) ;;
+sink)
+	$R nft -f - <<EOF || exit 2
+table netdev lunar_sink {
+	chain from_a { type filter hook ingress device "arb-ra" priority -500; tcp dport $sink_port drop; }
+}
+EOF
+	;;
+*) echo "BASE=$base_mode: expected plain (the default) or sink" >&2; exit 2 ;;
+esac
 $R sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.arb-ra.rp_filter=0
 # Once flooded, lunar arms its XDP program to answer SYNs with its cookies
 # (XDP_TX on the CPU that receives them, as the kernel answers in softirq;
@@ -148,6 +165,15 @@ new_conns() {
 	echo "$ok/$conns $(median <"$log/connect.ms") $(sort -g "$log/connect.ms" | tail -1)"
 }
 
+start_flood() { # destination port
+	$A taskset -c 0 "$flood" --interface arb-a --dst-mac "$rmac" --dst "$dst:$1" \
+		--src-net "$spoofed" --duration 3600 --rate "$rate" --quiet >"$log/flood.log" 2>&1 &
+	fpid=$!
+	pids+=("$fpid")
+}
+stop_flood() { kill "$fpid"; wait "$fpid"; }
+flood_pps() { awk '/^synflood: sent/ {print $(NF - 4)}' "$log/flood.log"; }
+
 median() { sort -g | awk '{v[NR] = $1} END {if (!NR) print "-"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 field() { awk -v f="$2" '{for (i = 1; i < NF; i++) if ($i == f) {print $(i + 1); exit}}' "$1"; }
 kernel_counters() { $B nstat -asz TcpExtSyncookiesSent TcpExtSyncookiesRecv TcpExtSyncookiesFailed \
@@ -157,19 +183,24 @@ for r in $(seq "$rounds"); do
 	for who in lunar kernel; do
 		start_server "$who"
 		[ "$who" = kernel ] && kernel_counters >"$log/nstat.before"
-		base=$(downloads)
-		$A taskset -c 0 "$flood" --interface arb-a --dst-mac "$rmac" --dst "$dst:$port" \
-			--src-net "$spoofed" --duration 3600 --rate "$rate" --quiet >"$log/flood.log" 2>&1 &
-		fpid=$!
-		pids+=("$fpid")
+		sink_pps=-
+		if [ "$base_mode" = sink ]; then
+			start_flood "$sink_port"
+			sleep 1
+			base=$(downloads)
+			stop_flood
+			sink_pps=$(flood_pps)
+		else
+			base=$(downloads)
+		fi
+		start_flood "$port"
 		sleep 1
 		under=$(downloads)
 		newc=$(new_conns)
-		kill "$fpid"
-		wait "$fpid"
+		stop_flood
 		kill "$server"
 		wait "$server"
-		pps=$(awk '/^synflood: sent/ {print $(NF - 4)}' "$log/flood.log")
+		pps=$(flood_pps)
 		ratio=$(awk -v u="$under" -v b="$base" 'BEGIN {printf "%.3f\n", (b > 0 ? u / b : 0)}')
 		if [ "$who" = lunar ]; then
 			extra="syncookies_sent $(field "$log/server.log" syncookies_sent) syncookies_ok $(field "$log/server.log" syncookies_ok)"
@@ -181,8 +212,8 @@ for r in $(seq "$rounds"); do
 			kernel_counters >"$log/nstat.after"
 			extra=$(join "$log/nstat.before" "$log/nstat.after" | awk '{printf "%s %d ", $1, $3 - $2}')
 		fi
-		printf 'round %d %-6s base %s Gbit/s, flood %s Gbit/s, ratio %s, new connections %s (ok, median and max connect ms), flood %s pps | %s\n' \
-			"$r" "$who" "$base" "$under" "$ratio" "$newc" "$pps" "$extra"
+		printf 'round %d %-6s base %s Gbit/s, flood %s Gbit/s, ratio %s, new connections %s (ok, median and max connect ms), flood %s pps (base phase %s) | %s\n' \
+			"$r" "$who" "$base" "$under" "$ratio" "$newc" "$pps" "$sink_pps" "$extra"
 		echo "$base" >>"$log/base.$who"
 		echo "$under" >>"$log/under.$who"
 		echo "$ratio" >>"$log/ratio.$who"

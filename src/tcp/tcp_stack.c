@@ -692,7 +692,13 @@ static void after(struct tcp_sock *s)
 		kill_sock(s);
 		return;
 	}
-	resched(s);
+	/*
+	 * A connection in this receive burst comes back here from burst_end()
+	 * in this same poll: its timers are filed once, then, rather than
+	 * after each of its segments and each call its callbacks make.
+	 */
+	if (!s->burst_listed)
+		resched(s);
 	/* A passive connection becomes acceptable once established. */
 	if (s->listener && !s->app_owned && (c->events & TCP_EV_CONNECTED)) {
 		struct tcp_listener *l = s->listener;

@@ -22,6 +22,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "base/eal_exit.h"
 #include "base/cost.h"
 #include "base/log.h"
 #include "ctl/flow_plan.h"
@@ -725,7 +726,7 @@ uint64_t lunar_env_close(struct lunar_env *env)
 	if (env->zbuf_up)
 		zbuf_fini(); /* frees the packet pools too */
 	if (env->eal_up)
-		rte_eal_cleanup();
+		lunar_eal_cleanup(); /* not rte_eal_cleanup(): base/eal_exit.h */
 	free(env->workers);
 	free(env);
 	return leaked;

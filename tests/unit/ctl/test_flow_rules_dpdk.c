@@ -19,6 +19,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
+#include "base/eal_exit.h"
 #include "ctl/flow_plan.h"
 #include "ctl/flow_rules.h"
 
@@ -48,7 +49,7 @@ static int group_teardown(void **state)
 	(void)state;
 	RTE_ETH_FOREACH_DEV(pid)
 		rte_eth_dev_close(pid);
-	rte_eal_cleanup();
+	lunar_eal_cleanup(); /* rte_eal_cleanup() raced the interrupt thread */
 	unlink(memif_sock);
 	return 0;
 }

@@ -32,9 +32,7 @@ static void quiesce_cb(void *arg)
 	uint64_t v;
 
 	(void)arg;
-	if (read(quiesce_fd, &v, sizeof(v)) < 0) {
-		/* nothing to drain: the flag below is what matters */
-	}
+	(void)!read(quiesce_fd, &v, sizeof(v)); /* drain it; the flag below is what matters */
 	atomic_store(&quiesce_seen, true);
 }
 
@@ -50,6 +48,9 @@ static void quiesce_intr_thread(void)
 	if (!quiesce_handle || rte_intr_fd_set(quiesce_handle, fd) ||
 	    rte_intr_type_set(quiesce_handle, RTE_INTR_HANDLE_EXT) ||
 	    rte_intr_callback_register(quiesce_handle, quiesce_cb, NULL)) {
+		rte_intr_instance_free(quiesce_handle); /* never registered: the thread never saw it */
+		quiesce_handle = NULL;
+		quiesce_fd = -1;
 		close(fd);
 		return; /* no interrupt thread to wait for, or no way to: clean up as before */
 	}

@@ -22,8 +22,8 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
-#include "base/eal_exit.h"
 #include "base/cost.h"
+#include "base/eal_exit.h"
 #include "base/log.h"
 #include "ctl/flow_plan.h"
 #include "ctl/netlink.h"

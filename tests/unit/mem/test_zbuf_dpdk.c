@@ -7,7 +7,7 @@
  * ASan + DPDK: with --in-memory on 2 MiB hugepages this test runs under
  * -Db_sanitize=address,undefined with no ASAN_OPTIONS and no --no-huge
  * (checked on Debian 12, DPDK 22.11, GCC 12, x86-64; LeakSanitizer stays on
- * and finds nothing, as rte_eal_cleanup() runs). The EAL's hugepage mappings
+ * and finds nothing, as lunar_eal_cleanup() runs rte_eal_cleanup()). The EAL's hugepage mappings
  * land outside ASan's shadow ranges. Should a platform conflict, the fallback
  * is "--no-huge -m 256" (IOVA as VA) in the EAL arguments below.
  */
@@ -22,6 +22,7 @@
 #include <rte_memory.h>
 #include <rte_mempool.h>
 
+#include "base/eal_exit.h"
 #include "zbuf_test_util.h"
 
 #define MBUF_ZONES	 4
@@ -69,7 +70,7 @@ static int group_setup(void **state)
 		return -1;
 	}
 	if (zbuf_init(&dpdk_cfg) != 0) {
-		rte_eal_cleanup();
+		lunar_eal_cleanup();
 		return -1;
 	}
 	eal_ok = true;
@@ -81,7 +82,7 @@ static int group_teardown(void **state)
 	(void)state;
 	if (eal_ok) {
 		zbuf_fini();
-		rte_eal_cleanup();
+		lunar_eal_cleanup();
 	}
 	return 0;
 }

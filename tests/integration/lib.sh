@@ -87,15 +87,23 @@ expect_le() { # DESC GOT MAX
 # be taken for some protocol (a heuristic dissector) and reported as its
 # error, or a retransmission with other boundaries as malformed; the data
 # itself is checked by SHA-256 at the receiver.
+# The same options keep every read of a capture fast: with reassembly on, a
+# random source port that some dissector claims can take tshark 30 s and
+# more over one 16 MiB transfer.
+TSHARK_PLAIN=(-d 'tcp.port==1-65535,data' -o tcp.desegment_tcp_streams:FALSE)
 tcp_capture_bad() { # PCAP SRC_IP [-V]
 	local filter="ip.src == $2 && (ip.checksum.status == \"Bad\" || tcp.checksum.status == \"Bad\" || _ws.malformed || _ws.expert.severity == \"Error\")"
-	local args=(-r "$1" -d 'tcp.port==1-65535,data' -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE
-		-o tcp.desegment_tcp_streams:FALSE -Y "$filter")
+	local args=(-r "$1" "${TSHARK_PLAIN[@]}" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE -Y "$filter")
 	if [ "${3:-}" = -V ]; then
 		tshark "${args[@]}" -V 2>/dev/null | grep -iE "expert|malformed|bad|frame [0-9]+:" | head -20
 	else
 		tshark "${args[@]}" 2>/dev/null | wc -l
 	fi
+}
+
+# tshark_count PCAP [FILTER]: frames in PCAP that match FILTER (all if none)
+tshark_count() {
+	tshark -r "$1" "${TSHARK_PLAIN[@]}" ${2:+-Y "$2"} 2>/dev/null | wc -l
 }
 
 expect_grep() { # DESC PATTERN FILE
@@ -163,7 +171,11 @@ finish() {
 		echo "# $TEST_NAME: $FAILS check(s) failed; logs kept in $OUT"
 		exit 1
 	fi
-	[ "$rc" = 0 ] || [ "$rc" = 130 ] || { echo "# $TEST_NAME: script error (exit $rc)"; exit "$rc"; }
+	if [ "$rc" = 130 ]; then
+		echo "# $TEST_NAME: interrupted (a timeout, or by hand); logs kept in $OUT"
+		exit 130
+	fi
+	[ "$rc" = 0 ] || { echo "# $TEST_NAME: script error (exit $rc)"; exit "$rc"; }
 	[ -n "${KEEP_OUT:-}" ] || rm -rf "$OUT"
 	echo "# $TEST_NAME: all checks passed"
 	exit 0

@@ -31,7 +31,7 @@ if [ -z "${FAULT:-}" ]; then
 	expect_eq "responder ARP replies" "$(counter "$OUT/resp.log" tx_arp_reply)" 1
 	expect_eq "responder echo replies" "$(counter "$OUT/resp.log" tx_icmp_echo_reply)" "$count"
 	# The capture: tshark reads it, sees every frame, and finds nothing malformed or bad.
-	frames=$(tshark -r "$OUT/ping.pcap" 2>/dev/null | wc -l)
+	frames=$(tshark_count "$OUT/ping.pcap")
 	expect_eq "frames in the pcap capture (rx + tx)" "$frames" \
 		$(($(counter "$OUT/ping.log" rx_frames) + $(counter "$OUT/ping.log" tx_frames)))
 	bad=$(tshark -r "$OUT/ping.pcap" -o ip.check_checksum:TRUE -Y \

@@ -48,7 +48,7 @@ bg sink2 $A socat -u TCP-LISTEN:9003,reuseaddr /dev/null
 wait_for "kernel listener on 9003" 50 $A ss -ltnH 'sport = :9003'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9003 --bytes 4M --pcap "$OUT/t.pcap" >"$OUT/pcap.log" 2>&1
 expect_eq "captured transfer: exit code" "$?" 0
-expect_ge "frames in the capture" "$(tshark -r "$OUT/t.pcap" 2>/dev/null | wc -l)" 2000
+expect_ge "frames in the capture" "$(tshark_count "$OUT/t.pcap")" 2000
 bad=$(tcp_capture_bad "$OUT/t.pcap" 10.77.0.2)
 expect_eq "malformed frames or bad checksums in the capture" "$bad" 0
 

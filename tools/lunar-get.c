@@ -322,7 +322,7 @@ struct many {
 	bool mem_measured;
 	double heap_per_conn, zbuf_per_conn;     /* established and idle */
 	uint64_t heap0, zbuf0, heap_peak, zbuf_peak; /* baseline; highest seen while running */
-	char err[256];
+	char err[512];
 };
 
 static struct many M;
@@ -352,6 +352,46 @@ static void stream_fill(uint32_t idx, uint64_t off, uint8_t *buf, size_t n)
 		off += take;
 		n -= take;
 	}
+}
+
+/* x ^= x >> s undone (s > 0). */
+static uint64_t unxorshift(uint64_t y, unsigned s)
+{
+	uint64_t x = y;
+
+	for (unsigned k = s; k < 64; k += s)
+		x = y ^ (x >> s);
+	return x;
+}
+
+/* The inverse of an odd 64-bit multiplier (Newton's iteration, mod 2^64). */
+static uint64_t mul_inverse(uint64_t c)
+{
+	uint64_t inv = c;
+
+	for (int i = 0; i < 5; i++)
+		inv *= 2 - c * inv;
+	return inv;
+}
+
+/*
+ * Which stream byte is this? The 8 bytes at @p8 hold an aligned stream word;
+ * mix64 is a bijection, so undoing it names the connection and offset the
+ * word was made for. False when the word is no stream's (corrupted).
+ */
+static bool stream_whence(const uint8_t *p8, uint32_t *idx, uint64_t *off)
+{
+	uint64_t x;
+
+	memcpy(&x, p8, sizeof(x));
+	x = unxorshift(x, 31) * mul_inverse(0x94d049bb133111ebull);
+	x = unxorshift(x, 27) * mul_inverse(0xbf58476d1ce4e5b9ull);
+	x = unxorshift(x, 30) - 0x9e3779b97f4a7c15ull;
+	if (x >> 40 > UINT32_MAX >> 8 || (x & ((1ull << 40) - 1)) >= (1ull << 37))
+		return false;
+	*idx = (uint32_t)(x >> 40);
+	*off = (x & ((1ull << 40) - 1)) << 3;
+	return true;
 }
 
 /* Does [p, p + n) equal bytes [off, off + n) of the stream? *bad: first offset that differs. */
@@ -501,6 +541,37 @@ static void mc_pump(struct mconn *c)
 	}
 }
 
+/*
+ * Fail @c with what a mismatch looks like: how much of the slice differs,
+ * and whose data arrived instead (another offset of the same stream, another
+ * connection's, or bytes no stream ever had: corruption).
+ */
+static void echo_mismatch(struct mconn *c, const struct tcp_slice *sl, uint64_t bad)
+{
+	uint64_t at = bad - c->rcvd, word = (bad + 7) & ~7ull, from = 0;
+	uint8_t want[8];
+	uint32_t differ = 0, who = 0;
+	char whence[96] = "the word there is no stream's data";
+
+	for (uint32_t j = 0; j < sl->len; j++) {
+		stream_fill(c->serial, c->rcvd + j, want, 1);
+		differ += sl->data[j] != want[0];
+	}
+	if (word + 8 <= c->rcvd + sl->len) {
+		/* Made for a connection that exists, inside 4 GiB: not a chance match. */
+		if (stream_whence(sl->data + (word - c->rcvd), &who, &from) &&
+		    who < (M.serial_next > M.n ? M.serial_next : M.n) && from >> 32 == 0)
+			snprintf(whence, sizeof(whence), "byte %" PRIu64 " holds connection %u's byte %" PRIu64,
+				 word, who, from);
+	} else {
+		snprintf(whence, sizeof(whence), "no whole word left in the slice");
+	}
+	mc_fail(c,
+		"echo differs from what was sent at byte %" PRIu64 " (slice of %u bytes at %" PRIu64
+		", mismatch %" PRIu64 " bytes in, %u bytes differ; %s)",
+		bad, sl->len, c->rcvd, at, differ, whence);
+}
+
 static void mc_read(struct mconn *c)
 {
 	struct tcp_slice sl[32];
@@ -515,7 +586,7 @@ static void mc_read(struct mconn *c)
 					mc_fail(c, "echo longer than what was sent (%" PRIu64 " bytes)",
 						c->rcvd + sl[i].len);
 				else if (!stream_check(c->serial, c->rcvd, sl[i].data, sl[i].len, &bad))
-					mc_fail(c, "echo differs from what was sent at byte %" PRIu64, bad);
+					echo_mismatch(c, &sl[i], bad);
 			}
 			c->rcvd += sl[i].len;
 			M.bytes_in += sl[i].len;

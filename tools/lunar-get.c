@@ -1035,7 +1035,6 @@ static void usage(FILE *f)
 	      "                      server, --conns N at a time (default 32): sizes from 0 to\n"
 	      "                      4 MiB, some aborted half way, every echo checked; at the end\n"
 	      "                      no socket and no Zbuf object may be left\n"
-	      "  --sock-buf BYTES    TCP receive and send buffer per connection (default 1M)\n"
 	      "  --output FILE       where received data goes\n"
 	      "  --timeout S         give up after S seconds (default 600)\n"
 	      "  --counters          print the stack's counters at exit\n",
@@ -1044,7 +1043,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_CONNECT = 1, OPT_GET, OPT_PUT, OPT_PATH, OPT_SEND, OPT_BYTES, OPT_RECV, OPT_OUTPUT,
-       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_SOCK_BUF, OPT_RAMP, OPT_SOAK };
+       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_RAMP, OPT_SOAK };
 
 int main(int argc, char **argv)
 {
@@ -1059,7 +1058,6 @@ int main(int argc, char **argv)
 		{"recv", no_argument, NULL, OPT_RECV},
 		{"echo", required_argument, NULL, OPT_ECHO},
 		{"conns", required_argument, NULL, OPT_CONNS},
-		{"sock-buf", required_argument, NULL, OPT_SOCK_BUF},
 		{"ramp", required_argument, NULL, OPT_RAMP},
 		{"soak", required_argument, NULL, OPT_SOAK},
 		{"output", required_argument, NULL, OPT_OUTPUT},
@@ -1072,7 +1070,6 @@ int main(int argc, char **argv)
 	struct lunar_options o;
 	uint32_t raddr = 0;
 	unsigned long rport = 0, conns = 0, ramp = RAMP_DEFAULT;
-	uint64_t sock_buf = 0;
 	struct tcp_config cfg;
 	double timeout_s = 600, soak_s = 0;
 	bool counters = false;
@@ -1128,14 +1125,6 @@ int main(int argc, char **argv)
 				rc = parse_uint_opt("ramp", optarg, 1, 65535, &ramp, err, sizeof(err));
 				rc = rc ? rc : 1;
 				break;
-			case OPT_SOCK_BUF:
-				if (parse_size(optarg, &sock_buf) || sock_buf < 4096 ||
-				    sock_buf > (1u << 30)) {
-					snprintf(err, sizeof(err),
-						 "--sock-buf %s: expected a size from 4K to 1G", optarg);
-					rc = -EINVAL;
-				}
-				break;
 			case OPT_SOAK:
 				rc = parse_seconds_opt("soak", optarg, 1e6, &soak_s, err, sizeof(err));
 				if (!rc && soak_s <= 0) {
@@ -1185,8 +1174,6 @@ int main(int argc, char **argv)
 	}
 	tcp_config_default(&cfg);
 	lunar_options_tcp(&o, &cfg);
-	if (sock_buf)
-		cfg.rcv_buf = cfg.snd_buf = (uint32_t)sock_buf;
 	if (sodium_init() < 0)
 		return 1;
 	crypto_hash_sha256_init(&c.sha_out);

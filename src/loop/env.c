@@ -738,6 +738,8 @@ void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
 		cfg->cc = (enum tcp_cc_algo)o->cc;
 	if (o->ecn >= 0)
 		cfg->ecn = (uint8_t)o->ecn;
+	if (o->sock_buf)
+		cfg->rcv_buf = cfg->snd_buf = o->sock_buf;
 	if (o->keepalive >= 0)
 		cfg->keepalive = o->keepalive == 1;
 	if (o->keepalive == 1) {

@@ -355,6 +355,17 @@ bad_core:
 		return parse_tcp_limits(&o->tcp_limits, arg, err, errlen);
 	case LUNAR_OPT_KEEPALIVE:
 		return parse_keepalive(o, arg, err, errlen);
+	case LUNAR_OPT_SOCK_BUF: {
+		uint64_t size;
+
+		if (parse_size(arg, &size) || size < 4096 || size > (1u << 30)) {
+			lunar_set_err(err, errlen,
+				      "--sock-buf %s: expected a size from 4K to 1G (K, M, G suffixes)", arg);
+			return -EINVAL;
+		}
+		o->sock_buf = (uint32_t)size;
+		return 1;
+	}
 	case LUNAR_OPT_XDP_SYNCOOKIES:
 		if (strcmp(arg, "on") && strcmp(arg, "off")) {
 			lunar_set_err(err, errlen, "--xdp-syncookies %s: expected on (the default) or off",
@@ -447,6 +458,7 @@ void lunar_options_usage(FILE *f)
 	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"
 	      "  --keepalive I,T,N  TCP keep-alive: probe after I s idle, every T s, end the\n"
 	      "                     connection after N unanswered; off (the default)\n"
+	      "  --sock-buf SIZE    TCP send and receive buffer per connection (default 1M)\n"
 	      "  --xdp-syncookies on|off  af_xdp: under a SYN flood the XDP program answers\n"
 	      "                     SYNs with this worker's cookies, off its core (default on;\n"
 	      "                     on veth the peer needs an XDP program; docs/TRAFFIC.md)\n"

@@ -53,6 +53,7 @@ struct lunar_options {
 	double keepalive_idle_s, keepalive_intvl_s;
 	unsigned keepalive_probes;
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
+	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
 	bool verbose;
 };
 
@@ -79,6 +80,7 @@ enum {
 	LUNAR_OPT_TCP_LIMITS,
 	LUNAR_OPT_KEEPALIVE,
 	LUNAR_OPT_XDP_SYNCOOKIES,
+	LUNAR_OPT_SOCK_BUF,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -98,7 +100,8 @@ enum {
 		{"ecn", required_argument, NULL, LUNAR_OPT_ECN},                                   \
 		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS},                     \
 		{"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE},                       \
-		{"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES}
+		{"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES},          \
+		{"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -134,6 +134,36 @@ static void test_keepalive_refused_with_reason(void **state)
 	}
 }
 
+/* --sock-buf: both buffers take it; unset leaves tcp_config's; out of range refused. */
+static void test_sock_buf(void **state)
+{
+	static const char *const bad[] = {"", "4095", "2G", "1X", "-1", "1M1"};
+	struct lunar_options o;
+	struct tcp_config cfg, def;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	tcp_config_default(&def);
+	cfg = def;
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.snd_buf, def.snd_buf);
+	assert_int_equal(cfg.rcv_buf, def.rcv_buf);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_SOCK_BUF, "4M", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.snd_buf, 4u << 20);
+	assert_int_equal(cfg.rcv_buf, 4u << 20);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lunar_options_init(&o);
+		err[0] = 0;
+		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_SOCK_BUF, bad[i], err, sizeof(err)),
+				 -EINVAL);
+		if (!strstr(err, "expected a size from 4K to 1G"))
+			fail_msg("--sock-buf %s: \"%s\" does not say what is expected", bad[i], err);
+		assert_int_equal(o.sock_buf, 0);
+	}
+}
+
 /* --xdp-syncookies: on by default, on|off taken, anything else refused with what is expected. */
 static void test_xdp_syncookies(void **state)
 {
@@ -168,6 +198,7 @@ int main(void)
 	    cmocka_unit_test(test_keepalive_taken),
 	    cmocka_unit_test(test_keepalive_refused_with_reason),
 	    cmocka_unit_test(test_xdp_syncookies),
+	    cmocka_unit_test(test_sock_buf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,7 +28,9 @@
 # phase, then medians over ROUNDS: the flood/base throughput ratio of each
 # server (the target is >= 0.80), lunar/kernel, new connections, counters.
 #
-# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
+# SERVER_RX=server moves the receive work of the server's veth to the
+# server's CPU (a pinned NAPI thread), as a NIC's interrupt affinity would.
+# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] [SERVER_RX=sender|server] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
 # Needs root, the release build in build/, curl, and nothing else on CPUs
 # 0-1; run under `flock /tmp/lunar-net.lock` on a shared machine.
 set -u
@@ -118,6 +120,29 @@ print("ready", flush=True)
 S(("0.0.0.0", int(sys.argv[1])), h).serve_forever()
 '
 
+# SERVER_RX=server runs the receive work of the server's veth (arb-b) in a
+# NAPI thread pinned to the server's CPU 1, as a NIC's interrupt affinity
+# would: otherwise a veth receives on the sender's CPU, so every flooded
+# SYN (and lunar's XDP answer) is handled on CPU 0, the client's.
+server_rx=${SERVER_RX:-sender}
+case "$server_rx" in
+sender) ;;
+server)
+	$B ethtool -K arb-b gro on >/dev/null || exit 2 # a veth has NAPI with GRO or XDP
+	$B sh -c 'echo 1 > /sys/class/net/arb-b/threaded' || exit 2
+	;;
+*) echo "SERVER_RX=$server_rx: expected sender (the default) or server" >&2; exit 2 ;;
+esac
+# Pin arb-b's NAPI threads (made anew when an XDP program comes or goes) to CPU 1.
+pin_server_rx() {
+	[ "$server_rx" = server ] || return 0
+	local n=0 pid
+	for pid in $(pgrep '^napi/arb-b'); do
+		taskset -pc 1 "$pid" >/dev/null && n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || { echo "SERVER_RX=server: no NAPI thread of arb-b to pin" >&2; exit 1; }
+}
+
 start_server() { # lunar|kernel
 	: >"$log/server.log"
 	if [ "$1" = lunar ]; then
@@ -128,7 +153,7 @@ start_server() { # lunar|kernel
 	fi
 	server=$!
 	pids+=("$server")
-	for _ in $(seq 100); do grep -q ready "$log/server.log" && return 0; sleep 0.1; done
+	for _ in $(seq 100); do grep -q ready "$log/server.log" && { pin_server_rx; return 0; }; sleep 0.1; done
 	echo "the $1 server did not start:" >&2
 	cat "$log/server.log" >&2
 	exit 1

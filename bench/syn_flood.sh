@@ -31,7 +31,8 @@
 # SERVER_RX=server moves the receive work of the server's veth to the
 # server's CPU (a pinned NAPI thread), as a NIC's interrupt affinity would.
 # usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] [SERVER_RX=sender|server] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
-# Needs root, the release build in build/, curl, and nothing else on CPUs
+# Needs root, the release build in build/, curl (and ethtool for
+# SERVER_RX=server), and nothing else on CPUs
 # 0-1; run under `flock /tmp/lunar-net.lock` on a shared machine.
 set -u
 rounds=${1:-3} phase=${2:-10} rate=${3:-0} conns=${4:-20}

@@ -387,7 +387,7 @@ static bool stream_whence(const uint8_t *p8, uint32_t *idx, uint64_t *off)
 	x = unxorshift(x, 31) * mul_inverse(0x94d049bb133111ebull);
 	x = unxorshift(x, 27) * mul_inverse(0xbf58476d1ce4e5b9ull);
 	x = unxorshift(x, 30) - 0x9e3779b97f4a7c15ull;
-	if (x >> 40 > UINT32_MAX >> 8 || (x & ((1ull << 40) - 1)) >= (1ull << 37))
+	if ((x & ((1ull << 40) - 1)) >= (1ull << 37))
 		return false;
 	*idx = (uint32_t)(x >> 40);
 	*off = (x & ((1ull << 40) - 1)) << 3;
@@ -548,28 +548,39 @@ static void mc_pump(struct mconn *c)
  */
 static void echo_mismatch(struct mconn *c, const struct tcp_slice *sl, uint64_t bad)
 {
-	uint64_t at = bad - c->rcvd, word = (bad + 7) & ~7ull, from = 0;
-	uint8_t want[8];
-	uint32_t differ = 0, who = 0;
-	char whence[96] = "the word there is no stream's data";
+	uint64_t at = bad - c->rcvd, end = c->rcvd + sl->len, from = 0;
+	uint32_t differ = 0, who = 0, conns = M.serial_next > M.n ? M.serial_next : M.n;
+	uint8_t want[1], got = sl->data[at], first;
+	char whence[112] = "no stream's data from there (corrupted)";
 
+	stream_fill(c->serial, bad, &first, 1);
 	for (uint32_t j = 0; j < sl->len; j++) {
 		stream_fill(c->serial, c->rcvd + j, want, 1);
 		differ += sl->data[j] != want[0];
 	}
-	if (word + 8 <= c->rcvd + sl->len) {
-		/* Made for a connection that exists, inside 4 GiB: not a chance match. */
-		if (stream_whence(sl->data + (word - c->rcvd), &who, &from) &&
-		    who < (M.serial_next > M.n ? M.serial_next : M.n) && from >> 32 == 0)
+	if (bad + 8 > end)
+		snprintf(whence, sizeof(whence), "too few bytes left in the slice to tell whose");
+	/*
+	 * A stream word can have landed at any byte offset: try all 8. Made for
+	 * a connection that exists, inside 4 GiB: not a chance match.
+	 */
+	for (uint64_t at_k = bad; at_k < bad + 8 && at_k + 8 <= end; at_k++) {
+		if (!stream_whence(sl->data + (at_k - c->rcvd), &who, &from) || who >= conns ||
+		    from >> 32)
+			continue;
+		if (who == c->serial && from == at_k)
+			snprintf(whence, sizeof(whence),
+				 "the right bytes again from byte %" PRIu64 " (a short corruption)", at_k);
+		else
 			snprintf(whence, sizeof(whence), "byte %" PRIu64 " holds connection %u's byte %" PRIu64,
-				 word, who, from);
-	} else {
-		snprintf(whence, sizeof(whence), "no whole word left in the slice");
+				 at_k, who, from);
+		break;
 	}
 	mc_fail(c,
 		"echo differs from what was sent at byte %" PRIu64 " (slice of %u bytes at %" PRIu64
-		", mismatch %" PRIu64 " bytes in, %u bytes differ; %s)",
-		bad, sl->len, c->rcvd, at, differ, whence);
+		", mismatch %" PRIu64 " bytes in, %u bytes differ, the first 0x%02x for 0x%02x (xor 0x%02x)"
+		"; %s)",
+		bad, sl->len, c->rcvd, at, differ, got, first, got ^ first, whence);
 }
 
 static void mc_read(struct mconn *c)

@@ -11,7 +11,8 @@
  * each argument runs to the next NUL or the end of the input. Code % 16:
  *   0-8  LUNAR_OPT_PORT .. LUNAR_OPT_VERBOSE through lunar_options_apply()
  *   9    code byte bit 6 set: LUNAR_OPT_TCP_LIMITS (bit 7 set),
- *        LUNAR_OPT_KEEPALIVE (bit 7 clear, bit 5 set),
+ *        LUNAR_OPT_KEEPALIVE (bit 7 clear, bit 5 set, bit 4 clear),
+ *        LUNAR_OPT_SOCK_BUF (bit 7 clear, bits 5 and 4 set),
  *        LUNAR_OPT_XDP_SYNCOOKIES (bits 7 and 5 clear, bit 4 set) or
  *        LUNAR_OPT_POOL (all three clear), as 0-8; else a tool's own
  *        option code: apply() must return 0 and touch nothing
@@ -102,6 +103,7 @@ static void check_opts(const struct lunar_options *o)
 	FUZZ_CHECK(o->port.mtu == 0 || (o->port.mtu >= 576 && o->port.mtu <= 9000));
 	FUZZ_CHECK(o->pool_mbufs == 0 ||
 		   (o->pool_mbufs >= LUNAR_POOL_MIN && o->pool_mbufs <= LUNAR_POOL_MAX));
+	FUZZ_CHECK(o->sock_buf == 0 || (o->sock_buf >= 4096 && o->sock_buf <= (1u << 30)));
 	FUZZ_CHECK(o->keepalive >= -1 && o->keepalive <= 1);
 	if (o->keepalive == 1)
 		FUZZ_CHECK(o->keepalive_idle_s >= 0.001 && o->keepalive_idle_s <= 86400 &&
@@ -230,7 +232,7 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 	if (code <= 8 || (code == 9 && (code_byte & 0x40))) {
 		int opt = code <= 8		 ? LUNAR_OPT_PORT + (int)code
 			  : code_byte & 0x80 ? LUNAR_OPT_TCP_LIMITS
-			  : code_byte & 0x20 ? LUNAR_OPT_KEEPALIVE
+			  : code_byte & 0x20 ? (code_byte & 0x10 ? LUNAR_OPT_SOCK_BUF : LUNAR_OPT_KEEPALIVE)
 			  : code_byte & 0x10 ? LUNAR_OPT_XDP_SYNCOOKIES
 					     : LUNAR_OPT_POOL;
 

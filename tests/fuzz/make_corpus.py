@@ -100,7 +100,7 @@ def addrs(src=A, dst=B):
 OPT = {"port": 0, "ip": 1, "gw": 2, "mtu": 3, "fault": 4, "pcap": 5, "reserved": 6, "core": 7,
        "verbose": 8, "tool": 9, "port_spec": 10, "fault_spec": 11, "count": 12, "duration": 13,
        "ipv4": 14, "check": 15, "pool": 0x49, "keepalive": 0x69, "tcp_limits": 0xC9,
-       "xdp_syncookies": 0x59}
+       "xdp_syncookies": 0x59, "sock_buf": 0x79}
 
 OPTIONS = {
     "af_xdp": [("port", "af_xdp:eth0"), ("reserved", "61440-65535"), ("core", "1")],
@@ -131,7 +131,8 @@ OPTIONS = {
     "tcp_options": [("keepalive", "10,2,3"), ("keepalive", "off"), ("keepalive", "2,1"),
                     ("keepalive", "0.001,86400,1000"), ("tcp_limits", "conns=100,mem=1M"),
                     ("tcp_limits", "half-open=x"), ("pool", "4096"), ("xdp_syncookies", "off"),
-                    ("xdp_syncookies", "maybe"), ("xdp_syncookies", "on")],
+                    ("xdp_syncookies", "maybe"), ("xdp_syncookies", "on"), ("sock_buf", "4M"),
+                    ("sock_buf", "4095"), ("sock_buf", "1G"), ("sock_buf", "2G")],
     "check_fails": [("check", ""), ("port", "tap:t0"), ("check", ""), ("port", "af_xdp:eth1"),
                     ("mtu", "9000"), ("check", "")],
 }

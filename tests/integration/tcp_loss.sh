@@ -7,9 +7,9 @@ source "$(dirname "$0")/lib.sh"
 setup_test tcp_loss "$1"
 GET="$BUILD/tools/lunar-get"
 size=${SIZE:-16M}
-# Every transfer is bounded: a stall fails the test instead of hanging it
-# (16 MiB takes a few seconds at 5% loss; the limits stay under meson's).
-limit=$([ "$size" = 16M ] && echo 40 || echo 900)
+# Every transfer is bounded: a stall fails the test instead of hanging it.
+# 16 MiB takes a few seconds at 5% loss: 40 s, plus a second per MiB.
+limit=$((40 + $(numfmt --from=iec "$size") / 1048576))
 GET_TIMEOUT=(--timeout "$limit")
 
 "$TOPO" arb up >/dev/null

@@ -375,11 +375,11 @@ static uint64_t mul_inverse(uint64_t c)
 }
 
 /*
- * Which stream byte is this? The 8 bytes at @p8 hold an aligned stream word;
- * mix64 is a bijection, so undoing it names the connection and offset the
- * word was made for. False when the word is no stream's (corrupted).
+ * Which stream byte is this? If the 8 bytes at @p8 are an aligned stream
+ * word, undoing mix64 (a bijection) names the connection and offset it was
+ * made for; if not (corrupted), *idx and *off are noise the caller judges.
  */
-static bool stream_whence(const uint8_t *p8, uint32_t *idx, uint64_t *off)
+static void stream_whence(const uint8_t *p8, uint32_t *idx, uint64_t *off)
 {
 	uint64_t x;
 
@@ -387,11 +387,8 @@ static bool stream_whence(const uint8_t *p8, uint32_t *idx, uint64_t *off)
 	x = unxorshift(x, 31) * mul_inverse(0x94d049bb133111ebull);
 	x = unxorshift(x, 27) * mul_inverse(0xbf58476d1ce4e5b9ull);
 	x = unxorshift(x, 30) - 0x9e3779b97f4a7c15ull;
-	if ((x & ((1ull << 40) - 1)) >= (1ull << 37))
-		return false;
 	*idx = (uint32_t)(x >> 40);
 	*off = (x & ((1ull << 40) - 1)) << 3;
-	return true;
 }
 
 /* Does [p, p + n) equal bytes [off, off + n) of the stream? *bad: first offset that differs. */
@@ -550,13 +547,13 @@ static void echo_mismatch(struct mconn *c, const struct tcp_slice *sl, uint64_t 
 {
 	uint64_t at = bad - c->rcvd, end = c->rcvd + sl->len, from = 0;
 	uint32_t differ = 0, who = 0, conns = M.serial_next > M.n ? M.serial_next : M.n;
-	uint8_t want[1], got = sl->data[at], first;
+	uint8_t want, got = sl->data[at], first;
 	char whence[112] = "no stream's data from there (corrupted)";
 
 	stream_fill(c->serial, bad, &first, 1);
 	for (uint32_t j = 0; j < sl->len; j++) {
-		stream_fill(c->serial, c->rcvd + j, want, 1);
-		differ += sl->data[j] != want[0];
+		stream_fill(c->serial, c->rcvd + j, &want, 1);
+		differ += sl->data[j] != want;
 	}
 	if (bad + 8 > end)
 		snprintf(whence, sizeof(whence), "too few bytes left in the slice to tell whose");
@@ -565,8 +562,8 @@ static void echo_mismatch(struct mconn *c, const struct tcp_slice *sl, uint64_t 
 	 * a connection that exists, inside 4 GiB: not a chance match.
 	 */
 	for (uint64_t at_k = bad; at_k < bad + 8 && at_k + 8 <= end; at_k++) {
-		if (!stream_whence(sl->data + (at_k - c->rcvd), &who, &from) || who >= conns ||
-		    from >> 32)
+		stream_whence(sl->data + (at_k - c->rcvd), &who, &from);
+		if (who >= conns || from >> 32)
 			continue;
 		if (who == c->serial && from == at_k)
 			snprintf(whence, sizeof(whence),

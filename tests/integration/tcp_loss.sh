@@ -7,16 +7,17 @@ source "$(dirname "$0")/lib.sh"
 setup_test tcp_loss "$1"
 GET="$BUILD/tools/lunar-get"
 size=${SIZE:-16M}
+bytes=$(numfmt --from=iec "$size")
 # Every transfer is bounded: a stall fails the test instead of hanging it.
 # 16 MiB takes a few seconds at 5% loss: 40 s, plus a second per MiB.
-limit=$((40 + $(numfmt --from=iec "$size") / 1048576))
+limit=$((40 + bytes / 1048576))
 GET_TIMEOUT=(--timeout "$limit")
 
 "$TOPO" arb up >/dev/null
 on_exit "$TOPO" arb down
 A="ip netns exec lunar-a" B="ip netns exec lunar-b"
 mkdir -p "$OUT/root"
-head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$OUT/root/src.bin"
+head -c "$bytes" /dev/urandom >"$OUT/root/src.bin"
 ln -s "$OUT/root/src.bin" "$OUT/src.bin"
 want=$(sha256sum "$OUT/src.bin" | cut -c1-64)
 

@@ -416,6 +416,10 @@ static void obj_release(struct zbuf_zone *z, uint32_t idx)
 	}
 }
 
+#ifdef LUNAR_DEBUG
+static bool pktbuf_is_free(const struct zbuf_zone *z, uint32_t idx);
+#endif
+
 void zbuf_ref(const void *p)
 {
 	struct zbuf_zone *z;
@@ -427,6 +431,12 @@ void zbuf_ref(const void *p)
 		return;
 	}
 	if (z->kind == ZBUF_KIND_MBUF) {
+#ifdef LUNAR_DEBUG
+		if (unlikely(pktbuf_is_free(z, idx))) {
+			misuse("ref of a free packet buffer", p);
+			return;
+		}
+#endif
 		rte_mbuf_refcnt_update(zone_mbuf(z, idx), 1);
 		return;
 	}
@@ -993,6 +1003,211 @@ static uint32_t pktpool_stride(uint32_t data_room)
 	return stride;
 }
 
+#ifdef LUNAR_DEBUG
+/*
+ * Checked packet pools (debug builds). The mempool's ring, wrapped: every
+ * buffer put back is marked free and its data room poisoned for ASan; every
+ * buffer handed out must have been free. A buffer freed twice (DPDK keeps a
+ * free mbuf's refcnt at 1, so rte_pktmbuf_free() cannot tell) would
+ * otherwise sit in the ring twice and be handed to two owners at once:
+ * silent corruption, one byte of a stream changed, far from the bug. Here
+ * it is a misuse report with the second free's stack. The per-core cache
+ * is off in these pools, so every put and get passes the check.
+ */
+struct pktpool_check {
+	uintptr_t base;	    /* address of slot 0 of the pool's first zone */
+	uint32_t stride;    /* one mempool element */
+	uint32_t nslots;    /* slots in the pool's zones, header slots included */
+	uint32_t hdr_sz;    /* mempool object header before each mbuf */
+	uint8_t *free;	    /* per slot: 1 while in the ring */
+	const struct rte_mempool_ops *ring; /* the ops doing the work */
+};
+
+enum { PKTPOOL_CHECK_BATCH = 64 };
+
+static const char pktpool_checked_ops[] = "lunar_checked";
+
+static int checked_ops_index = -1;
+
+static uint8_t *check_slot(const struct pktpool_check *pc, void *obj)
+{
+	uintptr_t rel = (uintptr_t)obj - pc->hdr_sz - pc->base;
+
+	if (rel % pc->stride || rel / pc->stride >= pc->nslots)
+		return NULL;
+	return &pc->free[rel / pc->stride];
+}
+
+static void check_report(const char *what, void *obj)
+{
+#ifdef ZB_ASAN
+	__sanitizer_print_stack_trace();
+#endif
+	misuse(what, obj);
+}
+
+/* The data room, whatever the mbuf was attached to when it was freed. */
+static void data_room_poison(struct rte_mempool *mp, void *obj, bool poison)
+{
+	char *room = (char *)obj + sizeof(struct rte_mbuf) + rte_pktmbuf_priv_size(mp);
+	size_t len = rte_pktmbuf_data_room_size(mp);
+
+	if (poison)
+		zb_poison(room, len);
+	else
+		zb_unpoison(room, len);
+	(void)room;
+	(void)len;
+}
+
+static int checked_alloc(struct rte_mempool *mp)
+{
+	const struct pktpool_check *pc = mp->pool_config;
+
+	return pc->ring->alloc(mp);
+}
+
+static void checked_free_config(struct pktpool_check *pc)
+{
+	free(pc->free);
+	free(pc);
+}
+
+static void checked_free(struct rte_mempool *mp)
+{
+	struct pktpool_check *pc = mp->pool_config;
+
+	pc->ring->free(mp);
+	checked_free_config(pc);
+	mp->pool_config = NULL;
+}
+
+static int checked_enqueue(struct rte_mempool *mp, void *const *objs, unsigned n)
+{
+	struct pktpool_check *pc = mp->pool_config;
+	void *ok[PKTPOOL_CHECK_BATCH];
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *f = check_slot(pc, objs[i]);
+
+		if (!f) {
+			check_report("packet buffer put into a pool it is not from", objs[i]);
+			continue;
+		}
+		if (*f) {
+			check_report("packet buffer freed twice", objs[i]);
+			continue; /* in the ring once is enough */
+		}
+		*f = 1;
+		data_room_poison(mp, objs[i], true);
+		ok[k++] = objs[i];
+		if (k == PKTPOOL_CHECK_BATCH || i + 1 == n) {
+			if (pc->ring->enqueue(mp, ok, k))
+				return -ENOBUFS; /* cannot happen: the ring holds every slot */
+			k = 0;
+		}
+	}
+	if (k && pc->ring->enqueue(mp, ok, k))
+		return -ENOBUFS;
+	return 0;
+}
+
+static int checked_dequeue(struct rte_mempool *mp, void **objs, unsigned n)
+{
+	struct pktpool_check *pc = mp->pool_config;
+	int ret = pc->ring->dequeue(mp, objs, n);
+
+	if (ret)
+		return ret;
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *f = check_slot(pc, objs[i]);
+
+		if (f && !*f)
+			check_report("packet buffer handed out while in use", objs[i]);
+		if (f)
+			*f = 0;
+		data_room_poison(mp, objs[i], false);
+	}
+	return 0;
+}
+
+static unsigned checked_get_count(const struct rte_mempool *mp)
+{
+	const struct pktpool_check *pc = mp->pool_config;
+
+	return pc->ring->get_count(mp);
+}
+
+/* Register the checked ops once; NULL (with a log line) when that fails. */
+static const char *pktpool_ops_name(void)
+{
+	static int registered;
+	static struct rte_mempool_ops ops = {
+	    .alloc = checked_alloc,
+	    .free = checked_free,
+	    .enqueue = checked_enqueue,
+	    .dequeue = checked_dequeue,
+	    .get_count = checked_get_count,
+	};
+
+	if (!registered) {
+		snprintf(ops.name, sizeof(ops.name), "%s", pktpool_checked_ops);
+		checked_ops_index = rte_mempool_register_ops(&ops);
+		registered = checked_ops_index >= 0 ? 1 : -1;
+		if (registered < 0)
+			LOG_WARN("zbuf: could not register the checked pool ops: %s; packet "
+				 "pools run unchecked",
+				 rte_strerror(rte_errno));
+	}
+	return registered > 0 ? pktpool_checked_ops : NULL;
+}
+
+/* Whether slot @idx of mbuf zone @z is in its checked pool's ring. */
+static bool pktbuf_is_free(const struct zbuf_zone *z, uint32_t idx)
+{
+	const struct pktpool_check *pc;
+	const uint8_t *f;
+
+	if (!z->mp || z->mp->ops_index != checked_ops_index || !(pc = z->mp->pool_config))
+		return false;
+	f = check_slot(pc, zone_mbuf(z, idx));
+	return f && *f;
+}
+
+static const struct rte_mempool_ops *ops_by_name(const char *name)
+{
+	for (unsigned i = 0; i < rte_mempool_ops_table.num_ops; i++)
+		if (!strcmp(rte_mempool_ops_table.ops[i].name, name))
+			return &rte_mempool_ops_table.ops[i];
+	return NULL;
+}
+
+/* The checker for a pool over @nzones zones from @first, or NULL to run unchecked. */
+static struct pktpool_check *pktpool_check_new(uint32_t first, uint32_t nzones, uint32_t stride,
+					       uint32_t hdr_sz)
+{
+	struct pktpool_check *pc;
+
+	if (!pktpool_ops_name() || !ops_by_name("ring_mp_mc"))
+		return NULL;
+	pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return NULL;
+	pc->base = (uintptr_t)zone_at(first);
+	pc->stride = stride;
+	pc->nslots = nzones * (ZBUF_ZONE_SIZE / stride);
+	pc->hdr_sz = hdr_sz;
+	pc->ring = ops_by_name("ring_mp_mc");
+	pc->free = calloc(pc->nslots, 1); /* populating puts each one in: marked then */
+	if (!pc->free) {
+		free(pc);
+		return NULL;
+	}
+	return pc;
+}
+#endif
+
 int zbuf_pktpool_geometry(unsigned n_mbufs, uint32_t min_data_room, uint16_t *data_room,
 			  unsigned *zones)
 {
@@ -1026,6 +1241,12 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 	uint64_t *iova = NULL;
 	uint32_t first = 0;
 	unsigned nkeep = 0;
+#ifdef LUNAR_DEBUG
+	struct pktpool_check *check = NULL;
+#else
+	void *check = NULL; /* checked pools are a debug-build feature */
+#endif
+	const char *ops_name = "ring_mp_mc";
 	int ret;
 
 	if (!zb.ready || zb.backend != ZBUF_BACKEND_DPDK || n_mbufs == 0) {
@@ -1070,8 +1291,11 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 	/* Elements fill the stride exactly: data room grows to take the slack. */
 	priv.mbuf_data_room_size = (uint16_t)(stride - hdr_sz - sizeof(struct rte_mbuf));
 	priv.mbuf_priv_size = 0;
+#ifdef LUNAR_DEBUG
+	check = pktpool_check_new(first, nzones, stride, hdr_sz);
+#endif
 	mp = rte_mempool_create_empty(
-	    name, total, stride - hdr_sz, per_zone * nzones >= 1024 ? 256 : 0,
+	    name, total, stride - hdr_sz, per_zone * nzones >= 1024 && !check ? 256 : 0,
 	    sizeof(struct rte_pktmbuf_pool_private), zb.mz->socket_id, RTE_MEMPOOL_F_NO_SPREAD);
 	if (mp == NULL) {
 		LOG_ERR("zbuf_pktpool_create(%s): rte_mempool_create_empty: %s", name,
@@ -1088,11 +1312,14 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 		errno = EINVAL;
 		goto fail;
 	}
-	ret = rte_mempool_set_ops_byname(mp, "ring_mp_mc", NULL);
+#ifdef LUNAR_DEBUG
+	ops_name = check ? pktpool_checked_ops : "ring_mp_mc";
+#endif
+	ret = rte_mempool_set_ops_byname(mp, ops_name, check);
 	if (ret) {
-		LOG_ERR("zbuf_pktpool_create(%s): mempool ops ring_mp_mc: %s (is the "
+		LOG_ERR("zbuf_pktpool_create(%s): mempool ops %s: %s (is the "
 			"mempool_ring driver loaded?)",
-			name, rte_strerror(-ret));
+			name, ops_name, rte_strerror(-ret));
 		errno = -ret;
 		goto fail;
 	}
@@ -1148,6 +1375,10 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 
 fail:
 	free(objs);
+#ifdef LUNAR_DEBUG
+	if (check && (!mp || mp->pool_config != check)) /* else freeing the pool frees it */
+		checked_free_config(check);
+#endif
 	if (mp) {
 		rte_mempool_free(mp);
 		/* The failed pool may have written mbufs over these zones' headers. */

@@ -1,6 +1,9 @@
 /*
  * port_fault.c - the fault-injection port wrapper (see port_fault.h).
  * Decisions come from a xoshiro256** generator seeded per direction.
+ * Corruption flips one bit, which the Internet checksum always catches;
+ * corrupting at both ends of a path can put two flips in one frame, and
+ * those can cancel (RFC 1071), so tests corrupt at one point per path.
  */
 #include "port/port_fault.h"
 

@@ -8,6 +8,7 @@ and PNG plots (bench/report.py).
 
   sudo bench/sweep.py                   every figure, 3 runs per point (the full report)
   sudo bench/sweep.py --demo            4 KiB RPC, iodepth 1 and 16, about 2-3 minutes
+  sudo bench/sweep.py --demo --mtu 9000 the same with jumbo frames on every link
   bench/sweep.py --dry-run              print every command, run nothing
 
 Figures (pattern rpc; client on core 0, server on core 1):
@@ -57,6 +58,10 @@ READY_PREFIX = "knb server: ready"
 READY_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
 MAX_CONSECUTIVE_FAILURES = 3  # a stack failing this many runs in a row is skipped from then on
+DEFAULT_MTU = 1500
+# DPDK 22.11's af_xdp PMD puts a packet in one 4 KiB umem frame (no
+# multi-buffer), and veth's native XDP takes no more than ~3.5K: no jumbo frames.
+AFXDP_MAX_MTU = 1500
 
 # Per stack: what topology it needs, which namespaces, and its knb options.
 MEMIF_SOCK = "/run/lunar/knb.sock"
@@ -141,6 +146,9 @@ def stack_series(args):
     out = {}
     for name in args.stacks:
         d = dict(STACKS[name])
+        if args.mtu != DEFAULT_MTU and d["topology"] == "memif":
+            d["server_opts"] = d["server_opts"] + ["--mtu", str(args.mtu)]
+            d["client_opts"] = d["client_opts"] + ["--mtu", str(args.mtu)]
         d["kernel_mode"] = None
         if name == "kernel":
             d["kernel_mode"] = args.kernel_mode
@@ -471,9 +479,18 @@ def topology_is_up(name):
     return False
 
 
-def run_cmd_logged(cmd):
-    log("$ " + shlex.join(cmd))
-    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+def veth_mtu():
+    """The MTU of the veth pair's server end (None when it cannot be read)."""
+    r = subprocess.run(["ip", "-n", "lunar-b", "-o", "link", "show", "dev", "veth-b"], capture_output=True, text=True)
+    words = r.stdout.split()
+    return int(words[words.index("mtu") + 1]) if r.returncode == 0 and "mtu" in words else None
+
+
+def run_cmd_logged(cmd, env=None):
+    """Run @cmd (with @env added to the environment), its output in the log."""
+    log("$ " + "".join(f"{k}={v} " for k, v in (env or {}).items()) + shlex.join(cmd))
+    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       env=dict(os.environ, **env) if env else None)
     for line in (r.stdout + r.stderr).splitlines():
         log("  " + line)
     return r.returncode
@@ -574,6 +591,7 @@ def write_results(args, series, configs, notes, cpus, started, status, knb_versi
             "figures": [] if args.demo else args.figures,
             "demo": args.demo,
             "kernel_mode": args.kernel_mode,
+            "mtu": args.mtu,
             "with_blocking": args.with_blocking,
             "no_topology": args.no_topology,
             "knb": args.knb,
@@ -615,6 +633,10 @@ def main(argv):
     ap.add_argument("--knb", default=os.path.join(ROOT, "build", "tools", "knb", "knb"), help="knb binary (default build/tools/knb/knb)")
     ap.add_argument("--kernel-mode", choices=["busy-poll", "blocking"], default="busy-poll", help="the kernel series' mode (default busy-poll)")
     ap.add_argument("--with-blocking", action="store_true", help="also measure the kernel in blocking mode, as a fourth series")
+    ap.add_argument("--mtu", type=int, default=DEFAULT_MTU,
+                    help=f"MTU of every link: the memif ports and the veth pair (default {DEFAULT_MTU}). From 4200 a 4 KiB RPC "
+                    "is one frame each way, as on a storage network with jumbo frames (SOLAR: one block per packet). "
+                    f"Above {AFXDP_MAX_MTU} lunar-afxdp is left out (af_xdp here takes one 4 KiB frame per packet).")
     ap.add_argument("--keep-topology", action="store_true", help="leave the topologies up at the end")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     ap.add_argument("--no-topology", action="store_true", help="(tests) no scripts/topo.sh, no `ip netns exec`, no root check")
@@ -622,9 +644,17 @@ def main(argv):
     ap.add_argument("--no-report", action="store_true", help="write results.json only, do not run report.py")
     args = ap.parse_args(argv)
 
+    if not 576 <= args.mtu <= 9000:
+        ap.error(f"--mtu {args.mtu}: expected 576 to 9000 (9000 is what lunar's memif port and the veth pair take)")
+    explicit_stacks = args.stacks is not None
     if args.stacks is None:
         args.stacks = ",".join(ALL_STACKS if args.demo else FULL_STACKS)
     args.stacks = parse_list(args.stacks, ALL_STACKS, "--stacks")
+    if args.mtu > AFXDP_MAX_MTU and "lunar-afxdp" in args.stacks:
+        if explicit_stacks:
+            ap.error(f"--stacks lunar-afxdp with --mtu {args.mtu}: af_xdp here takes at most MTU {AFXDP_MAX_MTU}; "
+                     "drop one of them")
+        args.stacks.remove("lunar-afxdp")
     args.figures = parse_list(args.figures, ALL_FIGURES, "--figures")
     if args.runs < 1 or args.duration <= 0 or args.warmup < 0:
         ap.error("--runs must be >= 1, --duration > 0, --warmup >= 0")
@@ -643,6 +673,10 @@ def main(argv):
         notes["general"].append("--with-blocking ignored: the kernel is not among --stacks.")
     if "kernel" not in series:
         notes["general"].append("No kernel series: no ratios.")
+    if args.mtu != DEFAULT_MTU:
+        notes["general"].append(f"MTU {args.mtu} on every link (memif ports and the veth pair)"
+                                + ("; lunar af_xdp left out (no jumbo frames on af_xdp here)."
+                                   if args.mtu > AFXDP_MAX_MTU and not explicit_stacks else "."))
     runs_total = len(configs) * args.runs
     per_run_guess = args.duration + args.warmup + 1.5
     topologies = sorted({series[s]["topology"] for s in series})
@@ -654,7 +688,7 @@ def main(argv):
             print(f"# note: {n}")
         if not args.no_topology:
             for t in topologies:
-                print(shlex.join([TOPO, t, "up"]))
+                print(("" if args.mtu == DEFAULT_MTU else f"LUNAR_MTU={args.mtu} ") + shlex.join([TOPO, t, "up"]))
         raw = os.path.join(args.out, "raw")
         by_id = {c["id"]: c for c in configs}
         for (m, d, t) in points:
@@ -704,7 +738,13 @@ def main(argv):
         if not args.no_topology:
             for t in topologies:
                 was_up = topology_is_up(t)
-                if run_cmd_logged([TOPO, t, "up"]) != 0:
+                have = veth_mtu() if t == "veth" and was_up else args.mtu
+                if have != args.mtu:
+                    log(f"sweep.py: the veth pair is up with MTU {have}, not {args.mtu}: take it down first "
+                        "(scripts/topo.sh veth down)")
+                    status = "failed"
+                    return 2
+                if run_cmd_logged([TOPO, t, "up"], {"LUNAR_MTU": str(args.mtu)}) != 0:
                     log(f"sweep.py: scripts/topo.sh {t} up failed")
                     status = "failed"
                     return 2

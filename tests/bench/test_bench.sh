@@ -203,6 +203,17 @@ check "--dry-run: kernel busy-poll and blocking series, 4 threads, lunar skipped
 	bash -c 'grep -q "knb server --stack kernel --listen 10.77.0.2:7000 --threads 4 --kernel-mode blocking --core 4" "$1" && grep -q "lunar runs one thread per process" "$1" && ! grep -q "stack lunar .*--threads 2" "$1"' _ "$OUT/dry.stdout"
 check "--dry-run: no raw memif outside Fig 9, and a note says so" \
 	bash -c '! grep -q "stack raw" "$1" && grep -q "raw memif is measured in Fig 9 only" "$1"' _ "$OUT/dry.stdout"
+"$SWEEP" --dry-run --demo --mtu 9000 --out "$OUT/dryj" >"$OUT/dryj.stdout" 2>&1
+check "--dry-run --demo --mtu 9000: memif knb and the topologies at MTU 9000, af_xdp left out with a note" \
+	bash -c 'grep -q "^LUNAR_MTU=9000 .*scripts/topo.sh veth up" "$1" && grep -q "knb server --stack raw --port memif:/run/lunar/knb.sock:server --ip 192.168.77.2/24 --mtu 9000 " "$1" && grep -q "knb client --stack lunar .*--trust-link --mtu 9000 " "$1" && ! grep -q -- "--port af_xdp" "$1" && grep -q "note: MTU 9000 on every link.*lunar af_xdp left out" "$1"' _ "$OUT/dryj.stdout"
+"$SWEEP" --dry-run --demo --mtu 9000 --stacks lunar-afxdp,kernel >"$OUT/dryj2.stdout" 2>&1
+rc=$?
+check "--mtu 9000 with --stacks lunar-afxdp: refused, saying why (rc $rc)" \
+	bash -c '[ "$2" = 2 ] && grep -q "af_xdp here takes at most MTU 1500; drop one of them" "$1"' _ "$OUT/dryj2.stdout" "$rc"
+"$SWEEP" --dry-run --demo --mtu 100 >"$OUT/dryj3.stdout" 2>&1
+rc=$?
+check "--mtu 100: refused with the range (rc $rc)" \
+	bash -c '[ "$2" = 2 ] && grep -q "mtu 100: expected 576 to 9000" "$1"' _ "$OUT/dryj3.stdout" "$rc"
 "$SWEEP" --dry-run --figures 9 --out "$OUT/dry9" >"$OUT/dry9.stdout" 2>&1
 check "--dry-run --figures 9: raw memif at each size, only in Fig 9, interleaved per run with the other stacks" \
 	bash -c '[ "$(grep -c "^# fig 9 raw-memif msg=[0-9]* iodepth=1 threads=1 run" "$1")" = 18 ] && grep -A1 "^# fig 9 raw-memif msg=4096 iodepth=1 threads=1 run 1/3" "$1" | grep -q "knb server --stack raw --port memif:/run/lunar/knb.sock:server --ip 192.168.77.2/24 --listen 192.168.77.2:7000" && grep -B3 "^# fig 9 raw-memif msg=64 iodepth=1 threads=1 run 1/3" "$1" | grep -q "kill -INT"' _ "$OUT/dry9.stdout"

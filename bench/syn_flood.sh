@@ -30,7 +30,10 @@
 #
 # SERVER_RX=server moves the receive work of the server's veth to the
 # server's CPU (a pinned NAPI thread), as a NIC's interrupt affinity would.
-# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] [SERVER_RX=sender|server] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
+# SERVER_RX=nic also moves what the server sends, once handed to its veth,
+# off the server's CPU: the router's end of the link receives in a NAPI
+# thread on CPU 0, as a NIC's transmit ends at the wire.
+# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] [SERVER_RX=sender|server|nic] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
 # Needs root, the release build in build/, curl (and ethtool for
 # SERVER_RX=server), and nothing else on CPUs
 # 0-1; run under `flock /tmp/lunar-net.lock` on a shared machine.
@@ -128,20 +131,27 @@ S(("0.0.0.0", int(sys.argv[1])), h).serve_forever()
 server_rx=${SERVER_RX:-sender}
 case "$server_rx" in
 sender) ;;
-server)
+server | nic)
 	$B ethtool -K arb-b gro on >/dev/null || exit 2 # a veth has NAPI with GRO or XDP
 	$B sh -c 'echo 1 > /sys/class/net/arb-b/threaded' || exit 2
+	# arb-rb has NAPI already: it carries an XDP program (above).
+	[ "$server_rx" = nic ] && { $R sh -c 'echo 1 > /sys/class/net/arb-rb/threaded' || exit 2; }
 	;;
-*) echo "SERVER_RX=$server_rx: expected sender (the default) or server" >&2; exit 2 ;;
+*) echo "SERVER_RX=$server_rx: expected sender (the default), server or nic" >&2; exit 2 ;;
 esac
-# Pin arb-b's NAPI threads (made anew when an XDP program comes or goes) to CPU 1.
-pin_server_rx() {
-	[ "$server_rx" = server ] || return 0
+# Pin DEV's NAPI threads (made anew when an XDP program comes or goes) to CPU.
+pin_napi() { # DEV CPU
 	local n=0 pid
-	for pid in $(pgrep '^napi/arb-b'); do
-		taskset -pc 1 "$pid" >/dev/null && n=$((n + 1))
+	for pid in $(pgrep "^napi/$1"); do
+		taskset -pc "$2" "$pid" >/dev/null && n=$((n + 1))
 	done
-	[ "$n" -gt 0 ] || { echo "SERVER_RX=server: no NAPI thread of arb-b to pin" >&2; exit 1; }
+	[ "$n" -gt 0 ] || { echo "SERVER_RX=$server_rx: no NAPI thread of $1 to pin" >&2; exit 1; }
+}
+pin_server_rx() {
+	[ "$server_rx" = sender ] && return 0
+	pin_napi arb-b 1
+	[ "$server_rx" = nic ] && pin_napi arb-rb 0
+	return 0
 }
 
 start_server() { # lunar|kernel

@@ -1028,7 +1028,7 @@ enum { PKTPOOL_CHECK_BATCH = 64 };
 
 static const char pktpool_checked_ops[] = "lunar_checked";
 
-static int checked_ops_index = -1;
+static int checked_ops_index = -1; /* -1: not registered yet, -2: registering failed */
 
 static uint8_t *check_slot(const struct pktpool_check *pc, void *obj)
 {
@@ -1057,8 +1057,6 @@ static void data_room_poison(struct rte_mempool *mp, void *obj, bool poison)
 		zb_poison(room, len);
 	else
 		zb_unpoison(room, len);
-	(void)room;
-	(void)len;
 }
 
 static int checked_alloc(struct rte_mempool *mp)
@@ -1103,7 +1101,7 @@ static int checked_enqueue(struct rte_mempool *mp, void *const *objs, unsigned n
 		*f = 1;
 		data_room_poison(mp, objs[i], true);
 		ok[k++] = objs[i];
-		if (k == PKTPOOL_CHECK_BATCH || i + 1 == n) {
+		if (k == PKTPOOL_CHECK_BATCH) {
 			if (pc->ring->enqueue(mp, ok, k))
 				return -ENOBUFS; /* cannot happen: the ring holds every slot */
 			k = 0;
@@ -1143,7 +1141,6 @@ static unsigned checked_get_count(const struct rte_mempool *mp)
 /* Register the checked ops once; NULL (with a log line) when that fails. */
 static const char *pktpool_ops_name(void)
 {
-	static int registered;
 	static struct rte_mempool_ops ops = {
 	    .alloc = checked_alloc,
 	    .free = checked_free,
@@ -1152,16 +1149,17 @@ static const char *pktpool_ops_name(void)
 	    .get_count = checked_get_count,
 	};
 
-	if (!registered) {
+	if (checked_ops_index == -1) {
 		snprintf(ops.name, sizeof(ops.name), "%s", pktpool_checked_ops);
 		checked_ops_index = rte_mempool_register_ops(&ops);
-		registered = checked_ops_index >= 0 ? 1 : -1;
-		if (registered < 0)
+		if (checked_ops_index < 0) {
 			LOG_WARN("zbuf: could not register the checked pool ops: %s; packet "
 				 "pools run unchecked",
 				 rte_strerror(rte_errno));
+			checked_ops_index = -2;
+		}
 	}
-	return registered > 0 ? pktpool_checked_ops : NULL;
+	return checked_ops_index >= 0 ? pktpool_checked_ops : NULL;
 }
 
 /* Whether slot @idx of mbuf zone @z is in its checked pool's ring. */
@@ -1188,9 +1186,10 @@ static const struct rte_mempool_ops *ops_by_name(const char *name)
 static struct pktpool_check *pktpool_check_new(uint32_t first, uint32_t nzones, uint32_t stride,
 					       uint32_t hdr_sz)
 {
+	const struct rte_mempool_ops *ring = ops_by_name("ring_mp_mc");
 	struct pktpool_check *pc;
 
-	if (!pktpool_ops_name() || !ops_by_name("ring_mp_mc"))
+	if (!ring || !pktpool_ops_name())
 		return NULL;
 	/* DPDK memory, like the pool that points to it (LeakSanitizer does not scan that). */
 	pc = rte_zmalloc("zbuf_pktpool_check", sizeof(*pc), 0);
@@ -1200,7 +1199,7 @@ static struct pktpool_check *pktpool_check_new(uint32_t first, uint32_t nzones, 
 	pc->stride = stride;
 	pc->nslots = nzones * (ZBUF_ZONE_SIZE / stride);
 	pc->hdr_sz = hdr_sz;
-	pc->ring = ops_by_name("ring_mp_mc");
+	pc->ring = ring;
 	pc->free = rte_zmalloc("zbuf_pktpool_check", pc->nslots, 0); /* populating marks them */
 	if (!pc->free) {
 		rte_free(pc);

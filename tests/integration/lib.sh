@@ -106,6 +106,12 @@ tshark_count() {
 	tshark -r "$1" "${TSHARK_PLAIN[@]}" ${2:+-Y "$2"} 2>/dev/null | wc -l
 }
 
+# fault_count LOG rx|tx WHAT: the fault wrapper's WHAT counter (dropped,
+# corrupted, ...) of one direction, from the "fault rx:|tx:" line in LOG
+fault_count() {
+	grep "^fault $2:" "$1" | grep -o "$3 [0-9]*" | awk '{print $2}'
+}
+
 expect_grep() { # DESC PATTERN FILE
 	if grep -qE "$2" "$3"; then pass "$1"; else fail "$1: /$2/ not in $3"; sed 's/^/    | /' "$3" | tail -20; fi
 }

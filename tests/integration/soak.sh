@@ -53,14 +53,13 @@ expect_eq "client: TCP memory left" "$(field tcp_mem)" 0
 # At or below: the baseline is the least seen over 200 ms before the soak.
 expect_le "client: Zbuf in use back at its baseline" "$(field zbuf_in_use)" \
 	"$(sed -n 's/.*(baseline \([0-9]*\))$/\1/p' <<<"$end")"
-fault_count() { grep "^fault $2:" "$OUT/$1.log" | grep -o "$3 [0-9]*" | awk '{print $2}'; }
 for who in cli srv; do
 	for what in dropped reordered duplicated; do
-		expect_ge "$who: fault wrapper $what packets (tx)" "$(fault_count "$who" tx "$what")" 1
+		expect_ge "$who: fault wrapper $what packets (tx)" "$(fault_count "$OUT/$who.log" tx "$what")" 1
 	done
 done
 for dir in tx rx; do
-	expect_ge "srv: fault wrapper corrupted packets ($dir)" "$(fault_count srv "$dir" corrupted)" 1
+	expect_ge "srv: fault wrapper corrupted packets ($dir)" "$(fault_count "$OUT/srv.log" "$dir" corrupted)" 1
 done
 expect_ge "corrupted frames caught by checksums" \
 	"$(($(counter "$OUT/cli.log" TCP_BAD_CHECKSUM) + $(counter "$OUT/cli.log" IP_BAD_CHECKSUM) + $(counter "$OUT/srv.log" TCP_BAD_CHECKSUM) + $(counter "$OUT/srv.log" IP_BAD_CHECKSUM)))" 1

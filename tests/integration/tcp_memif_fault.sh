@@ -29,8 +29,7 @@ expect_eq "SHA-256 of what came back" "$(awk '/^sha256_echoed / {print $2}' "$OU
 	"$(awk '/^sha256 / {print $2}' "$OUT/cli.log")"
 if [ ${#fault_args[@]} -gt 0 ]; then
 	for what in dropped reordered duplicated corrupted; do
-		expect_ge "fault wrapper $what packets (tx)" \
-			"$(grep '^fault tx:' "$OUT/cli.log" | grep -o "$what [0-9]*" | awk '{print $2}')" 1
+		expect_ge "fault wrapper $what packets (tx)" "$(fault_count "$OUT/cli.log" tx "$what")" 1
 	done
 	expect_ge "corrupted frames caught by checksums" \
 		"$(( $(counter "$OUT/cli.log" TCP_BAD_CHECKSUM) + $(counter "$OUT/cli.log" IP_BAD_CHECKSUM) + $(counter "$OUT/srv.log" TCP_BAD_CHECKSUM) + $(counter "$OUT/srv.log" IP_BAD_CHECKSUM) ))" 1

@@ -209,7 +209,7 @@ check "--dry-run --demo --mtu 9000: memif knb and the topologies at MTU 9000, af
 "$SWEEP" --dry-run --demo --mtu 9000 --stacks lunar-afxdp,kernel >"$OUT/dryj2.stdout" 2>&1
 rc=$?
 check "--mtu 9000 with --stacks lunar-afxdp: refused, saying why (rc $rc)" \
-	bash -c '[ "$2" = 2 ] && grep -q "af_xdp here takes at most MTU 1500; drop one of them" "$1"' _ "$OUT/dryj2.stdout" "$rc"
+	bash -c '[ "$2" = 2 ] && grep -q "sweep.py runs af_xdp at MTU 1500 only; drop one of them" "$1"' _ "$OUT/dryj2.stdout" "$rc"
 "$SWEEP" --dry-run --demo --mtu 100 >"$OUT/dryj3.stdout" 2>&1
 rc=$?
 check "--mtu 100: refused with the range (rc $rc)" \

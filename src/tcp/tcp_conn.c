@@ -39,6 +39,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->window_scaling = true;
 	cfg->timestamps = true;
 	cfg->sack = true;
+	cfg->dsack = true;
 	cfg->rack = true;
 	cfg->cc = TCP_CC_NEWRENO;
 	cfg->ecn = TCP_ECN_ACCEPT; /* as Linux: answer an ECN-setup SYN, ask for none */
@@ -286,7 +287,7 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			t->opts.ts_val = tcp_ts_now(c, now);
 			t->opts.ts_ecr = c->ts_recent;
 		}
-		if (c->sack_ok && c->reass.n) {
+		if (c->sack_ok && (c->reass.n || c->dsack_pending)) {
 			struct tcp_sack_block b[TCP_SACK_MAX_BLOCKS];
 			/*
 			 * The blocks share the segment with its data: together they
@@ -297,11 +298,19 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			uint32_t budget = c->snd_mss > len ? c->snd_mss - len : 0;
 			unsigned fit = budget >= 4 ? (budget - 4) / 8 : 0;
 			unsigned max = c->ts_ok ? 3 : 4;
-			unsigned nb;
+			unsigned nb = 0;
 
 			if (len == 0)
 				fit = max;
-			nb = tcp_reass_sack(&c->reass, c->rcv_nxt, b, fit < max ? fit : max);
+			if (fit > max)
+				fit = max;
+			/* RFC 2883 4: the duplicate first, then the usual blocks; it is sent once. */
+			if (c->dsack_pending && fit) {
+				b[nb++] = c->dsack;
+				c->dsack_pending = false;
+				c->stats.dsacks_sent++;
+			}
+			nb += tcp_reass_sack(&c->reass, c->rcv_nxt, b + nb, fit - nb);
 
 			for (unsigned i = 0; i < nb; i++) {
 				t->opts.sack[i].left = b[i].left;

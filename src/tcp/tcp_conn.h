@@ -62,6 +62,13 @@ struct tcp_config {
 	bool timestamps;       /**< RFC 7323 3 (RTTM and PAWS) */
 	bool sack;             /**< RFC 2018 */
 	/**
+	 * With SACK negotiated, report data received twice in the next ACK's
+	 * first SACK block (RFC 2883), as Linux's net.ipv4.tcp_dsack: the
+	 * sender learns a retransmission was needless (RACK widens its
+	 * reordering window, RFC 8985 6.2).
+	 */
+	bool dsack;
+	/**
 	 * With SACK negotiated, recover losses from a scoreboard (RFC 6675)
 	 * with RACK-TLP loss detection (RFC 8985), as Linux does by default;
 	 * off (or without SACK): NewReno on duplicate ACKs (RFC 6582).
@@ -189,6 +196,7 @@ struct tcp_conn_stats {
 	uint64_t sack_blocks;    /**< SACK blocks received and used (RFC 2018) */
 	uint64_t sack_invalid;   /**< SACK blocks ignored: empty or outside (SND.UNA, SND.MAX] */
 	uint64_t dsacks;         /**< D-SACKs received (RFC 2883): the peer got something twice */
+	uint64_t dsacks_sent;    /**< D-SACKs sent (RFC 2883): we got something twice */
 	uint64_t rack_lost;      /**< segments RACK marked lost (RFC 8985 6.2) */
 	uint64_t recoveries;     /**< SACK-based fast recoveries entered (RFC 6675) */
 	uint64_t tlp_probes;     /**< tail loss probes sent (RFC 8985 7.3) */
@@ -252,6 +260,9 @@ struct tcp_conn {
 	uint32_t rcvq_cap, rcvq_head, rcvq_count, rcvq_bytes;
 	uint32_t app_held; /**< bytes taken zero-copy and not yet released: still in our buffers */
 	struct tcp_reass reass;
+	/* RFC 2883: a duplicate range received, for the next ACK's first SACK block. */
+	bool dsack_pending;
+	struct tcp_sack_block dsack;
 
 	/* reliability */
 	struct tcp_rtt rtt;

@@ -221,6 +221,20 @@ static void challenge_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	tcp_send_ack(c, now, out);
 }
 
+/*
+ * RFC 2883 4: [left, right) arrived twice; the next ACK reports it as its
+ * first SACK block, once. Every duplicate is acknowledged at once (ack_now
+ * or a direct ACK), so at most one is ever waiting.
+ */
+static void dsack_note(struct tcp_conn *c, uint32_t left, uint32_t right)
+{
+	if (!c->sack_ok || !c->cfg.dsack)
+		return;
+	c->dsack.left = left;
+	c->dsack.right = right;
+	c->dsack_pending = true;
+}
+
 static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)
 {
 	/*
@@ -491,10 +505,13 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			 * ACK): both under the 7 limit. Data gets its ACK
 			 * always: the sender of a needless retransmission needs it.
 			 */
-			if ((seg->flags & RTE_TCP_SYN_FLAG) || slen == 0)
+			if ((seg->flags & RTE_TCP_SYN_FLAG) || slen == 0) {
 				challenge_ack(c, now, out);
-			else
-				tcp_send_ack(c, now, out);
+				return;
+			}
+			if (len && seq_leq(dseq + len, c->rcv_nxt))
+				dsack_note(c, dseq, dseq + len); /* all of it came before */
+			tcp_send_ack(c, now, out);
 			return;
 		}
 	}
@@ -510,6 +527,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 
 		if (cut > len)
 			cut = len;
+		if (cut)
+			dsack_note(c, dseq, dseq + cut);
 		data += cut;
 		len -= cut;
 		dseq += cut;
@@ -648,9 +667,18 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			c->stats.ooo_segs++;
 			if (c->mem_pressure != TCP_MEM_NORMAL)
 				c->stats.ooo_refused++;
-			else if (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len) ==
-				 TCP_REASS_FULL)
-				c->stats.ooo_full++;
+			else
+				switch (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len)) {
+				case TCP_REASS_FULL:
+					c->stats.ooo_full++;
+					break;
+				case TCP_REASS_DUPLICATE:
+					/* Held already: the run holding it is the next block (RFC 2883 4.2). */
+					dsack_note(c, dseq, dseq + len);
+					break;
+				case TCP_REASS_STORED:
+					break;
+				}
 			c->ack_now = true;
 			fin = false; /* a FIN beyond a gap is taken when it comes again */
 		}

@@ -406,6 +406,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->sack_blocks += c->sack_blocks;
 	x->sack_invalid += c->sack_invalid;
 	x->dsacks += c->dsacks;
+	x->dsacks_sent += c->dsacks_sent;
 	x->rack_lost += c->rack_lost;
 	x->recoveries += c->recoveries;
 	x->tlp_probes += c->tlp_probes;
@@ -1399,9 +1400,10 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->rcv_mem_dropped);
 	fprintf(f,
 		"tcp: fast_retransmits %lu dupacks %lu sack_blocks %lu sack_invalid %lu dsacks %lu "
-		"rack_lost %lu recoveries %lu tlp_probes %lu tlp_recoveries %lu sb_nomem %lu\n",
+		"dsacks_sent %lu rack_lost %lu recoveries %lu tlp_probes %lu tlp_recoveries %lu "
+		"sb_nomem %lu\n",
 		x->fast_retransmits, x->dupacks, x->sack_blocks, x->sack_invalid, x->dsacks,
-		x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries, x->sb_nomem);
+		x->dsacks_sent, x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries, x->sb_nomem);
 	fprintf(f, "tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu\n", tcp_cc_algo_name(st->cfg.cc),
 		x->ecn_ce, x->ecn_ece, x->ecn_cuts);
 	fprintf(f,

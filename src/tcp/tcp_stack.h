@@ -63,7 +63,8 @@ struct tcp_stack_stats {
 	uint64_t mem_prunes;       /* times every out-of-order queue was emptied */
 	uint64_t mem_pressure_ns;  /* time spent under pressure (sampled) */
 	/* SACK loss recovery (tcp_recovery.c): see struct tcp_conn_stats */
-	uint64_t fast_retransmits, dupacks, sack_blocks, sack_invalid, dsacks, rack_lost;
+	uint64_t fast_retransmits, dupacks, sack_blocks, sack_invalid, dsacks, dsacks_sent,
+		rack_lost;
 	uint64_t recoveries, tlp_probes, tlp_recoveries, sb_nomem;
 	/* ECN (RFC 3168): CE marks received, ECE echoes received, window cuts for them */
 	uint64_t ecn_ce, ecn_ece, ecn_cuts;

@@ -2,7 +2,8 @@
 # tcp_kernel.sh - lunar's TCP against the Linux kernel's, across a veth:
 # lunar on af_xdp in namespace B, the kernel (socat) in A. Both directions
 # and an echo, SHA-256 exact; a capture that tshark finds clean; a refused
-# connection reported as such; no Zbuf object leaked.
+# connection reported as such; no Zbuf object leaked; D-SACKs (RFC 2883)
+# exchanged with the kernel when lunar's port duplicates frames.
 # SIZE (default 64M) sets the transfer size; the long suite uses 1G.
 source "$(dirname "$0")/lib.sh"
 setup_test tcp_kernel "$1"
@@ -36,6 +37,21 @@ expect_eq "kernel -> lunar: SHA-256 of what lunar received" \
 expect_ge "kernel -> lunar: segments on the fast path (header prediction)" \
 	"$(grep -o 'fastpath_data [0-9]*' "$OUT/recv.log" | awk '{print $2}')" 1000
 expect_grep "kernel -> lunar: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/recv.log"
+
+# 2b. RFC 2883 with the kernel: lunar's port duplicates 2% of frames each way
+# (seeded). lunar reports the kernel's data it got twice as D-SACKs, which the
+# kernel counts (TCPDSACKRecv). (tcp_memif_fault checks lunar recognises them.)
+dsack_before=$($A nstat -saz TcpExtTCPDSACKRecv | awk '$1 == "TcpExtTCPDSACKRecv" {print $2}')
+bg source_dup $A socat -u "FILE:$OUT/src.bin" TCP-LISTEN:9004,reuseaddr
+wait_for "kernel listener on 9004" 50 $A ss -ltnH 'sport = :9004'
+$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --fault dup=2% --fault seed=7 \
+	--connect 10.77.0.1:9004 --recv --counters >"$OUT/dup.log" 2>&1
+expect_eq "kernel -> lunar, duplicates: lunar-get exit code" "$?" 0
+expect_eq "kernel -> lunar, duplicates: SHA-256 of what lunar received" \
+	"$(awk '/^sha256 / {print $2}' "$OUT/dup.log")" "$(sha256sum "$OUT/src.bin" | cut -c1-64)"
+expect_ge "kernel -> lunar, duplicates: D-SACKs lunar sent" "$(line_field "$OUT/dup.log" tcp: dsacks_sent)" 1
+expect_ge "kernel -> lunar, duplicates: D-SACKs the kernel received (TcpExtTCPDSACKRecv)" \
+	"$(( $($A nstat -saz TcpExtTCPDSACKRecv | awk '$1 == "TcpExtTCPDSACKRecv" {print $2}') - dsack_before ))" 1
 
 # 3. Both ways at once through a kernel echo.
 bg echo $A "$ROOT/tests/integration/echo_server.py" 9002

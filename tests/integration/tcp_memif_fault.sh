@@ -3,7 +3,8 @@
 # 5% loss, 5% reordering, 1% duplication and 0.1% corruption in each
 # direction (seeded). lunar-get sends SIZE bytes (64M; the long suite 1G)
 # to lunar-httpd's echo listener and checks every byte that comes back:
-# SIZE each way, SHA-256 exact, no Zbuf object leaked on either side.
+# SIZE each way, SHA-256 exact, no Zbuf object leaked on either side, and
+# the duplicates reported as D-SACKs (RFC 2883) and recognised.
 # MTU=9000 FAULT=none (tcp_memif_jumbo.sh) runs it with jumbo frames and no faults.
 source "$(dirname "$0")/lib.sh"
 setup_test "tcp_memif_${MTU:+jumbo}${MTU:-fault}" "$1"
@@ -44,3 +45,9 @@ fi
 expect_grep "client leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/cli.log"
 stop srv
 expect_grep "server leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/srv.log"
+if [ ${#fault_args[@]} -gt 0 ]; then
+	# RFC 2883: data received twice is reported, and the sender recognises the report.
+	expect_ge "D-SACKs the server sent (client's data duplicated)" \
+		"$(line_field "$OUT/srv.log" tcp: dsacks_sent)" 1
+	expect_ge "D-SACKs the client recognised" "$(line_field "$OUT/cli.log" tcp: dsacks)" 1
+fi

@@ -5,6 +5,7 @@
  * with SACK, and sequence numbers that wrap past 2^32.
  */
 #include "tcp_script.h"
+#include "tcp/tcp_scoreboard.h"
 
 #include <string.h>
 
@@ -511,20 +512,89 @@ static void test_dupack_carries_sack(void **state)
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
 	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
 	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	assert_int_equal(t->opts.sack_count, 1);
 	expect_sack(t, 0, IRS + 2001, IRS + 3001);
-	/* An old duplicate below RCV.NXT: answered by a duplicate ACK ... */
+	/* An old duplicate below RCV.NXT: a duplicate ACK, its range first (RFC 2883 4.1.1) ... */
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
 	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
-	assert_int_equal(t->opts.sack_count, 1);
-	expect_sack(t, 0, IRS + 2001, IRS + 3001);
-	/* ... and so is a second copy of the out-of-order segment. */
+	assert_int_equal(t->opts.sack_count, 2);
+	expect_sack(t, 0, IRS + 1, IRS + 1001);
+	expect_sack(t, 1, IRS + 2001, IRS + 3001);
+	assert_true(tcp_sb_is_dsack(&t->opts, t->ack)); /* what our own sender recognises */
+	/* ... a second copy of the out-of-order segment: it, then the run holding it (4.2.1). */
 	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
 	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
-	assert_int_equal(t->opts.sack_count, 1);
+	assert_int_equal(t->opts.sack_count, 2);
 	expect_sack(t, 0, IRS + 2001, IRS + 3001);
+	expect_sack(t, 1, IRS + 2001, IRS + 3001);
+	assert_true(tcp_sb_is_dsack(&t->opts, t->ack));
+	/* ... and each is reported once: new out-of-order data brings plain blocks. */
+	seg(&s, ACK, IRS + 4001, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	assert_int_equal(t->opts.sack_count, 2);
+	expect_sack(t, 0, IRS + 4001, IRS + 5001);
+	expect_sack(t, 1, IRS + 2001, IRS + 3001);
+	assert_false(tcp_sb_is_dsack(&t->opts, t->ack));
 	expect_nothing(&s);
+	assert_int_equal(s.c.stats.dsacks_sent, 2);
 	assert_int_equal(recv_all(&s), 1000);
 	script_end(&s);
+}
+
+/*
+ * RFC 2883 4.1.2: a segment partly below RCV.NXT delivers its new bytes
+ * and reports the old ones; the D-SACK block is the part received twice.
+ */
+static void test_dsack_partial_duplicate(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 501, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1501, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	expect_sack(t, 0, IRS + 501, IRS + 1001);
+	assert_true(tcp_sb_is_dsack(&t->opts, t->ack));
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.dsacks_sent, 1);
+	assert_int_equal(recv_all(&s), 1500);
+	script_end(&s);
+}
+
+/* cfg.dsack off (Linux's net.ipv4.tcp_dsack=0), or no SACK negotiated: duplicates are ACKed plainly. */
+static void test_dsack_off(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o;
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		script_config(&cfg);
+		o = fixture_opts_with(&cfg);
+		if (round == 0)
+			cfg.dsack = false;
+		else
+			o.sack = false;
+		fixture_established(&s, &o);
+		prime_window(&s);
+		seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+		drain_tx(&s);
+		seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+		t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+		assert_int_equal(t->opts.sack_count, 0);
+		expect_nothing(&s);
+		assert_int_equal(s.c.stats.dsacks_sent, 0);
+		assert_false(s.c.dsack_pending);
+		assert_int_equal(recv_all(&s), 1000);
+		script_end(&s);
+	}
 }
 
 /*
@@ -748,6 +818,8 @@ int main(void)
 		cmocka_unit_test(test_sack_most_recent_first_three_with_ts),
 		cmocka_unit_test(test_sack_four_blocks_without_ts),
 		cmocka_unit_test(test_dupack_carries_sack),
+		cmocka_unit_test(test_dsack_partial_duplicate),
+		cmocka_unit_test(test_dsack_off),
 		cmocka_unit_test(test_reass_bounded_segments),
 		cmocka_unit_test(test_reass_bounded_bytes),
 		cmocka_unit_test(test_seq_wrap_receive),

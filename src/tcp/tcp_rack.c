@@ -15,7 +15,8 @@
 void tcp_rack_init(struct tcp_rack *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->min_rtt_ns = UINT64_MAX;
+	win_min_init(&r->min_rtt);
+	r->min_rtt_ns = win_min_get(&r->min_rtt);
 	r->reo_wnd_mult = 1;
 }
 
@@ -31,9 +32,8 @@ void tcp_rack_update(struct tcp_rack *r, const struct tcp_delivery *d, uint64_t 
 		r->reordering_seen = true; /* step 3 */
 	if (!d->xmit_ns || now < d->xmit_ns)
 		return;
-	/* Step 1: min_RTT (the lowest seen; the caller excluded ambiguous samples). */
-	if (now - d->xmit_ns < r->min_rtt_ns)
-		r->min_rtt_ns = now - d->xmit_ns;
+	/* Step 1: min_RTT over the window (the caller excluded ambiguous samples). */
+	r->min_rtt_ns = win_min_update(&r->min_rtt, TCP_RACK_MIN_RTT_WIN_NS, now, now - d->xmit_ns);
 	/* Step 2: the most recently sent segment delivered. */
 	if (!r->xmit_ns || sent_after(d->xmit_ns, d->end, r->xmit_ns, r->end_seq)) {
 		r->rtt_ns = now - d->xmit_ns;

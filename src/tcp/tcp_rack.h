@@ -16,10 +16,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/win_min.h"
 #include "tcp/tcp_scoreboard.h"
 
 /* RFC 8985 6.2 step 4: the reordering window stays widened for 16 recoveries. */
 #define TCP_RACK_REO_PERSIST 16
+/*
+ * RFC 8985 6.2 step 1: min_RTT over a window, as Linux's tcp_min_rtt_wlen
+ * (300 s), so that a path whose RTT rose (a new route) is believed again.
+ */
+#define TCP_RACK_MIN_RTT_WIN_NS (300ull * 1000000000ull)
 /* RFC 8985 6.2: reo_wnd = 0 once DupThresh segments are SACKed (no reordering seen). */
 #define TCP_RACK_DUPTHRESH 3
 
@@ -27,7 +33,8 @@ struct tcp_rack {
 	uint64_t xmit_ns;    /**< RACK.xmit_ts: send time of the latest delivered segment */
 	uint32_t end_seq;    /**< RACK.end_seq */
 	uint64_t rtt_ns;     /**< RACK.rtt: that segment's RTT */
-	uint64_t min_rtt_ns; /**< the lowest RTT seen (UINT64_MAX: none yet) */
+	uint64_t min_rtt_ns; /**< the lowest RTT of the last TCP_RACK_MIN_RTT_WIN_NS (UINT64_MAX: none) */
+	struct win_min min_rtt; /**< the filter min_rtt_ns is read from */
 	bool reordering_seen;
 	uint8_t reo_wnd_mult;    /**< RACK.reo_wnd_mult, >= 1 */
 	uint8_t reo_wnd_persist; /**< RACK.reo_wnd_persist */

@@ -231,6 +231,29 @@ static void test_rack_ignores_ambiguous_rtt(void **state)
 	tcp_sb_fini(&sb);
 }
 
+/*
+ * RFC 8985 6.2 step 1: min_RTT is the lowest of a window (300 s, as
+ * Linux): an RTT that rose for good is believed once the low one is older.
+ */
+static void test_rack_min_rtt_window(void **state)
+{
+	struct tcp_rack r;
+	struct tcp_delivery d = {.end = 1000, .segs = 1};
+	uint64_t t0 = 1000 * US;
+
+	(void)state;
+	tcp_rack_init(&r);
+	d.xmit_ns = t0;
+	tcp_rack_update(&r, &d, t0 + 100 * US);
+	assert_int_equal(r.min_rtt_ns, 100 * US);
+	d.xmit_ns = t0 + TCP_RACK_MIN_RTT_WIN_NS / 2;
+	tcp_rack_update(&r, &d, d.xmit_ns + 900 * US); /* the path got slower */
+	assert_int_equal(r.min_rtt_ns, 100 * US);       /* the low one is still recent */
+	d.xmit_ns = t0 + TCP_RACK_MIN_RTT_WIN_NS + 1000 * US;
+	tcp_rack_update(&r, &d, d.xmit_ns + 1000 * US);
+	assert_int_equal(r.min_rtt_ns, 900 * US); /* the 100 us aged out; the best left */
+}
+
 /* RFC 8985 6.2 step 4. */
 static void test_reo_wnd(void **state)
 {
@@ -325,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_mark_all_lost_and_forget),
 		cmocka_unit_test(test_rack_detects_by_time),
 		cmocka_unit_test(test_rack_ignores_ambiguous_rtt),
+		cmocka_unit_test(test_rack_min_rtt_window),
 		cmocka_unit_test(test_reo_wnd),
 		cmocka_unit_test(test_pto),
 		cmocka_unit_test(test_resegment),

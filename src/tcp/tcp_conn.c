@@ -304,13 +304,21 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 				fit = max;
 			if (fit > max)
 				fit = max;
-			/* RFC 2883 4: the duplicate first, then the usual blocks; it is sent once. */
-			if (c->dsack_pending && fit) {
+			/* RFC 2883 4: the duplicate first, then the usual blocks; by this ACK only. */
+			if (c->dsack_pending && fit)
 				b[nb++] = c->dsack;
-				c->dsack_pending = false;
+			nb += tcp_reass_sack(&c->reass, c->rcv_nxt, b + nb, fit - nb);
+			/*
+			 * One above the ACK must come with the block holding it (4.2):
+			 * alone, it would read as a plain SACK of bytes no longer held.
+			 */
+			if (c->dsack_pending && fit && seq_gt(b[0].right, c->rcv_nxt) &&
+			    !(nb > 1 && seq_geq(b[0].left, b[1].left) && seq_leq(b[0].right, b[1].right))) {
+				memmove(b, b + 1, --nb * sizeof(b[0]));
+			} else if (c->dsack_pending && fit) {
 				c->stats.dsacks_sent++;
 			}
-			nb += tcp_reass_sack(&c->reass, c->rcv_nxt, b + nb, fit - nb);
+			c->dsack_pending = false;
 
 			for (unsigned i = 0; i < nb; i++) {
 				t->opts.sack[i].left = b[i].left;

@@ -224,12 +224,26 @@ static void challenge_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 /*
  * RFC 2883 4: [left, right) arrived twice; the next ACK reports it as its
  * first SACK block, once. Every duplicate is acknowledged at once (ack_now
- * or a direct ACK), so at most one is ever waiting.
+ * or a direct ACK), so at most one is ever waiting. Only bytes of the
+ * stream are reported: a segment reaching back before its first byte (a
+ * stale or forged one) is cut at IRS + 1.
  */
 static void dsack_note(struct tcp_conn *c, uint32_t left, uint32_t right)
 {
 	if (!c->sack_ok || !c->cfg.dsack)
 		return;
+	/*
+	 * A range below RCV.NXT (by either end: one 2^31 long may straddle the
+	 * half of sequence space ahead) reaching back past IRS + 1. Below 4 GiB
+	 * in all (stats.bytes_in), the stream's length since IRS is exact.
+	 */
+	if ((seq_lt(left, c->rcv_nxt) || seq_leq(right, c->rcv_nxt)) &&
+	    c->stats.bytes_in < (1ull << 32) &&
+	    (uint32_t)(c->rcv_nxt - left) > (uint32_t)(c->rcv_nxt - (c->irs + 1))) {
+		left = c->irs + 1;
+		if (!seq_lt(left, right))
+			return;
+	}
 	c->dsack.left = left;
 	c->dsack.right = right;
 	c->dsack_pending = true;
@@ -309,6 +323,7 @@ static void syn_taken(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 		      struct tcp_out *out)
 {
 	c->irs = seg->seq;
+	c->dsack_pending = false; /* nothing of an earlier incarnation */
 	c->rcv_nxt = seg->seq + 1;
 	c->rcv_adv = c->rcv_nxt; /* nothing advertised yet: the window's right edge starts here */
 	take_syn_options(c, seg, now);
@@ -368,6 +383,7 @@ static void syn_sent_input(struct tcp_conn *c, const struct tcp_repr *seg, uint6
 	if (!(seg->flags & RTE_TCP_SYN_FLAG))
 		return;
 	c->irs = seg->seq;
+	c->dsack_pending = false; /* nothing of an earlier incarnation */
 	c->rcv_nxt = seg->seq + 1;
 	c->rcv_adv = c->rcv_nxt; /* nothing advertised yet: the window's right edge starts here */
 	take_syn_options(c, seg, now);

@@ -149,6 +149,7 @@
 #include "fuzz_tcp_model.h"
 #include "mem/zbuf.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_scoreboard.h"
 #include "tcp/tcp_seq.h"
 #include "tcp/tcp_syncookie.h"
 #include "wire/tcp.h"
@@ -525,8 +526,19 @@ static void check_out(const struct fz *f)
 		for (unsigned k = 0; k < t->opts.sack_count; k++) {
 			uint32_t l = t->opts.sack[k].left, r = t->opts.sack[k].right;
 
-			/* RFC 2018: blocks above the cumulative ACK, of data actually received. */
 			FUZZ_CHECK(seq_lt(l, r));
+			if (k == 0 && tcp_sb_is_dsack(&t->opts, t->ack)) {
+				/*
+				 * RFC 2883: a D-SACK, only if asked for, of data of this
+				 * stream received: below the ACK, or held (in the next block).
+				 */
+				FUZZ_CHECK(c->cfg.dsack);
+				FUZZ_CHECK(seq_gt(l, f->irs));
+				if (c->state != TCP_CLOSED && seq_gt(r, t->ack))
+					FUZZ_CHECK(received(c, l, r));
+				continue;
+			}
+			/* RFC 2018: blocks above the cumulative ACK, of data actually received. */
 			FUZZ_CHECK(seq_gt(l, t->ack));
 			if (c->state != TCP_CLOSED)
 				FUZZ_CHECK(received(c, l, r));
@@ -1006,6 +1018,7 @@ static void setup(struct fz *f, struct reader *in)
 	tcp_config_default(&cfg);
 	cfg.timestamps = !(o & 0x08);
 	cfg.sack = !(o & 0x10);
+	cfg.dsack = !(pmss & 1); /* the peer's MSS keeps its meaning; its low bit turns D-SACKs off */
 	cfg.window_scaling = !(o & 0x20);
 	cfg.nodelay = o & 0x40;
 	cfg.delayed_ack = !(o & 0x80);

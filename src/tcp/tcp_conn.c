@@ -299,32 +299,35 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			unsigned fit = budget >= 4 ? (budget - 4) / 8 : 0;
 			unsigned max = c->ts_ok ? 3 : 4;
 			unsigned nb = 0;
+			bool dsack;
 
 			if (len == 0)
 				fit = max;
 			if (fit > max)
 				fit = max;
 			/* RFC 2883 4: the duplicate first, then the usual blocks; by this ACK only. */
-			if (c->dsack_pending && fit)
+			dsack = c->dsack_pending && fit;
+			c->dsack_pending = false;
+			if (dsack)
 				b[nb++] = c->dsack;
 			nb += tcp_reass_sack(&c->reass, c->rcv_nxt, b + nb, fit - nb);
-			/*
-			 * One above the ACK must come with the block holding it (4.2):
-			 * alone, it would read as a plain SACK of bytes no longer held.
-			 */
-			if (c->dsack_pending && fit && seq_gt(b[0].right, c->rcv_nxt) &&
-			    !(nb > 1 && seq_geq(b[0].left, b[1].left) && seq_leq(b[0].right, b[1].right))) {
-				memmove(b, b + 1, --nb * sizeof(b[0]));
-			} else if (c->dsack_pending && fit) {
-				c->stats.dsacks_sent++;
-			}
-			c->dsack_pending = false;
 
 			for (unsigned i = 0; i < nb; i++) {
 				t->opts.sack[i].left = b[i].left;
 				t->opts.sack[i].right = b[i].right;
 			}
 			t->opts.sack_count = (uint8_t)nb;
+			/*
+			 * It must read as one at the peer (4.2: above the ACK only
+			 * with the block holding it next), or the peer would take it
+			 * for a plain SACK of bytes no longer held: then it is left out.
+			 */
+			if (dsack && !tcp_sb_is_dsack(&t->opts, c->rcv_nxt)) {
+				memmove(t->opts.sack, t->opts.sack + 1, --nb * sizeof(t->opts.sack[0]));
+				t->opts.sack_count = (uint8_t)nb;
+			} else if (dsack) {
+				c->stats.dsacks_sent++;
+			}
 		}
 	}
 	if (c->ecn_ok && !(flags & RTE_TCP_SYN_FLAG)) {

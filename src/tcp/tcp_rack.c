@@ -16,7 +16,6 @@ void tcp_rack_init(struct tcp_rack *r)
 {
 	memset(r, 0, sizeof(*r));
 	win_min_init(&r->min_rtt);
-	r->min_rtt_ns = win_min_get(&r->min_rtt);
 	r->reo_wnd_mult = 1;
 }
 
@@ -33,7 +32,7 @@ void tcp_rack_update(struct tcp_rack *r, const struct tcp_delivery *d, uint64_t 
 	if (!d->xmit_ns || now < d->xmit_ns)
 		return;
 	/* Step 1: min_RTT over the window (the caller excluded ambiguous samples). */
-	r->min_rtt_ns = win_min_update(&r->min_rtt, TCP_RACK_MIN_RTT_WIN_NS, now, now - d->xmit_ns);
+	win_min_update(&r->min_rtt, TCP_RACK_MIN_RTT_WIN_NS, now, now - d->xmit_ns);
 	/* Step 2: the most recently sent segment delivered. */
 	if (!r->xmit_ns || sent_after(d->xmit_ns, d->end, r->xmit_ns, r->end_seq)) {
 		r->rtt_ns = now - d->xmit_ns;
@@ -68,9 +67,9 @@ uint64_t tcp_rack_reo_wnd(const struct tcp_rack *r, bool in_recovery, uint32_t s
 
 	if (!r->reordering_seen && (in_recovery || sacked_segs >= TCP_RACK_DUPTHRESH))
 		return 0;
-	if (r->min_rtt_ns == UINT64_MAX)
+	if (tcp_rack_min_rtt(r) == UINT64_MAX)
 		return 0;
-	w = r->min_rtt_ns / 4 * r->reo_wnd_mult;
+	w = tcp_rack_min_rtt(r) / 4 * r->reo_wnd_mult;
 	return w < srtt_ns ? w : srtt_ns;
 }
 

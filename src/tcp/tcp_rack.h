@@ -33,8 +33,7 @@ struct tcp_rack {
 	uint64_t xmit_ns;    /**< RACK.xmit_ts: send time of the latest delivered segment */
 	uint32_t end_seq;    /**< RACK.end_seq */
 	uint64_t rtt_ns;     /**< RACK.rtt: that segment's RTT */
-	uint64_t min_rtt_ns; /**< the lowest RTT of the last TCP_RACK_MIN_RTT_WIN_NS (UINT64_MAX: none) */
-	struct win_min min_rtt; /**< the filter min_rtt_ns is read from */
+	struct win_min min_rtt; /**< RACK.min_RTT: read with tcp_rack_min_rtt() */
 	bool reordering_seen;
 	uint8_t reo_wnd_mult;    /**< RACK.reo_wnd_mult, >= 1 */
 	uint8_t reo_wnd_persist; /**< RACK.reo_wnd_persist */
@@ -47,6 +46,12 @@ struct tcp_rack {
 };
 
 void tcp_rack_init(struct tcp_rack *r);
+
+/** RACK.min_RTT: the lowest RTT of the last TCP_RACK_MIN_RTT_WIN_NS (UINT64_MAX: none yet). */
+static inline uint64_t tcp_rack_min_rtt(const struct tcp_rack *r)
+{
+	return win_min_get(&r->min_rtt);
+}
 
 /** RFC 8985 6.2 steps 1-3: fold in what one ACK delivered. */
 void tcp_rack_update(struct tcp_rack *r, const struct tcp_delivery *d, uint64_t now);

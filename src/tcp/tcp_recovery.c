@@ -39,7 +39,7 @@ void tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now)
 {
 	struct tcp_delivery d = {0};
 
-	tcp_sb_acked(&c->sb, ack, now, c->rack.min_rtt_ns, &d);
+	tcp_sb_acked(&c->sb, ack, now, tcp_rack_min_rtt(&c->rack), &d);
 	tcp_rack_update(&c->rack, &d, now);
 }
 
@@ -104,7 +104,7 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now
 		}
 		for (; i < seg->opts.sack_count; i++) {
 			if (tcp_sb_sack(&c->sb, seg->opts.sack[i].left, seg->opts.sack[i].right,
-					c->snd_una, c->snd_max, now, c->rack.min_rtt_ns,
+					c->snd_una, c->snd_max, now, tcp_rack_min_rtt(&c->rack),
 					&d) == TCP_SACK_USED)
 				c->stats.sack_blocks++;
 			else

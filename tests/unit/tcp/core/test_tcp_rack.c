@@ -131,7 +131,7 @@ static void test_reordering_timer_detects_single_sack(void **state)
 	ten_out_first_acked(&s, &cfg);
 	sack1(&s, S(1), S(2), S(3));
 	expect_nothing(&s);
-	assert_int_equal(s.c.rack.min_rtt_ns, 100 * US);
+	assert_int_equal(tcp_rack_min_rtt(&s.c.rack), 100 * US);
 	assert_int_equal(s.c.rack_at, s.now + 25 * US);
 	advance(&s, 24 * US);
 	expect_nothing(&s);

@@ -191,7 +191,7 @@ static void test_rack_detects_by_time(void **state)
 	tcp_sb_sack(&sb, at(3), at(4), at(0), at(5), 110 * US, 0, &d); /* 3 delivered */
 	tcp_rack_update(&r, &d, 110 * US);
 	assert_int_equal(r.rtt_ns, 100 * US);
-	assert_int_equal(r.min_rtt_ns, 100 * US);
+	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);
 	assert_int_equal(r.xmit_ns, 10 * US);
 	/* 0..2 were sent 10 us before it: with a 20 us window, due at 120 us. */
 	t = tcp_rack_detect_loss(&r, &sb, 20 * US, 110 * US, &lost);
@@ -217,17 +217,17 @@ static void test_rack_ignores_ambiguous_rtt(void **state)
 	tcp_sb_init(&sb);
 	tcp_rack_init(&r);
 	sent(&sb, 2, 1000 * US);
-	tcp_sb_acked(&sb, at(1), 1100 * US, r.min_rtt_ns, &d);
+	tcp_sb_acked(&sb, at(1), 1100 * US, tcp_rack_min_rtt(&r), &d);
 	tcp_rack_update(&r, &d, 1100 * US);
-	assert_int_equal(r.min_rtt_ns, 100 * US);
+	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);
 	tcp_sb_sent(&sb, at(1), at(2), MSS, at(1), 1150 * US); /* resent */
 	memset(&d, 0, sizeof(d));
-	tcp_sb_acked(&sb, at(2), 1160 * US, r.min_rtt_ns, &d); /* 10 us later: the original's ACK */
+	tcp_sb_acked(&sb, at(2), 1160 * US, tcp_rack_min_rtt(&r), &d); /* 10 us later: the original's ACK */
 	assert_int_equal(d.segs, 1);
 	assert_int_equal(d.xmit_ns, 0);
 	tcp_rack_update(&r, &d, 1160 * US);
 	assert_int_equal(r.xmit_ns, 1000 * US); /* still the first segment's */
-	assert_int_equal(r.min_rtt_ns, 100 * US);
+	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);
 	tcp_sb_fini(&sb);
 }
 
@@ -245,13 +245,13 @@ static void test_rack_min_rtt_window(void **state)
 	tcp_rack_init(&r);
 	d.xmit_ns = t0;
 	tcp_rack_update(&r, &d, t0 + 100 * US);
-	assert_int_equal(r.min_rtt_ns, 100 * US);
+	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);
 	d.xmit_ns = t0 + TCP_RACK_MIN_RTT_WIN_NS / 2;
 	tcp_rack_update(&r, &d, d.xmit_ns + 900 * US); /* the path got slower */
-	assert_int_equal(r.min_rtt_ns, 100 * US);       /* the low one is still recent */
+	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);       /* the low one is still recent */
 	d.xmit_ns = t0 + TCP_RACK_MIN_RTT_WIN_NS + 1000 * US;
 	tcp_rack_update(&r, &d, d.xmit_ns + 1000 * US);
-	assert_int_equal(r.min_rtt_ns, 900 * US); /* the 100 us aged out; the best left */
+	assert_int_equal(tcp_rack_min_rtt(&r), 900 * US); /* the 100 us aged out; the best left */
 }
 
 /* RFC 8985 6.2 step 4. */
@@ -262,7 +262,7 @@ static void test_reo_wnd(void **state)
 	(void)state;
 	tcp_rack_init(&r);
 	assert_int_equal(tcp_rack_reo_wnd(&r, false, 0, 1000 * US), 0); /* no RTT yet */
-	r.min_rtt_ns = 400 * US;
+	win_min_update(&r.min_rtt, TCP_RACK_MIN_RTT_WIN_NS, 0, 400 * US); /* min_RTT 400 us */
 	assert_int_equal(tcp_rack_reo_wnd(&r, false, 2, 1000 * US), 100 * US);
 	assert_int_equal(tcp_rack_reo_wnd(&r, false, 3, 1000 * US), 0);
 	assert_int_equal(tcp_rack_reo_wnd(&r, true, 0, 1000 * US), 0);

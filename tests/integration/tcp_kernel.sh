@@ -41,7 +41,8 @@ expect_grep "kernel -> lunar: no Zbuf object leaked" "^zbuf: 0 objects in use" "
 # 2b. RFC 2883 with the kernel: lunar's port duplicates 2% of frames each way
 # (seeded). lunar reports the kernel's data it got twice as D-SACKs, which the
 # kernel counts (TCPDSACKRecv). (tcp_memif_fault checks lunar recognises them.)
-dsack_before=$($A nstat -saz TcpExtTCPDSACKRecv | awk '$1 == "TcpExtTCPDSACKRecv" {print $2}')
+kernel_dsacks() { $A nstat -saz TcpExtTCPDSACKRecv | awk '$1 == "TcpExtTCPDSACKRecv" {print $2}'; }
+dsack_before=$(kernel_dsacks)
 bg source_dup $A socat -u "FILE:$OUT/src.bin" TCP-LISTEN:9004,reuseaddr
 wait_for "kernel listener on 9004" 50 $A ss -ltnH 'sport = :9004'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --fault dup=2% --fault seed=7 \
@@ -51,7 +52,7 @@ expect_eq "kernel -> lunar, duplicates: SHA-256 of what lunar received" \
 	"$(awk '/^sha256 / {print $2}' "$OUT/dup.log")" "$(sha256sum "$OUT/src.bin" | cut -c1-64)"
 expect_ge "kernel -> lunar, duplicates: D-SACKs lunar sent" "$(line_field "$OUT/dup.log" tcp: dsacks_sent)" 1
 expect_ge "kernel -> lunar, duplicates: D-SACKs the kernel received (TcpExtTCPDSACKRecv)" \
-	"$(( $($A nstat -saz TcpExtTCPDSACKRecv | awk '$1 == "TcpExtTCPDSACKRecv" {print $2}') - dsack_before ))" 1
+	"$(( $(kernel_dsacks) - dsack_before ))" 1
 
 # 3. Both ways at once through a kernel echo.
 bg echo $A "$ROOT/tests/integration/echo_server.py" 9002

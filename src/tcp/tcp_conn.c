@@ -107,6 +107,7 @@ static void sndbuf_ack(struct tcp_sndbuf *b, uint32_t bytes)
 		zbuf_unref(ch->data);
 		b->head = (b->head + 1) & (b->cap - 1);
 		b->count--;
+		b->released++;
 		b->head_off = 0;
 	}
 }
@@ -119,26 +120,39 @@ static void sndbuf_clear(struct tcp_sndbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-unsigned tcp_tx_slices(const struct tcp_conn *c, uint32_t seq, uint32_t len, struct tcp_slice *out,
+unsigned tcp_tx_slices(struct tcp_conn *c, uint32_t seq, uint32_t len, struct tcp_slice *out,
 		       unsigned max)
 {
-	const struct tcp_sndbuf *b = &c->snd;
-	uint32_t off = seq - c->snd_una + b->head_off; /* offset from the head chunk's start */
+	struct tcp_sndbuf *b = &c->snd;
+	uint32_t i = 0, start = c->snd_una - b->head_off; /* chunk i's first sequence number */
 	unsigned n = 0;
 
-	for (uint32_t i = 0; i < b->count && len && n < max; i++) {
+	/*
+	 * Segments are framed in order, each after the last: start from the
+	 * chunk the last call ended in when it is still held and not past @seq
+	 * (a retransmission from further back walks from the front).
+	 */
+	if (b->cur_valid && b->cur_chunk - b->released < b->count &&
+	    (int32_t)(seq - b->cur_seq) >= 0) {
+		i = b->cur_chunk - b->released;
+		start = b->cur_seq;
+	}
+	for (; i < b->count && len && n < max; i++) {
 		const struct tcp_chunk *ch = &b->ring[(b->head + i) & (b->cap - 1)];
-		uint32_t take;
+		uint32_t off = seq - start, take;
 
 		if (off >= ch->len) {
-			off -= ch->len;
+			start += ch->len;
 			continue;
 		}
 		take = ch->len - off < len ? ch->len - off : len;
 		out[n++] = (struct tcp_slice){.seq = seq, .len = take, .data = ch->data + off};
+		b->cur_chunk = b->released + i;
+		b->cur_seq = start;
+		b->cur_valid = true;
 		seq += take;
 		len -= take;
-		off = 0;
+		start += ch->len;
 	}
 	return n;
 }

@@ -175,6 +175,14 @@ struct tcp_sndbuf {
 	uint32_t cap, head, count; /* ring capacity (power of two), first, number */
 	uint32_t head_off;         /* bytes of ring[head] already acknowledged */
 	uint32_t bytes;            /* unacknowledged + unsent bytes held */
+	/*
+	 * Where tcp_tx_slices() last took bytes from, so that framing the next
+	 * segment does not walk every chunk in flight again: chunk number
+	 * cur_chunk (counted as released, modulo 2^32) starts at cur_seq.
+	 */
+	uint32_t released;  /* chunks released from the front so far */
+	uint32_t cur_chunk, cur_seq;
+	bool cur_valid;
 };
 
 /** Counters of one connection (summed per worker by the stack). */
@@ -419,7 +427,7 @@ void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
  * [seq, seq + len) of the send buffer (no references are taken; valid until
  * the connection next processes an ACK). @return slices written.
  */
-unsigned tcp_tx_slices(const struct tcp_conn *c, uint32_t seq, uint32_t len,
+unsigned tcp_tx_slices(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		       struct tcp_slice *out, unsigned max);
 
 /**

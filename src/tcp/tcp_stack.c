@@ -117,10 +117,10 @@ static void resched(struct tcp_sock *s)
 /* ---- frames ---- */
 
 /* Copy @len bytes of @c's send buffer at @seq into @m at offset @off, chaining mbufs as needed. */
-static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+static int copy_payload_cat(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m,
 			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len);
 
-static int copy_payload(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+static int copy_payload(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m,
 			uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
 {
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_COPY);
@@ -135,7 +135,7 @@ static int copy_payload(struct tcp_stack *st, const struct tcp_conn *c, struct r
  * send: a thousand small writes make a segment of a thousand), so the
  * slices are taken MAX_SLICES at a time until all @len bytes are copied.
  */
-static int copy_payload_cat(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+static int copy_payload_cat(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m,
 			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
 {
 	struct tcp_slice sl[MAX_SLICES];
@@ -203,7 +203,7 @@ static void zc_release(void *addr, void *opaque)
 	zbuf_unref(addr);
 }
 
-static int attach_payload(struct tcp_stack *st, const struct tcp_conn *c, struct rte_mbuf *m,
+static int attach_payload(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m,
 			  uint32_t seq, uint32_t len)
 {
 	struct tcp_slice sl[ZC_MAX_SLICES];
@@ -243,7 +243,7 @@ static int attach_payload(struct tcp_stack *st, const struct tcp_conn *c, struct
  * port needs to take ACKs in. NULL when that cannot be done (no header
  * pool, no chained tx, pool empty, payload in too many pieces): copy.
  */
-static struct rte_mbuf *frame_attached(struct tcp_stack *st, const struct tcp_conn *c,
+static struct rte_mbuf *frame_attached(struct tcp_stack *st, struct tcp_conn *c,
 				       const struct tcp_tx *tx, size_t hdr, uint8_t **p)
 {
 	struct rte_mbuf *m;
@@ -263,7 +263,7 @@ static struct rte_mbuf *frame_attached(struct tcp_stack *st, const struct tcp_co
 }
 
 /* A frame holding the header and one copy of the payload (chained beyond one buffer for TSO). */
-static struct rte_mbuf *frame_copied(struct tcp_stack *st, const struct tcp_conn *c,
+static struct rte_mbuf *frame_copied(struct tcp_stack *st, struct tcp_conn *c,
 				     const struct tcp_tx *tx, size_t hdr, uint8_t **p)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(st->nif->port->pool);
@@ -303,7 +303,7 @@ static uint16_t chain_csum_partial(const struct rte_mbuf *m)
 }
 
 /* Build and send one segment of @c (or a bare reply when @c is NULL). */
-static void send_segment(struct tcp_stack *st, const struct tcp_conn *c,
+static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
 			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
 {
 	struct netif *nif = st->nif;

@@ -751,6 +751,84 @@ static void test_seq_wrap_send(void **state)
 	script_end(&s);
 }
 
+/* The byte at stream offset @k of test_tx_slices_cursor's data. */
+static uint8_t cursor_byte(uint32_t k)
+{
+	return (uint8_t)(k * 7u + k / 251u);
+}
+
+/* Append @n chunks of uneven sizes, stream offsets from *@sent on. */
+static void cursor_append(struct script *s, unsigned n, uint32_t *sent)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t len = 1 + (*sent * 13u + i * 389u) % 1500u;
+		uint8_t *p = zbuf_alloc(len);
+
+		assert_non_null(p);
+		for (uint32_t k = 0; k < len; k++)
+			p[k] = cursor_byte(*sent + k);
+		assert_int_equal(tcp_send(&s->c, p, len), (int)len);
+		zbuf_unref(p);
+		*sent += len;
+	}
+}
+
+/* tcp_tx_slices() for [@seq, +@len) must hold exactly the stream's bytes there. */
+static void cursor_check(struct script *s, uint32_t seq, uint32_t len)
+{
+	struct tcp_slice sl[64];
+	unsigned n = tcp_tx_slices(&s->c, seq, len, sl, 64);
+	uint32_t off = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(sl[i].seq, seq + off);
+		for (uint32_t k = 0; k < sl[i].len; k++)
+			assert_int_equal(sl[i].data[k], cursor_byte(seq + off + k - (ISS + 1)));
+		off += sl[i].len;
+	}
+	assert_int_equal(off, len);
+}
+
+/*
+ * The send buffer's framing cursor: ranges of a buffer of many uneven
+ * chunks, asked in order (the cursor's case), backwards (a retransmission
+ * walks from the front), at random, after ACKs release chunks and after
+ * the ring grows, always give the stream's own bytes.
+ */
+static void test_tx_slices_cursor(void **state)
+{
+	struct script s;
+	uint32_t sent = 0, rnd = 12345;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	cursor_append(&s, 40, &sent);
+	for (uint32_t off = 0; off + 1000 <= sent; off += 1000)
+		cursor_check(&s, ISS + 1 + off, 1000);
+	cursor_check(&s, ISS + 1, 1448);          /* back to the front */
+	cursor_check(&s, ISS + 1 + sent - 1, 1);  /* the last byte */
+	cursor_check(&s, ISS + 1 + 700, 5000);
+	for (int i = 0; i < 200; i++) {
+		uint32_t una_off = s.c.snd_una - (ISS + 1), held = sent - una_off, a, b;
+
+		rnd = rnd * 1103515245u + 12345u;
+		a = (rnd >> 8) % held;
+		b = 1 + (rnd >> 3) % (held - a < 3000 ? held - a : 3000);
+		cursor_check(&s, s.c.snd_una + a, b);
+		if (i % 50 == 49) {
+			/* the peer ACKs what was sent, part of a chunk included */
+			uint32_t ack = s.c.snd_nxt;
+
+			advance(&s, 100 * US);
+			seg(&s, ACK, IRS + 1, ack, 65535, 0);
+			assert_int_equal(s.c.snd_una, ack);
+			drain_tx(&s);
+			cursor_append(&s, 30, &sent); /* the ring grows */
+		}
+	}
+	script_end(&s);
+}
+
 /*
  * RFC 9293 3.7.1 with TCP segmentation offload: with cfg.tso_max the core
  * hands the port segments of whole MSSs (and the tail), marked with the MSS
@@ -824,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_reass_bounded_bytes),
 		cmocka_unit_test(test_seq_wrap_receive),
 		cmocka_unit_test(test_seq_wrap_send),
+		cmocka_unit_test(test_tx_slices_cursor),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

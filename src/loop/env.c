@@ -613,11 +613,6 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	uint16_t n;
 
 	env->loop_ns = now;
-	if (!env->announced && env->nif.neigh_mode == NEIGH_MODE_ARP && port_link_up(env->port)) {
-		env->nif.now_ns = now;
-		netif_gratuitous_arp(&env->nif);
-		env->announced = true;
-	}
 	prev = lunar_cost_enter(LUNAR_COST_RX);
 	n = port_rx_burst(env->port, pkts, RX_BURST);
 	if (n) {
@@ -630,6 +625,17 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	if (env->tcp)
 		tcp_stack_poll(env->tcp, now); /* timers, then the applications' callbacks */
 	if (now >= env->next_timer_ns) {
+		/*
+		 * The link is asked here, not every iteration: a port's link query
+		 * is a library call (and memif's never reads up), which the idle
+		 * loop paid each time round.
+		 */
+		if (!env->announced && env->nif.neigh_mode == NEIGH_MODE_ARP &&
+		    port_link_up(env->port)) {
+			env->nif.now_ns = now;
+			netif_gratuitous_arp(&env->nif);
+			env->announced = true;
+		}
 		netif_timers(&env->nif, now);
 		if (env->nl)
 			nl_watch_poll(env->nl);

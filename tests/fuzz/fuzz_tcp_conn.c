@@ -402,9 +402,9 @@ static void check_rcvq(const struct fz *f)
 	FUZZ_CHECK(seq == c->rcv_nxt - c->fin_rcvd);
 }
 
-static void check_tx_payload(const struct fz *f, const struct tcp_tx *t)
+static void check_tx_payload(struct fz *f, const struct tcp_tx *t)
 {
-	const struct tcp_conn *c = &f->c;
+	struct tcp_conn *c = &f->c;
 	unsigned n = tcp_tx_slices(c, t->seq, t->len, slices, sizeof(slices) / sizeof(slices[0]));
 	uint32_t seq = t->seq, total = 0;
 
@@ -467,7 +467,7 @@ static void check_syn(const struct fz *f, const struct tcp_tx *t)
 	FUZZ_CHECK(tcp_hdr_len(&t->opts) - TCP_HDR_LEN <= TCP_OPT_MAX_LEN);
 }
 
-static void check_out(const struct fz *f)
+static void check_out(struct fz *f)
 {
 	const struct tcp_conn *c = &f->c;
 	const struct tcp_out *o = &f->out;

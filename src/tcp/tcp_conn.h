@@ -425,7 +425,8 @@ void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /**
  * Where the payload of a tcp_tx lives: up to @max slices covering
  * [seq, seq + len) of the send buffer (no references are taken; valid until
- * the connection next processes an ACK). @return slices written.
+ * the connection next processes an ACK). It moves the send buffer's
+ * framing cursor, hence @c is not const. @return slices written.
  */
 unsigned tcp_tx_slices(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		       struct tcp_slice *out, unsigned max);

@@ -703,6 +703,33 @@ static void test_seq_wrap_receive(void **state)
 	script_end(&s);
 }
 
+/* app_send()'s data: the byte at stream offset @k. */
+static uint8_t offset_byte(uint32_t k)
+{
+	return (uint8_t)k;
+}
+
+/*
+ * tcp_tx_slices() for [@seq, +@len) must cover it exactly, in order, with
+ * the stream's bytes: byte(k) at stream offset k, the stream starting at
+ * sequence number @origin.
+ */
+static void assert_tx_bytes(struct script *s, uint32_t seq, uint32_t len, uint32_t origin,
+			    uint8_t (*byte)(uint32_t))
+{
+	struct tcp_slice sl[64];
+	unsigned n = tcp_tx_slices(&s->c, seq, len, sl, 64);
+	uint32_t off = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(sl[i].seq, seq + off);
+		for (uint32_t k = 0; k < sl[i].len; k++)
+			assert_int_equal(sl[i].data[k], byte(seq + off + k - origin));
+		off += sl[i].len;
+	}
+	assert_int_equal(off, len);
+}
+
 /*
  * RFC 9293 3.4 on the sending side: our ISS just below 2^32; 40000 bytes go
  * out in order across the wrap, each segment's payload is the right part of
@@ -723,21 +750,11 @@ static void test_seq_wrap_send(void **state)
 		assert_true(pending_tx(&s) > 0);
 		while (pending_tx(&s)) {
 			const struct tcp_tx *t = take_tx(&s);
-			struct tcp_slice sl[4];
-			unsigned n;
-			uint32_t off = 0;
 
 			assert_int_equal(t->seq, next);
 			assert_true(t->len > 0 && t->len <= s.c.snd_mss);
 			assert_false(t->retransmit);
-			n = tcp_tx_slices(&s.c, t->seq, t->len, sl, 4);
-			for (unsigned i = 0; i < n; i++) {
-				for (uint32_t k = 0; k < sl[i].len; k++)
-					assert_int_equal(sl[i].data[k],
-							 (uint8_t)(t->seq - (iss + 1) + off + k));
-				off += sl[i].len;
-			}
-			assert_int_equal(off, t->len);
+			assert_tx_bytes(&s, t->seq, t->len, iss + 1, offset_byte);
 			next += t->len;
 		}
 		advance(&s, 100 * US);
@@ -773,22 +790,6 @@ static void cursor_append(struct script *s, unsigned n, uint32_t *sent)
 	}
 }
 
-/* tcp_tx_slices() for [@seq, +@len) must hold exactly the stream's bytes there. */
-static void cursor_check(struct script *s, uint32_t seq, uint32_t len)
-{
-	struct tcp_slice sl[64];
-	unsigned n = tcp_tx_slices(&s->c, seq, len, sl, 64);
-	uint32_t off = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		assert_int_equal(sl[i].seq, seq + off);
-		for (uint32_t k = 0; k < sl[i].len; k++)
-			assert_int_equal(sl[i].data[k], cursor_byte(seq + off + k - (ISS + 1)));
-		off += sl[i].len;
-	}
-	assert_int_equal(off, len);
-}
-
 /*
  * The send buffer's framing cursor: ranges of a buffer of many uneven
  * chunks, asked in order (the cursor's case), backwards (a retransmission
@@ -804,17 +805,17 @@ static void test_tx_slices_cursor(void **state)
 	fixture_established(&s, NULL);
 	cursor_append(&s, 40, &sent);
 	for (uint32_t off = 0; off + 1000 <= sent; off += 1000)
-		cursor_check(&s, ISS + 1 + off, 1000);
-	cursor_check(&s, ISS + 1, 1448);          /* back to the front */
-	cursor_check(&s, ISS + 1 + sent - 1, 1);  /* the last byte */
-	cursor_check(&s, ISS + 1 + 700, 5000);
+		assert_tx_bytes(&s, ISS + 1 + off, 1000, ISS + 1, cursor_byte);
+	assert_tx_bytes(&s, ISS + 1, 1448, ISS + 1, cursor_byte); /* back to the front */
+	assert_tx_bytes(&s, ISS + sent, 1, ISS + 1, cursor_byte); /* the last byte */
+	assert_tx_bytes(&s, ISS + 1 + 700, 5000, ISS + 1, cursor_byte);
 	for (int i = 0; i < 200; i++) {
 		uint32_t una_off = s.c.snd_una - (ISS + 1), held = sent - una_off, a, b;
 
 		rnd = rnd * 1103515245u + 12345u;
 		a = (rnd >> 8) % held;
 		b = 1 + (rnd >> 3) % (held - a < 3000 ? held - a : 3000);
-		cursor_check(&s, s.c.snd_una + a, b);
+		assert_tx_bytes(&s, s.c.snd_una + a, b, ISS + 1, cursor_byte);
 		if (i % 50 == 49) {
 			/* the peer ACKs what was sent, part of a chunk included */
 			uint32_t ack = s.c.snd_nxt;

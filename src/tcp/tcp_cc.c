@@ -256,9 +256,36 @@ bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt
 	cc->recover_armed = true;
 	cc->in_recovery = true;
 	cc->sack_recovery = true;
+	/* RFC 6937 3.1: the PRR state starts with the recovery. */
+	cc->prr_delivered = cc->prr_out = 0;
+	cc->recover_fs = max32(flight, 1);
 	cc->ecn_recover = snd_nxt;
 	cc->ecn_armed = true;
 	return true;
+}
+
+void tcp_cc_prr_ack(struct tcp_cc *cc, uint32_t delivered, uint32_t pipe)
+{
+	uint64_t sndcnt;
+
+	cc->prr_delivered = sat32((uint64_t)cc->prr_delivered + delivered);
+	if (pipe > cc->ssthresh) {
+		/* Proportional: CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out. */
+		uint64_t due = ((uint64_t)cc->prr_delivered * cc->ssthresh + cc->recover_fs - 1) /
+			       cc->recover_fs;
+
+		sndcnt = due > cc->prr_out ? due - cc->prr_out : 0;
+	} else {
+		/* SSRB: MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData) + MSS). */
+		uint32_t owed = cc->prr_delivered > cc->prr_out ? cc->prr_delivered - cc->prr_out : 0;
+		uint64_t limit = (uint64_t)max32(owed, delivered) + cc->smss;
+
+		sndcnt = cc->ssthresh - pipe < limit ? cc->ssthresh - pipe : limit;
+	}
+	/* "Force a fast retransmit upon entering recovery." */
+	if (!cc->prr_out && !sndcnt)
+		sndcnt = cc->smss;
+	cc->cwnd = sat32((uint64_t)pipe + sndcnt);
 }
 
 void tcp_cc_reduce(struct tcp_cc *cc, uint32_t flight)

@@ -120,6 +120,13 @@ struct tcp_cc {
 	 */
 	bool sack_recovery;
 	/**
+	 * Proportional Rate Reduction (RFC 6937, SSRB) for a SACK-based
+	 * recovery: bytes delivered to the receiver and bytes sent since it
+	 * began, and the flight when it began (RecoverFS). tcp_cc_prr_ack()
+	 * turns them into cwnd on each ACK.
+	 */
+	uint32_t prr_delivered, prr_out, recover_fs;
+	/**
 	 * RFC 6582 "recover", stored as snd_nxt when recovery began or the RTO
 	 * fired, i.e. one past RFC 6582's "highest sequence number
 	 * transmitted". So an ACK "covers more than recover" when
@@ -220,6 +227,24 @@ enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t sn
  * recover = @snd_nxt. @return whether recovery was entered.
  */
 bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32_t flight);
+/**
+ * An ACK during (or starting) a SACK-based recovery that delivered
+ * @delivered bytes (newly cumulatively acknowledged or SACKed, RFC 6937
+ * DeliveredData), the pipe being @pipe once it is taken: set cwnd to
+ * pipe + sndcnt, sndcnt per RFC 6937 3.1 with the slow-start reduction
+ * bound (SSRB). While pipe > ssthresh the sends keep pace with the
+ * deliveries at ssthresh / RecoverFS, so the window comes down over one
+ * round trip instead of stopping all sending until the pipe drains; below
+ * ssthresh it grows back at most one SMSS beyond what was delivered, as
+ * slow start would. Nothing to send on the first ACK still allows one
+ * SMSS (the fast retransmit).
+ */
+void tcp_cc_prr_ack(struct tcp_cc *cc, uint32_t delivered, uint32_t pipe);
+/** @bytes were sent (new or again) during a SACK-based recovery (RFC 6937 prr_out). */
+static inline void tcp_cc_prr_sent(struct tcp_cc *cc, uint32_t bytes)
+{
+	cc->prr_out += bytes;
+}
 /**
  * A loss repaired by a tail loss probe alone (RFC 8985 7.4.2): the same
  * reduction as a fast recovery, ssthresh = cwnd = max(flight/2, 2*SMSS),

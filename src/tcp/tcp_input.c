@@ -606,6 +606,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		established(c, now);
 	} else {
 		uint32_t max_wnd = c->max_snd_wnd;
+		/* What this ACK delivers, for PRR (tcp_rec_on_ack). */
+		struct tcp_rec_mark before = {.snd_una = c->snd_una, .sacked = c->sb.sacked};
 
 		if (seq_gt(seg->ack, c->snd_max)) {
 			c->stats.ack_unsent++;
@@ -641,7 +643,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		if (c->snd_wnd == 0)
 			c->unacked_since = now; /* a zero window answered: the peer is alive */
 		if (c->sb_on)
-			tcp_rec_on_ack(c, seg, now);
+			tcp_rec_on_ack(c, seg, &before, now);
 		if (ece)
 			ecn_echoed(c);
 	}

@@ -39,8 +39,17 @@ void tcp_rec_start(struct tcp_conn *c);
 void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len, uint64_t now);
 /** The cumulative ACK moved to @ack (before SND.UNA is updated by the caller's cc step). */
 void tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now);
-/** After an ACK's field was processed: SACK blocks, D-SACK, RACK, TLP episode, timers. */
-void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now);
+/** SND.UNA and the bytes SACKed before an ACK: with them after it, what it delivered. */
+struct tcp_rec_mark {
+	uint32_t snd_una, sacked;
+};
+/**
+ * After an ACK's field was processed (@before: as it arrived): SACK
+ * blocks, D-SACK, RACK, the recovery's sending rate (PRR), TLP episode,
+ * timers.
+ */
+void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
+		    const struct tcp_rec_mark *before, uint64_t now);
 /** Arm the probe timer if RFC 8985 7.2's conditions hold (else disarm it). */
 void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now);
 /** Retransmit lost segments, oldest first, while the pipe is below @cwnd; true if any went. */

@@ -31,6 +31,8 @@ void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len,
 
 	if (!c->sb_on || (flags & (RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG)) || end == seq)
 		return;
+	if (c->cc.sack_recovery)
+		tcp_cc_prr_sent(&c->cc, len);
 	if (tcp_sb_sent(&c->sb, seq, end, c->snd_mss, c->snd_una, now))
 		fall_back(c);
 }
@@ -89,7 +91,8 @@ void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now)
 		c->tlp_at = now + pto;
 }
 
-void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now)
+void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
+		    const struct tcp_rec_mark *before, uint64_t now)
 {
 	struct tcp_delivery d = {0};
 	bool dsack = false;
@@ -126,6 +129,15 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now
 		}
 	}
 	rack_check(c, now);
+	/*
+	 * RFC 6937: on each ACK starting or during the recovery (not the one
+	 * that ends it: tcp_cc_on_ack() has left it then), what it delivered
+	 * sets how much may be sent. Modulo 2^32 the sum is right even when
+	 * the ACK retired more SACKed bytes than the SACK blocks added.
+	 */
+	if (c->cc.sack_recovery)
+		tcp_cc_prr_ack(&c->cc, (c->snd_una - before->snd_una) + (c->sb.sacked - before->sacked),
+			       tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una));
 	tcp_rec_arm_tlp(c, now);
 }
 

@@ -2,8 +2,9 @@
  * test_tcp_rack.c - SACK loss recovery, one behaviour each: the RFC 6675
  * scoreboard and pipe, RACK's time-based loss detection (RFC 8985 6), its
  * reordering window and timer, lost retransmissions, tail loss probes
- * (RFC 8985 7), D-SACK (RFC 2883), hostile SACK blocks, and the RTO with
- * a scoreboard (RFC 8985 6.3, RFC 2018 8).
+ * (RFC 8985 7), D-SACK (RFC 2883), the sending rate in recovery
+ * (PRR, RFC 6937), hostile SACK blocks, and the RTO with a scoreboard
+ * (RFC 8985 6.3, RFC 2018 8).
  *
  * Every test sends ten (or fewer) full segments at t0; S(i) is the first
  * sequence number of segment i. The RTT is 100 us throughout. The peer's ACKs carry timestamps and the
@@ -18,18 +19,28 @@ static uint32_t S(unsigned i)
 	return ISS + 1 + i * mss_;
 }
 
-/* A SACK connection with RACK-TLP (the default; the other scripts turn it off). */
-static void rack_fixture(struct script *s, struct tcp_config *cfg)
+/*
+ * A SACK connection with RACK-TLP (the default; the other scripts turn it
+ * off) and an initial window of @iw segments (0: the default).
+ */
+static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned iw)
 {
 	struct fixture_opts o = fixture_opts_with(cfg);
 
 	script_config(cfg);
 	cfg->rack = true;
+	if (iw)
+		cfg->iw_segments = iw;
 	/* A handshake RTT of 100 us, as the data's: SRTT starts where it stays. */
 	fixture_established_ex(s, &o, ISS, IRS, 100 * US, true);
 	prime_window(s);
 	assert_true(s->c.sb_on);
 	mss_ = s->c.snd_mss;
+}
+
+static void rack_fixture(struct script *s, struct tcp_config *cfg)
+{
+	rack_fixture_iw(s, cfg, 0);
 }
 
 /* @n full segments out at once. */
@@ -94,7 +105,12 @@ static void test_three_sacks_start_recovery(void **state)
 	expect_nothing(&s);
 	assert_true(s.c.cc.in_recovery);
 	assert_int_equal(s.c.cc.ssthresh, 9 * mss_ / 2);
-	assert_int_equal(s.c.cc.cwnd, 9 * mss_ / 2);
+	/*
+	 * RFC 6937: cwnd = pipe + sndcnt, the pipe (5 segments once the hole
+	 * is lost) plus CEIL(delivered 1 * ssthresh 4.5 / RecoverFS 9) = half
+	 * a segment; the retransmission went by the fast retransmit rule.
+	 */
+	assert_int_equal(s.c.cc.cwnd, 5 * mss_ + mss_ / 2);
 	assert_int_equal(s.c.stats.recoveries, 1);
 	assert_int_equal(s.c.stats.rack_lost, 1);
 	assert_int_equal(s.c.stats.sack_blocks, 3);
@@ -102,7 +118,10 @@ static void test_three_sacks_start_recovery(void **state)
 	/* pipe = 9 out - 3 SACKed = 6 segments (the retransmission replaces the lost one) */
 	assert_int_equal(tcp_sb_pipe(&s.c.sb, s.c.snd_max - s.c.snd_una), 6 * mss_);
 
-	/* The rest arrives: the pipe shrinks to the retransmission; cwnd is not inflated. */
+	/*
+	 * The rest arrives: the pipe shrinks to the retransmission; cwnd is
+	 * not inflated: PRR's slow-start bound stops it at ssthresh.
+	 */
 	sack1(&s, S(1), S(2), S(10));
 	expect_nothing(&s);
 	assert_int_equal(tcp_sb_pipe(&s.c.sb, s.c.snd_max - s.c.snd_una), mss_);
@@ -427,6 +446,80 @@ static void test_rto_keeps_then_forgets_sacks(void **state)
 }
 
 /* Without SACK negotiated there is no scoreboard: NewReno (RFC 6582) as before. */
+/*
+ * RFC 6937 3.1, Proportional Rate Reduction: while the pipe is above
+ * ssthresh, each ACK lets out ssthresh / RecoverFS of what it delivered,
+ * so the sender keeps sending through the recovery at half the delivery
+ * rate (NewReno's halving) instead of falling silent until the pipe has
+ * drained to ssthresh (RFC 6675's rule alone); once the pipe is below
+ * ssthresh it grows back to ssthresh at most one segment beyond what is
+ * delivered (the slow-start reduction bound).
+ *
+ * 20 segments out, then 3 more as the first ACK and SACKs come, segment 1
+ * lost: RecoverFS = 23 segments, ssthresh = 11.5, so one segment for
+ * every two delivered.
+ */
+static void test_prr_paces_recovery(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	unsigned next = 20; /* the next new segment */
+
+	(void)state;
+	rack_fixture_iw(&s, &cfg, 20);
+	send_segments(&s, 20);
+	assert_int_equal(app_send(&s, 30 * mss_), (int)(30 * mss_)); /* queued behind cwnd */
+	expect_nothing(&s);
+	advance(&s, 100 * US);
+	sack(&s, S(1), 0, NULL); /* slow start: two new segments */
+	for (; next < 22; next++)
+		expect_tx(&s, ACK, S(next), IRS + 1, mss_);
+	/* RFC 6675: each SACKed segment leaves the pipe, and a new one takes its place. */
+	sack1(&s, S(1), S(2), S(3));
+	expect_tx(&s, ACK, S(next++), IRS + 1, mss_);
+	sack1(&s, S(1), S(2), S(4));
+	expect_tx(&s, ACK, S(next++), IRS + 1, mss_);
+	expect_nothing(&s);
+	advance(&s, 10 * US); /* the retransmission goes after segments 22 and 23 */
+	sack1(&s, S(1), S(2), S(5)); /* recovery: the hole goes at once */
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.cc.ssthresh, 23 * mss_ / 2);
+	assert_int_equal(s.c.cc.recover_fs, 23 * mss_);
+
+	/* ssthresh / RecoverFS = 1/2: a new segment on every second ACK. */
+	for (unsigned j = 1; j <= 10; j++) {
+		sack1(&s, S(1), S(2), S(5 + j));
+		if (j >= 3 && j % 2 == 1) {
+			expect_tx(&s, ACK, S(next), IRS + 1, mss_);
+			next++;
+		}
+		expect_nothing(&s);
+		assert_int_equal(s.c.cc.prr_delivered, (1 + j) * mss_);
+		assert_int_equal(s.c.cc.prr_out, (1 + (j - 1) / 2) * mss_);
+	}
+	/* pipe = the retransmission + segments 15..23 + 4 new = 14 > ssthresh 11.5 */
+	assert_int_equal(tcp_sb_pipe(&s.c.sb, s.c.snd_max - s.c.snd_una), 14 * mss_);
+
+	/*
+	 * Segments 15..23 arrive at once: the pipe falls to 5, below
+	 * ssthresh: sndcnt = MIN(ssthresh - pipe = 6.5, MAX(prr_delivered -
+	 * prr_out = 20 - 5, 9) + 1): six new segments, half of one held.
+	 */
+	sack1(&s, S(1), S(2), S(24));
+	for (unsigned i = 0; i < 6; i++, next++)
+		expect_tx(&s, ACK, S(next), IRS + 1, mss_);
+	expect_nothing(&s);
+	assert_int_equal(s.c.cc.cwnd, 23 * mss_ / 2);
+	assert_int_equal(tcp_sb_pipe(&s.c.sb, s.c.snd_max - s.c.snd_una), 11 * mss_);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	assert_int_equal(s.c.stats.retransmits, 1);
+	sack(&s, S(next), 0, NULL);
+	assert_false(s.c.cc.in_recovery);
+	drain_tx(&s);
+	script_end(&s);
+}
+
 static void test_no_sack_no_scoreboard(void **state)
 {
 	struct tcp_config cfg;
@@ -461,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_tlp_then_recovery_one_response),
 		cmocka_unit_test(test_tlp_sends_new_data),
 		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
+		cmocka_unit_test(test_prr_paces_recovery),
 		cmocka_unit_test(test_no_sack_no_scoreboard),
 	};
 

@@ -4,7 +4,8 @@
  * congestion avoidance and its growth of one SMSS per window, fast
  * retransmit on the third duplicate ACK, inflation, partial and full ACKs,
  * RFC 6582's guard against re-entering recovery, the RTO response, the
- * restart after idle, and all of it across the 2^32 sequence wrap. The
+ * restart after idle, Proportional Rate Reduction's arithmetic (RFC 6937)
+ * in a SACK-based recovery, and all of it across the 2^32 sequence wrap. The
  * tests play the sender: they keep snd_una and snd_nxt and pass what
  * tcp_cc.h asks for (flight = snd_nxt - snd_una before the ACK).
  */
@@ -525,6 +526,51 @@ static void test_stale_recover(void **state)
 	assert_true(c.cc.in_recovery);
 }
 
+/*
+ * RFC 6937 3.1 in bytes, a SACK-based recovery of 20000 outstanding
+ * (ssthresh 10000): above ssthresh the sends follow the deliveries at
+ * ssthresh / RecoverFS, rounded up; an entry with nothing delivered still
+ * lets the fast retransmit go; below ssthresh, sndcnt is bounded by both
+ * ssthresh - pipe and (SSRB) what was delivered and not yet sent plus one
+ * SMSS; prr_out counts what went.
+ */
+static void test_prr_arithmetic(void **state)
+{
+	struct conn c;
+
+	(void)state;
+	conn_init(&c, 5000, 20 * SMSS, 20 * SMSS, UINT32_MAX);
+	assert_true(tcp_cc_enter_recovery(&c.cc, c.una, c.nxt, c.nxt - c.una));
+	assert_int_equal(c.cc.ssthresh, 10 * SMSS);
+	assert_int_equal(c.cc.recover_fs, 20 * SMSS);
+	assert_int_equal(c.cc.prr_delivered, 0);
+	assert_int_equal(c.cc.prr_out, 0);
+
+	tcp_cc_prr_ack(&c.cc, 0, 19 * SMSS); /* nothing delivered: the fast retransmit */
+	assert_int_equal(c.cc.cwnd, 20 * SMSS);
+	tcp_cc_prr_sent(&c.cc, SMSS);
+	tcp_cc_prr_ack(&c.cc, 1, 20 * SMSS); /* CEIL(1 * 1/2) - 1000 < 0: nothing */
+	assert_int_equal(c.cc.cwnd, 20 * SMSS);
+	tcp_cc_prr_ack(&c.cc, 2999, 17 * SMSS); /* CEIL(3000 / 2) - 1000 */
+	assert_int_equal(c.cc.prr_delivered, 3 * SMSS);
+	assert_int_equal(c.cc.cwnd, 17 * SMSS + 500);
+	tcp_cc_prr_ack(&c.cc, 1001, 16 * SMSS); /* CEIL(4001 / 2) - 1000 */
+	assert_int_equal(c.cc.cwnd, 16 * SMSS + 1001);
+	tcp_cc_prr_sent(&c.cc, SMSS);
+
+	/* pipe 6000: MIN(10000 - 6000, MAX(10001 - 2000, 6000) + 1000) */
+	tcp_cc_prr_ack(&c.cc, 6000, 6 * SMSS);
+	assert_int_equal(c.cc.cwnd, 10 * SMSS);
+	tcp_cc_prr_sent(&c.cc, 4 * SMSS);
+	/* pipe 2000 after a big delivery: MIN(8000, MAX(13001 - 6000, 3000) + 1000) */
+	tcp_cc_prr_ack(&c.cc, 3000, 2 * SMSS);
+	assert_int_equal(c.cc.cwnd, 10 * SMSS);
+	/* SSRB: all that was delivered went, so one delivered segment lets two go */
+	tcp_cc_prr_sent(&c.cc, 7001);
+	tcp_cc_prr_ack(&c.cc, SMSS, SMSS);
+	assert_int_equal(c.cc.cwnd, SMSS + 2 * SMSS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +593,7 @@ int main(void)
 	    cmocka_unit_test(test_idle_restart),
 	    cmocka_unit_test(test_wraparound),
 	    cmocka_unit_test(test_stale_recover),
+	    cmocka_unit_test(test_prr_arithmetic),
 	};
 
 	return cmocka_run_group_tests_name("tcp/cc", tests, NULL, NULL);

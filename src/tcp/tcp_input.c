@@ -681,12 +681,14 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		} else if (dseq == c->rcv_nxt) {
 			data_in_order(c, data, len);
 		} else {
+			struct tcp_sack_block dup;
+
 			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC 5681 4.2). */
 			c->stats.ooo_segs++;
 			if (c->mem_pressure != TCP_MEM_NORMAL)
 				c->stats.ooo_refused++;
 			else
-				switch (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len)) {
+				switch (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len, &dup)) {
 				case TCP_REASS_FULL:
 					c->stats.ooo_full++;
 					break;
@@ -695,6 +697,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 					dsack_note(c, dseq, dseq + len);
 					break;
 				case TCP_REASS_STORED:
+					/* Partly held already: that part is the duplicate (RFC 2883 4). */
+					if (dup.left != dup.right)
+						dsack_note(c, dup.left, dup.right);
 					break;
 				}
 			c->ack_now = true;

@@ -566,6 +566,35 @@ static void test_dsack_partial_duplicate(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 2883 4 (as Linux does): a segment beyond a gap that is partly held
+ * out of order already stores its new bytes and reports the repeated
+ * ones, then the run now holding them.
+ */
+static void test_dsack_partial_duplicate_out_of_order(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 1501, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(t->opts.sack_count, 2);
+	expect_sack(t, 0, IRS + 1501, IRS + 2001);
+	expect_sack(t, 1, IRS + 1001, IRS + 2501);
+	assert_true(tcp_sb_is_dsack(&t->opts, t->ack));
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.dsacks_sent, 1);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	assert_int_equal(recv_all(&s), 2500);
+	script_end(&s);
+}
+
 /* cfg.dsack off (Linux's net.ipv4.tcp_dsack=0), or no SACK negotiated: duplicates are ACKed plainly. */
 static void test_dsack_off(void **state)
 {
@@ -898,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_sack_four_blocks_without_ts),
 		cmocka_unit_test(test_dupack_carries_sack),
 		cmocka_unit_test(test_dsack_partial_duplicate),
+		cmocka_unit_test(test_dsack_partial_duplicate_out_of_order),
 		cmocka_unit_test(test_dsack_off),
 		cmocka_unit_test(test_reass_bounded_segments),
 		cmocka_unit_test(test_reass_bounded_bytes),

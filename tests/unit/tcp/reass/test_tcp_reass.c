@@ -44,7 +44,7 @@ static uint8_t *mkseg(uint32_t seq, uint32_t len)
 static enum tcp_reass_result ins(struct tcp_reass *r, uint32_t rcv_nxt, uint32_t seq, uint32_t len)
 {
 	uint8_t *p = mkseg(seq, len);
-	enum tcp_reass_result res = tcp_reass_insert(r, rcv_nxt, seq, p, len);
+	enum tcp_reass_result res = tcp_reass_insert(r, rcv_nxt, seq, p, len, NULL);
 
 	zbuf_unref(p);
 	return res;
@@ -438,7 +438,7 @@ static void test_random_orders_bounded(void **state)
 					want = TCP_REASS_FULL;
 				else
 					want = TCP_REASS_STORED;
-				got = tcp_reass_insert(&r, nxt, base + s.off, p, s.len);
+				got = tcp_reass_insert(&r, nxt, base + s.off, p, s.len, NULL);
 				assert_int_equal(got, want);
 				if (got == TCP_REASS_FULL) {
 					assert_true(n < 4096);
@@ -471,12 +471,12 @@ static void test_duplicate_detection(void **state)
 
 	(void)state;
 	tcp_reass_init(&r, 65536, TCP_REASS_MAX_SEGS);
-	assert_int_equal(tcp_reass_insert(&r, 1000, 2000, p, 300), TCP_REASS_STORED);
+	assert_int_equal(tcp_reass_insert(&r, 1000, 2000, p, 300, NULL), TCP_REASS_STORED);
 	assert_int_equal(zbuf_refcnt(p), 2);
 	/* the same segment again, a part of it, nothing, and old data */
-	assert_int_equal(tcp_reass_insert(&r, 1000, 2000, p, 300), TCP_REASS_DUPLICATE);
-	assert_int_equal(tcp_reass_insert(&r, 1000, 2100, p + 100, 50), TCP_REASS_DUPLICATE);
-	assert_int_equal(tcp_reass_insert(&r, 1000, 2000, p, 0), TCP_REASS_DUPLICATE);
+	assert_int_equal(tcp_reass_insert(&r, 1000, 2000, p, 300, NULL), TCP_REASS_DUPLICATE);
+	assert_int_equal(tcp_reass_insert(&r, 1000, 2100, p + 100, 50, NULL), TCP_REASS_DUPLICATE);
+	assert_int_equal(tcp_reass_insert(&r, 1000, 2000, p, 0, NULL), TCP_REASS_DUPLICATE);
 	assert_int_equal(ins(&r, 1000, 500, 500), TCP_REASS_DUPLICATE);
 	assert_int_equal(ins(&r, 1000, 0xfffff000u, 100), TCP_REASS_DUPLICATE);
 	assert_int_equal(zbuf_refcnt(p), 2); /* no reference taken for them */
@@ -553,7 +553,7 @@ static void test_overlap_covers_several(void **state)
 	assert_int_equal(ins(&r, 0, 500, 100), TCP_REASS_STORED);
 	/* [50, 700) spans three held slices and four holes around them */
 	p = mkseg(50, 650);
-	assert_int_equal(tcp_reass_insert(&r, 0, 50, p, 650), TCP_REASS_STORED);
+	assert_int_equal(tcp_reass_insert(&r, 0, 50, p, 650, NULL), TCP_REASS_STORED);
 	assert_int_equal(zbuf_refcnt(p), 1 + 4); /* ours + one per new slice */
 	zbuf_unref(p);
 	assert_int_equal(r.n, 7);
@@ -605,7 +605,7 @@ static void test_full_max_segs(void **state)
 	/* [150, 500) would need two slices ([200, 300) and [400, 500)) and
 	 * one is left: nothing is stored */
 	p = mkseg(150, 350);
-	assert_int_equal(tcp_reass_insert(&r, 0, 150, p, 350), TCP_REASS_FULL);
+	assert_int_equal(tcp_reass_insert(&r, 0, 150, p, 350, NULL), TCP_REASS_FULL);
 	assert_int_equal(zbuf_refcnt(p), 1);
 	zbuf_unref(p);
 	assert_int_equal(r.n, 2);
@@ -816,6 +816,52 @@ static void test_sack_after_pop(void **state)
 	finish(&r);
 }
 
+/* Insert like ins() and return the held part tcp_reass_insert() reports. */
+static struct tcp_sack_block ins_dup(struct tcp_reass *r, uint32_t rcv_nxt, uint32_t seq,
+				     uint32_t len, enum tcp_reass_result want)
+{
+	uint8_t *p = mkseg(seq, len);
+	struct tcp_sack_block dup = {7, 9}; /* must be overwritten */
+
+	assert_int_equal(tcp_reass_insert(r, rcv_nxt, seq, p, len, &dup), want);
+	zbuf_unref(p);
+	return dup;
+}
+
+/*
+ * RFC 2883 4: a segment partly held already reports the first contiguous
+ * range it repeats (the D-SACK block), across slices that touch, not
+ * across a hole it fills; a wholly new segment reports none.
+ */
+static void test_partial_duplicate_reported(void **state)
+{
+	struct tcp_reass r;
+	struct tcp_sack_block d;
+
+	(void)state;
+	tcp_reass_init(&r, 65536, TCP_REASS_MAX_SEGS);
+	d = ins_dup(&r, 1000, 2000, 100, TCP_REASS_STORED); /* held: [2000, 2100) */
+	assert_int_equal(d.left, d.right);
+	d = ins_dup(&r, 1000, 2100, 100, TCP_REASS_STORED); /* [2000, 2200), two slices */
+	assert_int_equal(d.left, d.right);
+	d = ins_dup(&r, 1000, 2400, 100, TCP_REASS_STORED); /* and [2400, 2500) */
+	assert_int_equal(d.left, d.right);
+	d = ins_dup(&r, 1000, 1950, 100, TCP_REASS_STORED); /* new head, old tail */
+	assert_int_equal(d.left, 2000);
+	assert_int_equal(d.right, 2050);
+	d = ins_dup(&r, 1000, 2020, 230, TCP_REASS_STORED); /* two held slices, then new */
+	assert_int_equal(d.left, 2020);
+	assert_int_equal(d.right, 2200);
+	d = ins_dup(&r, 1000, 2240, 300, TCP_REASS_STORED); /* repeats 2240.., fills to 2400 */
+	assert_int_equal(d.left, 2240);
+	assert_int_equal(d.right, 2250);
+	d = ins_dup(&r, 1000, 2540, 10, TCP_REASS_STORED);
+	assert_int_equal(d.left, d.right);
+	check_queue(&r);
+	assert_int_equal(tcp_reass_bytes(&r), 2550 - 1950); /* one run now */
+	finish(&r);
+}
+
 /* --- wraparound, clear ----------------------------------------------------- */
 
 static void test_wraparound(void **state)
@@ -861,7 +907,7 @@ static void test_clear_releases_all(void **state)
 	for (uint32_t s = 100; s < 100 + 2 * 100 * 50; s += 200)
 		assert_int_equal(ins(&r, 0, s, 100), TCP_REASS_STORED);
 	p = mkseg(50, 20000);
-	assert_int_equal(tcp_reass_insert(&r, 0, 50, p, 20000), TCP_REASS_STORED);
+	assert_int_equal(tcp_reass_insert(&r, 0, 50, p, 20000, NULL), TCP_REASS_STORED);
 	zbuf_unref(p);
 	assert_int_equal(zbuf_in_use(), 51);
 	tcp_reass_clear(&r);
@@ -898,6 +944,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sack_max_blocks_3_vs_4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_duplicate_refreshes_recency, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_after_pop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_partial_duplicate_reported, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wraparound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clear_releases_all, setup, teardown),
 	};

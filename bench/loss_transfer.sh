@@ -58,7 +58,7 @@ bytes=$(stat -c %s "$log/src.bin")
 port=9400
 
 run() { # lunar|kernel: prints seconds
-	local who=$1 rcv t0 t1
+	local who=$1 rcv snd t0 t1
 	port=$((port + 1))
 	$A taskset -c 0 socat -u "TCP-LISTEN:$port,reuseaddr" - >/dev/null &
 	rcv=$!
@@ -69,6 +69,16 @@ run() { # lunar|kernel: prints seconds
 			--send "$log/src.bin" --cc "$cc" --ecn "$ecn" --counters >"$log/lunar.log" 2>&1 &
 	else
 		$B taskset -c 1 socat -u "FILE:$log/src.bin" "TCP:10.78.1.1:$port" &
+	fi
+	snd=$!
+	# A sender that fails (a connect refused, a missing XDP program) must
+	# not leave the receiver waiting for an EOF that never comes.
+	wait -n "$rcv" "$snd" || true
+	if kill -0 "$rcv" 2>/dev/null && ! wait "$snd"; then
+		kill "$rcv" 2>/dev/null
+		echo "loss_transfer.sh: the $who sender failed" >&2
+		[ "$who" = kernel ] || cat "$log/lunar.log" >&2
+		exit 1
 	fi
 	wait "$rcv"
 	t1=$(date +%s.%N)
@@ -85,7 +95,7 @@ for loss in $losses; do
 	: >"$log/t.kernel"
 	for r in $(seq "$rounds"); do
 		for who in lunar kernel; do
-			t=$(run "$who")
+			t=$(run "$who") || exit 1
 			echo "$t" >>"$log/t.$who"
 			extra=""
 			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*' \

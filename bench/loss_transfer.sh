@@ -17,6 +17,9 @@
 # usage: bench/loss_transfer.sh [SIZE=256M] [ROUNDS=3] [CC=reno|cubic|dctcp] [LOSSES="0 0.1 1 5"]
 # Needs the release build in build/ and nothing else on CPUs 0-1.
 # LUNAR_GET=path runs another lunar-get (an older build, for a before/after).
+# QUICKACK=1: the kernel receiver does not delay its ACKs (route quickack);
+# by default it does, and an ACK held past the 4 ms RTO floor makes both
+# senders time out spuriously at high loss (docs/benchmarks.md).
 # MARK=pct: the router also marks pct% of ECN-capable packets CE
 # (topo.sh arb mark); ECN=on: both senders ask for ECN (lunar --ecn on, the
 # kernel net.ipv4.tcp_ecn=1); DCTCP asks for it anyway.
@@ -46,6 +49,12 @@ if ! $B sysctl -qw net.ipv4.tcp_congestion_control="$kcc"; then
 fi
 # shellcheck disable=SC2046 # the route's own words
 $B ip route change $(ip -n lunar-b route show default) rto_min 4ms || exit 2
+# QUICKACK=1: the receiver ACKs every segment at once (quickack on its route):
+# no delayed ACK outlasts the senders' 4 ms RTO floor.
+if [ "${QUICKACK:-0}" = 1 ]; then
+	# shellcheck disable=SC2046
+	$A ip route change $(ip -n lunar-a route show default) quickack 1 || exit 2
+fi
 ecn=${ECN:-accept}
 if [ "$ecn" = on ]; then
 	$B sysctl -qw net.ipv4.tcp_ecn=1 || exit 2

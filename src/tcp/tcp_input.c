@@ -687,21 +687,13 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			c->stats.ooo_segs++;
 			if (c->mem_pressure != TCP_MEM_NORMAL)
 				c->stats.ooo_refused++;
-			else
-				switch (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len, &dup)) {
-				case TCP_REASS_FULL:
-					c->stats.ooo_full++;
-					break;
-				case TCP_REASS_DUPLICATE:
-					/* Held already: the run holding it is the next block (RFC 2883 4.2). */
-					dsack_note(c, dseq, dseq + len);
-					break;
-				case TCP_REASS_STORED:
-					/* Partly held already: that part is the duplicate (RFC 2883 4). */
-					if (dup.left != dup.right)
-						dsack_note(c, dup.left, dup.right);
-					break;
-				}
+			else if (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len, &dup) ==
+				 TCP_REASS_FULL)
+				c->stats.ooo_full++;
+			else if (dup.left != dup.right) {
+				/* Wholly or partly held already: the duplicate, then its run (RFC 2883 4, 4.2). */
+				dsack_note(c, dup.left, dup.right);
+			}
 			c->ack_now = true;
 			fin = false; /* a FIN beyond a gap is taken when it comes again */
 		}

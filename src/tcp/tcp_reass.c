@@ -189,14 +189,12 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 				       struct tcp_sack_block *dup)
 {
 	struct tcp_slice add[TCP_REASS_MAX_ADD];
-	struct tcp_sack_block held = {0, 0};
-	bool held_done = false;
-	unsigned k = 0, room, j;
+	unsigned k = 0, room, j, first;
 	uint32_t end, cur, nb = 0;
 	enum tcp_reass_result res;
 
 	if (dup)
-		*dup = held;
+		*dup = (struct tcp_sack_block){0, 0};
 
 	/* RFC 9293 3.10.7.4 "first, check sequence number": only the part at
 	 * or above RCV.NXT is new; the part below was delivered already. */
@@ -219,24 +217,27 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 	if (room > TCP_REASS_MAX_ADD)
 		room = TCP_REASS_MAX_ADD;
 	cur = seq;
-	for (j = first_ending_after(r, seq); j < r->n && seq_lt(r->segs[j].seq, end); j++) {
-		uint32_t hend = seq_lt(slice_end(&r->segs[j]), end) ? slice_end(&r->segs[j]) : end;
-
+	first = first_ending_after(r, seq);
+	for (j = first; j < r->n && seq_lt(r->segs[j].seq, end); j++) {
 		if (seq_lt(cur, r->segs[j].seq)) {
 			if (k == room)
 				return TCP_REASS_FULL;
 			add[k].seq = cur;
 			add[k].len = r->segs[j].seq - cur;
 			k++;
-			held_done = held.left != held.right; /* a hole ends the first held range */
 		}
-		/* The held bytes of [seq, end): the first contiguous range of them. */
-		if (held.left == held.right)
-			held = (struct tcp_sack_block){seq_gt(r->segs[j].seq, seq) ? r->segs[j].seq : seq,
-						       hend};
-		else if (!held_done)
-			held.right = hend;
 		cur = slice_end(&r->segs[j]);
+	}
+	/*
+	 * RFC 2883 4: what of [seq, end) was held already, before the new
+	 * bytes join it: the run of the first slice reaching into it, clipped.
+	 */
+	if (dup && first < r->n && seq_lt(r->segs[first].seq, end)) {
+		*dup = run_containing(r, r->segs[first].seq);
+		if (seq_lt(dup->left, seq))
+			dup->left = seq;
+		if (seq_gt(dup->right, end))
+			dup->right = end;
 	}
 	if (seq_lt(cur, end)) {
 		if (k == room)
@@ -265,8 +266,6 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 		merge_in(r, add, k);
 		r->bytes += nb;
 		res = TCP_REASS_STORED;
-		if (dup)
-			*dup = held;
 	}
 
 	/* The whole of [seq, end) is held now: its run goes first. */

@@ -63,9 +63,9 @@ void tcp_reass_init(struct tcp_reass *r, uint32_t max_bytes, unsigned max_segs);
  * keeps its own reference. If those bytes exceed max_bytes or need more
  * slices than max_segs allows, nothing is stored (TCP_REASS_FULL). Unless
  * FULL, the run now holding the segment becomes the first SACK block.
- * @dup (may be NULL), when STORED: the first contiguous range of the
- * segment that was held already (RFC 2883 4's duplicate of a partly new
- * segment), left == right if none.
+ * @dup (may be NULL), unless FULL: the first contiguous range of the
+ * segment that was held already (RFC 2883 4's duplicate: all of it when
+ * DUPLICATE, part of a partly new segment), left == right if none.
  */
 enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, uint32_t seq,
 				       const uint8_t *data, uint32_t len,

@@ -831,7 +831,8 @@ static struct tcp_sack_block ins_dup(struct tcp_reass *r, uint32_t rcv_nxt, uint
 /*
  * RFC 2883 4: a segment partly held already reports the first contiguous
  * range it repeats (the D-SACK block), across slices that touch, not
- * across a hole it fills; a wholly new segment reports none.
+ * across a hole it fills; a wholly new segment reports none, a wholly
+ * held one all of itself.
  */
 static void test_partial_duplicate_reported(void **state)
 {
@@ -857,6 +858,9 @@ static void test_partial_duplicate_reported(void **state)
 	assert_int_equal(d.right, 2250);
 	d = ins_dup(&r, 1000, 2540, 10, TCP_REASS_STORED);
 	assert_int_equal(d.left, d.right);
+	d = ins_dup(&r, 1000, 2100, 300, TCP_REASS_DUPLICATE); /* all of it held: all of it */
+	assert_int_equal(d.left, 2100);
+	assert_int_equal(d.right, 2400);
 	check_queue(&r);
 	assert_int_equal(tcp_reass_bytes(&r), 2550 - 1950); /* one run now */
 	finish(&r);

@@ -133,7 +133,7 @@ unsigned tcp_tx_slices(struct tcp_conn *c, uint32_t seq, uint32_t len, struct tc
 	 * (a retransmission from further back walks from the front).
 	 */
 	if (b->cur_valid && b->cur_chunk - b->released < b->count &&
-	    (int32_t)(seq - b->cur_seq) >= 0) {
+	    seq_geq(seq, b->cur_seq)) {
 		i = b->cur_chunk - b->released;
 		start = b->cur_seq;
 	}

@@ -448,6 +448,22 @@ static void expect_sack(const struct tcp_tx *t, unsigned i, uint32_t left, uint3
 }
 
 /*
+ * The next segment is a pure ACK of @ack with exactly the @n SACK blocks
+ * [b[2i], b[2i + 1]), the first of them read as a D-SACK (RFC 2883 4, as
+ * our own sender reads it) exactly when @dsack.
+ */
+static void expect_ack_sacks(struct script *s, uint32_t ack, bool dsack, unsigned n,
+			     const uint32_t *b)
+{
+	const struct tcp_tx *t = expect_tx(s, ACK, ISS + 1, ack, 0);
+
+	assert_int_equal(t->opts.sack_count, n);
+	for (unsigned i = 0; i < n; i++)
+		expect_sack(t, i, b[2 * i], b[2 * i + 1]);
+	assert_int_equal(tcp_sb_is_dsack(&t->opts, t->ack), dsack);
+}
+
+/*
  * RFC 2018 4: the first SACK block holds the segment that triggered the
  * ACK, the others the most recently reported blocks; with timestamps at
  * most 3 blocks fit (RFC 2018 3).
@@ -504,37 +520,25 @@ static void test_sack_four_blocks_without_ts(void **state)
 static void test_dupack_carries_sack(void **state)
 {
 	struct script s;
-	const struct tcp_tx *t;
 
 	(void)state;
 	fixture_established(&s, NULL);
 	prime_window(&s);
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
 	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
-	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
-	assert_int_equal(t->opts.sack_count, 1);
-	expect_sack(t, 0, IRS + 2001, IRS + 3001);
+	expect_ack_sacks(&s, IRS + 1001, false, 1, (const uint32_t[]){IRS + 2001, IRS + 3001});
 	/* An old duplicate below RCV.NXT: a duplicate ACK, its range first (RFC 2883 4.1.1) ... */
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
-	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
-	assert_int_equal(t->opts.sack_count, 2);
-	expect_sack(t, 0, IRS + 1, IRS + 1001);
-	expect_sack(t, 1, IRS + 2001, IRS + 3001);
-	assert_true(tcp_sb_is_dsack(&t->opts, t->ack)); /* what our own sender recognises */
+	expect_ack_sacks(&s, IRS + 1001, true, 2,
+			 (const uint32_t[]){IRS + 1, IRS + 1001, IRS + 2001, IRS + 3001});
 	/* ... a second copy of the out-of-order segment: it, then the run holding it (4.2.1). */
 	seg(&s, ACK, IRS + 2001, ISS + 1, 65535, 1000);
-	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
-	assert_int_equal(t->opts.sack_count, 2);
-	expect_sack(t, 0, IRS + 2001, IRS + 3001);
-	expect_sack(t, 1, IRS + 2001, IRS + 3001);
-	assert_true(tcp_sb_is_dsack(&t->opts, t->ack));
+	expect_ack_sacks(&s, IRS + 1001, true, 2,
+			 (const uint32_t[]){IRS + 2001, IRS + 3001, IRS + 2001, IRS + 3001});
 	/* ... and each is reported once: new out-of-order data brings plain blocks. */
 	seg(&s, ACK, IRS + 4001, ISS + 1, 65535, 1000);
-	t = expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
-	assert_int_equal(t->opts.sack_count, 2);
-	expect_sack(t, 0, IRS + 4001, IRS + 5001);
-	expect_sack(t, 1, IRS + 2001, IRS + 3001);
-	assert_false(tcp_sb_is_dsack(&t->opts, t->ack));
+	expect_ack_sacks(&s, IRS + 1001, false, 2,
+			 (const uint32_t[]){IRS + 4001, IRS + 5001, IRS + 2001, IRS + 3001});
 	expect_nothing(&s);
 	assert_int_equal(s.c.stats.dsacks_sent, 2);
 	assert_int_equal(recv_all(&s), 1000);
@@ -548,7 +552,6 @@ static void test_dupack_carries_sack(void **state)
 static void test_dsack_partial_duplicate(void **state)
 {
 	struct script s;
-	const struct tcp_tx *t;
 
 	(void)state;
 	fixture_established(&s, NULL);
@@ -556,10 +559,7 @@ static void test_dsack_partial_duplicate(void **state)
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
 	drain_tx(&s);
 	seg(&s, ACK, IRS + 501, ISS + 1, 65535, 1000);
-	t = expect_tx(&s, ACK, ISS + 1, IRS + 1501, 0);
-	assert_int_equal(t->opts.sack_count, 1);
-	expect_sack(t, 0, IRS + 501, IRS + 1001);
-	assert_true(tcp_sb_is_dsack(&t->opts, t->ack));
+	expect_ack_sacks(&s, IRS + 1501, true, 1, (const uint32_t[]){IRS + 501, IRS + 1001});
 	expect_nothing(&s);
 	assert_int_equal(s.c.stats.dsacks_sent, 1);
 	assert_int_equal(recv_all(&s), 1500);
@@ -574,7 +574,6 @@ static void test_dsack_partial_duplicate(void **state)
 static void test_dsack_partial_duplicate_out_of_order(void **state)
 {
 	struct script s;
-	const struct tcp_tx *t;
 
 	(void)state;
 	fixture_established(&s, NULL);
@@ -582,11 +581,8 @@ static void test_dsack_partial_duplicate_out_of_order(void **state)
 	seg(&s, ACK, IRS + 1001, ISS + 1, 65535, 1000);
 	drain_tx(&s);
 	seg(&s, ACK, IRS + 1501, ISS + 1, 65535, 1000);
-	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
-	assert_int_equal(t->opts.sack_count, 2);
-	expect_sack(t, 0, IRS + 1501, IRS + 2001);
-	expect_sack(t, 1, IRS + 1001, IRS + 2501);
-	assert_true(tcp_sb_is_dsack(&t->opts, t->ack));
+	expect_ack_sacks(&s, IRS + 1, true, 2,
+			 (const uint32_t[]){IRS + 1501, IRS + 2001, IRS + 1001, IRS + 2501});
 	expect_nothing(&s);
 	assert_int_equal(s.c.stats.dsacks_sent, 1);
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);

@@ -52,7 +52,7 @@ $B ip route change $(ip -n lunar-b route show default) rto_min 4ms || exit 2
 # QUICKACK=1: the receiver ACKs every segment at once (quickack on its route):
 # no delayed ACK outlasts the senders' 4 ms RTO floor.
 if [ "${QUICKACK:-0}" = 1 ]; then
-	# shellcheck disable=SC2046
+	# shellcheck disable=SC2046 # the route's own words
 	$A ip route change $(ip -n lunar-a route show default) quickack 1 || exit 2
 fi
 ecn=${ECN:-accept}

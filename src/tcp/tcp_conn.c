@@ -909,9 +909,10 @@ static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max);
 	tcp_rtt_backoff(&c->rtt);
 	c->rtt_start = 0; /* Karn: no sample from retransmitted data */
-	if (!c->sb_on)
+	if (!c->sb_on) {
 		c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
-	c->stats.retransmits++;
+		c->stats.retransmits++; /* (a scoreboard's resend() counts each segment) */
+	}
 	tcp_output(c, now, out);
 	if (!c->rto_at)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);

@@ -202,6 +202,14 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 	return TCP_CC_RETRANSMIT_FIRST;
 }
 
+/* A fresh reduction is about to be made: keep what it changes, for tcp_cc_undo(). */
+static void save_prior(struct tcp_cc *cc)
+{
+	cc->prior.cwnd = cc->cwnd;
+	cc->prior.ssthresh = cc->ssthresh;
+	cc->prior.algo = cc->algo;
+}
+
 enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t snd_nxt,
 				    uint32_t flight)
 {
@@ -230,6 +238,7 @@ enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t sn
 	if (cc->recover_armed && !seq_gt(ack, cc->recover))
 		return TCP_CC_NONE;
 
+	save_prior(cc);
 	/*
 	 * RFC 6582 3.2 step 1 (recover = highest sent) and step 2 = RFC 5681 3.2
 	 * steps 2 and 3: ssthresh per eq. 4, retransmit the lost segment,
@@ -249,6 +258,7 @@ bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt
 {
 	if (cc->in_recovery || (cc->recover_armed && !seq_gt(snd_una, cc->recover)))
 		return false;
+	save_prior(cc);
 	/* RFC 6675 5 step 4: RecoveryPoint = HighData, cwnd = ssthresh. */
 	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
 	cc->cwnd = cc->ssthresh;
@@ -306,8 +316,12 @@ bool tcp_cc_on_ece(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32
 	return true;
 }
 
-void tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
+bool tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
 {
+	bool fresh = !cc->rto_repeat && !cc->in_recovery;
+
+	if (fresh)
+		save_prior(cc);
 	/*
 	 * RFC 5681 3.1 eq. 4, except that a segment already retransmitted by the
 	 * timer holds ssthresh constant (the paragraph after eq. 4).
@@ -329,6 +343,21 @@ void tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
 	cc->sack_recovery = false;
 	cc->recover = snd_nxt;
 	cc->recover_armed = true;
+	return fresh;
+}
+
+void tcp_cc_undo(struct tcp_cc *cc)
+{
+	cc->cwnd = max32(cc->cwnd, cc->prior.cwnd);
+	cc->ssthresh = max32(cc->ssthresh, cc->prior.ssthresh);
+	if (cc->ops->undo)
+		cc->ops->undo(cc, &cc->prior.algo);
+	cc->in_recovery = false;
+	cc->sack_recovery = false;
+	cc->rto_repeat = false;
+	cc->recover_armed = false;
+	cc->dupacks = 0;
+	cc->bytes_acked = 0;
 }
 
 void tcp_cc_on_idle(struct tcp_cc *cc, unsigned iw_segments)

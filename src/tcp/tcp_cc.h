@@ -57,6 +57,7 @@ struct tcp_cc_ack {
 };
 
 struct tcp_cc;
+union tcp_cc_algo_state;
 
 /**
  * An algorithm. Every hook but ssthresh and grow may be NULL. Hooks see
@@ -80,6 +81,11 @@ struct tcp_cc_ops {
 	uint32_t (*ssthresh)(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_signal sig);
 	/** cwnd was cut back to the restart window after idle (RFC 5681 4.1). */
 	void (*idle)(struct tcp_cc *cc);
+	/**
+	 * The last reduction was spurious (tcp_cc_undo()): take back the
+	 * state @prior saved before it. NULL: the state stays as it is.
+	 */
+	void (*undo)(struct tcp_cc *cc, const union tcp_cc_algo_state *prior);
 };
 
 extern const struct tcp_cc_ops tcp_cc_newreno_ops, tcp_cc_cubic_ops, tcp_cc_dctcp_ops;
@@ -103,6 +109,12 @@ struct tcp_cc_dctcp {
 	uint64_t bytes_acked; /**< acknowledged in this window */
 	uint64_t bytes_marked; /**< of those, by ACKs carrying ECE */
 	bool started;         /**< window_end is set */
+};
+
+/** What the algorithm keeps (cc->algo). */
+union tcp_cc_algo_state {
+	struct tcp_cc_cubic cubic;
+	struct tcp_cc_dctcp dctcp;
 };
 
 struct tcp_cc {
@@ -154,10 +166,16 @@ struct tcp_cc {
 	 */
 	uint32_t ecn_recover;
 	bool ecn_armed;
-	union {
-		struct tcp_cc_cubic cubic;
-		struct tcp_cc_dctcp dctcp;
-	} algo;
+	/**
+	 * The window as it was before the last fresh reduction (a recovery
+	 * entered, or a first RTO outside one), for tcp_cc_undo() should it
+	 * prove spurious (RFC 4015 3, RFC 9438 4.9).
+	 */
+	struct {
+		uint32_t cwnd, ssthresh;
+		union tcp_cc_algo_state algo;
+	} prior;
+	union tcp_cc_algo_state algo;
 };
 
 /** What the sender must do after an event. */
@@ -257,8 +275,20 @@ void tcp_cc_reduce(struct tcp_cc *cc, uint32_t flight);
  * 1 SMSS). Leaves recovery and sets recover = @snd_nxt (snd_max, before any
  * go-back-N rewind) with the step 1 guard armed (RFC 6582 3.2, "after a
  * retransmit timeout").
+ * @return whether this is a fresh reduction (not a repeat, not within a
+ * recovery), which saved the window before it for tcp_cc_undo(); a
+ * repeat or a timeout in recovery keeps what the episode's start saved.
  */
-void tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt);
+bool tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt);
+/**
+ * The last fresh reduction (a recovery or an RTO) was spurious: nothing
+ * was lost (RFC 3522, RFC 3708 detected it). As Linux and RFC 9438 4.9:
+ * cwnd = max(cwnd, prior cwnd), ssthresh = max(ssthresh, prior ssthresh),
+ * the algorithm's state back to before the reduction (CUBIC's W_max, K and
+ * epoch), out of recovery, the RTO repeat and step 1 guards cleared (the
+ * reduction they guard did not happen).
+ */
+void tcp_cc_undo(struct tcp_cc *cc);
 /**
  * RFC 5681 4.1: restart after the connection was idle longer than an RTO:
  * cwnd = min(cwnd, RW) with RW = IW (tcp_cc_initial_window()).

@@ -105,9 +105,16 @@ static void cubic_idle(struct tcp_cc *cc)
 	cc->algo.cubic.epoch_ns = 0;
 }
 
+/* RFC 9438 4.9: a spurious reduction restores W_max, K, the epoch and W_est as they were. */
+static void cubic_undo(struct tcp_cc *cc, const union tcp_cc_algo_state *prior)
+{
+	cc->algo.cubic = prior->cubic;
+}
+
 const struct tcp_cc_ops tcp_cc_cubic_ops = {
 	.name = "cubic",
 	.grow = cubic_grow,
 	.ssthresh = cubic_ssthresh,
 	.idle = cubic_idle,
+	.undo = cubic_undo,
 };

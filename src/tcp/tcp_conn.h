@@ -33,6 +33,7 @@
 #include "tcp/tcp_rtt.h"
 #include "tcp/tcp_scoreboard.h"
 #include "tcp/tcp_table.h"
+#include "tcp/tcp_undo.h"
 #include "wire/tcp.h"
 
 /** RFC 9293 3.3.2. */
@@ -210,6 +211,8 @@ struct tcp_conn_stats {
 	uint64_t tlp_probes;     /**< tail loss probes sent (RFC 8985 7.3) */
 	uint64_t tlp_recoveries; /**< losses a probe alone repaired (RFC 8985 7.4) */
 	uint64_t sb_nomem;       /**< scoreboard could not grow: fell back to NewReno */
+	uint64_t spurious_rtos;  /**< RTOs undone: the original had arrived (RFC 3522, RFC 3708) */
+	uint64_t spurious_recoveries; /**< recoveries undone: every retransmission D-SACKed (RFC 3708) */
 	uint64_t ecn_ce;         /**< data segments that arrived marked CE (RFC 3168 5) */
 	uint64_t ecn_ece;        /**< ACKs that echoed congestion (ECE) */
 	uint64_t ecn_cuts;       /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
@@ -284,6 +287,7 @@ struct tcp_conn {
 	bool sb_kick; /**< recovery just began: its first retransmission ignores the pipe */
 	struct tcp_scoreboard sb;
 	struct tcp_rack rack;
+	struct tcp_undo undo; /**< the last reduction, until it is proved spurious or ages */
 	uint32_t rtt_seq;   /**< timed segment: sample when this is acknowledged */
 	uint64_t rtt_start; /**< when the timed segment was sent; 0 = none timed */
 	unsigned retries;   /**< consecutive RTO expiries */

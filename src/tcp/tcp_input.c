@@ -125,9 +125,10 @@ static void established(struct tcp_conn *c, uint64_t now)
 }
 
 /* SND.UNA < SEG.ACK =< SND.MAX: new data acknowledged. */
-static void ack_advance(struct tcp_conn *c, uint32_t ack, bool ece, uint64_t now,
+static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece, uint64_t now,
 			struct tcp_out *out)
 {
+	uint32_t ack = seg->ack;
 	uint32_t acked = ack - c->snd_una;
 	uint32_t flight = c->snd_max - c->snd_una;
 	struct tcp_cc_ack a = {.ack = ack, .acked = acked, .flight = flight,
@@ -146,6 +147,11 @@ static void ack_advance(struct tcp_conn *c, uint32_t ack, bool ece, uint64_t now
 	c->unacked_since = now;
 	if (c->sb_on)
 		tcp_rec_acked(c, ack, now);
+	/* RFC 3522: the first ACK since an RTO echoes a TSval from before it. */
+	if (tcp_undo_by_timestamp(&c->undo, c->ts_ok && seg->opts.has_ts, seg->opts.ts_ecr)) {
+		tcp_rec_undo(c);
+		was_recovering = false;
+	}
 	a.rtt_ns = c->rtt.srtt_ns;
 	act = tcp_cc_on_ack(&c->cc, &a);
 	if (c->sb_on && was_recovering && !c->cc.in_recovery)
@@ -301,7 +307,8 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 		return false;
 	update_ts_recent(c, seg, now);
 	if (acks_new) {
-		ack_advance(c, seg->ack, false, now, out);
+		ack_advance(c, seg, false, now, out);
+		tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
 		/* The RTO moved: so does the probe (the slow path's tcp_rec_on_ack() does this). */
 		if (c->sb_on)
 			tcp_rec_arm_tlp(c, now);
@@ -620,7 +627,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			return;
 		}
 		if (seq_gt(seg->ack, c->snd_una)) {
-			ack_advance(c, seg->ack, ece, now, out);
+			ack_advance(c, seg, ece, now, out);
 		} else if (seg->ack == c->snd_una && seg->payload_len == 0 && !fin &&
 			   ((uint32_t)seg->window << c->snd_wscale) == c->snd_wnd && c->snd_wnd &&
 			   c->snd_max != c->snd_una) {
@@ -633,6 +640,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 				/* SACK recovery: the scoreboard and RACK decide (tcp_rec_on_ack). */
 			} else if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max,
 						    c->snd_max - c->snd_una) == TCP_CC_RETRANSMIT_FIRST) {
+				tcp_undo_begin(&c->undo, c->snd_una, c->snd_max, tcp_ts_now(c, now));
 				c->stats.fast_retransmits++;
 				retransmit_first(c, now, out);
 			} else if (c->cc.dupacks <= 2 && !c->cc.in_recovery) {
@@ -644,6 +652,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			c->unacked_since = now; /* a zero window answered: the peer is alive */
 		if (c->sb_on)
 			tcp_rec_on_ack(c, seg, &before, now);
+		/* After its D-SACK, whether this ACK ages the undo episode. */
+		if (seq_gt(c->snd_una, before.snd_una))
+			tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
 		if (ece)
 			ecn_echoed(c);
 	}

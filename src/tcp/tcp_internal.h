@@ -56,6 +56,12 @@ void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now);
 bool tcp_rec_send_lost(struct tcp_conn *c, uint32_t cwnd, uint64_t now, struct tcp_out *out);
 /** The RTO fired (@repeat: again with no ACK between): everything unSACKed is lost. */
 void tcp_rec_timeout(struct tcp_conn *c, bool repeat);
+/**
+ * The last reduction was spurious (tcp_undo.h proved it): take it back
+ * (tcp_cc_undo()), unmark what the scoreboard holds lost, and go on with
+ * new data where a go-back-N rewound SND.NXT (RFC 4015 3 step 4).
+ */
+void tcp_rec_undo(struct tcp_conn *c);
 /** The RACK reordering timer fired. */
 void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now);
 /** The tail loss probe timer fired: send the probe. */

@@ -61,6 +61,7 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 	c->rack_at = timeout ? now + timeout : 0;
 	if (c->sb.lost &&
 	    tcp_cc_enter_recovery(&c->cc, c->snd_una, c->snd_max, c->snd_max - c->snd_una)) {
+		tcp_undo_begin(&c->undo, c->snd_una, c->snd_max, tcp_ts_now(c, now));
 		c->stats.recoveries++;
 		c->stats.fast_retransmits++;
 		c->sb_kick = true; /* RFC 6675 5 step 4.3: the first lost segment goes at once */
@@ -116,6 +117,10 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 		tcp_rack_update(&c->rack, &d, now);
 	}
 	tcp_rack_update_reo_mult(&c->rack, dsack, c->snd_una, c->snd_max);
+	/* RFC 3708: every retransmission of the episode came back as a duplicate. */
+	if (dsack && tcp_undo_by_dsack(&c->undo, seg->opts.sack[0].left, seg->opts.sack[0].right,
+				       c->snd_mss))
+		tcp_rec_undo(c);
 	/*
 	 * RFC 8985 7.4: the probe's episode ends when its ACK comes. A
 	 * retransmitted probe that drew no D-SACK repaired a loss: the
@@ -153,6 +158,7 @@ static bool resend(struct tcp_conn *c, const struct tcp_txseg *r, uint64_t now,
 		return false;
 	t->retransmit = true;
 	c->stats.retransmits++;
+	tcp_undo_retransmitted(&c->undo, r->start, r->end, c->snd_mss);
 	if (c->rtt_start && seq_lt(r->start, c->rtt_seq))
 		c->rtt_start = 0; /* Karn: the timed segment was sent again */
 	c->last_send_ns = now;
@@ -200,6 +206,26 @@ void tcp_rec_timeout(struct tcp_conn *c, bool repeat)
 	c->sb_kick = false;
 	c->rack.tlp_out = false;
 	c->rack_at = c->tlp_at = 0;
+}
+
+void tcp_rec_undo(struct tcp_conn *c)
+{
+	bool was_recovering = c->cc.in_recovery;
+
+	if (c->undo.rto)
+		c->stats.spurious_rtos++;
+	else
+		c->stats.spurious_recoveries++;
+	tcp_undo_close(&c->undo);
+	tcp_cc_undo(&c->cc);
+	if (c->sb_on) {
+		tcp_sb_unmark_lost(&c->sb);
+		c->sb_kick = false;
+		if (was_recovering)
+			tcp_rack_recovery_done(&c->rack);
+	}
+	if (seq_lt(c->snd_nxt, c->snd_max))
+		c->snd_nxt = c->snd_max;
 }
 
 void tcp_rec_mss_lowered(struct tcp_conn *c)

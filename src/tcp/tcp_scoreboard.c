@@ -252,6 +252,19 @@ void tcp_sb_mark_all_lost(struct tcp_scoreboard *sb, bool forget_sacks)
 	sb->lost_hint = 0;
 }
 
+void tcp_sb_unmark_lost(struct tcp_scoreboard *sb)
+{
+	for (uint32_t i = 0; i < sb->count && sb->lost; i++) {
+		struct tcp_txseg *r = tcp_sb_at(sb, i);
+
+		if (r->flags & TCP_TXSEG_LOST) {
+			r->flags &= (uint8_t)~TCP_TXSEG_LOST;
+			sb->lost -= rec_len(r);
+		}
+	}
+	sb->lost_hint = sb->count;
+}
+
 /* Too large for the path now: neither SACKed (it arrived) nor within @mss. */
 static bool too_big(const struct tcp_txseg *r, uint32_t mss)
 {

@@ -123,6 +123,12 @@ void tcp_sb_mark_lost(struct tcp_scoreboard *sb, uint32_t i);
  */
 void tcp_sb_mark_all_lost(struct tcp_scoreboard *sb, bool forget_sacks);
 /**
+ * A reduction proved spurious (tcp_undo.h): no record is lost any more
+ * (Linux's tcp_undo_cwnd_reduction() unmarks them the same way); RACK
+ * marks again what later ACKs show lost.
+ */
+void tcp_sb_unmark_lost(struct tcp_scoreboard *sb);
+/**
  * The path took no more than @mss per segment (a lowered path MTU): every
  * record not SACKed and longer than @mss is cut into records of @mss (the
  * last one shorter), marked lost, with the original's flags and send time.

@@ -177,6 +177,50 @@ static void test_rto_then_slow_start(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 3522 and RFC 4015 without SACK: the first ACK after the RTO echoes
+ * the originals' TSval, so they arrived (the ACK was only late): the
+ * window comes back (ssthresh too), SND.NXT returns to SND.MAX (4 step
+ * 4) so go-back-N resends nothing more, and the episode is counted.
+ */
+static void test_spurious_rto_undone_without_sack(void **state)
+{
+	struct fixture_opts o = {.ts = true};
+	struct tcp_options ack = {.has_ts = true};
+	struct script s;
+	uint32_t mss, cwnd, ts_sent;
+
+	(void)state;
+	fixture_established(&s, &o);
+	prime_window(&s);
+	assert_true(s.c.ts_ok);
+	assert_false(s.c.sb_on);
+	mss = s.c.snd_mss;
+	cwnd = s.c.cc.cwnd;
+	assert_int_equal(app_send(&s, 5 * mss), 5 * mss);
+	ts_sent = take_tx(&s)->opts.ts_val;
+	for (unsigned i = 1; i < 5; i++)
+		take_tx(&s);
+	advance(&s, tcp_rtt_timeout(&s.c.rtt));
+	assert_true(expect_tx(&s, ACK, ISS + 1, IRS + 1, mss)->retransmit);
+	assert_int_equal(s.c.cc.cwnd, mss);
+	assert_int_equal(s.c.snd_nxt, ISS + 1 + mss);
+
+	advance(&s, 1 * MS);
+	ack.ts_val = s.peer_ts;
+	ack.ts_ecr = ts_sent;
+	seg_opts(&s, ACK, IRS + 1, ISS + 1 + 3 * mss, 65535, 0, &ack);
+	assert_int_equal(s.c.stats.spurious_rtos, 1);
+	assert_true(s.c.cc.cwnd >= cwnd);
+	assert_int_equal(s.c.cc.ssthresh, UINT32_MAX);
+	assert_int_equal(s.c.snd_nxt, s.c.snd_max);
+	expect_nothing(&s); /* segments 3 and 4 are on their way: not sent again */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 5 * mss, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
 /* Five full segments sent; the peer acknowledged the first. */
 static uint32_t five_in_flight(struct script *s)
 {
@@ -554,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_rto_backoff_capped),
 		cmocka_unit_test(test_karn_no_sample_from_retransmission),
 		cmocka_unit_test(test_rto_then_slow_start),
+		cmocka_unit_test(test_spurious_rto_undone_without_sack),
 		cmocka_unit_test(test_fast_retransmit_third_dupack),
 		cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
 		cmocka_unit_test(test_newreno_partial_then_full_ack),

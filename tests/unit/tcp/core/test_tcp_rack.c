@@ -11,6 +11,7 @@
  * SACK blocks given.
  */
 #include "tcp_script.h"
+#include "tcp/tcp_internal.h"
 
 static uint32_t mss_;
 
@@ -23,12 +24,14 @@ static uint32_t S(unsigned i)
  * A SACK connection with RACK-TLP (the default; the other scripts turn it
  * off) and an initial window of @iw segments (0: the default).
  */
-static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned iw)
+static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned iw,
+			    enum tcp_cc_algo cc)
 {
 	struct fixture_opts o = fixture_opts_with(cfg);
 
 	script_config(cfg);
 	cfg->rack = true;
+	cfg->cc = cc;
 	if (iw)
 		cfg->iw_segments = iw;
 	/* A handshake RTT of 100 us, as the data's: SRTT starts where it stays. */
@@ -36,6 +39,11 @@ static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned i
 	prime_window(s);
 	assert_true(s->c.sb_on);
 	mss_ = s->c.snd_mss;
+}
+
+static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned iw)
+{
+	rack_fixture_cc(s, cfg, iw, TCP_CC_NEWRENO);
 }
 
 static void rack_fixture(struct script *s, struct tcp_config *cfg)
@@ -52,18 +60,27 @@ static void send_segments(struct script *s, unsigned n)
 	expect_nothing(s);
 }
 
-/* An ACK of @ack with @n SACK blocks [blocks[2i], blocks[2i+1]). */
-static void sack(struct script *s, uint32_t ack, unsigned n, const uint32_t *blocks)
+/*
+ * An ACK of @ack with @n SACK blocks [blocks[2i], blocks[2i+1]), echoing
+ * the TSval @ts_ecr.
+ */
+static void sack_ecr(struct script *s, uint32_t ack, unsigned n, const uint32_t *blocks,
+		     uint32_t ts_ecr)
 {
-	struct tcp_options o = {.has_ts = true, .ts_val = s->peer_ts};
+	struct tcp_options o = {.has_ts = true, .ts_val = s->peer_ts, .ts_ecr = ts_ecr};
 
-	o.ts_ecr = s->out.n ? s->out.seg[s->out.n - 1].opts.ts_val : 0;
 	for (unsigned i = 0; i < n; i++) {
 		o.sack[i].left = blocks[2 * i];
 		o.sack[i].right = blocks[2 * i + 1];
 	}
 	o.sack_count = (uint8_t)n;
 	seg_opts(s, ACK, IRS + 1, ack, 65535, 0, &o);
+}
+
+/* The same, echoing the last segment sent. */
+static void sack(struct script *s, uint32_t ack, unsigned n, const uint32_t *blocks)
+{
+	sack_ecr(s, ack, n, blocks, s->out.n ? s->out.seg[s->out.n - 1].opts.ts_val : 0);
 }
 
 static void sack1(struct script *s, uint32_t ack, uint32_t l, uint32_t r)
@@ -445,6 +462,162 @@ static void test_rto_keeps_then_forgets_sacks(void **state)
 	script_end(&s);
 }
 
+/*
+ * Ten segments out at t0, then silence: the tail loss probe (segment 9
+ * again) and the RTO (segment 0 again, cwnd 1 SMSS). Returns the TSval
+ * the originals carried; *cwnd and *ssthresh are the window before.
+ */
+static uint32_t ten_out_then_rto(struct script *s, struct tcp_config *cfg, uint32_t *cwnd,
+				 uint32_t *ssthresh)
+{
+	uint32_t ts_sent;
+
+	rack_fixture(s, cfg);
+	assert_int_equal(app_send(s, 10 * mss_), (int)(10 * mss_));
+	ts_sent = expect_tx(s, ACK, S(0), IRS + 1, mss_)->opts.ts_val;
+	drain_tx(s);
+	*cwnd = s->c.cc.cwnd;
+	*ssthresh = s->c.cc.ssthresh;
+	advance(s, s->c.tlp_at - s->now);
+	assert_true(expect_tx(s, ACK, S(9), IRS + 1, mss_)->retransmit);
+	advance(s, s->c.rto_at - s->now);
+	assert_int_equal(s->c.stats.timeouts, 1);
+	assert_true(expect_tx(s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	expect_nothing(s);
+	assert_int_equal(s->c.cc.cwnd, mss_);
+	assert_int_equal(s->c.sb.lost, 9 * mss_);
+	assert_true(seq_lt(ts_sent, tcp_ts_now(&s->c, s->now)));
+	return ts_sent;
+}
+
+/*
+ * RFC 3522 (Eifel detection), RFC 4015 (its response): the first ACK after
+ * an RTO echoes a TSval older than the retransmission, so the original
+ * arrived and only its ACK was late (a receiver's delayed ACK outlasting a
+ * short RTO, as Linux's 40 ms against lunar's 4 ms floor): the window
+ * comes back, nothing outstanding is lost any more, nothing goes again.
+ */
+static void test_spurious_rto_undone_by_timestamp(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd, ssthresh, ts_sent;
+
+	(void)state;
+	ts_sent = ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	advance(&s, 100 * US);
+	sack_ecr(&s, S(5), 0, NULL, ts_sent); /* half the originals, ACKed late */
+	assert_int_equal(s.c.stats.spurious_rtos, 1);
+	assert_int_equal(s.c.stats.spurious_recoveries, 0);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
+	assert_true(s.c.cc.cwnd >= cwnd);
+	assert_int_equal(s.c.sb.lost, 0);
+	expect_nothing(&s); /* 5..9 are in flight, not lost: not sent again */
+	assert_false(s.c.undo.on);
+	sack(&s, S(10), 0, NULL);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.retransmits, 2); /* the probe and the RTO's */
+	script_end(&s);
+}
+
+/*
+ * RFC 3708: the ACK echoes the retransmission (the original's ACK was
+ * not on its way; the receiver sat on it) but reports it as received
+ * twice: every retransmission of the episode was a duplicate.
+ */
+static void test_spurious_rto_undone_by_dsack(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd, ssthresh;
+	const uint32_t dup[2] = {S(0), S(1)};
+
+	(void)state;
+	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	advance(&s, 100 * US);
+	sack(&s, S(10), 1, dup);
+	assert_int_equal(s.c.stats.dsacks, 1);
+	assert_int_equal(s.c.stats.spurious_rtos, 1);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
+	assert_true(s.c.cc.cwnd >= cwnd);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * The RTO was needed: the ACK echoes the retransmission and reports no
+ * duplicate. The reduction stands (RFC 5681 3.1: slow start from 1 SMSS
+ * below the halved ssthresh), the rest goes again; a D-SACK for a range
+ * never retransmitted later does not undo it either.
+ */
+static void test_needed_rto_not_undone(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd, ssthresh;
+	const uint32_t not_resent[2] = {S(0), S(1)};
+
+	(void)state;
+	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	advance(&s, 100 * US);
+	sack(&s, S(1), 0, NULL);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.cc.ssthresh, 10 * mss_ / 2);
+	assert_int_equal(s.c.cc.cwnd, 2 * mss_);
+	expect_tx(&s, ACK, S(1), IRS + 1, mss_);
+	expect_tx(&s, ACK, S(2), IRS + 1, mss_);
+	expect_nothing(&s);
+	/* Segment 0 again, from the network: its D-SACK proves nothing of 1 and 2. */
+	sack(&s, S(1), 1, not_resent);
+	assert_int_equal(s.c.stats.dsacks, 1);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.cc.ssthresh, 10 * mss_ / 2);
+	sack(&s, S(10), 0, NULL);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 3708 for a fast recovery: segment 1 was only late (reordered); its
+ * retransmission comes back as a duplicate, so the halving is taken back,
+ * with CUBIC's state (RFC 9438 4.9).
+ */
+static void test_spurious_recovery_undone_by_dsack(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd;
+	struct tcp_cc_cubic before;
+	const uint32_t dup[2] = {S(1), S(2)};
+
+	(void)state;
+	rack_fixture_cc(&s, &cfg, 0, TCP_CC_CUBIC);
+	send_segments(&s, 10);
+	advance(&s, 100 * US);
+	sack(&s, S(1), 0, NULL);
+	cwnd = s.c.cc.cwnd;
+	before = s.c.cc.algo.cubic;
+	sack1(&s, S(1), S(2), S(3));
+	sack1(&s, S(1), S(2), S(4));
+	sack1(&s, S(1), S(2), S(5));
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_true(s.c.cc.in_recovery);
+	assert_true(s.c.cc.cwnd < cwnd);
+	assert_true(s.c.cc.algo.cubic.w_max != before.w_max);
+	/* The original was late, the retransmission a duplicate. */
+	sack(&s, S(10), 1, dup);
+	assert_int_equal(s.c.stats.spurious_recoveries, 1);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_false(s.c.cc.in_recovery);
+	assert_true(s.c.cc.cwnd >= cwnd);
+	assert_true(s.c.cc.algo.cubic.w_max == before.w_max);
+	assert_true(s.c.cc.algo.cubic.k == before.k);
+	assert_int_equal(s.c.cc.algo.cubic.epoch_ns, before.epoch_ns);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
 /* Without SACK negotiated there is no scoreboard: NewReno (RFC 6582) as before. */
 /*
  * RFC 6937 3.1, Proportional Rate Reduction: while the pipe is above
@@ -555,6 +728,10 @@ int main(void)
 		cmocka_unit_test(test_tlp_sends_new_data),
 		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
 		cmocka_unit_test(test_prr_paces_recovery),
+		cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
+		cmocka_unit_test(test_spurious_rto_undone_by_dsack),
+		cmocka_unit_test(test_needed_rto_not_undone),
+		cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
 		cmocka_unit_test(test_no_sack_no_scoreboard),
 	};
 

@@ -571,6 +571,35 @@ static void test_prr_arithmetic(void **state)
 	assert_int_equal(c.cc.cwnd, SMSS + 2 * SMSS);
 }
 
+/*
+ * RFC 4015 3 / RFC 9438 4.9: a spurious reduction is taken back to the
+ * window before it (never below what grew since), out of recovery; a
+ * timeout inside the recovery keeps the recovery's starting point.
+ */
+static void test_undo_restores_prior(void **state)
+{
+	struct conn c;
+
+	(void)state;
+	conn_enter_recovery(&c, 1000);
+	assert_false(tcp_cc_on_timeout(&c.cc, 20 * SMSS, c.nxt)); /* within the recovery: not fresh */
+	assert_int_equal(c.cc.cwnd, SMSS);
+	tcp_cc_undo(&c.cc);
+	assert_int_equal(c.cc.cwnd, 20 * SMSS);
+	assert_int_equal(c.cc.ssthresh, UINT32_MAX);
+	assert_false(c.cc.in_recovery);
+	assert_false(c.cc.rto_repeat);
+	assert_false(c.cc.recover_armed);
+	/* A fresh timeout saves anew; what grew after the reduction is kept. */
+	conn_init(&c, 5000, 10 * SMSS, 10 * SMSS, 30 * SMSS);
+	assert_true(tcp_cc_on_timeout(&c.cc, 10 * SMSS, c.nxt));
+	assert_false(tcp_cc_on_timeout(&c.cc, SMSS, c.nxt)); /* a repeat */
+	c.cc.cwnd = 12 * SMSS;
+	tcp_cc_undo(&c.cc);
+	assert_int_equal(c.cc.cwnd, 12 * SMSS);
+	assert_int_equal(c.cc.ssthresh, 30 * SMSS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +623,7 @@ int main(void)
 	    cmocka_unit_test(test_wraparound),
 	    cmocka_unit_test(test_stale_recover),
 	    cmocka_unit_test(test_prr_arithmetic),
+	    cmocka_unit_test(test_undo_restores_prior),
 	};
 
 	return cmocka_run_group_tests_name("tcp/cc", tests, NULL, NULL);

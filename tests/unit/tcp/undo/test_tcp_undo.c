@@ -1,0 +1,126 @@
+/*
+ * test_tcp_undo.c - the undo episode (tcp/tcp_undo.c): when a reduction
+ * is proved spurious by an echoed timestamp (RFC 3522) or by D-SACKs for
+ * every retransmission (RFC 3708), when it is not, and how an episode
+ * ages; across the 2^32 wrap of sequence numbers and timestamps.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tcp/tcp_undo.h"
+
+#define MSS 1000u
+
+/* Only an ACK echoing a TSval from before the episode began proves it; only the first after an RTO is asked. */
+static void test_timestamp_proof(void **state)
+{
+	struct tcp_undo u = {0};
+
+	(void)state;
+	assert_false(tcp_undo_by_timestamp(&u, true, 1)); /* no episode */
+	tcp_undo_rto(&u, 5000, 15000, 100, true);
+	assert_true(u.on && u.rto);
+	assert_false(tcp_undo_by_timestamp(&u, true, 100)); /* the retransmission's own echo */
+	assert_false(tcp_undo_by_timestamp(&u, true, 99)); /* asked once: too late now */
+
+	tcp_undo_rto(&u, 5000, 15000, 100, true);
+	assert_false(tcp_undo_by_timestamp(&u, false, 0)); /* no timestamp: no proof */
+	tcp_undo_rto(&u, 5000, 15000, 100, true);
+	assert_true(tcp_undo_by_timestamp(&u, true, 99));
+
+	/* A recovery arms no timestamp check; its RTO compares with the recovery's start. */
+	tcp_undo_begin(&u, 5000, 15000, 200);
+	assert_false(tcp_undo_by_timestamp(&u, true, 1));
+	tcp_undo_rto(&u, 5000, 15000, 210, false);
+	assert_int_equal(u.ts, 200);
+	assert_false(tcp_undo_by_timestamp(&u, true, 205)); /* after the fast retransmit */
+	tcp_undo_rto(&u, 5000, 15000, 220, false);
+	assert_true(tcp_undo_by_timestamp(&u, true, 199));
+
+	/* TSvals wrap as sequence numbers do. */
+	tcp_undo_rto(&u, 5000, 15000, 3, true);
+	assert_true(tcp_undo_by_timestamp(&u, true, UINT32_MAX - 2));
+}
+
+/* Every retransmitted segment must be reported twice; a block outside what was retransmitted counts nothing. */
+static void test_dsack_proof(void **state)
+{
+	struct tcp_undo u = {0};
+
+	(void)state;
+	tcp_undo_begin(&u, 10000, 20000, 1);
+	assert_false(tcp_undo_by_dsack(&u, 10000, 11000, MSS)); /* nothing retransmitted yet */
+	tcp_undo_retransmitted(&u, 10000, 11000, MSS);
+	tcp_undo_retransmitted(&u, 12000, 14000, MSS); /* one record of two segments */
+	assert_int_equal(u.retrans, 3);
+	assert_int_equal(u.high, 14000);
+	assert_false(tcp_undo_by_dsack(&u, 9000, 10000, MSS));  /* before the episode */
+	assert_false(tcp_undo_by_dsack(&u, 14000, 15000, MSS)); /* never retransmitted */
+	assert_false(tcp_undo_by_dsack(&u, 11000, 11000, MSS)); /* empty */
+	assert_int_equal(u.retrans, 3);
+	assert_false(tcp_undo_by_dsack(&u, 10000, 11000, MSS));
+	assert_int_equal(u.retrans, 2);
+	assert_true(tcp_undo_by_dsack(&u, 12000, 14000, MSS));
+	assert_int_equal(u.retrans, 0);
+	assert_false(tcp_undo_by_dsack(&u, 12000, 14000, MSS)); /* no more to prove */
+
+	/* Across the wrap. */
+	tcp_undo_begin(&u, UINT32_MAX - 499, 1500, 1);
+	tcp_undo_retransmitted(&u, UINT32_MAX - 499, 500, MSS);
+	assert_int_equal(u.high, 500);
+	assert_true(tcp_undo_by_dsack(&u, UINT32_MAX - 499, 500, MSS));
+
+	/* Closed: retransmissions and reports no longer count. */
+	tcp_undo_begin(&u, 0, 5000, 1);
+	tcp_undo_close(&u);
+	tcp_undo_retransmitted(&u, 0, 1000, MSS);
+	assert_int_equal(u.retrans, 0);
+	assert_false(tcp_undo_by_dsack(&u, 0, 1000, MSS));
+}
+
+/* An episode lasts a round trip past what was outstanding at its start, then closes. */
+static void test_episode_ages(void **state)
+{
+	struct tcp_undo u = {0};
+
+	(void)state;
+	tcp_undo_begin(&u, 0, 10000, 1);
+	tcp_undo_retransmitted(&u, 0, 1000, MSS);
+	tcp_undo_advanced(&u, 5000, 12000); /* short of the end */
+	assert_true(u.on);
+	assert_false(u.closing);
+	tcp_undo_advanced(&u, 10000, 16000); /* the end: one more round */
+	assert_true(u.on);
+	assert_int_equal(u.end, 16000);
+	assert_true(tcp_undo_by_dsack(&u, 0, 1000, MSS)); /* a late D-SACK still proves it */
+	tcp_undo_advanced(&u, 16000, 20000);
+	assert_false(u.on);
+
+	/* An RTO moves the end to what is outstanding then, and restarts the closing. */
+	tcp_undo_begin(&u, 0, 10000, 1);
+	tcp_undo_advanced(&u, 10000, 14000);
+	assert_true(u.closing);
+	tcp_undo_rto(&u, 10000, 14000, 5, false);
+	assert_false(u.closing);
+	assert_int_equal(u.end, 14000);
+	assert_int_equal(u.marker, 0); /* the same episode */
+	/* A fresh one starts over. */
+	tcp_undo_rto(&u, 14000, 20000, 9, true);
+	assert_int_equal(u.marker, 14000);
+	assert_int_equal(u.retrans, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_timestamp_proof),
+		cmocka_unit_test(test_dsack_proof),
+		cmocka_unit_test(test_episode_ages),
+	};
+
+	return cmocka_run_group_tests_name("tcp/undo", tests, NULL, NULL);
+}

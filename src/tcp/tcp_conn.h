@@ -75,6 +75,16 @@ struct tcp_config {
 	 * off (or without SACK): NewReno on duplicate ACKs (RFC 6582).
 	 */
 	bool rack;
+	/**
+	 * A tail loss probe sends new data when there is some and the peer's
+	 * window takes it (RFC 8985 7.3's SHOULD, as Linux). Off by default:
+	 * the probe is the last segment sent, again. A receiver sitting on a
+	 * delayed ACK (Linux's lasts 40 ms, beyond lunar's 4 ms RTO floor, and
+	 * a new in-order segment need not end it) ACKs a duplicate at once
+	 * with a D-SACK, so the tail is known in one probe instead of an RTO
+	 * (docs/benchmarks.md "Tail loss probes that retransmit").
+	 */
+	bool tlp_new_data;
 	/** The congestion control algorithm (tcp_cc.h); NewReno by default (LUNA 9). */
 	enum tcp_cc_algo cc;
 	/**

@@ -255,8 +255,12 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->tlp_at = 0;
 	if (!c->sb_on || c->snd_una == c->snd_max || c->cc.in_recovery || c->rack.tlp_out)
 		return;
-	/* RFC 8985 7.3: new data if the receive window takes it, beyond cwnd... */
-	tcp_output_probe(c, now, out);
+	/*
+	 * RFC 8985 7.3: new data if the receive window takes it, beyond cwnd
+	 * (only with cfg.tlp_new_data: see there)...
+	 */
+	if (c->cfg.tlp_new_data)
+		tcp_output_probe(c, now, out);
 	if (c->snd_max != max) {
 		c->rack.tlp_retrans = false;
 	} else {

@@ -25,13 +25,14 @@ static uint32_t S(unsigned i)
  * off) and an initial window of @iw segments (0: the default).
  */
 static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned iw,
-			    enum tcp_cc_algo cc)
+			    enum tcp_cc_algo cc, bool tlp_new_data)
 {
 	struct fixture_opts o = fixture_opts_with(cfg);
 
 	script_config(cfg);
 	cfg->rack = true;
 	cfg->cc = cc;
+	cfg->tlp_new_data = tlp_new_data;
 	if (iw)
 		cfg->iw_segments = iw;
 	/* A handshake RTT of 100 us, as the data's: SRTT starts where it stays. */
@@ -43,7 +44,7 @@ static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned i
 
 static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned iw)
 {
-	rack_fixture_cc(s, cfg, iw, TCP_CC_NEWRENO);
+	rack_fixture_cc(s, cfg, iw, TCP_CC_NEWRENO, false);
 }
 
 static void rack_fixture(struct script *s, struct tcp_config *cfg)
@@ -384,8 +385,25 @@ static void test_tlp_then_recovery_one_response(void **state)
 }
 
 /*
- * A probe sends new data when there is some and the peer's window takes
- * it, even beyond cwnd (RFC 8985 7.3).
+ * Four segments out beyond the ten of slow start, a fifth waiting behind
+ * cwnd, then silence until the probe timer fires.
+ */
+static void tail_with_data_waiting(struct script *s, struct tcp_config *cfg, bool tlp_new_data)
+{
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, tlp_new_data);
+	send_segments(s, 10);
+	advance(s, 100 * US);
+	sack(s, S(2), 0, NULL); /* slow start: cwnd 12, 8 out: four more may go */
+	assert_int_equal(app_send(s, 5 * mss_), (int)(5 * mss_));
+	for (unsigned i = 10; i < 14; i++)
+		expect_tx(s, ACK, S(i), IRS + 1, mss_);
+	expect_nothing(s);
+	advance(s, s->c.tlp_at - s->now);
+}
+
+/*
+ * With tcp_config.tlp_new_data, a probe sends new data when there is some
+ * and the peer's window takes it, even beyond cwnd (RFC 8985 7.3).
  */
 static void test_tlp_sends_new_data(void **state)
 {
@@ -393,21 +411,42 @@ static void test_tlp_sends_new_data(void **state)
 	struct script s;
 
 	(void)state;
-	rack_fixture(&s, &cfg);
-	send_segments(&s, 10);
-	advance(&s, 100 * US);
-	sack(&s, S(2), 0, NULL); /* slow start: cwnd 12, 8 out: four more may go */
-	assert_int_equal(app_send(&s, 5 * mss_), (int)(5 * mss_));
-	for (unsigned i = 10; i < 14; i++)
-		expect_tx(&s, ACK, S(i), IRS + 1, mss_);
-	expect_nothing(&s);
-	advance(&s, s.c.tlp_at - s.now);
+	tail_with_data_waiting(&s, &cfg, true);
 	assert_false(expect_tx(&s, ACK | PSH, S(14), IRS + 1, mss_)->retransmit);
 	expect_nothing(&s);
 	assert_int_equal(s.c.stats.tlp_probes, 1);
 	assert_false(s.c.rack.tlp_retrans);
 	sack(&s, S(15), 0, NULL);
 	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	script_end(&s);
+}
+
+/*
+ * By default the probe is the last segment again, new data waiting or
+ * not: a receiver delaying its ACK answers the duplicate at once with a
+ * D-SACK (RFC 2883), which shows the tail arrived; no reduction follows
+ * (RFC 8985 7.4) and the waiting data goes.
+ */
+static void test_tlp_retransmits_by_default(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t dup[2] = {S(13), S(14)};
+
+	(void)state;
+	tail_with_data_waiting(&s, &cfg, false);
+	assert_true(expect_tx(&s, ACK, S(13), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.tlp_probes, 1);
+	assert_true(s.c.rack.tlp_retrans);
+	assert_int_equal(s.c.snd_max, S(14));
+	sack(&s, S(14), 1, dup);
+	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	assert_int_equal(s.c.stats.dsacks, 1);
+	assert_false(s.c.rack.tlp_out);
+	expect_tx(&s, ACK | PSH, S(14), IRS + 1, mss_);
+	expect_nothing(&s);
+	sack(&s, S(15), 0, NULL);
 	script_end(&s);
 }
 
@@ -591,7 +630,7 @@ static void test_spurious_recovery_undone_by_dsack(void **state)
 	const uint32_t dup[2] = {S(1), S(2)};
 
 	(void)state;
-	rack_fixture_cc(&s, &cfg, 0, TCP_CC_CUBIC);
+	rack_fixture_cc(&s, &cfg, 0, TCP_CC_CUBIC, false);
 	send_segments(&s, 10);
 	advance(&s, 100 * US);
 	sack(&s, S(1), 0, NULL);
@@ -726,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_tlp_repairs_tail),
 		cmocka_unit_test(test_tlp_then_recovery_one_response),
 		cmocka_unit_test(test_tlp_sends_new_data),
+		cmocka_unit_test(test_tlp_retransmits_by_default),
 		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
 		cmocka_unit_test(test_prr_paces_recovery),
 		cmocka_unit_test(test_spurious_rto_undone_by_timestamp),

@@ -358,6 +358,7 @@ void tcp_cc_undo(struct tcp_cc *cc)
 	cc->recover_armed = false;
 	cc->dupacks = 0;
 	cc->bytes_acked = 0;
+	cc->ecn_armed = false; /* the undone reduction's ECN window goes with it */
 }
 
 void tcp_cc_on_idle(struct tcp_cc *cc, unsigned iw_segments)

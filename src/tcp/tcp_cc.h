@@ -285,8 +285,8 @@ bool tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt);
  * was lost (RFC 3522, RFC 3708 detected it). As Linux and RFC 9438 4.9:
  * cwnd = max(cwnd, prior cwnd), ssthresh = max(ssthresh, prior ssthresh),
  * the algorithm's state back to before the reduction (CUBIC's W_max, K and
- * epoch), out of recovery, the RTO repeat and step 1 guards cleared (the
- * reduction they guard did not happen).
+ * epoch), out of recovery, the RTO repeat, step 1 and ECN-window guards
+ * cleared (the reduction they guard did not happen).
  */
 void tcp_cc_undo(struct tcp_cc *cc);
 /**

@@ -906,8 +906,9 @@ static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->retries++;
 	if (c->sb_on)
 		tcp_rec_timeout(c, c->cc.rto_repeat); /* resend what is not SACKed */
-	tcp_undo_rto(&c->undo, c->snd_una, c->snd_max, tcp_ts_now(c, now),
-		     tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max));
+	if (tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max))
+		tcp_rec_undo_begin(c, now);
+	tcp_undo_rto(&c->undo, c->snd_max);
 	tcp_rtt_backoff(&c->rtt);
 	c->rtt_start = 0; /* Karn: no sample from retransmitted data */
 	if (!c->sb_on) {

@@ -423,6 +423,7 @@ static void ecn_echoed(struct tcp_conn *c)
 {
 	c->stats.ecn_ece++;
 	if (tcp_cc_on_ece(&c->cc, c->snd_una, c->snd_max, c->snd_max - c->snd_una)) {
+		tcp_undo_close(&c->undo); /* an undo must not erase this reduction */
 		c->stats.ecn_cuts++;
 		c->ecn_cwr = true;
 	}
@@ -640,7 +641,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 				/* SACK recovery: the scoreboard and RACK decide (tcp_rec_on_ack). */
 			} else if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max,
 						    c->snd_max - c->snd_una) == TCP_CC_RETRANSMIT_FIRST) {
-				tcp_undo_begin(&c->undo, c->snd_una, c->snd_max, tcp_ts_now(c, now));
+				tcp_rec_undo_begin(c, now);
 				c->stats.fast_retransmits++;
 				retransmit_first(c, now, out);
 			} else if (c->cc.dupacks <= 2 && !c->cc.in_recovery) {

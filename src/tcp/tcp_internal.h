@@ -57,6 +57,12 @@ bool tcp_rec_send_lost(struct tcp_conn *c, uint32_t cwnd, uint64_t now, struct t
 /** The RTO fired (@repeat: again with no ACK between): everything unSACKed is lost. */
 void tcp_rec_timeout(struct tcp_conn *c, bool repeat);
 /**
+ * A fresh reduction (a recovery, a first RTO) at @now: begin its undo
+ * episode (tcp_undo.h), with the retransmissions the scoreboard still
+ * holds outstanding counted as its own.
+ */
+void tcp_rec_undo_begin(struct tcp_conn *c, uint64_t now);
+/**
  * The last reduction was spurious (tcp_undo.h proved it): take it back
  * (tcp_cc_undo()), unmark what the scoreboard holds lost, and go on with
  * new data where a go-back-N rewound SND.NXT (RFC 4015 3 step 4).

@@ -61,7 +61,7 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 	c->rack_at = timeout ? now + timeout : 0;
 	if (c->sb.lost &&
 	    tcp_cc_enter_recovery(&c->cc, c->snd_una, c->snd_max, c->snd_max - c->snd_una)) {
-		tcp_undo_begin(&c->undo, c->snd_una, c->snd_max, tcp_ts_now(c, now));
+		tcp_rec_undo_begin(c, now);
 		c->stats.recoveries++;
 		c->stats.fast_retransmits++;
 		c->sb_kick = true; /* RFC 6675 5 step 4.3: the first lost segment goes at once */
@@ -122,15 +122,28 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 				       c->snd_mss))
 		tcp_rec_undo(c);
 	/*
-	 * RFC 8985 7.4: the probe's episode ends when its ACK comes. A
-	 * retransmitted probe that drew no D-SACK repaired a loss: the
-	 * congestion response is owed (the original never arrived).
+	 * RFC 8985 7.4, as Linux's tcp_process_tlp_ack(): the probe's episode
+	 * ends with the first ACK at or past TLP.end_seq that tells what
+	 * happened. After a probe of new data there is nothing to tell. After
+	 * a retransmitted one, a D-SACK or a pure duplicate ACK says both
+	 * copies arrived (no loss); an ACK beyond TLP.end_seq with neither says
+	 * the probe repaired a loss, and the congestion response is owed. An
+	 * ACK of exactly TLP.end_seq may be the original's own late ACK, with
+	 * the probe's D-SACK still to come: wait.
 	 */
 	if (c->rack.tlp_out && seq_geq(seg->ack, c->rack.tlp_end_seq)) {
-		c->rack.tlp_out = false;
-		if (c->rack.tlp_retrans && !dsack && !c->cc.in_recovery) {
-			tcp_cc_reduce(&c->cc, c->snd_max - c->snd_una);
-			c->stats.tlp_recoveries++;
+		bool pure_dup = seg->ack == before->snd_una && c->sb.sacked == before->sacked &&
+				!seg->payload_len;
+
+		if (!c->rack.tlp_retrans || dsack || pure_dup) {
+			c->rack.tlp_out = false;
+		} else if (seq_gt(seg->ack, c->rack.tlp_end_seq)) {
+			c->rack.tlp_out = false;
+			if (!c->cc.in_recovery) {
+				tcp_cc_reduce(&c->cc, c->snd_max - c->snd_una);
+				tcp_undo_close(&c->undo); /* an undo must not erase this reduction */
+				c->stats.tlp_recoveries++;
+			}
 		}
 	}
 	rack_check(c, now);
@@ -206,6 +219,25 @@ void tcp_rec_timeout(struct tcp_conn *c, bool repeat)
 	c->sb_kick = false;
 	c->rack.tlp_out = false;
 	c->rack_at = c->tlp_at = 0;
+}
+
+void tcp_rec_undo_begin(struct tcp_conn *c, uint64_t now)
+{
+	uint64_t first = now;
+	uint32_t retrans = 0, high = c->snd_una;
+
+	/* Retransmissions still out (not SACKed) are the episode's too, from the oldest one's time. */
+	for (uint32_t i = 0; c->sb_on && i < c->sb.count; i++) {
+		const struct tcp_txseg *r = tcp_sb_at(&c->sb, i);
+
+		if ((r->flags & (TCP_TXSEG_RETRANS | TCP_TXSEG_SACKED)) != TCP_TXSEG_RETRANS)
+			continue;
+		retrans++;
+		high = r->end;
+		if (r->xmit_ns < first)
+			first = r->xmit_ns;
+	}
+	tcp_undo_begin(&c->undo, c->snd_una, c->snd_max, tcp_ts_now(c, first), retrans, high);
 }
 
 void tcp_rec_undo(struct tcp_conn *c)

@@ -7,17 +7,21 @@
 
 #include "tcp/tcp_seq.h"
 
-void tcp_undo_begin(struct tcp_undo *u, uint32_t snd_una, uint32_t snd_max, uint32_t ts_now)
+void tcp_undo_begin(struct tcp_undo *u, uint32_t snd_una, uint32_t snd_max, uint32_t ts,
+		    uint32_t retrans, uint32_t high)
 {
-	*u = (struct tcp_undo){
-		.marker = snd_una, .high = snd_una, .end = snd_max, .ts = ts_now, .on = true};
+	*u = (struct tcp_undo){.marker = snd_una,
+			       .high = seq_gt(high, snd_una) ? high : snd_una,
+			       .end = snd_max,
+			       .retrans = retrans,
+			       .ts = ts,
+			       .on = true};
 }
 
-void tcp_undo_rto(struct tcp_undo *u, uint32_t snd_una, uint32_t snd_max, uint32_t ts_now,
-		  bool fresh)
+void tcp_undo_rto(struct tcp_undo *u, uint32_t snd_max)
 {
-	if (fresh || !u->on)
-		tcp_undo_begin(u, snd_una, snd_max, ts_now);
+	if (!u->on)
+		return;
 	u->rto = true;
 	u->ts_check = true;
 	u->end = snd_max;
@@ -39,7 +43,7 @@ bool tcp_undo_by_timestamp(struct tcp_undo *u, bool has_ts, uint32_t ts_ecr)
 		return false;
 	u->ts_check = false;
 	/* TSvals compare as sequence numbers do (RFC 7323 5.2). */
-	return has_ts && seq_lt(ts_ecr, u->ts);
+	return has_ts && ts_ecr && seq_lt(ts_ecr, u->ts);
 }
 
 bool tcp_undo_by_dsack(struct tcp_undo *u, uint32_t left, uint32_t right, uint32_t mss)

@@ -25,7 +25,7 @@ static uint32_t S(unsigned i)
  * off) and an initial window of @iw segments (0: the default).
  */
 static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned iw,
-			    enum tcp_cc_algo cc, bool tlp_new_data)
+			    enum tcp_cc_algo cc, bool tlp_new_data, uint64_t rtt_ns)
 {
 	struct fixture_opts o = fixture_opts_with(cfg);
 
@@ -35,8 +35,8 @@ static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned i
 	cfg->tlp_new_data = tlp_new_data;
 	if (iw)
 		cfg->iw_segments = iw;
-	/* A handshake RTT of 100 us, as the data's: SRTT starts where it stays. */
-	fixture_established_ex(s, &o, ISS, IRS, 100 * US, true);
+	/* A handshake RTT of 100 us (or @rtt_ns), as the data's: SRTT starts where it stays. */
+	fixture_established_ex(s, &o, ISS, IRS, rtt_ns ? rtt_ns : 100 * US, true);
 	prime_window(s);
 	assert_true(s->c.sb_on);
 	mss_ = s->c.snd_mss;
@@ -44,7 +44,7 @@ static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned i
 
 static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned iw)
 {
-	rack_fixture_cc(s, cfg, iw, TCP_CC_NEWRENO, false);
+	rack_fixture_cc(s, cfg, iw, TCP_CC_NEWRENO, false, 0);
 }
 
 static void rack_fixture(struct script *s, struct tcp_config *cfg)
@@ -319,6 +319,8 @@ static void test_tlp_spurious_probe_no_reduction(void **state)
 	assert_true(s.c.rack.tlp_out);
 	assert_int_equal(s.c.tlp_at, 0);
 	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
+	sack(&s, S(4), 0, NULL); /* the original's late ACK: no verdict yet */
+	assert_true(s.c.rack.tlp_out);
 	sack1(&s, S(4), S(3), S(4));
 	assert_int_equal(s.c.stats.dsacks, 1);
 	assert_false(s.c.rack.tlp_out);
@@ -328,8 +330,9 @@ static void test_tlp_spurious_probe_no_reduction(void **state)
 }
 
 /*
- * RFC 8985 7.4: a probe that repaired the loss (its ACK has no D-SACK)
- * owes the congestion response of a fast recovery.
+ * RFC 8985 7.4, as Linux: a probe that repaired the loss (no D-SACK and no
+ * pure duplicate ACK by the time an ACK passes the probe's end) owes the
+ * congestion response of a fast recovery.
  */
 static void test_tlp_repairs_tail(void **state)
 {
@@ -343,7 +346,15 @@ static void test_tlp_repairs_tail(void **state)
 	sack(&s, S(2), 0, NULL);
 	advance(&s, s.c.tlp_at - s.now);
 	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	/* Exactly the probe's end: it may be the original's late ACK, its D-SACK to come. */
 	sack(&s, S(4), 0, NULL);
+	assert_true(s.c.rack.tlp_out);
+	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	/* Past the end with no D-SACK: the probe repaired a loss. */
+	assert_int_equal(app_send(&s, mss_), (int)mss_);
+	expect_tx(&s, ACK | PSH, S(4), IRS + 1, mss_);
+	sack(&s, S(5), 0, NULL);
+	assert_false(s.c.rack.tlp_out);
 	assert_int_equal(s.c.stats.tlp_recoveries, 1);
 	assert_int_equal(s.c.cc.ssthresh, 2 * mss_);
 	assert_int_equal(s.c.cc.cwnd, 2 * mss_);
@@ -390,7 +401,7 @@ static void test_tlp_then_recovery_one_response(void **state)
  */
 static void tail_with_data_waiting(struct script *s, struct tcp_config *cfg, bool tlp_new_data)
 {
-	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, tlp_new_data);
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, tlp_new_data, 0);
 	send_segments(s, 10);
 	advance(s, 100 * US);
 	sack(s, S(2), 0, NULL); /* slow start: cwnd 12, 8 out: four more may go */
@@ -503,15 +514,17 @@ static void test_rto_keeps_then_forgets_sacks(void **state)
 
 /*
  * Ten segments out at t0, then silence: the tail loss probe (segment 9
- * again) and the RTO (segment 0 again, cwnd 1 SMSS). Returns the TSval
- * the originals carried; *cwnd and *ssthresh are the window before.
+ * again) and the RTO (segment 0 again, cwnd 1 SMSS). The RTT is 1 ms here,
+ * so the probe (2 RTTs on) carries a later TSval (a 1 ms clock) than the
+ * originals. Returns the TSval the originals carried; *cwnd and *ssthresh
+ * are the window before.
  */
 static uint32_t ten_out_then_rto(struct script *s, struct tcp_config *cfg, uint32_t *cwnd,
 				 uint32_t *ssthresh)
 {
 	uint32_t ts_sent;
 
-	rack_fixture(s, cfg);
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, false, 1 * MS);
 	assert_int_equal(app_send(s, 10 * mss_), (int)(10 * mss_));
 	ts_sent = expect_tx(s, ACK, S(0), IRS + 1, mss_)->opts.ts_val;
 	drain_tx(s);
@@ -519,6 +532,7 @@ static uint32_t ten_out_then_rto(struct script *s, struct tcp_config *cfg, uint3
 	*ssthresh = s->c.cc.ssthresh;
 	advance(s, s->c.tlp_at - s->now);
 	assert_true(expect_tx(s, ACK, S(9), IRS + 1, mss_)->retransmit);
+	assert_true(seq_lt(ts_sent, tcp_ts_now(&s->c, s->now)));
 	advance(s, s->c.rto_at - s->now);
 	assert_int_equal(s->c.stats.timeouts, 1);
 	assert_true(expect_tx(s, ACK, S(0), IRS + 1, mss_)->retransmit);
@@ -560,6 +574,28 @@ static void test_spurious_rto_undone_by_timestamp(void **state)
 }
 
 /*
+ * The probe went before the RTO: an echo of the probe's TSval is no
+ * proof, as the probe may have repaired the loss it was sent for (the
+ * episode's first retransmission is the probe's, not the RTO's).
+ */
+static void test_probe_echo_no_proof(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd, ssthresh, ts_probe;
+
+	(void)state;
+	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	ts_probe = s.c.undo.ts;
+	assert_true(seq_lt(ts_probe, tcp_ts_now(&s.c, s.now)));
+	advance(&s, 100 * US);
+	sack_ecr(&s, S(10), 0, NULL, ts_probe);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.cc.ssthresh, 10 * mss_ / 2);
+	script_end(&s);
+}
+
+/*
  * RFC 3708: the ACK echoes the retransmission (the original's ACK was
  * not on its way; the receiver sat on it) but reports it as received
  * twice: every retransmission of the episode was a duplicate.
@@ -569,13 +605,18 @@ static void test_spurious_rto_undone_by_dsack(void **state)
 	struct tcp_config cfg;
 	struct script s;
 	uint32_t cwnd, ssthresh;
-	const uint32_t dup[2] = {S(0), S(1)};
+	const uint32_t dup[2] = {S(0), S(1)}, probe_dup[2] = {S(9), S(10)};
 
 	(void)state;
 	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
 	advance(&s, 100 * US);
 	sack(&s, S(10), 1, dup);
 	assert_int_equal(s.c.stats.dsacks, 1);
+	/* The probe's copy of segment 9 is the episode's too: it may have repaired a loss. */
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.cc.ssthresh, 10 * mss_ / 2);
+	sack(&s, S(10), 1, probe_dup);
+	assert_int_equal(s.c.stats.dsacks, 2);
 	assert_int_equal(s.c.stats.spurious_rtos, 1);
 	assert_int_equal(s.c.cc.ssthresh, ssthresh);
 	assert_true(s.c.cc.cwnd >= cwnd);
@@ -630,7 +671,7 @@ static void test_spurious_recovery_undone_by_dsack(void **state)
 	const uint32_t dup[2] = {S(1), S(2)};
 
 	(void)state;
-	rack_fixture_cc(&s, &cfg, 0, TCP_CC_CUBIC, false);
+	rack_fixture_cc(&s, &cfg, 0, TCP_CC_CUBIC, false, 0);
 	send_segments(&s, 10);
 	advance(&s, 100 * US);
 	sack(&s, S(1), 0, NULL);
@@ -771,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
 		cmocka_unit_test(test_spurious_rto_undone_by_dsack),
 		cmocka_unit_test(test_needed_rto_not_undone),
+		cmocka_unit_test(test_probe_echo_no_proof),
 		cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
 		cmocka_unit_test(test_no_sack_no_scoreboard),
 	};

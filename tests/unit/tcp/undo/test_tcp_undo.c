@@ -15,34 +15,48 @@
 
 #define MSS 1000u
 
-/* Only an ACK echoing a TSval from before the episode began proves it; only the first after an RTO is asked. */
+/* A first RTO outside a recovery: a fresh reduction, nothing retransmitted before. */
+static void fresh_rto(struct tcp_undo *u, uint32_t una, uint32_t max, uint32_t ts)
+{
+	tcp_undo_begin(u, una, max, ts, 0, una);
+	tcp_undo_rto(u, max);
+}
+
+/*
+ * Only an ACK echoing a nonzero TSval from before the episode's first
+ * retransmission proves it; only the first after an RTO is asked.
+ */
 static void test_timestamp_proof(void **state)
 {
 	struct tcp_undo u = {0};
 
 	(void)state;
 	assert_false(tcp_undo_by_timestamp(&u, true, 1)); /* no episode */
-	tcp_undo_rto(&u, 5000, 15000, 100, true);
+	tcp_undo_rto(&u, 15000); /* none to join */
+	assert_false(u.on);
+	fresh_rto(&u, 5000, 15000, 100);
 	assert_true(u.on && u.rto);
 	assert_false(tcp_undo_by_timestamp(&u, true, 100)); /* the retransmission's own echo */
 	assert_false(tcp_undo_by_timestamp(&u, true, 99)); /* asked once: too late now */
 
-	tcp_undo_rto(&u, 5000, 15000, 100, true);
+	fresh_rto(&u, 5000, 15000, 100);
 	assert_false(tcp_undo_by_timestamp(&u, false, 0)); /* no timestamp: no proof */
-	tcp_undo_rto(&u, 5000, 15000, 100, true);
+	fresh_rto(&u, 5000, 15000, 100);
+	assert_false(tcp_undo_by_timestamp(&u, true, 0)); /* a cleared echo: no proof */
+	fresh_rto(&u, 5000, 15000, 100);
 	assert_true(tcp_undo_by_timestamp(&u, true, 99));
 
 	/* A recovery arms no timestamp check; its RTO compares with the recovery's start. */
-	tcp_undo_begin(&u, 5000, 15000, 200);
+	tcp_undo_begin(&u, 5000, 15000, 200, 0, 5000);
 	assert_false(tcp_undo_by_timestamp(&u, true, 1));
-	tcp_undo_rto(&u, 5000, 15000, 210, false);
+	tcp_undo_rto(&u, 15000);
 	assert_int_equal(u.ts, 200);
 	assert_false(tcp_undo_by_timestamp(&u, true, 205)); /* after the fast retransmit */
-	tcp_undo_rto(&u, 5000, 15000, 220, false);
+	tcp_undo_rto(&u, 15000);
 	assert_true(tcp_undo_by_timestamp(&u, true, 199));
 
 	/* TSvals wrap as sequence numbers do. */
-	tcp_undo_rto(&u, 5000, 15000, 3, true);
+	fresh_rto(&u, 5000, 15000, 3);
 	assert_true(tcp_undo_by_timestamp(&u, true, UINT32_MAX - 2));
 }
 
@@ -52,7 +66,7 @@ static void test_dsack_proof(void **state)
 	struct tcp_undo u = {0};
 
 	(void)state;
-	tcp_undo_begin(&u, 10000, 20000, 1);
+	tcp_undo_begin(&u, 10000, 20000, 1, 0, 10000);
 	assert_false(tcp_undo_by_dsack(&u, 10000, 11000, MSS)); /* nothing retransmitted yet */
 	tcp_undo_retransmitted(&u, 10000, 11000, MSS);
 	tcp_undo_retransmitted(&u, 12000, 14000, MSS); /* one record of two segments */
@@ -69,17 +83,46 @@ static void test_dsack_proof(void **state)
 	assert_false(tcp_undo_by_dsack(&u, 12000, 14000, MSS)); /* no more to prove */
 
 	/* Across the wrap. */
-	tcp_undo_begin(&u, UINT32_MAX - 499, 1500, 1);
+	tcp_undo_begin(&u, UINT32_MAX - 499, 1500, 1, 0, UINT32_MAX - 499);
 	tcp_undo_retransmitted(&u, UINT32_MAX - 499, 500, MSS);
 	assert_int_equal(u.high, 500);
 	assert_true(tcp_undo_by_dsack(&u, UINT32_MAX - 499, 500, MSS));
 
 	/* Closed: retransmissions and reports no longer count. */
-	tcp_undo_begin(&u, 0, 5000, 1);
+	tcp_undo_begin(&u, 0, 5000, 1, 0, 0);
 	tcp_undo_close(&u);
 	tcp_undo_retransmitted(&u, 0, 1000, MSS);
 	assert_int_equal(u.retrans, 0);
 	assert_false(tcp_undo_by_dsack(&u, 0, 1000, MSS));
+}
+
+/*
+ * A probe's retransmission still out when the episode begins is the
+ * episode's own: the RTO's needless retransmission reported twice does not
+ * prove a reduction the probe's repair earned spurious.
+ */
+static void test_earlier_retransmission_counts(void **state)
+{
+	struct tcp_undo u = {0};
+
+	(void)state;
+	/* Segment [9000, 10000) went again at TSval 50; the RTO fires at 60. */
+	tcp_undo_begin(&u, 0, 10000, 50, 1, 10000);
+	tcp_undo_rto(&u, 10000);
+	assert_int_equal(u.high, 10000);
+	tcp_undo_retransmitted(&u, 0, 1000, MSS);
+	assert_false(tcp_undo_by_dsack(&u, 0, 1000, MSS)); /* the probe's is still owed */
+	assert_true(tcp_undo_by_dsack(&u, 9000, 10000, MSS));
+	/* The timestamp proof needs an echo from before the probe. */
+	tcp_undo_begin(&u, 0, 10000, 50, 1, 10000);
+	tcp_undo_rto(&u, 10000);
+	assert_false(tcp_undo_by_timestamp(&u, true, 55));
+	tcp_undo_begin(&u, 0, 10000, 50, 1, 10000);
+	tcp_undo_rto(&u, 10000);
+	assert_true(tcp_undo_by_timestamp(&u, true, 49));
+	/* A high below SND.UNA means none: the range starts at SND.UNA. */
+	tcp_undo_begin(&u, 5000, 10000, 50, 0, 0);
+	assert_int_equal(u.high, 5000);
 }
 
 /* An episode lasts a round trip past what was outstanding at its start, then closes. */
@@ -88,7 +131,7 @@ static void test_episode_ages(void **state)
 	struct tcp_undo u = {0};
 
 	(void)state;
-	tcp_undo_begin(&u, 0, 10000, 1);
+	tcp_undo_begin(&u, 0, 10000, 1, 0, 0);
 	tcp_undo_retransmitted(&u, 0, 1000, MSS);
 	tcp_undo_advanced(&u, 5000, 12000); /* short of the end */
 	assert_true(u.on);
@@ -101,15 +144,15 @@ static void test_episode_ages(void **state)
 	assert_false(u.on);
 
 	/* An RTO moves the end to what is outstanding then, and restarts the closing. */
-	tcp_undo_begin(&u, 0, 10000, 1);
+	tcp_undo_begin(&u, 0, 10000, 1, 0, 0);
 	tcp_undo_advanced(&u, 10000, 14000);
 	assert_true(u.closing);
-	tcp_undo_rto(&u, 10000, 14000, 5, false);
+	tcp_undo_rto(&u, 14000);
 	assert_false(u.closing);
 	assert_int_equal(u.end, 14000);
 	assert_int_equal(u.marker, 0); /* the same episode */
 	/* A fresh one starts over. */
-	tcp_undo_rto(&u, 14000, 20000, 9, true);
+	fresh_rto(&u, 14000, 20000, 9);
 	assert_int_equal(u.marker, 14000);
 	assert_int_equal(u.retrans, 0);
 }
@@ -119,6 +162,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timestamp_proof),
 		cmocka_unit_test(test_dsack_proof),
+		cmocka_unit_test(test_earlier_retransmission_counts),
 		cmocka_unit_test(test_episode_ages),
 	};
 

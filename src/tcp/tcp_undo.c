@@ -7,6 +7,12 @@
 
 #include "tcp/tcp_seq.h"
 
+/* Segments of at most @mss bytes that @len bytes took (one if @mss is unknown). */
+static uint32_t segments(uint32_t len, uint32_t mss)
+{
+	return mss ? (len + mss - 1) / mss : 1;
+}
+
 void tcp_undo_begin(struct tcp_undo *u, uint32_t snd_una, uint32_t snd_max, uint32_t ts,
 		    uint32_t retrans, uint32_t high)
 {
@@ -32,7 +38,7 @@ void tcp_undo_retransmitted(struct tcp_undo *u, uint32_t seq, uint32_t end, uint
 {
 	if (!u->on || !seq_lt(seq, end))
 		return;
-	u->retrans += mss ? (end - seq + mss - 1) / mss : 1;
+	u->retrans += segments(end - seq, mss);
 	if (seq_gt(end, u->high))
 		u->high = end;
 }
@@ -53,7 +59,7 @@ bool tcp_undo_by_dsack(struct tcp_undo *u, uint32_t left, uint32_t right, uint32
 	if (!u->on || !u->retrans || !seq_lt(left, right) || seq_lt(left, u->marker) ||
 	    seq_gt(right, u->high))
 		return false;
-	segs = mss ? (right - left + mss - 1) / mss : 1;
+	segs = segments(right - left, mss);
 	u->retrans -= segs < u->retrans ? segs : u->retrans;
 	return u->retrans == 0;
 }

@@ -192,6 +192,105 @@ static void test_sender_reduces_once_per_window(void **state)
 	script_end(&s);
 }
 
+/* An ACK of @ack with flags @flags and @n SACK blocks [b[2i], b[2i+1]). */
+static void ack_sacks(struct script *s, uint8_t flags, uint32_t ack, unsigned n, const uint32_t *b)
+{
+	struct tcp_options o = {0};
+
+	for (unsigned i = 0; i < n; i++) {
+		o.sack[i].left = b[2 * i];
+		o.sack[i].right = b[2 * i + 1];
+	}
+	o.sack_count = (uint8_t)n;
+	seg_opts(s, flags, IRS + 1, ack, 65535, 0, &o);
+}
+
+/*
+ * An ECN and RACK connection with ten segments out; segment 0 is ACKed,
+ * 2..4 SACKed, so segment 1 is lost (RFC 8985 6.2): fast recovery, its
+ * retransmission checked. @return ssthresh before the recovery.
+ */
+static uint32_t recovery_on_segment_1(struct script *s, struct tcp_config *cfg)
+{
+	const uint32_t sacked[2] = {S(2), S(5)};
+	uint32_t ssthresh;
+
+	ecn_config(cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	cfg->rack = true;
+	open_active(s, cfg, ECE | CWR, ECE);
+	send_segments(s, 0, 10, false);
+	advance(s, 100 * US);
+	seg(s, ACK, IRS + 1, S(1), 65535, 0);
+	ssthresh = s->c.cc.ssthresh;
+	ack_sacks(s, ACK, S(1), 1, sacked);
+	assert_true(s->c.cc.in_recovery);
+	assert_true(expect_tx(s, ACK, S(1), IRS + 1, SMSS)->retransmit);
+	return ssthresh;
+}
+
+/*
+ * An ECN reduction made while the undo episode of a fast recovery is still
+ * open stands: the recovery's late D-SACK (RFC 3708) proves the recovery
+ * needless, not the congestion the ECE reported (RFC 3168 6.1.2).
+ */
+static void test_ecn_cut_survives_undo(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+	const uint32_t more[2] = {S(2), S(10)}, late[2] = {S(1), S(2)};
+	uint32_t ssthresh;
+
+	(void)state;
+	recovery_on_segment_1(&s, &cfg);
+	/* More SACKs let new data out during the recovery; the full ACK ends it. */
+	assert_int_equal(app_send(&s, 4 * SMSS), 4 * SMSS);
+	ack_sacks(&s, ACK, S(1), 1, more);
+	drain_tx(&s);
+	assert_true(seq_gt(s.c.snd_max, S(11)));
+	seg(&s, ACK, IRS + 1, S(10), 65535, 0);
+	drain_tx(&s);
+	assert_false(s.c.cc.in_recovery);
+	assert_true(s.c.undo.on);
+	/* Congestion on the new data: a reduction of its own, which ends the episode. */
+	seg(&s, ACK | ECE, IRS + 1, S(11), 65535, 0);
+	assert_int_equal(s.c.stats.ecn_cuts, 1);
+	assert_false(s.c.undo.on);
+	ssthresh = s.c.cc.ssthresh;
+	/* Segment 1's retransmission was a duplicate after all. */
+	ack_sacks(&s, ACK, S(11), 1, late);
+	assert_int_equal(s.c.stats.dsacks, 1);
+	assert_int_equal(s.c.stats.spurious_recoveries, 0);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * The other way round: once a recovery is undone, its reduction no longer
+ * covers the window (RFC 3168 6.1.2 "once per window" counted a reduction
+ * that was taken back), so an ECE for that same window cuts.
+ */
+static void test_ecn_after_undo_cuts(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+	const uint32_t dup[2] = {S(1), S(2)};
+	uint32_t ssthresh;
+
+	(void)state;
+	ssthresh = recovery_on_segment_1(&s, &cfg);
+	/* Segment 1 was only late: its copy comes back as a duplicate. */
+	ack_sacks(&s, ACK, S(5), 1, dup);
+	assert_int_equal(s.c.stats.spurious_recoveries, 1);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
+	drain_tx(&s);
+	seg(&s, ACK | ECE, IRS + 1, S(6), 65535, 0);
+	assert_int_equal(s.c.stats.ecn_cuts, 1);
+	assert_true(s.c.cc.ssthresh < ssthresh);
+	drain_tx(&s);
+	script_end(&s);
+}
+
 /*
  * RFC 3168 6.1.6: window probes are not ECN-capable, even when the byte they
  * carry is new data; once the window opens, new data is ECT(0) again.
@@ -400,6 +499,8 @@ int main(void)
 		cmocka_unit_test(test_dctcp_receiver_state_changes),
 		cmocka_unit_test(test_dctcp_sender_cuts_by_alpha),
 		cmocka_unit_test(test_cubic_loss_response),
+		cmocka_unit_test(test_ecn_cut_survives_undo),
+		cmocka_unit_test(test_ecn_after_undo_cuts),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

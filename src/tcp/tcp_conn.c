@@ -903,9 +903,15 @@ static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		tcp_drop(c, -ETIMEDOUT, TCP_EV_TIMEOUT, now); /* the peer vanished */
 		return;
 	}
+	/*
+	 * Resend what is not SACKed; from the second RTO with no ACK of new
+	 * data between, what is SACKed too. Counted by retries, which only new
+	 * data acknowledged resets: an undo in between (a D-SACK for what the
+	 * first resent) must not make the receiver's reneging invisible.
+	 */
 	c->retries++;
 	if (c->sb_on)
-		tcp_rec_timeout(c, c->cc.rto_repeat); /* resend what is not SACKed */
+		tcp_rec_timeout(c, c->retries > 1);
 	if (tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max))
 		tcp_rec_undo_begin(c, now);
 	tcp_undo_rto(&c->undo, c->snd_max);

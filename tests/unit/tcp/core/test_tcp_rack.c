@@ -513,6 +513,51 @@ static void test_rto_keeps_then_forgets_sacks(void **state)
 }
 
 /*
+ * A receiver that reneged (RFC 2018 8) and D-SACKs what the RTO sent
+ * instead: segments 1 and 2 were SACKed, then the ACK stops at 1 with no
+ * SACK (the receiver dropped them under memory pressure, as lunar's does).
+ * The probe and the first RTO resend the only segment not SACKed, 3, which
+ * the receiver had: its D-SACKs prove that RTO spurious and undo it. The second RTO
+ * still comes with no progress since the first, so it must forget the
+ * SACKs and resend 1. Were the undo to make it a first RTO again, each RTO
+ * would resend 3 and be undone, and the connection would stall until its
+ * user timeout.
+ */
+static void test_rto_after_undo_still_forgets_sacks(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t sacked[2] = {S(1), S(3)}, dup[4] = {S(3), S(4), S(3), S(4)};
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	sack(&s, S(0), 1, sacked);
+	sack(&s, S(1), 0, NULL); /* 0 arrived; 1 and 2 were dropped after all */
+	expect_nothing(&s);
+	assert_false(s.c.cc.in_recovery);
+	/* The tail loss probe resends 3 and draws no answer; then the RTO resends it too. */
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	/* Both copies come back as duplicates. */
+	sack(&s, S(1), 2, dup);
+	sack(&s, S(1), 2, dup);
+	assert_int_equal(s.c.stats.spurious_rtos, 1);
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 2);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.sb.sacked_segs, 0);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * Ten segments out at t0, then silence: the tail loss probe (segment 9
  * again) and the RTO (segment 0 again, cwnd 1 SMSS). The RTT is 1 ms here,
  * so the probe (2 RTTs on) carries a later TSval (a 1 ms clock) than the
@@ -808,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_tlp_sends_new_data),
 		cmocka_unit_test(test_tlp_retransmits_by_default),
 		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
+		cmocka_unit_test(test_rto_after_undo_still_forgets_sacks),
 		cmocka_unit_test(test_prr_paces_recovery),
 		cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
 		cmocka_unit_test(test_spurious_rto_undone_by_dsack),

@@ -261,6 +261,7 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 {
 	static unsigned seq;
 	const struct port_spec *s = a->spec;
+	int n;
 
 	switch (s->kind) {
 	case PORT_KIND_AF_XDP:
@@ -272,10 +273,10 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 		 * wake the veth's NAPI thread and cost a task switch each
 		 * (4 KiB RPC over veth: p50 10.9 -> 9.8 us, docs/benchmarks.md).
 		 */
-		snprintf(args, an, "iface=%s,start_queue=0,queue_count=%u,force_copy=1,busy_budget=0%s%s",
-			 s->ifname, a->n_queues ? a->n_queues : 1, a->xdp_prog ? ",xdp_prog=" : "",
-			 a->xdp_prog ? a->xdp_prog : "");
-		return 0;
+		n = snprintf(args, an, "iface=%s,start_queue=0,queue_count=%u,force_copy=1,busy_budget=0%s%s",
+			     s->ifname, a->n_queues ? a->n_queues : 1, a->xdp_prog ? ",xdp_prog=" : "",
+			     a->xdp_prog ? a->xdp_prog : "");
+		return n < 0 || (size_t)n >= an ? -ENAMETOOLONG : 0;
 	case PORT_KIND_MEMIF:
 		snprintf(devname, dn, "net_memif%u", seq++);
 	{
@@ -287,10 +288,10 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 
 		while (bsize < (unsigned)(s->mtu ? s->mtu : 1500) + RTE_ETHER_HDR_LEN + 4)
 			bsize <<= 1;
-		snprintf(args, an, "role=%s,socket=%s,socket-abstract=no,id=0,bsize=%u",
-			 s->memif_server ? "server" : "client", s->path, bsize);
+		n = snprintf(args, an, "role=%s,socket=%s,socket-abstract=no,id=0,bsize=%u",
+			     s->memif_server ? "server" : "client", s->path, bsize);
 	}
-		return 0;
+		return n < 0 || (size_t)n >= an ? -ENAMETOOLONG : 0;
 	default:
 		return -EINVAL;
 	}
@@ -381,7 +382,19 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 			return -EINVAL;
 		}
 	}
-	build_devargs(a, d->devname, sizeof(d->devname), args, sizeof(args));
+	rc = build_devargs(a, d->devname, sizeof(d->devname), args, sizeof(args));
+	if (rc) {
+		if (rc == -ENAMETOOLONG)
+			lunar_set_err(err, errlen,
+				      "%s port: its device arguments do not fit in %zu bytes; "
+				      "use a shorter socket or XDP program path",
+				      port_kind_name(a->spec->kind), sizeof(args));
+		else
+			lunar_set_err(err, errlen, "%s port: not opened through DPDK",
+				      port_kind_name(a->spec->kind));
+		dev_free(d);
+		return rc;
+	}
 	/* The PMD counts only combined channels, which a veth has none of (xsk_channels.h). */
 	xsk_channels_translate(d->kind == PORT_KIND_AF_XDP && nq > 1);
 	rc = rte_vdev_init(d->devname, args);

@@ -156,7 +156,8 @@ struct tcp_cc {
 	/**
 	 * An RTO fired and no ACK has advanced snd_una since: the next RTO is a
 	 * repeat for the same segment and holds ssthresh (RFC 5681 3.1, after
-	 * eq. 4).
+	 * eq. 4). An undo clears it too, so the scoreboard's reneging rule
+	 * counts RTOs by tcp_conn.retries instead.
 	 */
 	bool rto_repeat;
 	/**

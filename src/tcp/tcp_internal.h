@@ -54,7 +54,7 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now);
 /** Retransmit lost segments, oldest first, while the pipe is below @cwnd; true if any went. */
 bool tcp_rec_send_lost(struct tcp_conn *c, uint32_t cwnd, uint64_t now, struct tcp_out *out);
-/** The RTO fired (@repeat: again with no ACK between): everything unSACKed is lost. */
+/** The RTO fired (@repeat: again with no ACK of new data between): everything unSACKed is lost. */
 void tcp_rec_timeout(struct tcp_conn *c, bool repeat);
 /**
  * A fresh reduction (a recovery, a first RTO) at @now: begin its undo

@@ -77,5 +77,8 @@ run_bad "interface with an XDP program" 1 "already has XDP program other_xdp.*xd
 expect_eq "the other XDP program is left in place" \
 	"$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 1
 ip -n lunar-b link set dev veth-b xdpgeneric off
+# A path that would not fit in the PMD's arguments is refused, not cut short.
+run_bad "XDP program path too long" 1 "device arguments do not fit in 256 bytes.*shorter" \
+	env LUNAR_XDP_PROG="/tmp/$(printf 'x%.0s' $(seq 250)).o" ip netns exec lunar-b "$PING" --port af_xdp:veth-b --responder
 
 expect_eq "no XDP program left on veth-b" "$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 0

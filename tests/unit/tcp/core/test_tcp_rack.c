@@ -517,11 +517,13 @@ static void test_rto_keeps_then_forgets_sacks(void **state)
  * instead: segments 1 and 2 were SACKed, then the ACK stops at 1 with no
  * SACK (the receiver dropped them under memory pressure, as lunar's does).
  * The probe and the first RTO resend the only segment not SACKed, 3, which
- * the receiver had: its D-SACKs prove that RTO spurious and undo it. The second RTO
- * still comes with no progress since the first, so it must forget the
- * SACKs and resend 1. Were the undo to make it a first RTO again, each RTO
- * would resend 3 and be undone, and the connection would stall until its
- * user timeout.
+ * the receiver had: its D-SACKs prove that RTO spurious and undo it (and
+ * SACK 3). The second RTO still comes with no new data ACKed since the
+ * first, so it must forget the SACKs and resend 1. Were the undo to make
+ * it a first RTO again, it would keep the SACKs and send nothing; with
+ * many segments received but never SACKed, each RTO would resend one of
+ * them and be undone, and the connection would stall until its user
+ * timeout (tcp_conns_pressure under ASan, twelfth session).
  */
 static void test_rto_after_undo_still_forgets_sacks(void **state)
 {

@@ -271,12 +271,12 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 		 * polling, and then every empty receive burst is a recvfrom()
 		 * system call. lunar's loop already polls; those calls only
 		 * wake the veth's NAPI thread and cost a task switch each
-		 * (4 KiB RPC over veth: p50 10.9 -> 9.8 us, docs/benchmarks.md).
+		 * (4 KiB RPC over veth: p50 10.9 -> 10.0 us, docs/benchmarks.md).
 		 */
 		n = snprintf(args, an, "iface=%s,start_queue=0,queue_count=%u,force_copy=1,busy_budget=0%s%s",
 			     s->ifname, a->n_queues ? a->n_queues : 1, a->xdp_prog ? ",xdp_prog=" : "",
 			     a->xdp_prog ? a->xdp_prog : "");
-		return n < 0 || (size_t)n >= an ? -ENAMETOOLONG : 0;
+		break;
 	case PORT_KIND_MEMIF:
 		snprintf(devname, dn, "net_memif%u", seq++);
 	{
@@ -291,10 +291,11 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 		n = snprintf(args, an, "role=%s,socket=%s,socket-abstract=no,id=0,bsize=%u",
 			     s->memif_server ? "server" : "client", s->path, bsize);
 	}
-		return n < 0 || (size_t)n >= an ? -ENAMETOOLONG : 0;
+		break;
 	default:
 		return -EINVAL;
 	}
+	return n < 0 || (size_t)n >= an ? -ENAMETOOLONG : 0;
 }
 
 static uint32_t discover_offloads(const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)

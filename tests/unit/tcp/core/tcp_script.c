@@ -189,6 +189,15 @@ void script_end(struct script *s)
 	assert_int_equal(zbuf_in_use(), s->zbuf_base);
 }
 
+void opts_sack(struct tcp_options *o, unsigned n, const uint32_t *blocks)
+{
+	for (unsigned i = 0; i < n; i++) {
+		o->sack[i].left = blocks[2 * i];
+		o->sack[i].right = blocks[2 * i + 1];
+	}
+	o->sack_count = (uint8_t)n;
+}
+
 void seg_opts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
 	      uint32_t len, const struct tcp_options *opts)
 {

@@ -87,6 +87,8 @@ void seg(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t w
 /** Same with explicit options (a timestamp is added when the peer uses them and none given). */
 void seg_opts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
 	      uint32_t len, const struct tcp_options *opts);
+/** Put @n SACK blocks [blocks[2i], blocks[2i+1]) into @o (for seg_opts()). */
+void opts_sack(struct tcp_options *o, unsigned n, const uint32_t *blocks);
 /** Advance the virtual clock by @ns, running timers that fall due. */
 void advance(struct script *s, uint64_t ns);
 /** Queue @len bytes from the application (fresh Zbuf), then run output. */

@@ -197,11 +197,7 @@ static void ack_sacks(struct script *s, uint8_t flags, uint32_t ack, unsigned n,
 {
 	struct tcp_options o = {0};
 
-	for (unsigned i = 0; i < n; i++) {
-		o.sack[i].left = b[2 * i];
-		o.sack[i].right = b[2 * i + 1];
-	}
-	o.sack_count = (uint8_t)n;
+	opts_sack(&o, n, b);
 	seg_opts(s, flags, IRS + 1, ack, 65535, 0, &o);
 }
 

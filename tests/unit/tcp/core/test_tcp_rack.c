@@ -70,11 +70,7 @@ static void sack_ecr(struct script *s, uint32_t ack, unsigned n, const uint32_t 
 {
 	struct tcp_options o = {.has_ts = true, .ts_val = s->peer_ts, .ts_ecr = ts_ecr};
 
-	for (unsigned i = 0; i < n; i++) {
-		o.sack[i].left = blocks[2 * i];
-		o.sack[i].right = blocks[2 * i + 1];
-	}
-	o.sack_count = (uint8_t)n;
+	opts_sack(&o, n, blocks);
 	seg_opts(s, ACK, IRS + 1, ack, 65535, 0, &o);
 }
 

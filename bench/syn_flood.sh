@@ -33,7 +33,10 @@
 # SERVER_RX=nic also moves what the server sends, once handed to its veth,
 # off the server's CPU: the router's end of the link receives in a NAPI
 # thread on CPU 0, as a NIC's transmit ends at the wire.
-# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] [SERVER_RX=sender|server|nic] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
+# IDLE_YIELD=N runs lunar-httpd with --idle-yield N: with SERVER_RX=server
+# its CPU also runs the veth's NAPI thread, which then need not wait for
+# the scheduler's tick to take its turn while lunar polls an empty ring.
+# usage: [ROUTER_DROP=ingress|route] [XDP_SYNCOOKIES=on|off] [BASE=plain|sink] [SERVER_RX=sender|server|nic] [IDLE_YIELD=N] bench/syn_flood.sh [ROUNDS=3] [PHASE_S=10] [RATE=0] [CONNS=20]
 # Needs root, the release build in build/, curl (and ethtool for
 # SERVER_RX=server), and nothing else on CPUs
 # 0-1; run under `flock /tmp/lunar-net.lock` on a shared machine.
@@ -106,6 +109,8 @@ $R sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.arb-ra.rp_filter=0
 # lunar without the responder, for comparison.
 $R ip link set dev arb-rb xdpdrv obj "$build/bpf/lunar_xdp_pass.bpf.o" sec xdp || exit 2
 xdp_syncookies=${XDP_SYNCOOKIES:-on}
+idle_yield=${IDLE_YIELD:-0}
+[[ "$idle_yield" =~ ^[0-9]+$ ]] || { echo "IDLE_YIELD=$idle_yield: expected a whole number (0: lunar-httpd always polls)" >&2; exit 2; }
 $B sysctl -qw net.ipv4.tcp_syncookies=1
 rmac=$(ip -n lunar-r -br link show arb-ra | awk '{print $3}')
 mkdir -p "$log/root"
@@ -158,7 +163,8 @@ start_server() { # lunar|kernel
 	: >"$log/server.log"
 	if [ "$1" = lunar ]; then
 		$B "$httpd" --port af_xdp:arb-b --core 1 --listen "$port" --root "$log/root" \
-			--xdp-syncookies "$xdp_syncookies" --counters >"$log/server.log" 2>&1 &
+			--xdp-syncookies "$xdp_syncookies" --idle-yield "$idle_yield" --counters \
+			>"$log/server.log" 2>&1 &
 	else
 		$B taskset -c 1 /usr/bin/python3 -c "$kernel_server" "$port" "$log/root" >"$log/server.log" 2>&1 &
 	fi

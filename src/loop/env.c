@@ -9,6 +9,7 @@
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -661,6 +662,14 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	netif_flush(&env->nif);
 	lunar_cost_leave(prev);
 	watchdog(env, start_tsc, tx_tsc, n);
+	if (n) {
+		env->idle_polls = 0;
+	} else if (env->opt.idle_yield && ++env->idle_polls >= env->opt.idle_yield) {
+		prev = lunar_cost_enter(LUNAR_COST_IDLE);
+		sched_yield();
+		env->idle_yields++;
+		lunar_cost_leave(prev);
+	}
 	return n;
 }
 
@@ -677,13 +686,14 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 	struct xdp_steer_counters c;
 
 	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu "
-		   "rx_iterations %lu rx_iter_avg_ns %lu\n",
+		   "rx_iterations %lu rx_iter_avg_ns %lu idle_yields %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
 		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
 		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
 		(unsigned long)env->rx_iterations,
 		(unsigned long)(env->rx_iterations ? tsc_to_ns(env, env->rx_iter_tsc) / env->rx_iterations
-						   : 0));
+						   : 0),
+		(unsigned long)env->idle_yields);
 	/* What the XDP program did with the frames of this worker's rx queue. */
 	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
 		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu "

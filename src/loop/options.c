@@ -366,6 +366,11 @@ bad_core:
 		o->sock_buf = (uint32_t)size;
 		return 1;
 	}
+	case LUNAR_OPT_IDLE_YIELD:
+		if (parse_uint_opt("idle-yield", arg, 0, LUNAR_IDLE_YIELD_MAX, &v, err, errlen))
+			return -EINVAL;
+		o->idle_yield = (unsigned)v;
+		return 1;
 	case LUNAR_OPT_XDP_SYNCOOKIES:
 		if (strcmp(arg, "on") && strcmp(arg, "off")) {
 			lunar_set_err(err, errlen, "--xdp-syncookies %s: expected on (the default) or off",
@@ -462,6 +467,10 @@ void lunar_options_usage(FILE *f)
 	      "  --xdp-syncookies on|off  af_xdp: under a SYN flood the XDP program answers\n"
 	      "                     SYNs with this worker's cookies, off its core (default on;\n"
 	      "                     on veth the peer needs an XDP program; docs/TRAFFIC.md)\n"
+	      "  --idle-yield N     after N polls in a row that received nothing, give the CPU\n"
+	      "                     to the kernel (sched_yield) on each further empty poll, for\n"
+	      "                     a core shared with the port's kernel work, e.g. af_xdp on\n"
+	      "                     veth; 0: always poll (the default); docs/benchmarks.md\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

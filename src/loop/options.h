@@ -15,6 +15,7 @@
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
  *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)
+ *   --idle-yield N     after N empty polls in a row, give the CPU away on each
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -54,10 +55,14 @@ struct lunar_options {
 	unsigned keepalive_probes;
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
 	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
+	unsigned idle_yield; /* --idle-yield: empty polls before sched_yield(); 0: never */
 	bool verbose;
 };
 
 struct tcp_config;
+
+/** Largest --idle-yield. */
+#define LUNAR_IDLE_YIELD_MAX 1000000u
 
 /** Bounds of --pool (packet buffers). */
 #define LUNAR_POOL_MIN 2048u
@@ -81,6 +86,7 @@ enum {
 	LUNAR_OPT_KEEPALIVE,
 	LUNAR_OPT_XDP_SYNCOOKIES,
 	LUNAR_OPT_SOCK_BUF,
+	LUNAR_OPT_IDLE_YIELD,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -101,7 +107,8 @@ enum {
 		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS},                     \
 		{"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE},                       \
 		{"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES},          \
-		{"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF}
+		{"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF},                         \
+		{"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

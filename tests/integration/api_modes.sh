@@ -10,7 +10,8 @@
 # counts its copies; kernel sockets in the loop: the batch server also
 # echoes kernel TCP on 127.0.0.1 from the same loop (LUNA 7.2). Then the watchdog: a server application that stalls
 # 2 ms in each callback gets its loop iterations counted over budget and
-# reported, and still answers every request correctly.
+# reported, and still answers every request correctly. A server that
+# yields its CPU when idle (--idle-yield) still answers every request.
 source "$(dirname "$0")/lib.sh"
 setup_test api_modes "$1"
 KNB="$BUILD/tools/knb/knb"
@@ -76,8 +77,12 @@ expect_grep "batch: a kernel TCP echo served from lunar's loop, 20 of 20 right" 
 expect_eq "batch: no callback runs in place" "$(line_field "$OUT/srv_batch.log" tcp: inline_calls)" 0
 expect_eq "inline: the JSON names the interface" "$(json "$OUT/inline.json" "d['config']['api']")" inline
 
-run copy --api copy -- --api copy
+# The copy run's server also gives its CPU away when idle (--idle-yield 1):
+# it still answers every request (run's checks), and counts its yields.
+run copy --api copy --idle-yield 1 -- --api copy
 expect_ge "copy: the client's sends are copied" "$(line_field "$OUT/cli-copy.log" tcp: copy_tx_bytes)" 100000
+expect_ge "copy: the idle server yielded its CPU" "$(line_field "$OUT/srv_copy.log" loop: idle_yields)" 1
+expect_eq "copy: the client, always polling, never yielded" "$(line_field "$OUT/cli-copy.log" loop: idle_yields)" 0
 expect_ge "copy: the server's reads are copied" "$(line_field "$OUT/srv_copy.log" tcp: copy_rx_bytes)" 100000
 
 # A trusted link (--trust-link, both ends): no checksum computed or checked,

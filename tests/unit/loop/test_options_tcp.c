@@ -1,8 +1,9 @@
 /*
  * test_options_tcp.c - the TCP options every program shares (loop/options.c):
  * --tcp-limits (into tcp/tcp_limits.h) and --keepalive (into tcp_config by
- * lunar_options_tcp()): what each takes, and that each wrong value is
- * refused with a message saying what is wrong and how to put it right.
+ * lunar_options_tcp()), and the loop's --idle-yield: what each takes, and
+ * that each wrong value is refused with a message saying what is wrong and
+ * how to put it right.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -189,6 +190,30 @@ static void test_xdp_syncookies(void **state)
 	}
 }
 
+/* --idle-yield: never by default; a count of empty polls taken; junk and too large refused. */
+static void test_idle_yield(void **state)
+{
+	static const char *const bad[] = {"", "-1", "x", "1000001", "5 "};
+	struct lunar_options o;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	assert_int_equal(o.idle_yield, 0);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "32", err, sizeof(err)), 1);
+	assert_int_equal(o.idle_yield, 32);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "0", err, sizeof(err)), 1);
+	assert_int_equal(o.idle_yield, 0);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, bad[i], err, sizeof(err)),
+				 -EINVAL);
+		if (!strstr(err, "--idle-yield") || !strstr(err, "expected a whole number from 0 to 1000000"))
+			fail_msg("--idle-yield %s: \"%s\" does not say what is expected", bad[i], err);
+		assert_int_equal(o.idle_yield, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +224,7 @@ int main(void)
 	    cmocka_unit_test(test_keepalive_refused_with_reason),
 	    cmocka_unit_test(test_xdp_syncookies),
 	    cmocka_unit_test(test_sock_buf),
+	    cmocka_unit_test(test_idle_yield),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

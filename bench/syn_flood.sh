@@ -249,7 +249,7 @@ for r in $(seq "$rounds"); do
 			extra+=" syncookies_bad $(field "$log/server.log" syncookies_bad) syncookies_half_open $(field "$log/server.log" syncookies_half_open)"
 			extra+=" syn_dropped_backlog $(field "$log/server.log" syn_dropped_backlog) syn_dropped_half_open $(field "$log/server.log" syn_dropped_half_open)"
 			extra+=" syn_dropped_conns $(field "$log/server.log" syn_dropped_conns)"
-			extra+=" | $(grep -E '^(xdp|af_xdp|port|ethdev)' "$log/server.log" | tr '\n' ' ')"
+			extra+=" | $(grep -E '^(xdp|af_xdp|port|ethdev|loop)' "$log/server.log" | tr '\n' ' ')"
 		else
 			kernel_counters >"$log/nstat.after"
 			extra=$(join "$log/nstat.before" "$log/nstat.after" | awk '{printf "%s %d ", $1, $3 - $2}')

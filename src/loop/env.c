@@ -614,12 +614,44 @@ static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint64_t tx_tsc,
 	env->over_budget++;
 }
 
+/*
+ * --idle-yield: after opt.idle_yield idle iterations in a row (nothing
+ * received, sent or served from the kernel's sockets), give the CPU away on
+ * each further one. The time away is counted apart from the loop's own, as
+ * the watchdog does not see it: other tasks ran then.
+ */
+static void idle_yield(struct lunar_env *env, bool busy)
+{
+	enum lunar_cost_cat prev;
+	uint64_t t0, away;
+
+	if (busy) {
+		env->idle_polls = 0;
+		return;
+	}
+	if (env->idle_polls < env->opt.idle_yield)
+		env->idle_polls++;
+	if (env->idle_polls < env->opt.idle_yield)
+		return;
+	prev = lunar_cost_enter(LUNAR_COST_IDLE);
+	t0 = rte_get_tsc_cycles();
+	sched_yield();
+	away = rte_get_tsc_cycles() - t0;
+	lunar_cost_leave(prev);
+	env->idle_yields++;
+	env->yield_tsc += away;
+	if (away > env->worst_yield_tsc)
+		env->worst_yield_tsc = away;
+}
+
 unsigned lunar_env_poll(struct lunar_env *env)
 {
 	struct rte_mbuf *pkts[RX_BURST];
 	uint64_t start_tsc = rte_get_tsc_cycles(), tx_tsc;
 	uint64_t now = tsc_to_ns(env, start_tsc);
+	uint64_t frames_before = env->nif.ctr.tx_frames;
 	enum lunar_cost_cat prev;
+	int kernel_events = 0;
 	uint16_t n;
 
 	env->loop_ns = now;
@@ -654,7 +686,7 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	/* The kernel's sockets get their turn each iteration, a bounded batch of them. */
 	if (env->kpoll) {
 		lunar_cost_enter(LUNAR_COST_APP);
-		lunar_kpoll_run(env->kpoll, LUNAR_KPOLL_BATCH);
+		kernel_events = lunar_kpoll_run(env->kpoll, LUNAR_KPOLL_BATCH);
 	}
 	/* Transmit at the end of every iteration: replies go out with the burst that caused them. */
 	lunar_cost_enter(LUNAR_COST_TX);
@@ -662,14 +694,8 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	netif_flush(&env->nif);
 	lunar_cost_leave(prev);
 	watchdog(env, start_tsc, tx_tsc, n);
-	if (n) {
-		env->idle_polls = 0;
-	} else if (env->opt.idle_yield && ++env->idle_polls >= env->opt.idle_yield) {
-		prev = lunar_cost_enter(LUNAR_COST_IDLE);
-		sched_yield();
-		env->idle_yields++;
-		lunar_cost_leave(prev);
-	}
+	if (env->opt.idle_yield)
+		idle_yield(env, n || env->nif.ctr.tx_frames != frames_before || kernel_events > 0);
 	return n;
 }
 
@@ -686,14 +712,17 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 	struct xdp_steer_counters c;
 
 	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu "
-		   "rx_iterations %lu rx_iter_avg_ns %lu idle_yields %lu\n",
+		   "rx_iterations %lu rx_iter_avg_ns %lu idle_yields %lu yield_ms %lu "
+		   "worst_yield_us %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
 		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
 		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
 		(unsigned long)env->rx_iterations,
 		(unsigned long)(env->rx_iterations ? tsc_to_ns(env, env->rx_iter_tsc) / env->rx_iterations
 						   : 0),
-		(unsigned long)env->idle_yields);
+		(unsigned long)env->idle_yields,
+		(unsigned long)(tsc_to_ns(env, env->yield_tsc) / 1000000),
+		(unsigned long)(tsc_to_ns(env, env->worst_yield_tsc) / 1000));
 	/* What the XDP program did with the frames of this worker's rx queue. */
 	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
 		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu "

@@ -62,12 +62,14 @@ struct lunar_env {
 	uint64_t iterations, over_budget, worst_iter_tsc, budget_tsc;
 	uint64_t rx_iterations, rx_iter_tsc; /* iterations that received, and their time */
 	/*
-	 * --idle-yield: empty polls in a row so far, and the sched_yield()
-	 * calls made, which let the kernel's work on this core (a veth's NAPI
-	 * thread feeding af_xdp) run sooner than the scheduler's tick would.
+	 * --idle-yield: idle iterations in a row so far (capped at the
+	 * option's N), and the sched_yield() calls made, which let the
+	 * kernel's work on this core (a veth's NAPI thread feeding af_xdp) run
+	 * sooner than the scheduler's tick would; the time they kept the loop
+	 * away from its core, in all and at worst.
 	 */
 	unsigned idle_polls;
-	uint64_t idle_yields;
+	uint64_t idle_yields, yield_tsc, worst_yield_tsc;
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers (lunar_env_tcp) */
 	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
 };

@@ -467,8 +467,9 @@ void lunar_options_usage(FILE *f)
 	      "  --xdp-syncookies on|off  af_xdp: under a SYN flood the XDP program answers\n"
 	      "                     SYNs with this worker's cookies, off its core (default on;\n"
 	      "                     on veth the peer needs an XDP program; docs/TRAFFIC.md)\n"
-	      "  --idle-yield N     after N polls in a row that received nothing, give the CPU\n"
-	      "                     to the kernel (sched_yield) on each further empty poll, for\n"
+	      "  --idle-yield N     after N polls in a row that received, sent and served\n"
+	      "                     nothing, give the CPU to the kernel (sched_yield) on each\n"
+	      "                     further idle poll, for\n"
 	      "                     a core shared with the port's kernel work, e.g. af_xdp on\n"
 	      "                     veth; 0: always poll (the default); docs/benchmarks.md\n"
 	      "  --verbose          more log output\n",

@@ -15,7 +15,7 @@
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
  *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)
- *   --idle-yield N     after N empty polls in a row, give the CPU away on each
+ *   --idle-yield N     after N idle polls in a row, sched_yield() on each further one
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
  */
@@ -55,7 +55,7 @@ struct lunar_options {
 	unsigned keepalive_probes;
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
 	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
-	unsigned idle_yield; /* --idle-yield: empty polls before sched_yield(); 0: never */
+	unsigned idle_yield; /* --idle-yield: idle polls before sched_yield(); 0: never */
 	bool verbose;
 };
 

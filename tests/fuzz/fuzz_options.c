@@ -13,8 +13,9 @@
  *   9    code byte bit 6 set: LUNAR_OPT_TCP_LIMITS (bit 7 set),
  *        LUNAR_OPT_KEEPALIVE (bit 7 clear, bit 5 set, bit 4 clear),
  *        LUNAR_OPT_SOCK_BUF (bit 7 clear, bits 5 and 4 set),
- *        LUNAR_OPT_XDP_SYNCOOKIES (bits 7 and 5 clear, bit 4 set) or
- *        LUNAR_OPT_POOL (all three clear), as 0-8; else a tool's own
+ *        LUNAR_OPT_XDP_SYNCOOKIES (bits 7 and 5 clear, bit 4 set),
+ *        LUNAR_OPT_IDLE_YIELD (all three clear, bit 3 set) or
+ *        LUNAR_OPT_POOL (all four clear), as 0-8; else a tool's own
  *        option code: apply() must return 0 and touch nothing
  *   10   port_spec_parse() into a separate struct port_spec
  *   11   fault_spec_parse() into a separate struct fault_spec (accumulates)
@@ -234,6 +235,7 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 			  : code_byte & 0x80 ? LUNAR_OPT_TCP_LIMITS
 			  : code_byte & 0x20 ? (code_byte & 0x10 ? LUNAR_OPT_SOCK_BUF : LUNAR_OPT_KEEPALIVE)
 			  : code_byte & 0x10 ? LUNAR_OPT_XDP_SYNCOOKIES
+			  : code_byte & 0x08 ? LUNAR_OPT_IDLE_YIELD
 					     : LUNAR_OPT_POOL;
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);

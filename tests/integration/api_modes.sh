@@ -83,6 +83,11 @@ run copy --api copy --idle-yield 1 -- --api copy
 expect_ge "copy: the client's sends are copied" "$(line_field "$OUT/cli-copy.log" tcp: copy_tx_bytes)" 100000
 expect_ge "copy: the idle server yielded its CPU" "$(line_field "$OUT/srv_copy.log" loop: idle_yields)" 1
 expect_eq "copy: the client, always polling, never yielded" "$(line_field "$OUT/cli-copy.log" loop: idle_yields)" 0
+# Only iterations that received nothing may yield.
+srv_iter=$(line_field "$OUT/srv_copy.log" loop: iterations)
+srv_rx=$(line_field "$OUT/srv_copy.log" loop: rx_iterations)
+expect_ge "copy: no yield in an iteration that received" "$((srv_iter - srv_rx))" \
+	"$(line_field "$OUT/srv_copy.log" loop: idle_yields)"
 expect_ge "copy: the server's reads are copied" "$(line_field "$OUT/srv_copy.log" tcp: copy_rx_bytes)" 100000
 
 # A trusted link (--trust-link, both ends): no checksum computed or checked,

@@ -143,6 +143,8 @@ bad "raw on af_xdp" "stack raw needs --port memif" "$KNB" client --stack raw --p
 	--connect 10.77.0.2:7000
 bad "raw with pattern stream" "measures pattern rpc only" "$KNB" client --stack raw \
 	--port "memif:$rsock:client" --ip 192.168.77.1/24 --connect 192.168.77.2:7000 --pattern stream
+bad "raw with --idle-yield" "idle-yield is for --stack lunar" "$KNB" client --stack raw \
+	--port "memif:$rsock:client" --ip 192.168.77.1/24 --connect 192.168.77.2:7000 --idle-yield 8
 bad "raw with another protocol version" "protocol version" "$KNB" client --stack raw \
 	--port "memif:$rsock:client" --ip 192.168.77.1/24 --connect 192.168.77.2:7000 --protocol-version 2
 stop rsrv

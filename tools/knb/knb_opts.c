@@ -215,6 +215,8 @@ static int check_raw(const struct knb_config *c, bool kernel_mode_given)
 		      "flight)";
 	else if (kernel_mode_given)
 		why = "--kernel-mode is for --stack kernel; the raw ping-pong always polls";
+	else if (SEEN(c, LUNAR_OPT_IDLE_YIELD))
+		why = "--idle-yield is for --stack lunar's loop; the raw ping-pong always polls";
 	else if (c->cpu_breakdown)
 		why = "--cpu-breakdown splits lunar's time by layer; --stack raw has no layers";
 	else if (SEEN(c, LUNAR_OPT_FAULT))
@@ -256,7 +258,8 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 	}
 	if (c->stack == KNB_STACK_LUNAR) {
 		if (kernel_mode_given) {
-			fprintf(stderr, "knb: --kernel-mode is for --stack kernel; lunar always polls\n");
+			fprintf(stderr, "knb: --kernel-mode is for --stack kernel; lunar polls (--idle-yield N "
+					"lets it give its CPU away when idle)\n");
 			return -1;
 		}
 		/* One thread per worker, and one worker per --core CPU. */

@@ -190,7 +190,7 @@ static void test_xdp_syncookies(void **state)
 	}
 }
 
-/* --idle-yield: never by default; a count of empty polls taken; junk and too large refused. */
+/* --idle-yield: never by default; a count of idle polls taken; junk and too large refused, the value kept. */
 static void test_idle_yield(void **state)
 {
 	static const char *const bad[] = {"", "-1", "x", "1000001", "5 "};
@@ -204,13 +204,16 @@ static void test_idle_yield(void **state)
 	assert_int_equal(o.idle_yield, 32);
 	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "0", err, sizeof(err)), 1);
 	assert_int_equal(o.idle_yield, 0);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "1000000", err, sizeof(err)), 1);
+	assert_int_equal(o.idle_yield, 1000000);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "32", err, sizeof(err)), 1);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
 		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, bad[i], err, sizeof(err)),
 				 -EINVAL);
 		if (!strstr(err, "--idle-yield") || !strstr(err, "expected a whole number from 0 to 1000000"))
 			fail_msg("--idle-yield %s: \"%s\" does not say what is expected", bad[i], err);
-		assert_int_equal(o.idle_yield, 0);
+		assert_int_equal(o.idle_yield, 32);
 	}
 }
 

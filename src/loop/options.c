@@ -469,9 +469,9 @@ void lunar_options_usage(FILE *f)
 	      "                     on veth the peer needs an XDP program; docs/TRAFFIC.md)\n"
 	      "  --idle-yield N     after N polls in a row that received, sent and served\n"
 	      "                     nothing, give the CPU to the kernel (sched_yield) on each\n"
-	      "                     further idle poll, for\n"
-	      "                     a core shared with the port's kernel work, e.g. af_xdp on\n"
-	      "                     veth; 0: always poll (the default); docs/benchmarks.md\n"
+	      "                     further idle poll: for a core shared with the port's\n"
+	      "                     kernel work, e.g. af_xdp on veth; 0: always poll (the\n"
+	      "                     default); docs/benchmarks.md\n"
 	      "  --verbose          more log output\n",
 	      f);
 }

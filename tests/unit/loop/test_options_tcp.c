@@ -50,15 +50,27 @@ static void test_tcp_limits_taken(void **state)
 	assert_int_equal(l.mem_max, TCP_LIMITS_MEM_DEFAULT);
 }
 
+/*
+ * --@name (option @code) @arg is refused (-EINVAL) with a message that says
+ * @says and, unless NULL, @says_too.
+ */
+static void refused_with(struct lunar_options *o, int code, const char *name, const char *arg,
+			 const char *says, const char *says_too)
+{
+	char err[256] = "";
+
+	assert_int_equal(lunar_options_apply(o, code, arg, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, says) || (says_too && !strstr(err, says_too)))
+		fail_msg("--%s %s: \"%s\" does not say \"%s\"%s%s", name, arg, err, says,
+			 says_too ? " and " : "", says_too ? says_too : "");
+}
+
 static void refused(const char *arg, const char *says)
 {
 	struct lunar_options o;
-	char err[256];
 
 	lunar_options_init(&o);
-	assert_int_equal(apply(&o, arg, err, sizeof(err)), -EINVAL);
-	if (!strstr(err, says))
-		fail_msg("--tcp-limits %s: \"%s\" does not say \"%s\"", arg, err, says);
+	refused_with(&o, LUNAR_OPT_TCP_LIMITS, "tcp-limits", arg, says, NULL);
 }
 
 static void test_tcp_limits_refused_with_reason(void **state)
@@ -124,13 +136,10 @@ static void test_keepalive_refused_with_reason(void **state)
 	(void)state;
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct lunar_options o;
-		char err[256] = "";
 
 		lunar_options_init(&o);
-		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_KEEPALIVE, bad[i], err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, "expected IDLE,INTVL,PROBES") || !strstr(err, "e.g. 10,2,3"))
-			fail_msg("--keepalive %s: \"%s\" does not say what is expected", bad[i], err);
+		refused_with(&o, LUNAR_OPT_KEEPALIVE, "keepalive", bad[i], "expected IDLE,INTVL,PROBES",
+			     "e.g. 10,2,3");
 		assert_int_equal(o.keepalive, -1); /* nothing half-applied */
 	}
 }
@@ -156,11 +165,8 @@ static void test_sock_buf(void **state)
 	assert_int_equal(cfg.rcv_buf, 4u << 20);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		lunar_options_init(&o);
-		err[0] = 0;
-		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_SOCK_BUF, bad[i], err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, "expected a size from 4K to 1G"))
-			fail_msg("--sock-buf %s: \"%s\" does not say what is expected", bad[i], err);
+		refused_with(&o, LUNAR_OPT_SOCK_BUF, "sock-buf", bad[i], "expected a size from 4K to 1G",
+			     NULL);
 		assert_int_equal(o.sock_buf, 0);
 	}
 }
@@ -180,12 +186,8 @@ static void test_xdp_syncookies(void **state)
 	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, "on", err, sizeof(err)), 1);
 	assert_true(o.xdp_syncookies);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = 0;
-		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, bad[i], err,
-						     sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, "expected on (the default) or off"))
-			fail_msg("--xdp-syncookies %s: \"%s\" does not say what is expected", bad[i], err);
+		refused_with(&o, LUNAR_OPT_XDP_SYNCOOKIES, "xdp-syncookies", bad[i],
+			     "expected on (the default) or off", NULL);
 		assert_true(o.xdp_syncookies);
 	}
 }
@@ -208,11 +210,8 @@ static void test_idle_yield(void **state)
 	assert_int_equal(o.idle_yield, 1000000);
 	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "32", err, sizeof(err)), 1);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = 0;
-		assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, bad[i], err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, "--idle-yield") || !strstr(err, "expected a whole number from 0 to 1000000"))
-			fail_msg("--idle-yield %s: \"%s\" does not say what is expected", bad[i], err);
+		refused_with(&o, LUNAR_OPT_IDLE_YIELD, "idle-yield", bad[i],
+			     "expected a whole number from 0 to 1000000", "--idle-yield");
 		assert_int_equal(o.idle_yield, 32);
 	}
 }

@@ -616,25 +616,30 @@ static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint64_t tx_tsc,
 
 /*
  * --idle-yield: after opt.idle_yield idle iterations in a row (nothing
- * received, sent or served from the kernel's sockets), give the CPU away on
- * each further one. The time away is counted apart from the loop's own, as
- * the watchdog does not see it: other tasks ran then.
+ * received, sent or served from the kernel's sockets, and no work noted by
+ * the caller), give the CPU away on each further one. The end of an
+ * iteration only decides; the yield itself comes at the start of the next
+ * poll, so that the caller's own work in between (lunar_env_note_work) can
+ * call it off. The time away is counted apart from the loop's own, as the
+ * watchdog does not see it: other tasks ran then.
  */
-static void idle_yield(struct lunar_env *env, bool busy)
+static void idle_count(struct lunar_env *env, bool busy)
 {
-	enum lunar_cost_cat prev;
-	uint64_t t0, away;
-
 	if (busy) {
 		env->idle_polls = 0;
 		return;
 	}
 	if (env->idle_polls < env->opt.idle_yield)
 		env->idle_polls++;
-	if (env->idle_polls < env->opt.idle_yield)
-		return;
-	prev = lunar_cost_enter(LUNAR_COST_IDLE);
-	t0 = rte_get_tsc_cycles();
+	env->yield_pending = env->idle_polls >= env->opt.idle_yield;
+}
+
+static void idle_yield(struct lunar_env *env)
+{
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_IDLE);
+	uint64_t t0 = rte_get_tsc_cycles(), away;
+
+	env->yield_pending = false;
 	sched_yield();
 	away = rte_get_tsc_cycles() - t0;
 	lunar_cost_leave(prev);
@@ -644,16 +649,28 @@ static void idle_yield(struct lunar_env *env, bool busy)
 		env->worst_yield_tsc = away;
 }
 
+void lunar_env_note_work(struct lunar_env *env)
+{
+	env->idle_polls = 0;
+	if (env->yield_pending) {
+		env->yield_pending = false;
+		env->yields_called_off++;
+	}
+}
+
 unsigned lunar_env_poll(struct lunar_env *env)
 {
 	struct rte_mbuf *pkts[RX_BURST];
-	uint64_t start_tsc = rte_get_tsc_cycles(), tx_tsc;
-	uint64_t now = tsc_to_ns(env, start_tsc);
+	uint64_t start_tsc, tx_tsc, now;
 	uint64_t frames_before = env->nif.ctr.tx_frames;
 	enum lunar_cost_cat prev;
 	int kernel_events = 0;
 	uint16_t n;
 
+	if (env->yield_pending)
+		idle_yield(env); /* the last iteration, the caller's part included, was idle */
+	start_tsc = rte_get_tsc_cycles();
+	now = tsc_to_ns(env, start_tsc);
 	env->loop_ns = now;
 	prev = lunar_cost_enter(LUNAR_COST_RX);
 	n = port_rx_burst(env->port, pkts, RX_BURST);
@@ -695,7 +712,7 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	lunar_cost_leave(prev);
 	watchdog(env, start_tsc, tx_tsc, n);
 	if (env->opt.idle_yield)
-		idle_yield(env, n || env->nif.ctr.tx_frames != frames_before || kernel_events > 0);
+		idle_count(env, n || env->nif.ctr.tx_frames != frames_before || kernel_events > 0);
 	return n;
 }
 
@@ -713,7 +730,7 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 
 	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu "
 		   "rx_iterations %lu rx_iter_avg_ns %lu idle_yields %lu yield_ms %lu "
-		   "worst_yield_us %lu\n",
+		   "worst_yield_us %lu yields_called_off %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
 		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
 		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
@@ -722,7 +739,8 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 						   : 0),
 		(unsigned long)env->idle_yields,
 		(unsigned long)(tsc_to_ns(env, env->yield_tsc) / 1000000),
-		(unsigned long)(tsc_to_ns(env, env->worst_yield_tsc) / 1000));
+		(unsigned long)(tsc_to_ns(env, env->worst_yield_tsc) / 1000),
+		(unsigned long)env->yields_called_off);
 	/* What the XDP program did with the frames of this worker's rx queue. */
 	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
 		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu "

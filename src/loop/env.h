@@ -66,10 +66,14 @@ struct lunar_env {
 	 * option's N), and the sched_yield() calls made, which let the
 	 * kernel's work on this core (a veth's NAPI thread feeding af_xdp) run
 	 * sooner than the scheduler's tick would; the time they kept the loop
-	 * away from its core, in all and at worst.
+	 * away from its core, in all and at worst. The yield is taken at the
+	 * start of the next iteration, so that work the caller does between
+	 * two polls (lunar_env_note_work) can call it off: called_off counts
+	 * those.
 	 */
 	unsigned idle_polls;
-	uint64_t idle_yields, yield_tsc, worst_yield_tsc;
+	bool yield_pending;
+	uint64_t idle_yields, yield_tsc, worst_yield_tsc, yields_called_off;
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers (lunar_env_tcp) */
 	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
 };
@@ -94,6 +98,14 @@ typedef int (*lunar_worker_fn)(struct lunar_env *w, void *arg);
 int lunar_env_run(struct lunar_env *env, lunar_worker_fn fn, void *arg);
 /** One loop iteration: receive burst, process, timers, control plane, transmit. */
 unsigned lunar_env_poll(struct lunar_env *env);
+
+/**
+ * Tell the loop that the caller found work of its own between two
+ * lunar_env_poll() calls (a dispatch channel's messages, say): the iteration
+ * was not idle, so --idle-yield must not give the core away before the next
+ * poll. Cheap; a no-op when the option is off.
+ */
+void lunar_env_note_work(struct lunar_env *env);
 /**
  * Start TCP on this worker (idempotent). @cfg NULL: tcp_config_default().
  * Ephemeral ports come from the worker's share of the reserved range (the

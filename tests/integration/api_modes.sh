@@ -11,7 +11,8 @@
 # echoes kernel TCP on 127.0.0.1 from the same loop (LUNA 7.2). Then the watchdog: a server application that stalls
 # 2 ms in each callback gets its loop iterations counted over budget and
 # reported, and still answers every request correctly. A server that
-# yields its CPU when idle (--idle-yield) still answers every request.
+# yields its CPU when idle (--idle-yield) still answers every request, in
+# dispatch mode too, where the thread's messages count as work.
 source "$(dirname "$0")/lib.sh"
 setup_test api_modes "$1"
 KNB="$BUILD/tools/knb/knb"
@@ -107,8 +108,10 @@ expect_grep "one end trusting: the checking end drops and names it" "drop IP_BAD
 stop srv_half
 
 # Dispatch mode (LUNA 5.2): the server's application on a thread of its own,
-# talking to the stack core only through its channel; zero copy across.
-run dispatch --api dispatch -- --api batch
+# talking to the stack core only through its channel; zero copy across. The
+# stack core yields when idle (--idle-yield 1), but not in an iteration whose
+# only work was the thread's messages: those call the pending yield off.
+run dispatch --api dispatch --idle-yield 1 -- --api batch
 srv="$OUT/srv_dispatch.log"
 expect_grep "dispatch: the server says so" "ready, .* dispatch mode" "$srv"
 expect_ge "dispatch: the thread's requests reached the stack core" "$(line_field "$srv" dtcp: requests)" 40
@@ -118,6 +121,9 @@ expect_eq "dispatch: no send was refused" "$(line_field "$srv" dtcp: send_refuse
 expect_eq "dispatch: the thread gave back every connection" "$(line_field "$srv" dtcp: open)" 0
 expect_ge "dispatch: received bytes crossed to the thread" "$(line_field "$srv" dtcp: rx_bytes)" 80000
 expect_ge "dispatch: the idle thread slept" "$(line_field "$srv" chan: sleeps)" 1
+expect_ge "dispatch: the idle stack core yielded" "$(line_field "$srv" loop: idle_yields)" 1
+expect_ge "dispatch: the thread's messages called pending yields off" \
+	"$(line_field "$srv" loop: yields_called_off)" 1
 expect_eq "dispatch: payload bytes copied on send" "$(line_field "$srv" tcp: copy_tx_bytes)" 0
 expect_eq "dispatch: payload bytes copied on receive" "$(line_field "$srv" tcp: copy_rx_bytes)" 0
 

@@ -686,7 +686,8 @@ static int run_server_dispatch(struct lctx *L)
 		}
 		while (!knb_stop_requested()) {
 			lunar_env_poll(L->env);
-			dtcp_poll(t);
+			if (dtcp_poll(t))
+				lunar_env_note_work(L->env); /* no yield with the thread's work just taken */
 		}
 	}
 	lunar_dispatch_shutdown(d);

@@ -701,6 +701,61 @@ static void test_needed_rto_not_undone(void **state)
 }
 
 /*
+ * A probe's reduction made while an RTO's undo episode is still open
+ * stands (RFC 8985 7.4 against RFC 3708). Ten segments, a probe, an RTO:
+ * the ten go again in slow start, new data behind them; with 7..12 out and
+ * segment 10 not yet acknowledged (the episode's end), a probe resends 12.
+ * An ACK past the probe's end with no D-SACK says it repaired a loss: a
+ * reduction of its own, which closes the episode. D-SACKs that then report
+ * every retransmission of the episode as duplicates would prove the RTO
+ * needless, but must not take back the probe's reduction with it.
+ */
+static void test_probe_cut_survives_rto_undo(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd, ssthresh;
+	const uint32_t rto_dup[2] = {S(0), S(10)}, first_probe_dup[2] = {S(9), S(10)},
+		       probe_dup[2] = {S(12), S(13)};
+
+	(void)state;
+	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	assert_int_equal(app_send(&s, 20 * mss_), (int)(20 * mss_));
+	for (unsigned ack = 1; ack <= 7; ack = ack * 2 + 1) { /* ACKs of 0, 1..2, 3..6 */
+		advance(&s, 1 * MS);
+		sack(&s, S(ack), 0, NULL);
+		drain_tx(&s);
+	}
+	assert_int_equal(s.c.snd_max, S(13));
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(12), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_true(s.c.rack.tlp_out && s.c.rack.tlp_retrans);
+	/* Room for new data beyond the probe's end, the episode still open. */
+	advance(&s, 1 * MS);
+	sack(&s, S(9), 0, NULL);
+	drain_tx(&s);
+	assert_int_equal(s.c.snd_max, S(15));
+	assert_true(s.c.undo.on);
+	/* Past the probe's end (13), no D-SACK: the probe repaired a loss. */
+	advance(&s, 1 * MS);
+	sack(&s, S(14), 0, NULL);
+	assert_int_equal(s.c.stats.tlp_recoveries, 1);
+	assert_false(s.c.undo.on);
+	ssthresh = s.c.cc.ssthresh;
+	drain_tx(&s);
+	/* Every copy the episode sent, reported received twice. */
+	sack(&s, S(14), 1, rto_dup);
+	sack(&s, S(14), 1, first_probe_dup);
+	sack(&s, S(14), 1, probe_dup);
+	assert_int_equal(s.c.stats.dsacks, 3);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 3708 for a fast recovery: segment 1 was only late (reordered); its
  * retransmission comes back as a duplicate, so the halving is taken back,
  * with CUBIC's state (RFC 9438 4.9).
@@ -858,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_needed_rto_not_undone),
 		cmocka_unit_test(test_probe_echo_no_proof),
 		cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
+		cmocka_unit_test(test_probe_cut_survives_rto_undo),
 		cmocka_unit_test(test_no_sack_no_scoreboard),
 	};
 

@@ -270,6 +270,7 @@ int main(int argc, char **argv)
 	if (counters) {
 		uint64_t to_lunar = 0, to_kernel = 0, failed = 0;
 
+		lunar_env_dump_loop(env, stdout);
 		netif_dump(&env->nif, stdout);
 		port_dump(env->port, stdout);
 		if (env->steer_open && xdp_steer_stats(&env->steer, &to_lunar, &to_kernel, &failed) == 0)

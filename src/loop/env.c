@@ -619,14 +619,16 @@ static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint64_t tx_tsc,
  * received, sent or served from the kernel's sockets, and no work noted by
  * the caller), give the CPU away on each further one. The end of an
  * iteration only decides; the yield itself comes at the start of the next
- * poll, so that the caller's own work in between (lunar_env_note_work) can
- * call it off. The time away is counted apart from the loop's own, as the
- * watchdog does not see it: other tasks ran then.
+ * poll, so that the caller's own work in between can call it off: by
+ * lunar_env_note_work(), or by queuing frames, which the loop sees itself.
+ * The time away is counted apart from the loop's own, as the watchdog does
+ * not see it: other tasks ran then.
  */
 static void idle_count(struct lunar_env *env, bool busy)
 {
 	if (busy) {
 		env->idle_polls = 0;
+		env->yield_pending = false;
 		return;
 	}
 	if (env->idle_polls < env->opt.idle_yield)
@@ -667,8 +669,17 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	int kernel_events = 0;
 	uint16_t n;
 
-	if (env->yield_pending)
-		idle_yield(env); /* the last iteration, the caller's part included, was idle */
+	/*
+	 * The last iteration, the caller's part included, was idle, unless the
+	 * caller queued frames since (a send between two polls): those go first.
+	 */
+	if (env->yield_pending) {
+		if (env->nif.txq_len) {
+			idle_count(env, true);
+			env->yields_called_off_tx++;
+		} else
+			idle_yield(env);
+	}
 	start_tsc = rte_get_tsc_cycles();
 	now = tsc_to_ns(env, start_tsc);
 	env->loop_ns = now;
@@ -723,14 +734,11 @@ struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env)
 	return env->kpoll;
 }
 
-void lunar_env_dump(const struct lunar_env *env, FILE *f)
+void lunar_env_dump_loop(const struct lunar_env *env, FILE *f)
 {
-	const struct lunar_env *w0 = env->workers[0]; /* holds the XDP program's maps */
-	struct xdp_steer_counters c;
-
 	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu "
 		   "rx_iterations %lu rx_iter_avg_ns %lu idle_yields %lu yield_ms %lu "
-		   "worst_yield_us %lu yields_called_off %lu\n",
+		   "worst_yield_us %lu yields_called_off %lu yields_called_off_tx %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
 		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
 		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
@@ -740,7 +748,15 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 		(unsigned long)env->idle_yields,
 		(unsigned long)(tsc_to_ns(env, env->yield_tsc) / 1000000),
 		(unsigned long)(tsc_to_ns(env, env->worst_yield_tsc) / 1000),
-		(unsigned long)env->yields_called_off);
+		(unsigned long)env->yields_called_off, (unsigned long)env->yields_called_off_tx);
+}
+
+void lunar_env_dump(const struct lunar_env *env, FILE *f)
+{
+	const struct lunar_env *w0 = env->workers[0]; /* holds the XDP program's maps */
+	struct xdp_steer_counters c;
+
+	lunar_env_dump_loop(env, f);
 	/* What the XDP program did with the frames of this worker's rx queue. */
 	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
 		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu "

@@ -68,12 +68,12 @@ struct lunar_env {
 	 * sooner than the scheduler's tick would; the time they kept the loop
 	 * away from its core, in all and at worst. The yield is taken at the
 	 * start of the next iteration, so that work the caller does between
-	 * two polls (lunar_env_note_work) can call it off: called_off counts
-	 * those.
+	 * two polls (lunar_env_note_work(), or frames it queued) can call it
+	 * off: called_off counts the former, called_off_tx the latter.
 	 */
 	unsigned idle_polls;
 	bool yield_pending;
-	uint64_t idle_yields, yield_tsc, worst_yield_tsc, yields_called_off;
+	uint64_t idle_yields, yield_tsc, worst_yield_tsc, yields_called_off, yields_called_off_tx;
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers (lunar_env_tcp) */
 	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
 };
@@ -103,7 +103,8 @@ unsigned lunar_env_poll(struct lunar_env *env);
  * Tell the loop that the caller found work of its own between two
  * lunar_env_poll() calls (a dispatch channel's messages, say): the iteration
  * was not idle, so --idle-yield must not give the core away before the next
- * poll. Cheap; a no-op when the option is off.
+ * poll. Frames the caller queued (a send) count without it. Cheap; a no-op
+ * when the option is off.
  */
 void lunar_env_note_work(struct lunar_env *env);
 /**
@@ -129,6 +130,8 @@ struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env);
  * af_xdp the XDP program's counters of its rx queue (misqueued included).
  */
 void lunar_env_dump(const struct lunar_env *env, FILE *f);
+/** Print only the worker's "loop:" line (iterations, watchdog, idle yields) to @f. */
+void lunar_env_dump_loop(const struct lunar_env *env, FILE *f);
 /** Time in nanoseconds from the TSC. */
 uint64_t lunar_env_now_ns(const struct lunar_env *env);
 /**

@@ -4,7 +4,9 @@
 # namespace A: the kernel in B still answers ping and serves TCP on port
 # 8080; lunar receives exactly the TCP packets to its reserved ports; each
 # hostile packet is dropped under its own reason; lunar sends through the
-# kernel's neighbour table; and nothing (no XDP program) is left behind.
+# kernel's neighbour table, and lunar-ping, yielding its core when idle,
+# sends each echo before it yields; and nothing (no XDP program) is left
+# behind.
 source "$(dirname "$0")/lib.sh"
 setup_test afxdp_share "$1"
 CRAFT="$ROOT/tests/integration/craft.py"
@@ -57,11 +59,17 @@ expect_grep "lunar leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/lunar.
 # Transmit through the kernel's neighbour table: flush B's entry for A, let
 # lunar ask the kernel to resolve it, and count the echo requests A receives.
 # (The echo replies belong to B's kernel, as ICMP is not steered to lunar.)
+# lunar-ping yields its core when idle (--idle-yield 1): an echo it queues
+# between two polls, after idle ones, must go out before the loop yields.
 ip -n lunar-b neigh flush dev veth-b
 before=$($A nstat -az IcmpInEchos | awk '/IcmpInEchos/ {print $2}')
-$B "$PING" --port af_xdp:veth-b --core 1 -c 5 -i 20 -W 200 --counters 10.77.0.1 >"$OUT/tx.log" 2>&1
+$B "$PING" --port af_xdp:veth-b --core 1 -c 5 -i 20 -W 200 --counters --idle-yield 1 10.77.0.1 \
+	>"$OUT/tx.log" 2>&1
 after=$($A nstat -az IcmpInEchos | awk '/IcmpInEchos/ {print $2}')
 expect_eq "echo requests from lunar reached A's kernel" "$((after - before))" 5
 expect_ge "lunar asked the kernel to resolve A" "$(counter "$OUT/tx.log" neigh_kernel_asks)" 1
 expect_ge "the kernel's answer reached lunar over netlink" "$(counter "$OUT/tx.log" neigh_resolved)" 1
+expect_ge "lunar-ping yielded while it waited" "$(line_field "$OUT/tx.log" loop: idle_yields)" 1
+expect_ge "queued echoes called the pending yield off" \
+	"$(line_field "$OUT/tx.log" loop: yields_called_off_tx)" 1
 expect_grep "lunar (tx) leaked no Zbuf object" "^zbuf: 0 objects in use" "$OUT/tx.log"

@@ -624,16 +624,18 @@ static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint64_t tx_tsc,
  * The time away is counted apart from the loop's own, as the watchdog does
  * not see it: other tasks ran then.
  */
+/* The last iteration made the N-th idle one in a row (or a later one): yield before the next. */
+static bool yield_due(const struct lunar_env *env)
+{
+	return env->opt.idle_yield && env->idle_polls >= env->opt.idle_yield;
+}
+
 static void idle_count(struct lunar_env *env, bool busy)
 {
-	if (busy) {
+	if (busy)
 		env->idle_polls = 0;
-		env->yield_pending = false;
-		return;
-	}
-	if (env->idle_polls < env->opt.idle_yield)
+	else if (env->idle_polls < env->opt.idle_yield)
 		env->idle_polls++;
-	env->yield_pending = env->idle_polls >= env->opt.idle_yield;
 }
 
 static void idle_yield(struct lunar_env *env)
@@ -641,7 +643,6 @@ static void idle_yield(struct lunar_env *env)
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_IDLE);
 	uint64_t t0 = rte_get_tsc_cycles(), away;
 
-	env->yield_pending = false;
 	sched_yield();
 	away = rte_get_tsc_cycles() - t0;
 	lunar_cost_leave(prev);
@@ -653,11 +654,9 @@ static void idle_yield(struct lunar_env *env)
 
 void lunar_env_note_work(struct lunar_env *env)
 {
-	env->idle_polls = 0;
-	if (env->yield_pending) {
-		env->yield_pending = false;
+	if (yield_due(env))
 		env->yields_called_off++;
-	}
+	env->idle_polls = 0;
 }
 
 unsigned lunar_env_poll(struct lunar_env *env)
@@ -673,12 +672,13 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	 * The last iteration, the caller's part included, was idle, unless the
 	 * caller queued frames since (a send between two polls): those go first.
 	 */
-	if (env->yield_pending) {
+	if (yield_due(env)) {
 		if (env->nif.txq_len) {
 			idle_count(env, true);
 			env->yields_called_off_tx++;
-		} else
+		} else {
 			idle_yield(env);
+		}
 	}
 	start_tsc = rte_get_tsc_cycles();
 	now = tsc_to_ns(env, start_tsc);

@@ -72,7 +72,6 @@ struct lunar_env {
 	 * off: called_off counts the former, called_off_tx the latter.
 	 */
 	unsigned idle_polls;
-	bool yield_pending;
 	uint64_t idle_yields, yield_tsc, worst_yield_tsc, yields_called_off, yields_called_off_tx;
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers (lunar_env_tcp) */
 	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */

@@ -1,6 +1,8 @@
 /*
- * fuzz_common.h - shared plumbing for the wire/ libFuzzer targets: the
- * input format, checksum fix-ups and the invariant check.
+ * fuzz_common.h - shared plumbing for the libFuzzer targets: the wire/
+ * targets' input format, checksum fix-ups, the invariant check, and for
+ * the stateful targets an input reader (big-endian fields, 0 past the end)
+ * and a capturing port's empty receive.
  *
  * Every input starts with a flags byte (FUZZ_F_*); fuzz_udp and fuzz_tcp
  * then take 8 bytes of IPv4 source and destination (network order); the
@@ -31,6 +33,31 @@
 #define FUZZ_F_UNALIGNED 0x04 /* place the packet at an odd address */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The input, read front to back; a field past the end reads as 0. */
+struct reader {
+	const uint8_t *p;
+	size_t n, i;
+};
+
+static inline uint8_t rd8(struct reader *r)
+{
+	return r->i < r->n ? r->p[r->i++] : 0;
+}
+
+static inline uint16_t rd16(struct reader *r)
+{
+	uint16_t hi = rd8(r);
+
+	return (uint16_t)(hi << 8 | rd8(r));
+}
+
+static inline uint32_t rd32(struct reader *r)
+{
+	uint32_t hi = rd16(r);
+
+	return hi << 16 | rd16(r);
+}
 
 struct port;
 struct rte_mbuf;

@@ -61,16 +61,6 @@ static const uint32_t ip_pool[] = {
 };
 #define N_IPS (sizeof(ip_pool) / sizeof(ip_pool[0]))
 
-struct reader {
-	const uint8_t *p;
-	size_t n, i;
-};
-
-static uint8_t rd8(struct reader *in)
-{
-	return in->i < in->n ? in->p[in->i++] : 0;
-}
-
 struct cap_port {
 	struct port base;
 	struct rte_mbuf *tx[NETIF_TXQ];

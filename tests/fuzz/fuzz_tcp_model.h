@@ -1,9 +1,9 @@
 /*
  * fuzz_tcp_model.h - what the TCP targets (fuzz_tcp_conn, fuzz_tcp_stack)
- * share: the input reader (big-endian fields, 0 past the end), the content
- * model (every payload byte is a function of its sequence number or stream
- * offset, so a target checks the bytes as well as the bookkeeping) and
- * short names for the TCP flags.
+ * share: the content model (every payload byte is a function of its
+ * sequence number or stream offset, so a target checks the bytes as well as
+ * the bookkeeping) and short names for the TCP flags. The input reader is
+ * in fuzz_common.h.
  */
 #ifndef LUNAR_TESTS_FUZZ_TCP_MODEL_H
 #define LUNAR_TESTS_FUZZ_TCP_MODEL_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fuzz_common.h" /* the input reader */
 #include "wire/tcp.h"
 
 #define ACK RTE_TCP_ACK_FLAG
@@ -21,31 +22,6 @@
 #define PSH RTE_TCP_PSH_FLAG
 #define ECE RTE_TCP_ECE_FLAG
 #define CWR RTE_TCP_CWR_FLAG
-
-/* The input, read front to back; a field past the end reads as 0. */
-struct reader {
-	const uint8_t *p;
-	size_t n, i;
-};
-
-static inline uint8_t rd8(struct reader *r)
-{
-	return r->i < r->n ? r->p[r->i++] : 0;
-}
-
-static inline uint16_t rd16(struct reader *r)
-{
-	uint16_t hi = rd8(r);
-
-	return (uint16_t)(hi << 8 | rd8(r));
-}
-
-static inline uint32_t rd32(struct reader *r)
-{
-	uint32_t hi = rd16(r);
-
-	return hi << 16 | rd16(r);
-}
 
 /* The content model: a byte is a function of its sequence number / stream offset. */
 static inline __attribute__((always_inline)) uint8_t pat_rx(uint32_t seq)

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -56,11 +57,13 @@ struct lunar_chan {
 	/* written by the application, read and cleared by the stack */
 	alignas(64) _Atomic int sleeping;
 	_Atomic bool closed;
+	_Atomic int stack_cpu; /* where the stack last sent from; -1: not yet */
 	alignas(64) struct {
 		counter_t to_app, app_full, from_app, wakeups;
 	} st; /* the stack's line */
 	alignas(64) struct {
 		counter_t to_stack, stack_full, from_stack, sleeps, spurious;
+		counter_t spins, spins_skipped;
 	} ap; /* the application's line */
 };
 
@@ -116,6 +119,7 @@ int lunar_chan_create(const struct lunar_chan_config *cfg, struct lunar_chan **o
 	if (posix_memalign((void **)&ch, 64, sizeof(*ch)))
 		return -ENOMEM;
 	memset(ch, 0, sizeof(*ch));
+	atomic_init(&ch->stack_cpu, -1);
 	ch->size = c.size;
 	ch->spin_ns = c.spin_ns;
 	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -195,6 +199,8 @@ void lunar_chan_stats(const struct lunar_chan *ch, struct lunar_chan_stats *out)
 	    .from_stack = get(&ch->ap.from_stack),
 	    .sleeps = get(&ch->ap.sleeps),
 	    .spurious = get(&ch->ap.spurious),
+	    .spins = get(&ch->ap.spins),
+	    .spins_skipped = get(&ch->ap.spins_skipped),
 	};
 }
 
@@ -219,12 +225,22 @@ static inline void wake_if_sleeping(struct lunar_chan *ch)
 	}
 }
 
+/* Remember the stack's CPU for the application's spin (a store only when it moved). */
+static inline void note_stack_cpu(struct lunar_chan *ch)
+{
+	int cpu = sched_getcpu();
+
+	if (cpu != atomic_load_explicit(&ch->stack_cpu, memory_order_relaxed))
+		atomic_store_explicit(&ch->stack_cpu, cpu, memory_order_relaxed);
+}
+
 unsigned lunar_chan_stack_send_burst(struct lunar_chan *ch, const struct lunar_msg *m, unsigned n)
 {
 	unsigned done;
 
 	if (is_closed(ch))
 		return 0;
+	note_stack_cpu(ch);
 	done = rte_ring_sp_enqueue_burst_elem(ch->s2a, m, MSG_SIZE, n, NULL);
 	if (done < n)
 		count(&ch->st.app_full, n - done);
@@ -320,6 +336,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Is this thread on the CPU the stack last sent from? */
+static bool on_stack_cpu(const struct lunar_chan *ch)
+{
+	int cpu = sched_getcpu();
+
+	return cpu >= 0 && cpu == atomic_load_explicit(&ch->stack_cpu, memory_order_relaxed);
+}
+
 int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned max, int timeout_ms)
 {
 	uint64_t start = 0, deadline = UINT64_MAX;
@@ -336,10 +360,18 @@ int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned m
 		start = now_ns();
 	if (timeout_ms > 0)
 		deadline = start + (uint64_t)timeout_ms * 1000000u;
-	/* Spin: a reply already in flight arrives without two system calls. */
-	if (ch->spin_ns) {
+	/*
+	 * Spin: a reply already in flight arrives without two system calls.
+	 * Not on the stack's own CPU: there the spin only keeps the stack,
+	 * which has to make that reply, off the CPU (a dispatch thread left
+	 * on the stack's core waited out the whole spin for every request).
+	 */
+	if (ch->spin_ns && on_stack_cpu(ch)) {
+		count(&ch->ap.spins_skipped, 1);
+	} else if (ch->spin_ns) {
 		uint64_t spin_end = start + ch->spin_ns;
 
+		count(&ch->ap.spins, 1);
 		while (!is_closed(ch)) {
 			n = lunar_chan_app_recv(ch, out, max);
 			if (n)

@@ -16,8 +16,9 @@
  *
  * The stack side never blocks: a full ring returns -ENOBUFS and is counted,
  * and the caller applies backpressure (stop reading that connection, say).
- * The application side spins briefly (lunar_chan_config.spin_ns), then
- * sleeps on the eventfd; the stack writes the eventfd only when the
+ * The application side spins briefly (lunar_chan_config.spin_ns; not when it
+ * runs on the CPU the stack last sent from, where spinning would only keep
+ * the stack from running), then sleeps on the eventfd; the stack writes the eventfd only when the
  * application said it is going to sleep. Protocol, and why no wakeup is lost:
  *
  *   application (consumer)            stack (producer)
@@ -96,6 +97,8 @@ struct lunar_chan_stats {
 	uint64_t sleeps;     /* times the application blocked on the eventfd, or was
 				about to and the stack's wakeup came first */
 	uint64_t spurious;   /* sleeps that woke to an empty ring */
+	uint64_t spins;	     /* waits that spun before sleeping */
+	uint64_t spins_skipped; /* waits that did not spin: on the stack's CPU */
 };
 
 struct lunar_chan;
@@ -154,8 +157,9 @@ int lunar_chan_app_send(struct lunar_chan *ch, const struct lunar_msg *m);
 /** Dequeue up to @max messages without waiting. @return how many. */
 unsigned lunar_chan_app_recv(struct lunar_chan *ch, struct lunar_msg *out, unsigned max);
 /**
- * Dequeue up to @max messages, waiting for the first: spin up to spin_ns,
- * then sleep on the eventfd, up to @timeout_ms in all (-1: no limit; 0: no
+ * Dequeue up to @max messages, waiting for the first: spin up to spin_ns
+ * (unless this thread is on the CPU the stack last sent from), then sleep
+ * on the eventfd, up to @timeout_ms in all (-1: no limit; 0: no
  * wait, no sleep).
  * @return how many (0: timed out), -EPIPE (shut down and nothing queued),
  *         -EINTR (a signal interrupted the sleep), or -EINVAL (@max 0).

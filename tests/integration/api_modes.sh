@@ -111,6 +111,8 @@ stop srv_half
 # talking to the stack core only through its channel; zero copy across. The
 # stack core yields when idle (--idle-yield 1), but not in an iteration whose
 # only work was the thread's messages: those call the pending yield off.
+# The thread shares the stack's core, so it sleeps at once instead of
+# spinning first.
 run dispatch --api dispatch --idle-yield 1 -- --api batch
 srv="$OUT/srv_dispatch.log"
 expect_grep "dispatch: the server says so" "ready, .* dispatch mode" "$srv"
@@ -124,6 +126,12 @@ expect_ge "dispatch: the idle thread slept" "$(line_field "$srv" chan: sleeps)" 
 expect_ge "dispatch: the idle stack core yielded" "$(line_field "$srv" loop: idle_yields)" 1
 expect_ge "dispatch: the thread's messages called pending yields off" \
 	"$(line_field "$srv" loop: yields_called_off)" 1
+# The thread runs on the stack's core (it inherits the worker's CPU): a
+# spin there would only keep the stack from making the reply it waits for.
+expect_ge "dispatch: the thread on the stack's core slept without spinning" \
+	"$(line_field "$srv" chan: spins_skipped)" 40
+expect_le "dispatch: it spun at most before the stack's first message" \
+	"$(line_field "$srv" chan: spins)" 1
 expect_eq "dispatch: payload bytes copied on send" "$(line_field "$srv" tcp: copy_tx_bytes)" 0
 expect_eq "dispatch: payload bytes copied on receive" "$(line_field "$srv" tcp: copy_rx_bytes)" 0
 

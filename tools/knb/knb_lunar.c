@@ -695,9 +695,11 @@ static int run_server_dispatch(struct lctx *L)
 	if (c->lo.verbose) {
 		lunar_chan_stats(a.ch, &cs);
 		dtcp_dump(t, stdout);
-		printf("chan: to_app %lu from_app %lu app_full %lu wakeups %lu sleeps %lu\n",
+		printf("chan: to_app %lu from_app %lu app_full %lu wakeups %lu sleeps %lu spins %lu "
+		       "spins_skipped %lu\n",
 		       (unsigned long)cs.to_app, (unsigned long)cs.from_app,
-		       (unsigned long)cs.app_full, (unsigned long)cs.wakeups, (unsigned long)cs.sleeps);
+		       (unsigned long)cs.app_full, (unsigned long)cs.wakeups, (unsigned long)cs.sleeps,
+		       (unsigned long)cs.spins, (unsigned long)cs.spins_skipped);
 	}
 out:
 	dtcp_free(t);

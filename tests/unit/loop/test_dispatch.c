@@ -4,7 +4,8 @@
  * two threads, sequence-checked); an idle application thread really sleeps
  * (its CPU time stays small) and wakes on the next message, never missing
  * one; a full ring refuses and counts; a shutdown wakes the sleeper; the
- * dispatcher shares its budget fairly; teardown gives every queued message
+ * dispatcher shares its budget fairly; an application thread on the stack's
+ * CPU does not spin before it sleeps; teardown gives every queued message
  * (and its Zbuf buffer) to a drain callback. No EAL: the rings live in
  * ordinary memory, and Zbuf runs on its mmap backend.
  *
@@ -389,6 +390,49 @@ static void test_wait_timeout(void **state)
 	lunar_chan_free(ch, NULL, NULL);
 }
 
+/* Pin the calling thread to @cpu; false if this machine has no such CPU for us. */
+static bool pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0 && sched_getcpu() == cpu;
+}
+
+/*
+ * An application thread on the CPU the stack sends from does not spin: the
+ * stack could not make the reply while it spun. On another CPU it spins as
+ * configured. Both threads' parts are played by this one, pinned in turn.
+ */
+static void test_no_spin_on_stack_cpu(void **state)
+{
+	struct lunar_chan *ch = mk(16, 1000);
+	struct lunar_msg m = {.op = OP_DATA}, out;
+	cpu_set_t old;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	/* Before the stack has sent anything its CPU is unknown: spin. */
+	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 1), 0);
+	assert_int_equal(stats(ch).spins, 1);
+	assert_int_equal(stats(ch).spins_skipped, 0);
+	if (!pin(0))
+		skip();
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0); /* the stack, on CPU 0 */
+	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 1), 1);
+	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 1), 0); /* nothing more: waits */
+	assert_int_equal(stats(ch).spins, 1);
+	assert_int_equal(stats(ch).spins_skipped, 1);
+	if (pin(1)) {
+		assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 1), 0);
+		assert_int_equal(stats(ch).spins, 2);
+		assert_int_equal(stats(ch).spins_skipped, 1);
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+	lunar_chan_free(ch, NULL, NULL);
+}
+
 struct shut_arg {
 	struct lunar_chan *ch;
 	int rc[3];
@@ -566,6 +610,7 @@ int main(void)
 	    cmocka_unit_test(test_wakeup_after_sleep),
 	    cmocka_unit_test(test_one_wakeup_per_sleep),
 	    cmocka_unit_test(test_wait_timeout),
+	    cmocka_unit_test(test_no_spin_on_stack_cpu),
 	    cmocka_unit_test(test_shutdown),
 	    cmocka_unit_test(test_teardown_drain),
 	    cmocka_unit_test(test_dispatch_poll),

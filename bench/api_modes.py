@@ -4,7 +4,7 @@ kernel, in one run (LUNA Fig. 11 and the issue-5 speed targets).
 
 For 4 KiB RPC at iodepth 1 and 16, and a 64 KiB one-way stream on one
 connection, it runs knb over: lunar memif with --api inline, batch and
-copy; the raw memif ping-pong (no stack, the floor); and the kernel over
+copy, and a dispatch-mode server (its thread on the stack's core); the raw memif ping-pong (no stack, the floor); and the kernel over
 veth (busy-poll). Runs are interleaved, medians of --runs. Client on CPU 0,
 server on CPU 1. Prints a Markdown table and ratios; results as JSON in
 --out.
@@ -35,6 +35,10 @@ STACKS = {
                               ["--stack", "lunar", "--api", "inline", "--trust-link"] + MEMIF_C, None),
     "lunar batch, trusted": (["--stack", "lunar", "--api", "batch", "--trust-link"] + MEMIF_S,
                              ["--stack", "lunar", "--api", "batch", "--trust-link"] + MEMIF_C, None),
+    # Dispatch mode (LUNA 5.2): the server's application on a thread of its own, which on
+    # 2 CPUs shares the stack's core; the stack yields that core when idle.
+    "lunar dispatch, shared core": (["--stack", "lunar", "--api", "dispatch", "--idle-yield", "1"] + MEMIF_S,
+                                    ["--stack", "lunar", "--api", "batch"] + MEMIF_C, None),
     "raw memif": (["--stack", "raw"] + MEMIF_S, ["--stack", "raw"] + MEMIF_C, None),
     "kernel busy-poll": (["--stack", "kernel", "--kernel-mode", "busy-poll", "--listen", "10.77.0.2:7000"],
                          ["--stack", "kernel", "--kernel-mode", "busy-poll", "--connect", "10.77.0.2:7000"], "veth"),

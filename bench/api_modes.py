@@ -4,7 +4,8 @@ kernel, in one run (LUNA Fig. 11 and the issue-5 speed targets).
 
 For 4 KiB RPC at iodepth 1 and 16, and a 64 KiB one-way stream on one
 connection, it runs knb over: lunar memif with --api inline, batch and
-copy, and a dispatch-mode server (its thread on the stack's core); the raw memif ping-pong (no stack, the floor); and the kernel over
+copy, and a dispatch-mode server (its thread on the stack's core); the
+raw memif ping-pong (no stack, the floor); and the kernel over
 veth (busy-poll). Runs are interleaved, medians of --runs. Client on CPU 0,
 server on CPU 1. Prints a Markdown table and ratios; results as JSON in
 --out.

@@ -57,7 +57,9 @@ struct lunar_chan {
 	/* written by the application, read and cleared by the stack */
 	alignas(64) _Atomic int sleeping;
 	_Atomic bool closed;
-	_Atomic int stack_cpu; /* where the stack last sent from; -1: not yet */
+	/* written by the stack (only when it moved), read by the application:
+	 * the CPU the stack last sent from; -1 until it first sends */
+	_Atomic int stack_cpu;
 	alignas(64) struct {
 		counter_t to_app, app_full, from_app, wakeups;
 	} st; /* the stack's line */

@@ -16,9 +16,9 @@
  *
  * The stack side never blocks: a full ring returns -ENOBUFS and is counted,
  * and the caller applies backpressure (stop reading that connection, say).
- * The application side spins briefly (lunar_chan_config.spin_ns; not when it
- * runs on the CPU the stack last sent from, where spinning would only keep
- * the stack from running), then sleeps on the eventfd; the stack writes the eventfd only when the
+ * The application side spins briefly (lunar_chan_config.spin_ns; not on the
+ * CPU the stack last sent from, where the spin would only keep the stack
+ * from running), then sleeps on the eventfd; the stack writes the eventfd only when the
  * application said it is going to sleep. Protocol, and why no wakeup is lost:
  *
  *   application (consumer)            stack (producer)
@@ -97,8 +97,10 @@ struct lunar_chan_stats {
 	uint64_t sleeps;     /* times the application blocked on the eventfd, or was
 				about to and the stack's wakeup came first */
 	uint64_t spurious;   /* sleeps that woke to an empty ring */
-	uint64_t spins;	     /* waits that spun before sleeping */
-	uint64_t spins_skipped; /* waits that did not spin: on the stack's CPU */
+	uint64_t spins;	     /* waits that spun first (and slept only if the spin
+				found nothing) */
+	uint64_t spins_skipped; /* waits that skipped the spin: the thread was on
+				   the CPU the stack last sent from */
 };
 
 struct lunar_chan;

@@ -18,7 +18,8 @@
  *  - an IPv4 frame goes to the broadcast MAC only for a broadcast address,
  *    else to a MAC some ARP frame claimed for its next hop;
  *  - an ARP request asks for an address we sent to (or our own: the
- *    gratuitous one), by broadcast or to a MAC claimed for it; an ARP reply
+ *    gratuitous one), by broadcast or to a MAC claimed for it, and at most
+ *    arp_retries of them follow each send to that address; an ARP reply
  *    answers a request for our address, to the MAC that asked;
  *  - nothing is lost: every packet the netif accepted was sent, is held,
  *    or was dropped as NEIGH_FAILED (the port takes every frame); held packets only wait on incomplete
@@ -81,6 +82,7 @@ static struct {
 	unsigned n_claims, n_askers;
 	bool claims_full, askers_full;
 	bool asked[N_IPS];    /* we sent to this pool address's next hop */
+	unsigned requests[N_IPS]; /* requests for its next hop since we last sent there */
 	uint64_t accepted;    /* packets netif_udp_send() took (returned 0) */
 	uint64_t ipv4_frames; /* IPv4 frames sent */
 } fz;
@@ -168,6 +170,11 @@ static void check_arp_frame(const struct eth_repr *er)
 	FUZZ_CHECK(rte_is_same_ether_addr(&ar.sha, &fz.nif.mac) && ar.spa == OUR_IP);
 	if (ar.op == RTE_ARP_OP_REQUEST) {
 		FUZZ_CHECK(ar.tpa == OUR_IP || was_asked(ar.tpa));
+		/* Each send starts at most one resolution (or one refresh of a
+		 * stale entry): arp_retries requests, no storm. */
+		for (unsigned i = 0; ar.tpa != OUR_IP && i < N_IPS; i++)
+			if (fz.asked[i] && netif_next_hop(&fz.nif, ip_pool[i]) == ar.tpa)
+				FUZZ_CHECK(++fz.requests[i] <= fz.nif.arp_retries);
 		FUZZ_CHECK(rte_is_broadcast_ether_addr(&er->dst) || fz.claims_full ||
 			   pair_in(fz.claims, fz.n_claims, ar.tpa, &er->dst));
 	} else {
@@ -314,8 +321,14 @@ static void op_send(struct reader *in)
 
 	fz.nif.now_ns = fz.now;
 	/* Resolution only for an address with a route, and not a broadcast one. */
-	if (!is_bcast_ip(ip_pool[k]) && netif_next_hop(&fz.nif, ip_pool[k]) != 0)
+	if (!is_bcast_ip(ip_pool[k]) && netif_next_hop(&fz.nif, ip_pool[k]) != 0) {
+		uint32_t hop = netif_next_hop(&fz.nif, ip_pool[k]);
+
 		fz.asked[k] = true;
+		for (unsigned i = 0; i < N_IPS; i++)
+			if (netif_next_hop(&fz.nif, ip_pool[i]) == hop)
+				fz.requests[i] = 0;
+	}
 	if (netif_udp_send(&fz.nif, 40000, ip_pool[k], 9, payload, size) == 0)
 		fz.accepted++;
 }

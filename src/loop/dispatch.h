@@ -18,8 +18,9 @@
  * and the caller applies backpressure (stop reading that connection, say).
  * The application side spins briefly (lunar_chan_config.spin_ns; not on the
  * CPU the stack last sent from, where the spin would only keep the stack
- * from running), then sleeps on the eventfd; the stack writes the eventfd only when the
- * application said it is going to sleep. Protocol, and why no wakeup is lost:
+ * from running), then sleeps on the eventfd; the stack writes the eventfd
+ * only when the application said it is going to sleep. Protocol, and why
+ * no wakeup is lost:
  *
  *   application (consumer)            stack (producer)
  *   A1 sleeping = 1                   P1 enqueue (ring tail, release)

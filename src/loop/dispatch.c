@@ -57,11 +57,16 @@ struct lunar_chan {
 	/* written by the application, read and cleared by the stack */
 	alignas(64) _Atomic int sleeping;
 	_Atomic bool closed;
+	/* written by the application as it goes to sleep (only when it moved),
+	 * read by the stack: a hint, -1 until the first sleep */
+	_Atomic int app_cpu;
 	/* written by the stack (only when it moved), read by the application:
 	 * the CPU the stack last sent from; -1 until it first sends */
 	_Atomic int stack_cpu;
 	alignas(64) struct {
-		counter_t to_app, app_full, from_app, wakeups;
+		counter_t to_app, app_full, from_app, wakeups, wakeups_deferred;
+		struct lunar_dispatch *owner; /* the dispatcher polling it, or NULL */
+		bool wake_due; /* a wakeup deferred to the owner's next poll */
 	} st; /* the stack's line */
 	alignas(64) struct {
 		counter_t to_stack, stack_full, from_stack, sleeps, spurious;
@@ -71,7 +76,9 @@ struct lunar_chan {
 
 struct lunar_dispatch {
 	unsigned n;
-	unsigned next; /* the channel served first in the next poll */
+	unsigned next;	    /* the channel served first in the next poll */
+	unsigned wakes_due; /* channels with st.wake_due set */
+	counter_t handoffs; /* polls that yielded to the threads they woke */
 	struct lunar_chan *ch[];
 };
 
@@ -122,6 +129,7 @@ int lunar_chan_create(const struct lunar_chan_config *cfg, struct lunar_chan **o
 		return -ENOMEM;
 	memset(ch, 0, sizeof(*ch));
 	atomic_init(&ch->stack_cpu, -1);
+	atomic_init(&ch->app_cpu, -1);
 	ch->size = c.size;
 	ch->spin_ns = c.spin_ns;
 	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -196,6 +204,7 @@ void lunar_chan_stats(const struct lunar_chan *ch, struct lunar_chan_stats *out)
 	    .app_full = get(&ch->st.app_full),
 	    .from_app = get(&ch->st.from_app),
 	    .wakeups = get(&ch->st.wakeups),
+	    .wakeups_deferred = get(&ch->st.wakeups_deferred),
 	    .to_stack = get(&ch->ap.to_stack),
 	    .stack_full = get(&ch->ap.stack_full),
 	    .from_stack = get(&ch->ap.from_stack),
@@ -217,38 +226,57 @@ static inline bool is_closed(const struct lunar_chan *ch)
 }
 
 /* P2, P3 of the protocol in dispatch.h: after an enqueue, wake a sleeper. */
-static inline void wake_if_sleeping(struct lunar_chan *ch)
+/*
+ * P2-P3 of the protocol. A thread that went to sleep on the CPU the stack
+ * runs on (@cpu) is not woken at once when a dispatcher polls the channel:
+ * the eventfd write waits for that dispatcher's next poll, so the thread
+ * wakes once for the whole burst of messages (a 4 KiB request is three
+ * data events) instead of preempting the stack for each, and the stack
+ * then yields to it (lunar_dispatch_poll). The flag is still taken here, so
+ * the deferred write is the one this sleep is owed.
+ */
+static inline void wake_if_sleeping(struct lunar_chan *ch, int cpu)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&ch->sleeping, memory_order_relaxed) &&
 	    atomic_exchange_explicit(&ch->sleeping, 0, memory_order_relaxed)) {
-		kick(ch->efd);
 		count(&ch->st.wakeups, 1);
+		if (ch->st.owner && cpu >= 0 &&
+		    cpu == atomic_load_explicit(&ch->app_cpu, memory_order_relaxed)) {
+			if (!ch->st.wake_due) /* owed since an earlier sleep that timed out */
+				ch->st.owner->wakes_due++;
+			ch->st.wake_due = true;
+			count(&ch->st.wakeups_deferred, 1);
+		} else {
+			kick(ch->efd);
+		}
 	}
 }
 
 /* Remember the stack's CPU for the application's spin (a store only when it moved). */
-static inline void note_stack_cpu(struct lunar_chan *ch)
+static inline int note_stack_cpu(struct lunar_chan *ch)
 {
 	int cpu = sched_getcpu();
 
 	if (cpu != atomic_load_explicit(&ch->stack_cpu, memory_order_relaxed))
 		atomic_store_explicit(&ch->stack_cpu, cpu, memory_order_relaxed);
+	return cpu;
 }
 
 unsigned lunar_chan_stack_send_burst(struct lunar_chan *ch, const struct lunar_msg *m, unsigned n)
 {
 	unsigned done;
+	int cpu;
 
 	if (is_closed(ch))
 		return 0;
-	note_stack_cpu(ch);
+	cpu = note_stack_cpu(ch);
 	done = rte_ring_sp_enqueue_burst_elem(ch->s2a, m, MSG_SIZE, n, NULL);
 	if (done < n)
 		count(&ch->st.app_full, n - done);
 	if (done) {
 		count(&ch->st.to_app, done);
-		wake_if_sleeping(ch);
+		wake_if_sleeping(ch, cpu);
 	}
 	return done;
 }
@@ -303,6 +331,10 @@ int lunar_chan_app_fd(const struct lunar_chan *ch)
 /* A1..A3 of the protocol in dispatch.h. */
 int lunar_chan_app_sleep_begin(struct lunar_chan *ch)
 {
+	int cpu = sched_getcpu();
+
+	if (cpu != atomic_load_explicit(&ch->app_cpu, memory_order_relaxed))
+		atomic_store_explicit(&ch->app_cpu, cpu, memory_order_relaxed);
 	atomic_store_explicit(&ch->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!rte_ring_empty(ch->s2a) || is_closed(ch)) {
@@ -429,6 +461,7 @@ int lunar_dispatch_create(unsigned nchans, const struct lunar_chan_config *cfg,
 			lunar_dispatch_free(d, NULL, NULL);
 			return rc;
 		}
+		d->ch[i]->st.owner = d;
 		d->n++;
 	}
 	*out = d;
@@ -457,6 +490,32 @@ unsigned lunar_dispatch_count(const struct lunar_dispatch *d)
 	return d->n;
 }
 
+uint64_t lunar_dispatch_handoffs(const struct lunar_dispatch *d)
+{
+	return get(&d->handoffs);
+}
+
+/*
+ * The wakeups wake_if_sleeping() deferred: write the eventfds, then give
+ * the CPU to the threads woken on it (they sleep on this CPU, so without
+ * the yield they would wait for the scheduler to preempt the polling loop,
+ * up to milliseconds). Their replies are then in the rings this poll reads.
+ */
+static void hand_off(struct lunar_dispatch *d)
+{
+	for (unsigned i = 0; i < d->n && d->wakes_due; i++) {
+		struct lunar_chan *ch = d->ch[i];
+
+		if (ch->st.wake_due) {
+			ch->st.wake_due = false;
+			d->wakes_due--;
+			kick(ch->efd);
+		}
+	}
+	sched_yield();
+	count(&d->handoffs, 1);
+}
+
 void lunar_dispatch_shutdown(struct lunar_dispatch *d)
 {
 	for (unsigned i = 0; i < d->n; i++)
@@ -471,6 +530,8 @@ unsigned lunar_dispatch_poll(struct lunar_dispatch *d, lunar_dispatch_fn fn, voi
 
 	if (budget == 0)
 		budget = RECV_BURST * d->n;
+	if (d->wakes_due)
+		hand_off(d);
 	share = (budget + d->n - 1) / d->n;
 	d->next = first + 1 == d->n ? 0 : first + 1;
 	for (unsigned k = 0; k < d->n && total < budget; k++) {

@@ -43,6 +43,17 @@
  * P3 clears the flag with an exchange, so a burst of sends while the
  * application sleeps costs one eventfd write, not one per message.
  *
+ * A shared core: when the application thread went to sleep on the CPU the
+ * stack sends from (it has nowhere else to run, on a small machine), P3's
+ * eventfd write for a channel of a dispatcher waits for the dispatcher's
+ * next lunar_dispatch_poll(), which writes it and then yields the CPU to
+ * the thread. The thread wakes once for the iteration's messages rather
+ * than preempting the stack for each, and runs at once rather than when
+ * the scheduler next preempts the polling loop (milliseconds, at times).
+ * Counted: lunar_chan_stats.wakeups_deferred, lunar_dispatch_handoffs().
+ * The stack core must poll the dispatcher every iteration (it must anyway,
+ * to read the applications' requests); a lone channel never defers.
+ *
  * Buffers: lunar_msg.buf is a Zbuf pointer passed by reference, and the
  * reference moves with the message: the sender stops touching it once the
  * send succeeded (on -ENOBUFS it still owns it), and the receiver owns it
@@ -91,6 +102,8 @@ struct lunar_chan_stats {
 	uint64_t app_full; /* messages refused: stack->app ring full (-ENOBUFS) */
 	uint64_t from_app; /* messages dequeued from the application */
 	uint64_t wakeups;  /* eventfd writes: the application was going to sleep */
+	uint64_t wakeups_deferred; /* of those, written at the dispatcher's next poll:
+				      the thread slept on the stack's CPU */
 	/* counted by the application side */
 	uint64_t to_stack;   /* messages enqueued for the stack */
 	uint64_t stack_full; /* messages refused: app->stack ring full (-ENOBUFS) */
@@ -204,12 +217,16 @@ struct lunar_chan *lunar_dispatch_chan(struct lunar_dispatch *d, unsigned idx);
 unsigned lunar_dispatch_count(const struct lunar_dispatch *d);
 /** lunar_chan_shutdown() on every channel. */
 void lunar_dispatch_shutdown(struct lunar_dispatch *d);
+/** Polls that woke threads sleeping on the stack's CPU and yielded to them. */
+uint64_t lunar_dispatch_handoffs(const struct lunar_dispatch *d);
 /**
  * Stack core, once per iteration: take up to @budget messages (0: 32 per
  * channel) from the channels' app->stack rings and call @fn for each. The
  * budget is shared fairly: each channel gets its share in turn, starting
  * one channel further each call, so a busy application cannot starve the
- * others nor the port. Messages of one channel keep their order.
+ * others nor the port. Messages of one channel keep their order. First,
+ * the wakeups deferred since the last poll are written and the CPU is
+ * yielded once (see "A shared core" above).
  * @return messages handled.
  */
 unsigned lunar_dispatch_poll(struct lunar_dispatch *d, lunar_dispatch_fn fn, void *ctx,

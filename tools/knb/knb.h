@@ -78,8 +78,10 @@ struct knb_config {
 	bool cpu_breakdown;
 	enum knb_api api;           /* lunar: how the application talks to the stack */
 	bool api_given;
-	unsigned app_stall_us;
-	unsigned kernel_echo_port;  /* lunar server: also a kernel TCP echo on 127.0.0.1:PORT, same loop */      /* lunar server: spin this long in each data callback (tests) */
+	unsigned app_stall_us;      /* lunar server: spin this long in each data callback (tests) */
+	unsigned app_core;          /* lunar server, dispatch: the application thread's CPU... */
+	bool app_core_given;        /* ...if given (else it inherits the stack's) */
+	unsigned kernel_echo_port;  /* lunar server: also a kernel TCP echo on 127.0.0.1:PORT, same loop */
 	unsigned proto_version;     /* KNB_VERSION; another only to test the version check */
 	const char *json_path;
 	char command[1024];         /* the command line, for the JSON */

@@ -645,6 +645,32 @@ static void *dapp_main(void *arg)
 	return NULL;
 }
 
+/* The application thread, on --app-core's CPU if given (else it inherits the stack's). */
+static int start_app_thread(pthread_t *th, struct dapp *a)
+{
+	const struct knb_config *c = a->L->c;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int rc;
+
+	if (pthread_attr_init(&attr))
+		return -1;
+	if (c->app_core_given) {
+		CPU_ZERO(&set);
+		CPU_SET(c->app_core, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	rc = pthread_create(th, &attr, dapp_main, a);
+	pthread_attr_destroy(&attr);
+	if (rc && c->app_core_given)
+		fprintf(stderr, "knb server: cannot start the application thread on CPU %u (--app-core): "
+				"%s; give a CPU this process may run on (taskset -p $$)\n",
+			c->app_core, strerror(rc));
+	else if (rc)
+		fprintf(stderr, "knb server: cannot start the application thread: %s\n", strerror(rc));
+	return rc ? -1 : 0;
+}
+
 static int run_server_dispatch(struct lctx *L)
 {
 	const struct knb_config *c = L->c;
@@ -667,10 +693,8 @@ static int run_server_dispatch(struct lctx *L)
 			fprintf(stderr, "knb server: cannot steer port %u to lunar\n", c->port + i);
 			goto out;
 		}
-	if (pthread_create(&th, NULL, dapp_main, &a)) {
-		fprintf(stderr, "knb server: cannot start the application thread\n");
+	if (start_app_thread(&th, &a))
 		goto out;
-	}
 	while (atomic_load(&a.listening) < a.n_ports && !atomic_load(&a.failed) &&
 	       !knb_stop_requested()) {
 		lunar_env_poll(L->env);
@@ -695,11 +719,13 @@ static int run_server_dispatch(struct lctx *L)
 	if (c->lo.verbose) {
 		lunar_chan_stats(a.ch, &cs);
 		dtcp_dump(t, stdout);
-		printf("chan: to_app %lu from_app %lu app_full %lu wakeups %lu sleeps %lu spins %lu "
-		       "spins_skipped %lu\n",
+		printf("chan: to_app %lu from_app %lu app_full %lu wakeups %lu wakeups_deferred %lu "
+		       "handoffs %lu sleeps %lu spins %lu spins_skipped %lu\n",
 		       (unsigned long)cs.to_app, (unsigned long)cs.from_app,
-		       (unsigned long)cs.app_full, (unsigned long)cs.wakeups, (unsigned long)cs.sleeps,
-		       (unsigned long)cs.spins, (unsigned long)cs.spins_skipped);
+		       (unsigned long)cs.app_full, (unsigned long)cs.wakeups,
+		       (unsigned long)cs.wakeups_deferred, (unsigned long)lunar_dispatch_handoffs(d),
+		       (unsigned long)cs.sleeps, (unsigned long)cs.spins,
+		       (unsigned long)cs.spins_skipped);
 	}
 out:
 	dtcp_free(t);

@@ -6,13 +6,14 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
 enum {
 	OPT_STACK = 1, OPT_LISTEN, OPT_CONNECT, OPT_THREADS, OPT_SERVER_THREADS, OPT_FLOWS,
 	OPT_PATTERN, OPT_MSG_SIZE, OPT_IODEPTH, OPT_DURATION, OPT_WARMUP, OPT_CONNECT_TIMEOUT,
-	OPT_KERNEL_MODE, OPT_JSON, OPT_CPU_BREAKDOWN, OPT_PROTO_VERSION, OPT_API, OPT_APP_STALL, OPT_KERNEL_ECHO,
+	OPT_KERNEL_MODE, OPT_JSON, OPT_CPU_BREAKDOWN, OPT_PROTO_VERSION, OPT_API, OPT_APP_STALL, OPT_APP_CORE, OPT_KERNEL_ECHO,
 };
 
 static void usage(FILE *f)
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 	      "                           with epoll-like readiness (api/lsock.h), or (server)\n"
 	      "                           an application thread apart from the stack's, over\n"
 	      "                           channels (api/dispatch_tcp.h) [batch]\n"
+	      "  --app-core N             lunar server, --api dispatch: run the application thread\n"
+	      "                           on CPU N [the stack's --core CPU, where it inherits]\n"
 	      "  --app-stall-us N         lunar server: a misbehaving application that spins N us\n"
 	      "                           in each data callback (shows the loop watchdog) [0]\n"
 	      "  --kernel-echo PORT       lunar server: also echo kernel TCP on 127.0.0.1:PORT from\n"
@@ -167,6 +170,9 @@ static int apply(struct knb_config *c, int opt, const char *arg, bool *have_endp
 	case OPT_CPU_BREAKDOWN: c->cpu_breakdown = true; return 0;
 	case OPT_KERNEL_ECHO: return uint_opt("kernel-echo", arg, 1, 65535, &c->kernel_echo_port);
 	case OPT_APP_STALL: return uint_opt("app-stall-us", arg, 0, 1000000, &c->app_stall_us);
+	case OPT_APP_CORE:
+		c->app_core_given = true;
+		return uint_opt("app-core", arg, 0, CPU_SETSIZE - 1, &c->app_core);
 	case OPT_API:
 		if (!strcmp(arg, "batch"))
 			c->api = KNB_API_BATCH;
@@ -274,12 +280,18 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 					"apart from the stack core); give the client batch, inline or copy\n");
 			return -1;
 		}
+		if (c->app_core_given && c->api != KNB_API_DISPATCH) {
+			fprintf(stderr, "knb: --app-core places dispatch mode's application thread; "
+					"add --api dispatch (the other APIs run on the --core CPU)\n");
+			return -1;
+		}
 		if (lunar_options_check(&c->lo, err, sizeof(err))) {
 			fprintf(stderr, "knb: %s\n", err);
 			return -1;
 		}
-	} else if (c->api_given) {
-		fprintf(stderr, "knb: --api chooses lunar's interface; it needs --stack lunar\n");
+	} else if (c->api_given || c->app_core_given) {
+		fprintf(stderr, "knb: --%s chooses lunar's interface; it needs --stack lunar\n",
+			c->api_given ? "api" : "app-core");
 		return -1;
 	} else if (c->stack == KNB_STACK_RAW) {
 		if (check_raw(c, kernel_mode_given))
@@ -332,6 +344,7 @@ int knb_parse_args(int argc, char **argv, struct knb_config *c)
 		{"cpu-breakdown", no_argument, NULL, OPT_CPU_BREAKDOWN},
 		{"api", required_argument, NULL, OPT_API},
 		{"app-stall-us", required_argument, NULL, OPT_APP_STALL},
+		{"app-core", required_argument, NULL, OPT_APP_CORE},
 		{"kernel-echo", required_argument, NULL, OPT_KERNEL_ECHO},
 		{"protocol-version", required_argument, NULL, OPT_PROTO_VERSION},
 		{"help", no_argument, NULL, 'h'},

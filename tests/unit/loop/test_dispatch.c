@@ -5,7 +5,8 @@
  * (its CPU time stays small) and wakes on the next message, never missing
  * one; a full ring refuses and counts; a shutdown wakes the sleeper; the
  * dispatcher shares its budget fairly; an application thread on the stack's
- * CPU does not spin before it sleeps; teardown gives every queued message
+ * CPU does not spin before it sleeps, and is woken by the dispatcher's next
+ * poll, which yields to it, not by each message; teardown gives every queued message
  * (and its Zbuf buffer) to a drain callback. No EAL: the rings live in
  * ordinary memory, and Zbuf runs on its mmap backend.
  *
@@ -466,6 +467,99 @@ static void test_no_spin_on_stack_cpu(void **state)
 	assert_int_equal(stats(ch).spins_skipped, 1);
 }
 
+/* Can the application read its eventfd now (has the stack woken it)? */
+static bool woken(const struct lunar_chan *ch)
+{
+	struct pollfd pfd = {.fd = lunar_chan_app_fd(ch), .events = POLLIN};
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+static void on_any(struct lunar_chan *ch, unsigned idx, struct lunar_msg *m, void *ctx)
+{
+	(void)ch, (void)idx, (void)m;
+	(*(unsigned *)ctx)++;
+}
+
+/*
+ * A thread that sleeps on the CPU the stack sends from is woken by the
+ * dispatcher's next poll, once for all the messages sent meanwhile, and
+ * that poll yields to it; a thread on another CPU, or on a lone channel
+ * that no dispatcher polls, is woken by the send itself. Both threads'
+ * parts are played by this one, pinned in turn (as the spin test).
+ */
+static void test_wake_deferred_on_stack_cpu(void **state)
+{
+	struct spin_fixture *f = *state;
+	struct lunar_chan_config cfg = {.size = 16, .spin_ns = 1000};
+	struct lunar_msg m = {.op = OP_DATA}, out[4];
+	struct lunar_dispatch *d;
+	struct lunar_chan *ch;
+	unsigned seen = 0;
+	int cpus[2], n = 0;
+
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &f->old))
+			cpus[n++] = c;
+	assert_true(n >= 1 && pin(cpus[0]));
+	/* A lone channel: nobody would write a deferred wakeup, so none is deferred. */
+	assert_int_equal(lunar_chan_app_sleep_begin(f->ch), 0);
+	assert_int_equal(lunar_chan_stack_send(f->ch, &m), 0);
+	assert_true(woken(f->ch));
+	lunar_chan_app_sleep_end(f->ch);
+	assert_int_equal(stats(f->ch).wakeups_deferred, 0);
+
+	assert_int_equal(lunar_dispatch_create(1, &cfg, &d), 0);
+	ch = lunar_dispatch_chan(d, 0);
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0); /* asleep on cpus[0] */
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);  /* the stack, on cpus[0] too */
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_false(woken(ch)); /* not yet: the burst goes on */
+	assert_int_equal(stats(ch).wakeups, 1);
+	assert_int_equal(stats(ch).wakeups_deferred, 1);
+	assert_int_equal(lunar_dispatch_handoffs(d), 0);
+	assert_int_equal(lunar_dispatch_poll(d, on_any, &seen, 0), 0);
+	assert_true(woken(ch)); /* the poll wrote it, and yielded */
+	assert_int_equal(lunar_dispatch_handoffs(d), 1);
+	lunar_chan_app_sleep_end(ch);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 2);
+
+	/*
+	 * A sleep that ends without the wakeup (a timeout) and a second one
+	 * before the poll: one wakeup is owed, and the poll after the one
+	 * that wrote it does not yield again.
+	 */
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0);
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	lunar_chan_app_sleep_end(ch); /* timed out */
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 1);
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0);
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_int_equal(stats(ch).wakeups_deferred, 3);
+	assert_int_equal(lunar_dispatch_poll(d, on_any, &seen, 0), 0);
+	assert_true(woken(ch));
+	assert_int_equal(lunar_dispatch_poll(d, on_any, &seen, 0), 0);
+	assert_int_equal(lunar_dispatch_handoffs(d), 2);
+	lunar_chan_app_sleep_end(ch);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 1);
+	if (n < 2) {
+		print_message("only one CPU to run on: the other-CPU half is not run\n");
+		lunar_dispatch_free(d, NULL, NULL);
+		return;
+	}
+	/* Asleep on cpus[0], the stack on cpus[1]: woken by the send. */
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0);
+	assert_true(pin(cpus[1]));
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_true(woken(ch));
+	assert_int_equal(stats(ch).wakeups_deferred, 3);
+	assert_int_equal(stats(ch).wakeups, 4);
+	lunar_chan_app_sleep_end(ch);
+	assert_int_equal(lunar_dispatch_poll(d, on_any, &seen, 0), 0);
+	assert_int_equal(lunar_dispatch_handoffs(d), 2);
+	assert_int_equal(lunar_dispatch_free(d, NULL, NULL), 1);
+}
+
 struct shut_arg {
 	struct lunar_chan *ch;
 	int rc[3];
@@ -644,6 +738,8 @@ int main(void)
 	    cmocka_unit_test(test_one_wakeup_per_sleep),
 	    cmocka_unit_test(test_wait_timeout),
 	    cmocka_unit_test_setup_teardown(test_no_spin_on_stack_cpu, spin_setup, spin_teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_deferred_on_stack_cpu, spin_setup,
+					    spin_teardown),
 	    cmocka_unit_test(test_shutdown),
 	    cmocka_unit_test(test_teardown_drain),
 	    cmocka_unit_test(test_dispatch_poll),

@@ -163,8 +163,13 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 		cc->recover_armed = false;
 
 	if (!cc->in_recovery) {
-		/* An echo about to reduce the window (tcp_cc_on_ece()) must not find it grown first. */
-		if (!(a->ece && ecn_window_open(cc, ack)))
+		/*
+		 * An echo about to reduce the window (tcp_cc_on_ece()) must not
+		 * find it grown first; a window the sender did not fill has not
+		 * been tested, so it does not grow either (RFC 9438 5.8: not when
+		 * limited by the application or the receiver's window).
+		 */
+		if (!a->app_limited && !(a->ece && ecn_window_open(cc, ack)))
 			cc->ops->grow(cc, a);
 		return TCP_CC_NONE;
 	}

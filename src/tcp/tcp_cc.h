@@ -52,6 +52,11 @@ struct tcp_cc_ack {
 	uint32_t flight;  /**< snd_max - snd_una before it */
 	uint32_t snd_nxt; /**< snd_max: one past the highest sequence sent */
 	bool ece;         /**< it carried ECE on an ECN connection */
+	/**
+	 * The sender has not been using its window (tcp_conn's cwnd
+	 * validation): cwnd does not grow on this ACK (RFC 9438 5.8, RFC 7661).
+	 */
+	bool app_limited;
 	uint64_t now_ns;
 	uint64_t rtt_ns;  /**< smoothed RTT; 0: no sample yet */
 };

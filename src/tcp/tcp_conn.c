@@ -697,6 +697,36 @@ static void arm_rto(struct tcp_conn *c, uint64_t now)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);
 }
 
+/*
+ * After output(): was cwnd what stopped it (the pipe is full, or data
+ * waits that the peer's window would take and cwnd would not)? Kept per
+ * window of data, so an ACK late in a window that filled cwnd early still
+ * grows it.
+ */
+static void cwnd_validate(struct tcp_conn *c)
+{
+	uint32_t flight = c->snd_max - c->snd_una, end = data_end(c);
+	uint32_t pipe = c->sb_on ? tcp_sb_pipe(&c->sb, flight) : c->snd_nxt - c->snd_una;
+	uint32_t cwnd = c->cc.cwnd, c_room = cwnd > pipe ? cwnd - pipe : 0;
+	uint32_t r_room = c->snd_wnd > pipe ? c->snd_wnd - pipe : 0;
+	uint32_t unsent = seq_gt(end, c->snd_nxt) ? end - c->snd_nxt : 0;
+	bool limited = pipe >= cwnd || (unsent > c_room && c_room <= r_room);
+
+	if (seq_geq(c->snd_una, c->cwnd_usage_seq) || limited ||
+	    (!c->cwnd_limited && flight > c->max_flight)) {
+		c->cwnd_limited = limited;
+		c->max_flight = flight;
+		c->cwnd_usage_seq = c->snd_nxt;
+	}
+}
+
+bool tcp_conn_cwnd_limited(const struct tcp_conn *c)
+{
+	if (c->cc.cwnd < c->cc.ssthresh) /* slow start: up to twice what was used */
+		return c->cc.cwnd < 2 * (uint64_t)c->max_flight;
+	return c->cwnd_limited;
+}
+
 /* RFC 9293 3.8.6.2.1 / RFC 1122 4.2.3.4: the override timeout for sender SWS avoidance. */
 #define SWS_OVERRIDE_NS (200 * NS_PER_MS)
 
@@ -809,6 +839,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 	}
 	if (sent && c->sb_on && !c->tlp_at)
 		tcp_rec_arm_tlp(c, now);
+	cwnd_validate(c);
 	if (c->snd_wnd == 0 && seq_gt(data_end(c), c->snd_una)) {
 		/* Zero window with data waiting: probe it, don't time it out (RFC 9293 3.8.6.1). */
 		c->rto_at = 0;

@@ -303,6 +303,16 @@ struct tcp_conn {
 	unsigned retries;   /**< consecutive RTO expiries */
 	uint64_t unacked_since; /**< when the oldest outstanding data was first sent, or last ACKed */
 	uint64_t last_send_ns;  /**< last data or FIN sent (idle restart, RFC 5681 4.1) */
+	/*
+	 * cwnd validation (as Linux's tcp_cwnd_validate(); RFC 7661's aim):
+	 * the most sent and unacknowledged in the current window of data
+	 * (which ends when SND.UNA reaches cwnd_usage_seq), and whether cwnd
+	 * was what held the sender back in it. cwnd grows only if it was
+	 * (in slow start: while cwnd < 2 * max_flight).
+	 */
+	uint32_t max_flight;
+	uint32_t cwnd_usage_seq;
+	bool cwnd_limited;
 
 	/* ACK state */
 	enum tcp_mem_pressure mem_pressure; /**< set by the layer below before each call */

@@ -132,7 +132,8 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 	uint32_t acked = ack - c->snd_una;
 	uint32_t flight = c->snd_max - c->snd_una;
 	struct tcp_cc_ack a = {.ack = ack, .acked = acked, .flight = flight,
-			       .snd_nxt = c->snd_max, .ece = ece, .now_ns = now};
+			       .snd_nxt = c->snd_max, .ece = ece, .now_ns = now,
+			       .app_limited = !tcp_conn_cwnd_limited(c)};
 	bool was_recovering = c->cc.in_recovery;
 	enum tcp_cc_action act;
 

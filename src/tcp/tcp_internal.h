@@ -30,6 +30,8 @@ void tcp_keepalive_touch(struct tcp_conn *c, uint64_t now);
 void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /** Send what the windows allow plus one segment beyond cwnd, Nagle aside (a tail loss probe). */
 void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/** Has the sender been using its window (cwnd may grow on the next ACK)? See tcp_conn.h. */
+bool tcp_conn_cwnd_limited(const struct tcp_conn *c);
 
 /* ---- SACK loss recovery, tcp_recovery.c (c->sb_on) ---- */
 

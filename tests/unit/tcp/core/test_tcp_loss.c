@@ -2,7 +2,8 @@
  * test_tcp_loss.c - loss and silence, one behaviour each: the RFC 6298
  * retransmission timer on a real connection (samples, floor, backoff,
  * Karn), slow start after a timeout, fast retransmit and NewReno recovery,
- * giving up on a vanished peer, a lost FIN, and keep-alives.
+ * giving up on a vanished peer, a lost FIN, and keep-alives; cwnd grows
+ * only when the sender has been using it.
  */
 #include "tcp_script.h"
 
@@ -338,6 +339,77 @@ static void test_cwnd_restart_after_idle(void **state)
 }
 
 /*
+ * RFC 9438 5.8 (and RFC 7661's aim, as Linux's tcp_is_cwnd_limited()): a
+ * sender that does not fill its window has not tested it, so ACKs do not
+ * grow cwnd. Two segments a round, 20 rounds, leave it where it was, in
+ * slow start and in congestion avoidance alike (without the check: +40
+ * and +3 segments). A write that fills cwnd grows it again at once.
+ */
+static void app_limited_rounds(struct script *s, uint32_t *next)
+{
+	uint32_t mss = s->c.snd_mss;
+
+	for (unsigned i = 0; i < 20; i++) {
+		assert_int_equal(app_send(s, 2 * mss), 2 * mss);
+		drain_tx(s);
+		advance(s, 100 * US);
+		*next += 2 * mss;
+		seg(s, ACK, IRS + 1, *next, 65535, 0);
+		drain_tx(s);
+	}
+}
+
+static void test_cwnd_held_when_app_limited(void **state)
+{
+	struct script s;
+	uint32_t mss, iw, next = ISS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	mss = s.c.snd_mss;
+	iw = s.c.cc.cwnd;
+	assert_true(s.c.cc.cwnd < s.c.cc.ssthresh); /* slow start */
+	app_limited_rounds(&s, &next);
+	assert_int_equal(s.c.cc.cwnd, iw);
+	/* A write larger than cwnd: it fills it, and the first ACK grows it (L = 2 SMSS). */
+	assert_int_equal(app_send(&s, 30 * mss), 30 * mss);
+	drain_tx(&s);
+	advance(&s, 100 * US);
+	next += 2 * mss;
+	seg(&s, ACK, IRS + 1, next, 65535, 0);
+	drain_tx(&s);
+	assert_int_equal(s.c.cc.cwnd, iw + 2 * mss);
+	script_end(&s);
+}
+
+static void test_cwnd_held_when_app_limited_in_ca(void **state)
+{
+	struct script s;
+	uint32_t mss, iw, next = ISS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	mss = s.c.snd_mss;
+	iw = s.c.cc.cwnd;
+	s.c.cc.ssthresh = iw; /* congestion avoidance from the start */
+	app_limited_rounds(&s, &next);
+	assert_int_equal(s.c.cc.cwnd, iw);
+	/* Fill cwnd, then a whole window of ACKs: one SMSS more (RFC 5681 3.1, RFC 3465). */
+	assert_int_equal(app_send(&s, 30 * mss), 30 * mss);
+	drain_tx(&s);
+	for (unsigned i = 0; i < iw / mss; i++) {
+		advance(&s, 10 * US);
+		next += mss;
+		seg(&s, ACK, IRS + 1, next, 65535, 0);
+		drain_tx(&s);
+	}
+	assert_int_equal(s.c.cc.cwnd, iw + mss);
+	script_end(&s);
+}
+
+/*
  * RFC 6582 3.2 steps 5: segments 2 and 4 of 5 lost. After fast retransmit
  * of 2, the partial ACK (up to 4) retransmits 4 at once and deflates cwnd
  * (by the 2*SMSS acknowledged, plus SMSS back); the full ACK ends recovery
@@ -603,6 +675,8 @@ int main(void)
 		cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
 		cmocka_unit_test(test_newreno_partial_then_full_ack),
 		cmocka_unit_test(test_cwnd_restart_after_idle),
+		cmocka_unit_test(test_cwnd_held_when_app_limited),
+		cmocka_unit_test(test_cwnd_held_when_app_limited_in_ca),
 		cmocka_unit_test(test_peer_vanishes_user_timeout),
 		cmocka_unit_test(test_lost_fin_retransmitted),
 		cmocka_unit_test(test_lost_data_and_fin_retransmitted),

@@ -375,8 +375,10 @@ int main(int argc, char **argv)
 		 * Nothing at an application thread: only the kernel can bring
 		 * work, so block on it (a signal ends the wait early).
 		 */
-		if (s.inflight == 0)
+		if (s.inflight == 0) {
+			lunar_dispatch_flush_wakes(s.d); /* none owed now, but never block on one */
 			lunar_kpoll_wait(s.kp, 0, 100);
+		}
 	}
 
 	lunar_dispatch_shutdown(s.d);

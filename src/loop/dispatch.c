@@ -225,21 +225,20 @@ static inline bool is_closed(const struct lunar_chan *ch)
 	return atomic_load_explicit(&ch->closed, memory_order_relaxed);
 }
 
-/* P2, P3 of the protocol in dispatch.h: after an enqueue, wake a sleeper. */
 /*
- * P2-P3 of the protocol. A thread that went to sleep on the CPU the stack
+ * P2-P3 of the protocol in dispatch.h: after an enqueue, wake a sleeper. A thread that went to sleep on the CPU the stack
  * runs on (@cpu) is not woken at once when a dispatcher polls the channel:
  * the eventfd write waits for that dispatcher's next poll, so the thread
- * wakes once for the whole burst of messages (a 4 KiB request is three
- * data events) instead of preempting the stack for each, and the stack
- * then yields to it (lunar_dispatch_poll). The flag is still taken here, so
+ * wakes once for the messages sent since the last poll (a 4 KiB request is
+ * three data events) instead of preempting the stack for each, and the
+ * stack then yields to it (lunar_dispatch_poll). The flag is still taken here, so
  * the deferred write is the one this sleep is owed.
  */
 static inline void wake_if_sleeping(struct lunar_chan *ch, int cpu)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&ch->sleeping, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&ch->sleeping, 0, memory_order_relaxed)) {
+	    atomic_exchange_explicit(&ch->sleeping, 0, memory_order_acquire)) {
 		count(&ch->st.wakeups, 1);
 		if (ch->st.owner && cpu >= 0 &&
 		    cpu == atomic_load_explicit(&ch->app_cpu, memory_order_relaxed)) {
@@ -335,7 +334,8 @@ int lunar_chan_app_sleep_begin(struct lunar_chan *ch)
 
 	if (cpu != atomic_load_explicit(&ch->app_cpu, memory_order_relaxed))
 		atomic_store_explicit(&ch->app_cpu, cpu, memory_order_relaxed);
-	atomic_store_explicit(&ch->sleeping, 1, memory_order_relaxed);
+	/* release: a stack that takes the flag sees this sleep's CPU (a hint only) */
+	atomic_store_explicit(&ch->sleeping, 1, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!rte_ring_empty(ch->s2a) || is_closed(ch)) {
 		/*
@@ -495,13 +495,7 @@ uint64_t lunar_dispatch_handoffs(const struct lunar_dispatch *d)
 	return get(&d->handoffs);
 }
 
-/*
- * The wakeups wake_if_sleeping() deferred: write the eventfds, then give
- * the CPU to the threads woken on it (they sleep on this CPU, so without
- * the yield they would wait for the scheduler to preempt the polling loop,
- * up to milliseconds). Their replies are then in the rings this poll reads.
- */
-static void hand_off(struct lunar_dispatch *d)
+void lunar_dispatch_flush_wakes(struct lunar_dispatch *d)
 {
 	for (unsigned i = 0; i < d->n && d->wakes_due; i++) {
 		struct lunar_chan *ch = d->ch[i];
@@ -512,6 +506,18 @@ static void hand_off(struct lunar_dispatch *d)
 			kick(ch->efd);
 		}
 	}
+}
+
+/*
+ * The wakeups wake_if_sleeping() deferred: write the eventfds, then give
+ * the CPU to the threads woken on it (they sleep on this CPU, so without
+ * the yield they would wait for the scheduler to preempt the polling loop,
+ * up to milliseconds). Their replies are then usually in the rings this
+ * poll reads.
+ */
+static void hand_off(struct lunar_dispatch *d)
+{
+	lunar_dispatch_flush_wakes(d);
 	sched_yield();
 	count(&d->handoffs, 1);
 }

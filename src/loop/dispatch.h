@@ -47,12 +47,15 @@
  * stack sends from (it has nowhere else to run, on a small machine), P3's
  * eventfd write for a channel of a dispatcher waits for the dispatcher's
  * next lunar_dispatch_poll(), which writes it and then yields the CPU to
- * the thread. The thread wakes once for the iteration's messages rather
- * than preempting the stack for each, and runs at once rather than when
+ * the thread. The thread wakes once for the messages sent since the last
+ * poll rather than preempting the stack for each, and runs at once rather than when
  * the scheduler next preempts the polling loop (milliseconds, at times).
  * Counted: lunar_chan_stats.wakeups_deferred, lunar_dispatch_handoffs().
- * The stack core must poll the dispatcher every iteration (it must anyway,
- * to read the applications' requests); a lone channel never defers.
+ * So the stack core must poll the dispatcher every iteration (it must
+ * anyway, to read the applications' requests), send on the dispatcher's
+ * channels only from that thread, and, before it blocks or stops polling
+ * with a thread still waiting, call lunar_dispatch_flush_wakes(). A lone
+ * channel (no dispatcher) never defers.
  *
  * Buffers: lunar_msg.buf is a Zbuf pointer passed by reference, and the
  * reference moves with the message: the sender stops touching it once the
@@ -101,9 +104,12 @@ struct lunar_chan_stats {
 	uint64_t to_app;   /* messages enqueued for the application */
 	uint64_t app_full; /* messages refused: stack->app ring full (-ENOBUFS) */
 	uint64_t from_app; /* messages dequeued from the application */
-	uint64_t wakeups;  /* eventfd writes: the application was going to sleep */
-	uint64_t wakeups_deferred; /* of those, written at the dispatcher's next poll:
-				      the thread slept on the stack's CPU */
+	uint64_t wakeups;  /* sleeps the stack ended (took the flag; the eventfd
+			      written at once, or deferred) */
+	uint64_t wakeups_deferred; /* of those, deferred to the dispatcher's next poll
+				      (the thread slept on the stack's CPU); a
+				      sleep that timed out meanwhile shares its
+				      write with the next */
 	/* counted by the application side */
 	uint64_t to_stack;   /* messages enqueued for the stack */
 	uint64_t stack_full; /* messages refused: app->stack ring full (-ENOBUFS) */
@@ -219,6 +225,12 @@ unsigned lunar_dispatch_count(const struct lunar_dispatch *d);
 void lunar_dispatch_shutdown(struct lunar_dispatch *d);
 /** Polls that woke threads sleeping on the stack's CPU and yielded to them. */
 uint64_t lunar_dispatch_handoffs(const struct lunar_dispatch *d);
+/**
+ * Write the eventfds of the wakeups deferred since the last poll, without
+ * yielding: for a stack core about to block, or to stop polling, while an
+ * application thread may still wait (lunar_dispatch_poll() does it itself).
+ */
+void lunar_dispatch_flush_wakes(struct lunar_dispatch *d);
 /**
  * Stack core, once per iteration: take up to @budget messages (0: 32 per
  * channel) from the channels' app->stack rings and call @fn for each. The

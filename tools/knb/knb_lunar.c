@@ -658,9 +658,12 @@ static int start_app_thread(pthread_t *th, struct dapp *a)
 	if (c->app_core_given) {
 		CPU_ZERO(&set);
 		CPU_SET(c->app_core, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		rc = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	} else {
+		rc = 0;
 	}
-	rc = pthread_create(th, &attr, dapp_main, a);
+	if (!rc)
+		rc = pthread_create(th, &attr, dapp_main, a);
 	pthread_attr_destroy(&attr);
 	if (rc && c->app_core_given)
 		fprintf(stderr, "knb server: cannot start the application thread on CPU %u (--app-core): "

@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	      "                           an application thread apart from the stack's, over\n"
 	      "                           channels (api/dispatch_tcp.h) [batch]\n"
 	      "  --app-core N             lunar server, --api dispatch: run the application thread\n"
-	      "                           on CPU N [the stack's --core CPU, where it inherits]\n"
+	      "                           (each worker's) on CPU N [the worker's --core CPU]\n"
 	      "  --app-stall-us N         lunar server: a misbehaving application that spins N us\n"
 	      "                           in each data callback (shows the loop watchdog) [0]\n"
 	      "  --kernel-echo PORT       lunar server: also echo kernel TCP on 127.0.0.1:PORT from\n"
@@ -280,18 +280,22 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 					"apart from the stack core); give the client batch, inline or copy\n");
 			return -1;
 		}
-		if (c->app_core_given && c->api != KNB_API_DISPATCH) {
+		if (c->app_core_given && (c->api != KNB_API_DISPATCH || !c->server)) {
 			fprintf(stderr, "knb: --app-core places dispatch mode's application thread; "
-					"add --api dispatch (the other APIs run on the --core CPU)\n");
+					"it needs knb server --api dispatch (the other APIs run "
+					"on the --core CPU)\n");
 			return -1;
 		}
 		if (lunar_options_check(&c->lo, err, sizeof(err))) {
 			fprintf(stderr, "knb: %s\n", err);
 			return -1;
 		}
-	} else if (c->api_given || c->app_core_given) {
-		fprintf(stderr, "knb: --%s chooses lunar's interface; it needs --stack lunar\n",
-			c->api_given ? "api" : "app-core");
+	} else if (c->api_given) {
+		fprintf(stderr, "knb: --api chooses lunar's interface; it needs --stack lunar\n");
+		return -1;
+	} else if (c->app_core_given) {
+		fprintf(stderr, "knb: --app-core places dispatch mode's application thread; it "
+				"needs knb server --stack lunar --api dispatch\n");
 		return -1;
 	} else if (c->stack == KNB_STACK_RAW) {
 		if (check_raw(c, kernel_mode_given))

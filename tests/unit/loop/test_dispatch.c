@@ -509,8 +509,8 @@ static void test_wake_deferred_on_stack_cpu(void **state)
 	lunar_chan_app_sleep_end(f->ch);
 	assert_int_equal(stats(f->ch).wakeups_deferred, 0);
 
-	assert_int_equal(lunar_dispatch_create(1, &cfg, &d), 0);
-	ch = lunar_dispatch_chan(d, 0);
+	assert_int_equal(lunar_dispatch_create(3, &cfg, &d), 0); /* the last channel is used */
+	ch = lunar_dispatch_chan(d, 2);
 	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0); /* asleep on cpus[0] */
 	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);  /* the stack, on cpus[0] too */
 	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
@@ -520,6 +520,7 @@ static void test_wake_deferred_on_stack_cpu(void **state)
 	assert_int_equal(lunar_dispatch_handoffs(d), 0);
 	assert_int_equal(lunar_dispatch_poll(d, on_any, &seen, 0), 0);
 	assert_true(woken(ch)); /* the poll wrote it, and yielded */
+	assert_false(woken(lunar_dispatch_chan(d, 0)) || woken(lunar_dispatch_chan(d, 1)));
 	assert_int_equal(lunar_dispatch_handoffs(d), 1);
 	lunar_chan_app_sleep_end(ch);
 	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 2);
@@ -542,6 +543,16 @@ static void test_wake_deferred_on_stack_cpu(void **state)
 	assert_int_equal(lunar_dispatch_handoffs(d), 2);
 	lunar_chan_app_sleep_end(ch);
 	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 1);
+	/* A stack about to block writes what is owed, without yielding. */
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0);
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_false(woken(ch));
+	lunar_dispatch_flush_wakes(d);
+	assert_true(woken(ch));
+	assert_int_equal(lunar_dispatch_poll(d, on_any, &seen, 0), 0);
+	assert_int_equal(lunar_dispatch_handoffs(d), 2);
+	lunar_chan_app_sleep_end(ch);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 1);
 	if (n < 2) {
 		print_message("only one CPU to run on: the other-CPU half is not run\n");
 		lunar_dispatch_free(d, NULL, NULL);
@@ -552,8 +563,8 @@ static void test_wake_deferred_on_stack_cpu(void **state)
 	assert_true(pin(cpus[1]));
 	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
 	assert_true(woken(ch));
-	assert_int_equal(stats(ch).wakeups_deferred, 3);
-	assert_int_equal(stats(ch).wakeups, 4);
+	assert_int_equal(stats(ch).wakeups_deferred, 4);
+	assert_int_equal(stats(ch).wakeups, 5);
 	lunar_chan_app_sleep_end(ch);
 	assert_int_equal(lunar_dispatch_poll(d, on_any, &seen, 0), 0);
 	assert_int_equal(lunar_dispatch_handoffs(d), 2);

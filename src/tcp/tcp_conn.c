@@ -698,6 +698,29 @@ static void arm_rto(struct tcp_conn *c, uint64_t now)
 }
 
 /*
+ * What output() may send now, with @cwnd as the congestion window. cwnd
+ * limits what is in the network: with a scoreboard, RFC 6675's pipe
+ * (SACKed and lost bytes have left it), else FlightSize. The peer's window
+ * limits the sequence space. @unsent is what is written and not yet sent.
+ */
+struct send_room {
+	uint32_t pipe, c_room, r_room, unsent;
+};
+
+static struct send_room send_room(const struct tcp_conn *c, uint32_t cwnd)
+{
+	uint32_t in_flight = c->snd_nxt - c->snd_una, end = data_end(c);
+	uint32_t pipe = c->sb_on ? tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una) : in_flight;
+
+	return (struct send_room){
+	    .pipe = pipe,
+	    .c_room = cwnd > pipe ? cwnd - pipe : 0,
+	    .r_room = c->snd_wnd > in_flight ? c->snd_wnd - in_flight : 0,
+	    .unsent = seq_gt(end, c->snd_nxt) ? end - c->snd_nxt : 0,
+	};
+}
+
+/*
  * After output(): was cwnd what stopped it (the pipe is full, or data
  * waits that the peer's window would take and cwnd would not)? Kept per
  * window of data, so an ACK late in a window that filled cwnd early still
@@ -705,12 +728,9 @@ static void arm_rto(struct tcp_conn *c, uint64_t now)
  */
 static void cwnd_validate(struct tcp_conn *c)
 {
-	uint32_t flight = c->snd_max - c->snd_una, end = data_end(c);
-	uint32_t pipe = c->sb_on ? tcp_sb_pipe(&c->sb, flight) : c->snd_nxt - c->snd_una;
-	uint32_t cwnd = c->cc.cwnd, c_room = cwnd > pipe ? cwnd - pipe : 0;
-	uint32_t r_room = c->snd_wnd > pipe ? c->snd_wnd - pipe : 0;
-	uint32_t unsent = seq_gt(end, c->snd_nxt) ? end - c->snd_nxt : 0;
-	bool limited = pipe >= cwnd || (unsent > c_room && c_room <= r_room);
+	struct send_room r = send_room(c, c->cc.cwnd);
+	uint32_t flight = c->snd_max - c->snd_una;
+	bool limited = r.pipe >= c->cc.cwnd || (r.unsent > r.c_room && r.c_room <= r.r_room);
 
 	if (seq_geq(c->snd_una, c->cwnd_usage_seq) || limited ||
 	    (!c->cwnd_limited && flight > c->max_flight)) {
@@ -755,18 +775,10 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		sent = true;
 	for (;;) {
 		uint32_t end = data_end(c);
-		uint32_t cwnd = c->cc.cwnd + extra;
 		uint32_t in_flight = c->snd_nxt - c->snd_una;
-		/*
-		 * cwnd limits what is in the network: with a scoreboard, RFC 6675's
-		 * pipe (SACKed and lost bytes have left it), else FlightSize. The
-		 * peer's window limits the sequence space.
-		 */
-		uint32_t pipe = c->sb_on ? tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una) : in_flight;
-		uint32_t c_room = cwnd > pipe ? cwnd - pipe : 0;
-		uint32_t r_room = c->snd_wnd > in_flight ? c->snd_wnd - in_flight : 0;
-		uint32_t usable = c_room < r_room ? c_room : r_room;
-		uint32_t unsent = seq_gt(end, c->snd_nxt) ? end - c->snd_nxt : 0;
+		struct send_room r = send_room(c, c->cc.cwnd + extra);
+		uint32_t usable = r.c_room < r.r_room ? r.c_room : r.r_room;
+		uint32_t unsent = r.unsent;
 		uint32_t len = unsent < usable ? unsent : usable;
 		uint8_t flags = RTE_TCP_ACK_FLAG;
 		bool fin_now = false;

@@ -345,10 +345,17 @@ static void test_cwnd_restart_after_idle(void **state)
  * slow start and in congestion avoidance alike (without the check: +40
  * and +3 segments). A write that fills cwnd grows it again at once.
  */
-static void app_limited_rounds(struct script *s, uint32_t *next)
+static uint32_t held_then_filled(struct script *s, uint32_t *next, bool in_ca)
 {
-	uint32_t mss = s->c.snd_mss;
+	uint32_t mss, iw;
 
+	fixture_established(s, NULL);
+	prime_window(s);
+	mss = s->c.snd_mss;
+	iw = s->c.cc.cwnd;
+	assert_true(s->c.cc.cwnd < s->c.cc.ssthresh); /* slow start */
+	if (in_ca)
+		s->c.cc.ssthresh = iw; /* congestion avoidance from the start */
 	for (unsigned i = 0; i < 20; i++) {
 		assert_int_equal(app_send(s, 2 * mss), 2 * mss);
 		drain_tx(s);
@@ -357,55 +364,44 @@ static void app_limited_rounds(struct script *s, uint32_t *next)
 		seg(s, ACK, IRS + 1, *next, 65535, 0);
 		drain_tx(s);
 	}
+	assert_int_equal(s->c.cc.cwnd, iw);
+	/* A write larger than cwnd: it fills it. */
+	assert_int_equal(app_send(s, 30 * mss), 30 * mss);
+	drain_tx(s);
+	return iw;
 }
 
 static void test_cwnd_held_when_app_limited(void **state)
 {
 	struct script s;
-	uint32_t mss, iw, next = ISS + 1;
+	uint32_t iw, next = ISS + 1;
 
 	(void)state;
-	fixture_established(&s, NULL);
-	prime_window(&s);
-	mss = s.c.snd_mss;
-	iw = s.c.cc.cwnd;
-	assert_true(s.c.cc.cwnd < s.c.cc.ssthresh); /* slow start */
-	app_limited_rounds(&s, &next);
-	assert_int_equal(s.c.cc.cwnd, iw);
-	/* A write larger than cwnd: it fills it, and the first ACK grows it (L = 2 SMSS). */
-	assert_int_equal(app_send(&s, 30 * mss), 30 * mss);
-	drain_tx(&s);
+	iw = held_then_filled(&s, &next, false);
+	/* The first ACK grows it (L = 2 SMSS). */
 	advance(&s, 100 * US);
-	next += 2 * mss;
+	next += 2 * s.c.snd_mss;
 	seg(&s, ACK, IRS + 1, next, 65535, 0);
 	drain_tx(&s);
-	assert_int_equal(s.c.cc.cwnd, iw + 2 * mss);
+	assert_int_equal(s.c.cc.cwnd, iw + 2 * s.c.snd_mss);
 	script_end(&s);
 }
 
 static void test_cwnd_held_when_app_limited_in_ca(void **state)
 {
 	struct script s;
-	uint32_t mss, iw, next = ISS + 1;
+	uint32_t iw, next = ISS + 1;
 
 	(void)state;
-	fixture_established(&s, NULL);
-	prime_window(&s);
-	mss = s.c.snd_mss;
-	iw = s.c.cc.cwnd;
-	s.c.cc.ssthresh = iw; /* congestion avoidance from the start */
-	app_limited_rounds(&s, &next);
-	assert_int_equal(s.c.cc.cwnd, iw);
-	/* Fill cwnd, then a whole window of ACKs: one SMSS more (RFC 5681 3.1, RFC 3465). */
-	assert_int_equal(app_send(&s, 30 * mss), 30 * mss);
-	drain_tx(&s);
-	for (unsigned i = 0; i < iw / mss; i++) {
+	iw = held_then_filled(&s, &next, true);
+	/* A whole window of ACKs: one SMSS more (RFC 5681 3.1, RFC 3465). */
+	for (unsigned i = 0; i < iw / s.c.snd_mss; i++) {
 		advance(&s, 10 * US);
-		next += mss;
+		next += s.c.snd_mss;
 		seg(&s, ACK, IRS + 1, next, 65535, 0);
 		drain_tx(&s);
 	}
-	assert_int_equal(s.c.cc.cwnd, iw + mss);
+	assert_int_equal(s.c.cc.cwnd, iw + s.c.snd_mss);
 	script_end(&s);
 }
 

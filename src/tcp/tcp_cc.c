@@ -66,6 +66,7 @@ static bool ecn_window_open(const struct tcp_cc *cc, uint32_t snd_una)
 static uint32_t cut(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_signal sig)
 {
 	cc->bytes_acked = 0;
+	tcp_hystart_stop(&cc->hs); /* RFC 9406 4.2: a loss or an echo ends slow start for good */
 	return cc->ops->ssthresh(cc, flight, sig);
 }
 
@@ -100,11 +101,16 @@ void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments, enum tc
 
 /*
  * RFC 5681 3.1 slow start (cwnd < ssthresh), eq. 2 with RFC 3465 2.2's
- * limit L = 2*SMSS: cwnd += min(N, L).
+ * limit L = 2*SMSS: cwnd += min(N, L). HyStart++'s CSS grows a quarter of
+ * that (RFC 9406 4.2; its L for unpaced senders is 8, lunar keeps 2).
  */
 void tcp_cc_slow_start(struct tcp_cc *cc, uint32_t acked)
 {
-	cc->cwnd = sat32((uint64_t)cc->cwnd + min32(acked, sat32(2 * (uint64_t)cc->smss)));
+	uint32_t inc = min32(acked, sat32(2 * (uint64_t)cc->smss));
+
+	if (tcp_hystart_in_css(&cc->hs))
+		inc /= TCP_HYSTART_CSS_GROWTH_DIVISOR;
+	cc->cwnd = sat32((uint64_t)cc->cwnd + inc);
 }
 
 /* NewReno, outside recovery: grow cwnd for newly acknowledged bytes. */
@@ -163,6 +169,10 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 		cc->recover_armed = false;
 
 	if (!cc->in_recovery) {
+		/* RFC 9406 4.2: CSS_ROUNDS rounds of CSS end slow start. */
+		if (cc->cwnd < cc->ssthresh &&
+		    tcp_hystart_ack(&cc->hs, ack, a->snd_nxt, a->rtt_sample_ns))
+			cc->ssthresh = cc->cwnd;
 		/*
 		 * An echo about to reduce the window (tcp_cc_on_ece()) must not
 		 * find it grown first; a window the sender did not fill has not

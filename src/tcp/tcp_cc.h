@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tcp/tcp_hystart.h"
+
 /** The algorithms (tcp_config.cc). */
 enum tcp_cc_algo {
 	TCP_CC_NEWRENO,
@@ -59,6 +61,8 @@ struct tcp_cc_ack {
 	bool app_limited;
 	uint64_t now_ns;
 	uint64_t rtt_ns;  /**< smoothed RTT; 0: no sample yet */
+	/** This ACK's own RTT measurement, for HyStart++ (0: none, e.g. Karn). */
+	uint64_t rtt_sample_ns;
 };
 
 struct tcp_cc;
@@ -182,6 +186,11 @@ struct tcp_cc {
 		union tcp_cc_algo_state algo;
 	} prior;
 	union tcp_cc_algo_state algo;
+	/**
+	 * HyStart++ (RFC 9406) in the first slow start, for every algorithm;
+	 * off after tcp_cc_init(), turned on by tcp_hystart_init(&cc->hs, ...).
+	 */
+	struct tcp_hystart hs;
 };
 
 /** What the sender must do after an event. */
@@ -209,7 +218,9 @@ void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments, enum tc
  * An ACK that advanced snd_una by a->acked bytes (> 0) to a->ack, a->flight
  * being the bytes in flight before it (snd_nxt - old snd_una).
  * Outside recovery the algorithm grows cwnd; NewReno: slow start
- * (cwnd < ssthresh) adds min(acked, 2*SMSS) (RFC 3465 2.2, L = 2);
+ * (cwnd < ssthresh) adds min(acked, 2*SMSS) (RFC 3465 2.2, L = 2), a
+ * quarter of that in HyStart++'s CSS, and HyStart++ may end slow start
+ * here (ssthresh = cwnd, RFC 9406 4.2);
  * congestion avoidance adds SMSS per cwnd bytes acknowledged (RFC 3465 2.1).
  * In recovery, a full ACK (ack >= recover) leaves it with
  * cwnd = min(ssthresh, max(flight - acked, SMSS) + SMSS) (RFC 6582 3.2

@@ -42,6 +42,8 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->dsack = true;
 	cfg->rack = true;
 	cfg->cc = TCP_CC_NEWRENO;
+	cfg->hystart_min_ns = TCP_HYSTART_MIN_RTT_THRESH_NS;
+	cfg->hystart_max_ns = TCP_HYSTART_MAX_RTT_THRESH_NS;
 	cfg->ecn = TCP_ECN_ACCEPT; /* as Linux: answer an ECN-setup SYN, ask for none */
 	cfg->syncookies = true;
 	cfg->nodelay = false;
@@ -485,6 +487,7 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 	tcp_rtt_init(&c->rtt, c->cfg.rto_init_ns, c->cfg.rto_min_ns, c->cfg.rto_max_ns,
 		     NS_PER_US);
 	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments, c->cfg.cc);
+	tcp_hystart_init(&c->cc.hs, c->cfg.hystart_min_ns, c->cfg.hystart_max_ns);
 	tcp_reass_init(&c->reass, c->cfg.reass_max_bytes, c->cfg.reass_max_segs);
 	tcp_sb_init(&c->sb);
 	tcp_rack_init(&c->rack);

@@ -93,6 +93,12 @@ struct tcp_config {
 	 * (accept only; the default). DCTCP asks whatever this says.
 	 */
 	uint8_t ecn;
+	/**
+	 * HyStart++ (RFC 9406) in the first slow start, for every algorithm:
+	 * RttThresh's bounds (RFC 9406's 4 and 16 ms by default; a datacenter
+	 * may want tens of microseconds). hystart_min_ns 0: standard slow start.
+	 */
+	uint64_t hystart_min_ns, hystart_max_ns;
 	bool nodelay;          /**< disable Nagle (RFC 9293 3.7.4) */
 	bool delayed_ack;      /**< RFC 1122 4.2.3.2 / RFC 5681 4.2 */
 	/**

@@ -67,14 +67,20 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 		mss = MIN_SND_MSS;
 	c->snd_mss = (uint16_t)mss;
 	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments, c->cfg.cc);
+	tcp_hystart_init(&c->cc.hs, c->cfg.hystart_min_ns, c->cfg.hystart_max_ns);
 }
 
-static void take_rtt_sample(struct tcp_conn *c, uint32_t ack, uint64_t now)
+/* The timed segment (Karn) is acknowledged: fold in its RTT. @return it, or 0. */
+static uint64_t take_rtt_sample(struct tcp_conn *c, uint32_t ack, uint64_t now)
 {
+	uint64_t rtt = 0;
+
 	if (c->rtt_start && seq_geq(ack, c->rtt_seq)) {
-		tcp_rtt_sample(&c->rtt, now - c->rtt_start);
+		rtt = now - c->rtt_start;
+		tcp_rtt_sample(&c->rtt, rtt);
 		c->rtt_start = 0;
 	}
+	return rtt;
 }
 
 /* Retransmit the first unacknowledged segment (fast retransmit, partial ACK). */
@@ -142,12 +148,17 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 	c->snd_una = ack;
 	if (seq_lt(c->snd_nxt, ack))
 		c->snd_nxt = ack; /* after a timeout rolled snd_nxt back */
-	take_rtt_sample(c, ack, now);
+	a.rtt_sample_ns = take_rtt_sample(c, ack, now);
 	c->retries = 0;
 	c->soft_error = 0; /* something got through: an earlier ICMP error is stale */
 	c->unacked_since = now;
-	if (c->sb_on)
-		tcp_rec_acked(c, ack, now);
+	/* With a scoreboard every ACK times the last segment it delivered (RACK). */
+	if (c->sb_on) {
+		uint64_t rtt = tcp_rec_acked(c, ack, now);
+
+		if (rtt)
+			a.rtt_sample_ns = rtt;
+	}
 	/* RFC 3522: the first ACK since an RTO echoes a TSval from before it. */
 	if (tcp_undo_by_timestamp(&c->undo, c->ts_ok && seg->opts.has_ts, seg->opts.ts_ecr)) {
 		tcp_rec_undo(c);

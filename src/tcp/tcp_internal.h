@@ -39,8 +39,12 @@ bool tcp_conn_cwnd_limited(const struct tcp_conn *c);
 void tcp_rec_start(struct tcp_conn *c);
 /** tcp_xmit() sent [seq, seq + len) (+ FIN) at @now: record it. */
 void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len, uint64_t now);
-/** The cumulative ACK moved to @ack (before SND.UNA is updated by the caller's cc step). */
-void tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now);
+/**
+ * The cumulative ACK moved to @ack (before SND.UNA is updated by the
+ * caller's cc step). @return the RTT of the last segment it delivered
+ * that was sent once (0: none).
+ */
+uint64_t tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now);
 /** SND.UNA and the bytes SACKed before an ACK: with them after it, what it delivered. */
 struct tcp_rec_mark {
 	uint32_t snd_una, sacked;

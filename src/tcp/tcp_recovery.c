@@ -37,12 +37,13 @@ void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len,
 		fall_back(c);
 }
 
-void tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now)
+uint64_t tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now)
 {
 	struct tcp_delivery d = {0};
 
 	tcp_sb_acked(&c->sb, ack, now, tcp_rack_min_rtt(&c->rack), &d);
 	tcp_rack_update(&c->rack, &d, now);
+	return d.xmit_ns && now >= d.xmit_ns ? now - d.xmit_ns : 0;
 }
 
 /* RFC 8985 6.2 step 5 and 6: mark losses, arm the reordering timer, start recovery. */

@@ -419,6 +419,14 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->ecn_cuts += c->ecn_cuts;
 }
 
+/* What HyStart++ (tcp_hystart.h) did on one connection. */
+static void add_hystart_stats(struct tcp_stack_stats *x, const struct tcp_hystart *h)
+{
+	x->hystart_css += h->css_entries;
+	x->hystart_css_spurious += h->css_spurious;
+	x->hystart_exits += h->exits;
+}
+
 /*
  * ---- limits (tcp_limits.h; the policy table is docs/LIMITS.md) ----
  *
@@ -671,6 +679,7 @@ static void kill_sock(struct tcp_sock *s)
 	if (s->listener && s->listener->pending)
 		s->listener->pending--;
 	add_conn_stats(&st->stats, &s->conn.stats);
+	add_hystart_stats(&st->stats, &s->conn.cc.hs);
 	if (s->all_prev)
 		s->all_prev->all_next = s->all_next;
 	else
@@ -1373,8 +1382,10 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	const struct tcp_stack_stats *x = &all;
 
 	/* Closed connections were folded in when they died; add the live ones. */
-	for (const struct tcp_sock *s = st->all; s; s = s->all_next)
+	for (const struct tcp_sock *s = st->all; s; s = s->all_next) {
 		add_conn_stats(&all, &s->conn.stats);
+		add_hystart_stats(&all, &s->conn.cc.hs);
+	}
 
 	fprintf(f,
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "
@@ -1407,8 +1418,11 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->fast_retransmits, x->dupacks, x->sack_blocks, x->sack_invalid, x->dsacks,
 		x->dsacks_sent, x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries, x->sb_nomem,
 		x->spurious_rtos, x->spurious_recoveries);
-	fprintf(f, "tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu\n", tcp_cc_algo_name(st->cfg.cc),
-		x->ecn_ce, x->ecn_ece, x->ecn_cuts);
+	fprintf(f,
+		"tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu hystart_css %lu "
+		"hystart_css_spurious %lu hystart_exits %lu\n",
+		tcp_cc_algo_name(st->cfg.cc), x->ecn_ce, x->ecn_ece, x->ecn_cuts, x->hystart_css,
+		x->hystart_css_spurious, x->hystart_exits);
 	fprintf(f,
 		"tcp: icmp_no_conn %lu icmp_out_of_window %lu icmp_mtu_absurd %lu "
 		"icmp_mtu_not_lower %lu icmp_mss_lowered %lu icmp_mss_floored %lu "

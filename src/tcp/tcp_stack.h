@@ -69,6 +69,8 @@ struct tcp_stack_stats {
 		spurious_recoveries;
 	/* ECN (RFC 3168): CE marks received, ECE echoes received, window cuts for them */
 	uint64_t ecn_ce, ecn_ece, ecn_cuts;
+	/* HyStart++ (RFC 9406): CSS entered, CSS left as spurious, slow starts it ended */
+	uint64_t hystart_css, hystart_css_spurious, hystart_exits;
 	/*
 	 * ICMP errors quoting our segments (tcp_icmp.h, RFC 5927): for no
 	 * connection; quoted sequence outside the window (4.1); fragmentation

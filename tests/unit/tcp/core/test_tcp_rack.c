@@ -891,6 +891,63 @@ static void test_no_sack_no_scoreboard(void **state)
 	script_end(&s);
 }
 
+/*
+ * One round trip of a sender that always has data: @rtt after the last
+ * round's segments left, each is acknowledged on its own (so each ACK
+ * measures @rtt through RACK's delivery times), the application refilling
+ * the send buffer as it goes.
+ */
+static void acked_round(struct script *s, uint64_t rtt)
+{
+	uint32_t end = s->c.snd_max;
+
+	advance(s, rtt);
+	for (uint32_t a = s->c.snd_una + mss_; seq_leq(a, end); a += mss_) {
+		sack(s, a, 0, NULL);
+		drain_tx(s);
+		app_send(s, mss_);
+	}
+}
+
+/*
+ * HyStart++ (RFC 9406 4.2) on a live connection: with a scoreboard every
+ * ACK is an RTT sample (the segment it delivered, RFC 8985's RACK.rtt),
+ * so a round of ten or more ACKs decides. With datacenter bounds (20 to
+ * 200 us) a rise from 100 to 130 us starts Conservative Slow Start, and
+ * five rounds later the connection is in congestion avoidance.
+ */
+static void test_hystart_from_rack_samples(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t before;
+
+	(void)state;
+	rack_fixture_iw(&s, &cfg, 10);
+	/* tcp_config's default reached the connection: RFC 9406's bounds. */
+	assert_int_equal(s.c.cc.hs.min_thresh_ns, TCP_HYSTART_MIN_RTT_THRESH_NS);
+	assert_int_equal(s.c.cc.hs.max_thresh_ns, TCP_HYSTART_MAX_RTT_THRESH_NS);
+	tcp_hystart_init(&s.c.cc.hs, 20 * US, 200 * US);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(app_send(&s, 16 * 1024), 16 * 1024);
+	drain_tx(&s);
+	acked_round(&s, 100 * US);
+	acked_round(&s, 100 * US);
+	assert_int_equal(s.c.cc.hs.phase, TCP_HYSTART_SS);
+	before = s.c.cc.cwnd;
+	acked_round(&s, 130 * US);
+	assert_int_equal(s.c.cc.hs.phase, TCP_HYSTART_CSS);
+	assert_int_equal(s.c.cc.hs.css_entries, 1);
+	assert_true(s.c.cc.cwnd < 2 * before - 8 * mss_); /* not the doubling of slow start */
+	for (int r = 0; r < 5; r++)
+		acked_round(&s, 130 * US);
+	assert_int_equal(s.c.cc.hs.phase, TCP_HYSTART_DONE);
+	assert_int_equal(s.c.cc.hs.exits, 1);
+	assert_true(s.c.cc.ssthresh < UINT32_MAX);
+	assert_int_equal(s.c.stats.retransmits, 0);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -915,6 +972,7 @@ int main(void)
 		cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
 		cmocka_unit_test(test_probe_cut_survives_rto_undo),
 		cmocka_unit_test(test_no_sack_no_scoreboard),
+		cmocka_unit_test(test_hystart_from_rack_samples),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

@@ -9,6 +9,10 @@
  *    NewReno's halving on loss;
  *  - the ECN echo response (RFC 3168 6.1.2): once per window, never while
  *    recovering, no growth from the ACK that carries it;
+ *  - HyStart++ (RFC 9406) in the first slow start of every algorithm:
+ *    Conservative Slow Start on an RTT rise, back to slow start when the
+ *    rise does not last, congestion avoidance after CSS_ROUNDS rounds,
+ *    RttThresh's clamp, too few samples, a loss or a timeout ending it;
  *  - the names --cc takes.
  * The tests play a sender that always has data: every ACK is of SMSS
  * bytes, and a "round" acknowledges one cwnd at one instant.
@@ -30,6 +34,7 @@ struct sender {
 	struct tcp_cc cc;
 	uint32_t una, nxt;
 	uint64_t now, rtt;
+	uint64_t sample; /* every ACK's own RTT sample (HyStart++); 0: none */
 };
 
 static void sender_init(struct sender *s, enum tcp_cc_algo algo, uint32_t cwnd_segs, uint64_t rtt)
@@ -40,12 +45,13 @@ static void sender_init(struct sender *s, enum tcp_cc_algo algo, uint32_t cwnd_s
 	s->nxt = s->una + s->cc.cwnd;
 	s->now = 1000 * MS;
 	s->rtt = rtt;
+	s->sample = 0;
 }
 
 static void sender_ack(struct sender *s, uint32_t bytes, bool ece)
 {
 	struct tcp_cc_ack a = {.acked = bytes, .flight = s->nxt - s->una, .ece = ece,
-			       .now_ns = s->now, .rtt_ns = s->rtt};
+			       .now_ns = s->now, .rtt_ns = s->rtt, .rtt_sample_ns = s->sample};
 
 	s->una += bytes;
 	a.ack = s->una;
@@ -310,6 +316,191 @@ static void test_ece_once_per_window(void **state)
 	assert_int_equal(s.cc.cwnd, 10 * SMSS);
 }
 
+/* A slow-start round whose every ACK measures @rtt. */
+static void ss_round(struct sender *s, uint64_t rtt)
+{
+	s->sample = rtt;
+	sender_round(s);
+}
+
+/* A sender at 10 segments in its first slow start, HyStart++ with RFC 9406's bounds. */
+static void hystart_sender(struct sender *s, enum tcp_cc_algo algo)
+{
+	sender_init(s, algo, 10, 10 * MS);
+	tcp_hystart_init(&s->cc.hs, TCP_HYSTART_MIN_RTT_THRESH_NS, TCP_HYSTART_MAX_RTT_THRESH_NS);
+}
+
+/* Two rounds at 10 ms, one at 14 ms: in CSS (the test below shows each step). */
+static void into_css(struct sender *s, enum tcp_cc_algo algo)
+{
+	hystart_sender(s, algo);
+	ss_round(s, 10 * MS);
+	ss_round(s, 10 * MS);
+	ss_round(s, 14 * MS);
+	assert_int_equal(s->cc.hs.phase, TCP_HYSTART_CSS);
+}
+
+/*
+ * RFC 9406 4.2 for each algorithm: two rounds at 10 ms, then a round at
+ * 14 ms (RttThresh = max(4 ms, min(10 ms / 8, 16 ms)) = 4 ms above): CSS
+ * from that round's eighth sample, cwnd growing a quarter as fast; after
+ * CSS_ROUNDS rounds of CSS, congestion avoidance with ssthresh = cwnd.
+ */
+static void test_hystart_css_then_avoidance(void **state)
+{
+	(void)state;
+	for (int algo = 0; algo < TCP_CC_ALGO_COUNT; algo++) {
+		struct sender s;
+
+		hystart_sender(&s, (enum tcp_cc_algo)algo);
+		ss_round(&s, 10 * MS);
+		ss_round(&s, 10 * MS);
+		assert_int_equal(s.cc.cwnd, 40 * SMSS); /* standard slow start */
+		assert_int_equal(s.cc.hs.phase, TCP_HYSTART_SS);
+		ss_round(&s, 14 * MS);
+		assert_int_equal(s.cc.hs.phase, TCP_HYSTART_CSS);
+		assert_int_equal(s.cc.hs.css_entries, 1);
+		/* About eight ACKs at a full SMSS, the rest of the round at a quarter. */
+		assert_true(s.cc.cwnd > 52 * SMSS && s.cc.cwnd < 60 * SMSS);
+		struct sender one = s; /* one more ACK, on a copy: the rounds stay whole */
+
+		sender_ack(&one, SMSS, false);
+		assert_int_equal(one.cc.cwnd, s.cc.cwnd + SMSS / 4);
+		assert_int_equal(s.cc.ssthresh, UINT32_MAX);
+		/* Each round begins one more of CSS; the fifth to begin ends it. */
+		for (int r = 0; r < 4; r++) {
+			ss_round(&s, 14 * MS);
+			assert_int_equal(s.cc.hs.phase, TCP_HYSTART_CSS);
+			assert_int_equal(s.cc.hs.css_rounds, r + 1);
+		}
+		ss_round(&s, 14 * MS);
+		assert_int_equal(s.cc.hs.phase, TCP_HYSTART_DONE);
+		assert_int_equal(s.cc.hs.exits, 1);
+		assert_true(s.cc.ssthresh < UINT32_MAX);
+		assert_true(s.cc.cwnd >= s.cc.ssthresh && s.cc.cwnd - s.cc.ssthresh <= SMSS);
+		/* Congestion avoidance from here: a round adds about one segment. */
+		uint32_t before = s.cc.cwnd;
+
+		ss_round(&s, 14 * MS);
+		assert_true(s.cc.cwnd - before <= 2 * SMSS);
+		assert_int_equal(s.cc.hs.phase, TCP_HYSTART_DONE);
+	}
+}
+
+/*
+ * RFC 9406 4.2: in CSS, a round whose minimum falls below the one that
+ * began CSS means the rise was not the queue: back to slow start.
+ */
+static void test_hystart_css_spurious(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	into_css(&s, TCP_CC_NEWRENO);
+	ss_round(&s, 10 * MS);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_SS);
+	assert_int_equal(s.cc.hs.css_spurious, 1);
+	/* Slow start's growth again: a full SMSS an ACK. */
+	struct sender one = s;
+
+	sender_ack(&one, SMSS, false);
+	assert_int_equal(one.cc.cwnd, s.cc.cwnd + SMSS);
+	ss_round(&s, 10 * MS);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_SS);
+	assert_int_equal(s.cc.ssthresh, UINT32_MAX);
+}
+
+/*
+ * RttThresh = clamp(lastRoundMinRTT / 8, min, max): 4 ms at 10 ms (a rise
+ * of 3.9 ms is not enough), 12.5 ms at 100 ms, 16 ms at 200 ms, and the
+ * configured bounds: 20 us at 100 us with bounds 20..200 us.
+ */
+static void test_hystart_threshold(void **state)
+{
+	static const struct {
+		uint64_t base, below, at, lo, hi;
+	} c[] = {
+		{10 * MS, 13900 * US, 14 * MS, 0, 0},
+		{100 * MS, 112 * MS, 112500 * US, 0, 0},
+		{200 * MS, 215 * MS, 216 * MS, 0, 0},
+		{100 * US, 119 * US, 120 * US, 20 * US, 200 * US},
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		for (int hit = 0; hit < 2; hit++) {
+			struct sender s;
+
+			hystart_sender(&s, TCP_CC_NEWRENO);
+			if (c[i].lo)
+				tcp_hystart_init(&s.cc.hs, c[i].lo, c[i].hi);
+			ss_round(&s, c[i].base);
+			ss_round(&s, c[i].base);
+			ss_round(&s, hit ? c[i].at : c[i].below);
+			assert_int_equal(s.cc.hs.phase, hit ? TCP_HYSTART_CSS : TCP_HYSTART_SS);
+		}
+	}
+}
+
+/* Fewer than N_RTT_SAMPLE samples in a round decide nothing, however large the rise. */
+static void test_hystart_needs_samples(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	hystart_sender(&s, TCP_CC_NEWRENO);
+	ss_round(&s, 10 * MS);
+	ss_round(&s, 10 * MS);
+	/* ACKs without a sample until HyStart++'s next round begins, then 7 of 50 ms. */
+	uint32_t end = s.cc.hs.window_end;
+
+	s.sample = 0;
+	while (s.cc.hs.window_end == end)
+		sender_ack(&s, SMSS, false);
+	s.sample = 50 * MS;
+	for (int i = 0; i < 7; i++)
+		sender_ack(&s, SMSS, false);
+	s.sample = 0;
+	for (int i = 0; i < 30; i++)
+		sender_ack(&s, SMSS, false);
+	assert_int_equal(s.cc.hs.samples, 7);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_SS);
+}
+
+/*
+ * RFC 9406 4.2, 4.3: a loss in CSS, or a timeout in slow start, ends
+ * HyStart++ for good: the next slow start is the standard one. Off
+ * (a zero threshold): the rise changes nothing.
+ */
+static void test_hystart_ended_by_loss_or_off(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	into_css(&s, TCP_CC_CUBIC);
+	sender_loss(&s);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_DONE);
+	assert_int_equal(s.cc.hs.exits, 0);
+
+	hystart_sender(&s, TCP_CC_NEWRENO);
+	ss_round(&s, 10 * MS);
+	tcp_cc_on_timeout(&s.cc, s.nxt - s.una, s.nxt);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_DONE);
+	s.nxt = s.una + s.cc.cwnd;
+	ss_round(&s, 10 * MS);
+	ss_round(&s, 10 * MS);
+	ss_round(&s, 30 * MS);
+	assert_int_equal(s.cc.cwnd, 8 * SMSS); /* 1, 2, 4, 8: standard slow start */
+
+	hystart_sender(&s, TCP_CC_NEWRENO);
+	tcp_hystart_init(&s.cc.hs, 0, 0);
+	ss_round(&s, 10 * MS);
+	ss_round(&s, 10 * MS);
+	ss_round(&s, 30 * MS);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_OFF);
+	assert_int_equal(s.cc.cwnd, 80 * SMSS);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -336,6 +527,11 @@ int main(void)
 	    cmocka_unit_test(test_dctcp_alpha),
 	    cmocka_unit_test(test_dctcp_cuts),
 	    cmocka_unit_test(test_ece_once_per_window),
+	    cmocka_unit_test(test_hystart_css_then_avoidance),
+	    cmocka_unit_test(test_hystart_css_spurious),
+	    cmocka_unit_test(test_hystart_threshold),
+	    cmocka_unit_test(test_hystart_needs_samples),
+	    cmocka_unit_test(test_hystart_ended_by_loss_or_off),
 	    cmocka_unit_test(test_names),
 	};
 

@@ -23,6 +23,10 @@
 # MARK=pct: the router also marks pct% of ECN-capable packets CE
 # (topo.sh arb mark); ECN=on: both senders ask for ECN (lunar --ecn on, the
 # kernel net.ipv4.tcp_ecn=1); DCTCP asks for it anyway.
+# SHAPE="RATE LIMIT": the router forwards towards A through a token bucket
+# (tc tbf) of RATE (e.g. 500mbit) whose queue holds LIMIT bytes (e.g. 256k):
+# a bottleneck whose queue fills and then drops, as a switch port's does.
+# LUNAR_ARGS: more lunar-get options (e.g. "--hystart off").
 set -u
 size=${1:-256M} rounds=${2:-3} cc=${3:-reno} losses=${4:-0 0.1 1 5}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +66,11 @@ fi
 if [ -n "${MARK:-}" ]; then
 	"$topo" arb mark "$MARK" >/dev/null || exit 2
 fi
+if [ -n "${SHAPE:-}" ]; then
+	read -r rate limit <<<"$SHAPE"
+	ip netns exec lunar-r tc qdisc replace dev "${LUNAR_ARB_RA:-arb-ra}" root tbf rate "$rate" \
+		burst 64k limit "$limit" || exit 2
+fi
 head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$log/src.bin"
 bytes=$(stat -c %s "$log/src.bin")
 port=9400
@@ -75,7 +84,7 @@ run() { # lunar|kernel: prints seconds
 	t0=$(date +%s.%N)
 	if [ "$who" = lunar ]; then
 		$B "$get" --timeout 600 --port af_xdp:arb-b --core 1 --connect "10.78.1.1:$port" \
-			--send "$log/src.bin" --cc "$cc" --ecn "$ecn" --counters >"$log/lunar.log" 2>&1 &
+			--send "$log/src.bin" --cc "$cc" --ecn "$ecn" --counters ${LUNAR_ARGS:-} >"$log/lunar.log" 2>&1 &
 	else
 		$B taskset -c 1 socat -u "FILE:$log/src.bin" "TCP:10.78.1.1:$port" &
 	fi
@@ -107,12 +116,12 @@ for loss in $losses; do
 			t=$(run "$who") || exit 1
 			echo "$t" >>"$log/t.$who"
 			extra=""
-			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| spurious_rtos [0-9]*\| spurious_recoveries [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*' \
+			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| spurious_rtos [0-9]*\| spurious_recoveries [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*\| hystart_css [0-9]*\| hystart_exits [0-9]*' \
 				"$log/lunar.log" | tr -d '\n')
 			printf 'loss %s%% run %d %-6s %7.2f s %6s Gbit/s%s\n' "$loss" "$r" "$who" "$t" "$(gbits "$t")" "$extra"
 		done
 	done
 	l=$(median <"$log/t.lunar") k=$(median <"$log/t.kernel")
-	printf 'MEDIAN loss %s%% mark %s%% ecn %s (%s, lunar %s, kernel %s): lunar %.2f s %s Gbit/s, kernel %.2f s %s Gbit/s, lunar/kernel throughput %.2fx\n' \
-		"$loss" "${MARK:-0}" "$ecn" "$size" "$cc" "$kcc" "$l" "$(gbits "$l")" "$k" "$(gbits "$k")" "$(echo "scale=3; $k / $l" | bc)"
+	printf 'MEDIAN loss %s%% mark %s%% ecn %s shape %s args %s (%s, lunar %s, kernel %s): lunar %.2f s %s Gbit/s, kernel %.2f s %s Gbit/s, lunar/kernel throughput %.2fx\n' \
+		"$loss" "${MARK:-0}" "$ecn" "${SHAPE:-none}" "${LUNAR_ARGS:-none}" "$size" "$cc" "$kcc" "$l" "$(gbits "$l")" "$k" "$(gbits "$k")" "$(echo "scale=3; $k / $l" | bc)"
 done

@@ -827,6 +827,10 @@ void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
 		cfg->cc = (enum tcp_cc_algo)o->cc;
 	if (o->ecn >= 0)
 		cfg->ecn = (uint8_t)o->ecn;
+	if (o->hystart_min_ns >= 0) {
+		cfg->hystart_min_ns = (uint64_t)o->hystart_min_ns;
+		cfg->hystart_max_ns = (uint64_t)o->hystart_max_ns;
+	}
 	if (o->sock_buf)
 		cfg->rcv_buf = cfg->snd_buf = o->sock_buf;
 	if (o->keepalive >= 0)

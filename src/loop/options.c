@@ -17,6 +17,7 @@ void lunar_options_init(struct lunar_options *o)
 	o->n_workers = 1;
 	o->cc = -1;
 	o->ecn = -1;
+	o->hystart_min_ns = o->hystart_max_ns = -1;
 	o->keepalive = -1;
 	o->xdp_syncookies = true;
 }
@@ -142,6 +143,47 @@ bad:
 	lunar_set_err(err, errlen,
 		      "--keepalive %s: expected IDLE,INTVL,PROBES (seconds from 0.001 to 86400, "
 		      "seconds, probes from 1 to 1000; e.g. 10,2,3) or off",
+		      arg);
+	return -EINVAL;
+}
+
+/*
+ * --hystart on | off | MIN_US,MAX_US: HyStart++ (RFC 9406) in the first
+ * slow start with RFC 9406's RTT threshold bounds (4 and 16 ms), none, or
+ * bounds in microseconds (a datacenter's round trips are far below 4 ms).
+ */
+static int parse_hystart(struct lunar_options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long lo, hi;
+	char buf[48], *comma;
+
+	if (!strcmp(arg, "on")) {
+		o->hystart_min_ns = (int64_t)TCP_HYSTART_MIN_RTT_THRESH_NS;
+		o->hystart_max_ns = (int64_t)TCP_HYSTART_MAX_RTT_THRESH_NS;
+		return 1;
+	}
+	if (!strcmp(arg, "off")) {
+		o->hystart_min_ns = o->hystart_max_ns = 0;
+		return 1;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (!comma)
+		goto bad;
+	*comma = '\0';
+	if (parse_uint(buf, 1000000, &lo) || lo < 1 || parse_uint(comma + 1, 1000000, &hi) ||
+	    hi < lo)
+		goto bad;
+	o->hystart_min_ns = (int64_t)lo * 1000;
+	o->hystart_max_ns = (int64_t)hi * 1000;
+	return 1;
+bad:
+	lunar_set_err(err, errlen,
+		      "--hystart %s: expected on (RFC 9406's 4 to 16 ms RTT threshold, the "
+		      "default), off, or MIN_US,MAX_US with 1 <= MIN_US <= MAX_US <= 1000000 "
+		      "(e.g. 20,200 in a datacenter)",
 		      arg);
 	return -EINVAL;
 }
@@ -351,6 +393,8 @@ bad_core:
 			return -EINVAL;
 		}
 		return 1;
+	case LUNAR_OPT_HYSTART:
+		return parse_hystart(o, arg, err, errlen);
 	case LUNAR_OPT_TCP_LIMITS:
 		return parse_tcp_limits(&o->tcp_limits, arg, err, errlen);
 	case LUNAR_OPT_KEEPALIVE:
@@ -458,6 +502,9 @@ void lunar_options_usage(FILE *f)
 	      "  --cc NAME          congestion control: newreno (default), cubic or dctcp\n"
 	      "                     (dctcp asks for ECN itself)\n"
 	      "  --ecn MODE         ECN (RFC 3168): on (ask and accept), off, accept (default)\n"
+	      "  --hystart MODE     HyStart++ (RFC 9406) leaves the first slow start when the\n"
+	      "                     RTT rises: on (threshold 4-16 ms, the default), off, or\n"
+	      "                     MIN_US,MAX_US threshold bounds (e.g. 20,200)\n"
 	      "  --tcp-limits SPEC  per worker: conns=N (connections, any state), half-open=N\n"
 	      "                     (SYN-RECEIVED; beyond: SYN cookies), time-wait=N, mem=SIZE\n"
 	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"

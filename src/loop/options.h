@@ -11,6 +11,7 @@
  *   --trust-link       memif to another lunar process: no checksums
  *   --cc NAME          congestion control: newreno (default), cubic, dctcp
  *   --ecn on|off|accept  ECN (RFC 3168): ask and accept, neither, accept only
+ *   --hystart on|off|MIN_US,MAX_US  HyStart++ (RFC 9406) and its RTT threshold
  *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
@@ -49,6 +50,7 @@ struct lunar_options {
 	unsigned pool_mbufs; /* 0: the default size (loop/env.c) */
 	int cc;              /* enum tcp_cc_algo; -1: tcp_config's default */
 	int ecn;             /* TCP_ECN_*; -1: tcp_config's default */
+	int64_t hystart_min_ns, hystart_max_ns; /* --hystart; -1: tcp_config's; min 0: off */
 	struct tcp_limits_spec tcp_limits; /* --tcp-limits: what was given */
 	int keepalive;       /* -1: tcp_config's default (off); 0 off; 1 on with: */
 	double keepalive_idle_s, keepalive_intvl_s;
@@ -87,6 +89,7 @@ enum {
 	LUNAR_OPT_XDP_SYNCOOKIES,
 	LUNAR_OPT_SOCK_BUF,
 	LUNAR_OPT_IDLE_YIELD,
+	LUNAR_OPT_HYSTART,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -108,7 +111,8 @@ enum {
 		{"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE},                       \
 		{"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES},          \
 		{"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF},                         \
-		{"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD}
+		{"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD},                     \
+		{"hystart", required_argument, NULL, LUNAR_OPT_HYSTART}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -1,7 +1,7 @@
 /*
  * test_options_tcp.c - the TCP options every program shares (loop/options.c):
  * --tcp-limits (into tcp/tcp_limits.h) and --keepalive (into tcp_config by
- * lunar_options_tcp()), and the loop's --idle-yield: what each takes, and
+ * lunar_options_tcp()), --hystart, and the loop's --idle-yield: what each takes, and
  * that each wrong value is refused with a message saying what is wrong and
  * how to put it right.
  */
@@ -144,6 +144,39 @@ static void test_keepalive_refused_with_reason(void **state)
 	}
 }
 
+/* --hystart: RFC 9406's bounds by default and with "on", none with "off", or bounds in us. */
+static void test_hystart(void **state)
+{
+	static const char *const bad[] = {"", "yes", "20", "0,200", "200,20", "20,",
+					  ",20", "20,2000000", "x,20", "20,200,300"};
+	struct lunar_options o;
+	struct tcp_config cfg;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	tcp_config_default(&cfg);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.hystart_min_ns, TCP_HYSTART_MIN_RTT_THRESH_NS);
+	assert_int_equal(cfg.hystart_max_ns, TCP_HYSTART_MAX_RTT_THRESH_NS);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_HYSTART, "20,200", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.hystart_min_ns, 20000);
+	assert_int_equal(cfg.hystart_max_ns, 200000);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_HYSTART, "off", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.hystart_min_ns, 0);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_HYSTART, "on", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.hystart_min_ns, TCP_HYSTART_MIN_RTT_THRESH_NS);
+	assert_int_equal(cfg.hystart_max_ns, TCP_HYSTART_MAX_RTT_THRESH_NS);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lunar_options_init(&o);
+		refused_with(&o, LUNAR_OPT_HYSTART, "hystart", bad[i], "expected on", "MIN_US,MAX_US");
+		assert_int_equal(o.hystart_min_ns, -1); /* nothing half-applied */
+	}
+}
+
 /* --sock-buf: both buffers take it; unset leaves tcp_config's; out of range refused. */
 static void test_sock_buf(void **state)
 {
@@ -227,6 +260,7 @@ int main(void)
 	    cmocka_unit_test(test_xdp_syncookies),
 	    cmocka_unit_test(test_sock_buf),
 	    cmocka_unit_test(test_idle_yield),
+	    cmocka_unit_test(test_hystart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

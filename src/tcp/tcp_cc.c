@@ -223,6 +223,7 @@ static void save_prior(struct tcp_cc *cc)
 	cc->prior.cwnd = cc->cwnd;
 	cc->prior.ssthresh = cc->ssthresh;
 	cc->prior.algo = cc->algo;
+	cc->prior.hs = cc->hs;
 }
 
 enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t snd_nxt,
@@ -367,6 +368,7 @@ void tcp_cc_undo(struct tcp_cc *cc)
 	cc->ssthresh = max32(cc->ssthresh, cc->prior.ssthresh);
 	if (cc->ops->undo)
 		cc->ops->undo(cc, &cc->prior.algo);
+	tcp_hystart_undo(&cc->hs, &cc->prior.hs);
 	cc->in_recovery = false;
 	cc->sack_recovery = false;
 	cc->rto_repeat = false;
@@ -376,10 +378,22 @@ void tcp_cc_undo(struct tcp_cc *cc)
 	cc->ecn_armed = false; /* the undone reduction's ECN window goes with it */
 }
 
+bool tcp_cc_unused(struct tcp_cc *cc, uint32_t used, unsigned iw_segments)
+{
+	uint32_t win = max32(used, tcp_cc_initial_window(cc->smss, iw_segments));
+
+	if (cc->in_recovery || win >= cc->cwnd)
+		return false;
+	cc->ssthresh = max32(cc->ssthresh, sat32((uint64_t)cc->cwnd * 3 / 4));
+	cc->cwnd = sat32(((uint64_t)cc->cwnd + win) / 2);
+	return true;
+}
+
 void tcp_cc_on_idle(struct tcp_cc *cc, unsigned iw_segments)
 {
 	/* RFC 5681 4.1: cwnd = min(RW, cwnd), RW = min(IW, cwnd). */
 	cc->cwnd = min32(cc->cwnd, tcp_cc_initial_window(cc->smss, iw_segments));
+	tcp_hystart_restart(&cc->hs);
 	if (cc->ops->idle)
 		cc->ops->idle(cc);
 }

@@ -184,6 +184,7 @@ struct tcp_cc {
 	struct {
 		uint32_t cwnd, ssthresh;
 		union tcp_cc_algo_state algo;
+		struct tcp_hystart hs; /**< HyStart++ resumes if the first slow start does */
 	} prior;
 	union tcp_cc_algo_state algo;
 	/**
@@ -302,13 +303,23 @@ bool tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt);
  * was lost (RFC 3522, RFC 3708 detected it). As Linux and RFC 9438 4.9:
  * cwnd = max(cwnd, prior cwnd), ssthresh = max(ssthresh, prior ssthresh),
  * the algorithm's state back to before the reduction (CUBIC's W_max, K and
- * epoch), out of recovery, the RTO repeat, step 1 and ECN-window guards
- * cleared (the reduction they guard did not happen).
+ * epoch) and HyStart++'s (a first slow start goes on watched), out of
+ * recovery, the RTO repeat, step 1 and ECN-window guards cleared (the
+ * reduction they guard did not happen).
  */
 void tcp_cc_undo(struct tcp_cc *cc);
 /**
+ * RFC 2861 3 (as Linux's tcp_cwnd_application_limited()): for an RTO cwnd
+ * held nothing back and at most @used bytes were in flight. Outside
+ * recovery, if max(@used, IW) is below cwnd: ssthresh = max(ssthresh,
+ * 3/4 cwnd), so slow start regains the window quickly when it is needed,
+ * and cwnd = (cwnd + max(@used, IW)) / 2. @return whether cwnd came down.
+ */
+bool tcp_cc_unused(struct tcp_cc *cc, uint32_t used, unsigned iw_segments);
+/**
  * RFC 5681 4.1: restart after the connection was idle longer than an RTO:
- * cwnd = min(cwnd, RW) with RW = IW (tcp_cc_initial_window()).
+ * cwnd = min(cwnd, RW) with RW = IW (tcp_cc_initial_window()); HyStart++,
+ * if still watching, starts over in slow start.
  */
 void tcp_cc_on_idle(struct tcp_cc *cc, unsigned iw_segments);
 

@@ -727,9 +727,12 @@ static struct send_room send_room(const struct tcp_conn *c, uint32_t cwnd)
  * After output(): was cwnd what stopped it (the pipe is full, or data
  * waits that the peer's window would take and cwnd would not)? Kept per
  * window of data, so an ACK late in a window that filled cwnd early still
- * grows it.
+ * grows it. A cwnd that stopped nothing for an RTO is not known to be
+ * safe any more: it comes down halfway to what was used (RFC 2861 3, as
+ * Linux), so an application that sent little for a while cannot then
+ * burst a stale window into the network.
  */
-static void cwnd_validate(struct tcp_conn *c)
+static void cwnd_validate(struct tcp_conn *c, uint64_t now)
 {
 	struct send_room r = send_room(c, c->cc.cwnd);
 	uint32_t flight = c->snd_max - c->snd_una;
@@ -740,6 +743,19 @@ static void cwnd_validate(struct tcp_conn *c)
 		c->cwnd_limited = limited;
 		c->max_flight = flight;
 		c->cwnd_usage_seq = c->snd_nxt;
+	}
+	if (limited || !c->cwnd_stamp_ns) {
+		c->cwnd_used = 0;
+		c->cwnd_stamp_ns = now;
+		return;
+	}
+	if (flight > c->cwnd_used)
+		c->cwnd_used = flight;
+	if (now - c->cwnd_stamp_ns >= tcp_rtt_timeout(&c->rtt)) {
+		if (tcp_cc_unused(&c->cc, c->cwnd_used, c->cfg.iw_segments))
+			c->stats.cwnd_unused_cuts++;
+		c->cwnd_used = 0;
+		c->cwnd_stamp_ns = now;
 	}
 }
 
@@ -854,7 +870,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 	}
 	if (sent && c->sb_on && !c->tlp_at)
 		tcp_rec_arm_tlp(c, now);
-	cwnd_validate(c);
+	cwnd_validate(c, now);
 	if (c->snd_wnd == 0 && seq_gt(data_end(c), c->snd_una)) {
 		/* Zero window with data waiting: probe it, don't time it out (RFC 9293 3.8.6.1). */
 		c->rto_at = 0;

@@ -232,6 +232,7 @@ struct tcp_conn_stats {
 	uint64_t ecn_ce;         /**< data segments that arrived marked CE (RFC 3168 5) */
 	uint64_t ecn_ece;        /**< ACKs that echoed congestion (ECE) */
 	uint64_t ecn_cuts;       /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
+	uint64_t cwnd_unused_cuts; /**< cwnd brought down for going unused an RTO (RFC 2861) */
 };
 
 struct tcp_conn {
@@ -319,6 +320,13 @@ struct tcp_conn {
 	uint32_t max_flight;
 	uint32_t cwnd_usage_seq;
 	bool cwnd_limited;
+	/*
+	 * An unused cwnd decays (RFC 2861 as Linux's
+	 * tcp_cwnd_application_limited()): since cwnd_stamp_ns cwnd has not
+	 * held the sender back, and cwnd_used is the most in flight meanwhile.
+	 */
+	uint64_t cwnd_stamp_ns;
+	uint32_t cwnd_used;
 
 	/* ACK state */
 	enum tcp_mem_pressure mem_pressure; /**< set by the layer below before each call */

@@ -11,6 +11,16 @@
 
 #define NONE UINT64_MAX
 
+/* Slow start from a fresh round: no RTT history. */
+static void fresh(struct tcp_hystart *h)
+{
+	h->last_round_min_ns = h->round_min_ns = h->css_baseline_ns = NONE;
+	h->samples = 0;
+	h->css_rounds = 0;
+	h->round_open = false;
+	h->phase = TCP_HYSTART_SS;
+}
+
 void tcp_hystart_init(struct tcp_hystart *h, uint64_t min_thresh_ns, uint64_t max_thresh_ns)
 {
 	memset(h, 0, sizeof(*h));
@@ -18,8 +28,23 @@ void tcp_hystart_init(struct tcp_hystart *h, uint64_t min_thresh_ns, uint64_t ma
 		return; /* TCP_HYSTART_OFF */
 	h->min_thresh_ns = min_thresh_ns;
 	h->max_thresh_ns = max_thresh_ns > min_thresh_ns ? max_thresh_ns : min_thresh_ns;
-	h->last_round_min_ns = h->round_min_ns = h->css_baseline_ns = NONE;
-	h->phase = TCP_HYSTART_SS;
+	fresh(h);
+}
+
+void tcp_hystart_undo(struct tcp_hystart *h, const struct tcp_hystart *prior)
+{
+	uint32_t entries = h->css_entries, spurious = h->css_spurious, exits = h->exits;
+
+	*h = *prior;
+	h->css_entries = entries;
+	h->css_spurious = spurious;
+	h->exits = exits;
+}
+
+void tcp_hystart_restart(struct tcp_hystart *h)
+{
+	if (tcp_hystart_active(h))
+		fresh(h);
 }
 
 /* RttThresh = max(MIN_RTT_THRESH, min(lastRoundMinRTT / MIN_RTT_DIVISOR, MAX_RTT_THRESH)). */
@@ -67,8 +92,8 @@ bool tcp_hystart_ack(struct tcp_hystart *h, uint32_t ack, uint32_t snd_nxt, uint
 		return false;
 	if (h->phase == TCP_HYSTART_SS) {
 		/* The round's least RTT rose by RttThresh over the last round's: CSS. */
-		if (h->last_round_min_ns != NONE &&
-		    h->round_min_ns >= h->last_round_min_ns + rtt_thresh(h)) {
+		if (h->last_round_min_ns != NONE && h->round_min_ns >= h->last_round_min_ns &&
+		    h->round_min_ns - h->last_round_min_ns >= rtt_thresh(h)) {
 			h->css_baseline_ns = h->round_min_ns;
 			h->phase = TCP_HYSTART_CSS;
 			h->css_rounds = 0;

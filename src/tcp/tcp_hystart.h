@@ -49,9 +49,9 @@ struct tcp_hystart {
 	uint8_t css_rounds;         /**< rounds begun in CSS */
 	bool round_open;            /**< window_end is set */
 	/* What it did on this connection (tcp_stack sums them). */
-	uint8_t css_entries;        /**< CSS entered */
-	uint8_t css_spurious;       /**< CSS left for slow start again: the rise did not last */
-	uint8_t exits;              /**< slow start ended by HyStart++ (ssthresh = cwnd) */
+	uint32_t css_entries;       /**< CSS entered */
+	uint32_t css_spurious;      /**< CSS left for slow start again: the rise did not last */
+	uint32_t exits;             /**< slow start ended by HyStart++ (ssthresh = cwnd) */
 };
 
 /**
@@ -87,5 +87,18 @@ static inline void tcp_hystart_stop(struct tcp_hystart *h)
 	if (tcp_hystart_active(h))
 		h->phase = TCP_HYSTART_DONE;
 }
+
+/**
+ * The reduction that stopped it was spurious (tcp_cc_undo()): back to
+ * where it was then, @prior, the counts kept. The first slow start goes on.
+ */
+void tcp_hystart_undo(struct tcp_hystart *h, const struct tcp_hystart *prior);
+
+/**
+ * cwnd restarted from the initial window after idle (RFC 5681 4.1): the
+ * rounds' RTTs are stale. Still in the first slow start: slow start again
+ * from a fresh round, not the rest of an old CSS.
+ */
+void tcp_hystart_restart(struct tcp_hystart *h);
 
 #endif

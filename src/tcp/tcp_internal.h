@@ -41,8 +41,9 @@ void tcp_rec_start(struct tcp_conn *c);
 void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len, uint64_t now);
 /**
  * The cumulative ACK moved to @ack (before SND.UNA is updated by the
- * caller's cc step). @return the RTT of the last segment it delivered
- * that was sent once (0: none).
+ * caller's cc step). @return RACK's RTT sample of it (RFC 8985 6.2 step
+ * 2): the most recently sent segment it delivered, a retransmission only
+ * if its ACK cannot be the original's (sent at least min_RTT ago); 0: none.
  */
 uint64_t tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now);
 /** SND.UNA and the bytes SACKed before an ACK: with them after it, what it delivered. */

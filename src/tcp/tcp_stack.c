@@ -417,6 +417,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->ecn_ce += c->ecn_ce;
 	x->ecn_ece += c->ecn_ece;
 	x->ecn_cuts += c->ecn_cuts;
+	x->cwnd_unused_cuts += c->cwnd_unused_cuts;
 }
 
 /* What HyStart++ (tcp_hystart.h) did on one connection. */
@@ -1420,9 +1421,9 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->spurious_rtos, x->spurious_recoveries);
 	fprintf(f,
 		"tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu hystart_css %lu "
-		"hystart_css_spurious %lu hystart_exits %lu\n",
+		"hystart_css_spurious %lu hystart_exits %lu cwnd_unused_cuts %lu\n",
 		tcp_cc_algo_name(st->cfg.cc), x->ecn_ce, x->ecn_ece, x->ecn_cuts, x->hystart_css,
-		x->hystart_css_spurious, x->hystart_exits);
+		x->hystart_css_spurious, x->hystart_exits, x->cwnd_unused_cuts);
 	fprintf(f,
 		"tcp: icmp_no_conn %lu icmp_out_of_window %lu icmp_mtu_absurd %lu "
 		"icmp_mtu_not_lower %lu icmp_mss_lowered %lu icmp_mss_floored %lu "

@@ -71,6 +71,7 @@ struct tcp_stack_stats {
 	uint64_t ecn_ce, ecn_ece, ecn_cuts;
 	/* HyStart++ (RFC 9406): CSS entered, CSS left as spurious, slow starts it ended */
 	uint64_t hystart_css, hystart_css_spurious, hystart_exits;
+	uint64_t cwnd_unused_cuts; /* cwnd brought down for going unused an RTO (RFC 2861) */
 	/*
 	 * ICMP errors quoting our segments (tcp_icmp.h, RFC 5927): for no
 	 * connection; quoted sequence outside the window (4.1); fragmentation

@@ -338,6 +338,19 @@ static void test_cwnd_restart_after_idle(void **state)
 	script_end(&s);
 }
 
+/* The application writes two segments; 100 us later the peer acknowledges them (*@next). */
+static void two_segments_acked(struct script *s, uint32_t *next)
+{
+	uint32_t mss = s->c.snd_mss;
+
+	assert_int_equal(app_send(s, 2 * mss), 2 * mss);
+	drain_tx(s);
+	advance(s, 100 * US);
+	*next += 2 * mss;
+	seg(s, ACK, IRS + 1, *next, 65535, 0);
+	drain_tx(s);
+}
+
 /*
  * RFC 9438 5.8 (and RFC 7661's aim, as Linux's tcp_is_cwnd_limited()): a
  * sender that does not fill its window has not tested it, so ACKs do not
@@ -357,12 +370,7 @@ static uint32_t held_then_filled(struct script *s, uint32_t *next, bool in_ca)
 	if (in_ca)
 		s->c.cc.ssthresh = iw; /* congestion avoidance from the start */
 	for (unsigned i = 0; i < 20; i++) {
-		assert_int_equal(app_send(s, 2 * mss), 2 * mss);
-		drain_tx(s);
-		advance(s, 100 * US);
-		*next += 2 * mss;
-		seg(s, ACK, IRS + 1, *next, 65535, 0);
-		drain_tx(s);
+		two_segments_acked(s, next);
 	}
 	assert_int_equal(s->c.cc.cwnd, iw);
 	/* A write larger than cwnd: it fills it. */
@@ -402,6 +410,117 @@ static void test_cwnd_held_when_app_limited_in_ca(void **state)
 		drain_tx(&s);
 	}
 	assert_int_equal(s.c.cc.cwnd, iw + s.c.snd_mss);
+	script_end(&s);
+}
+
+/*
+ * A sender whose cwnd is 40 segments (ssthresh @ssthresh_segs, 0: slow
+ * start) sends two segments at a time, each pair acknowledged 100 us
+ * later, until cwnd first comes down for going unused (RFC 2861 3, as
+ * Linux): that takes one RTO. @return the cwnd before, in bytes.
+ */
+static uint32_t unused_for_an_rto(struct script *s, uint32_t *next, unsigned ssthresh_segs)
+{
+	uint64_t t0;
+	uint32_t mss, before;
+
+	fixture_established(s, NULL);
+	prime_window(s);
+	mss = s->c.snd_mss;
+	s->c.cc.cwnd = before = 40 * mss;
+	if (ssthresh_segs)
+		s->c.cc.ssthresh = ssthresh_segs * mss;
+	t0 = s->now;
+	while (!s->c.stats.cwnd_unused_cuts) {
+		assert_int_equal(s->c.cc.cwnd, before);
+		assert_true(s->now - t0 <= 2 * tcp_rtt_timeout(&s->c.rtt));
+		two_segments_acked(s, next);
+	}
+	/* Not before an RTO of it (the first send stamped the start). */
+	assert_true(s->now - t0 >= tcp_rtt_timeout(&s->c.rtt));
+	return before;
+}
+
+/*
+ * RFC 2861 3: halfway down to the most in flight (here two segments, so
+ * the initial window, 10 segments, is the floor); ssthresh at least 3/4 of
+ * the old cwnd; each further RTO of the same halves the rest.
+ */
+static void test_unused_cwnd_decays(void **state)
+{
+	struct script s;
+	uint32_t next = ISS + 1, mss, iw, before;
+
+	(void)state;
+	before = unused_for_an_rto(&s, &next, 20);
+	mss = s.c.snd_mss;
+	iw = tcp_cc_initial_window(mss, s.c.cfg.iw_segments);
+	assert_int_equal(s.c.cc.cwnd, (before + iw) / 2);
+	assert_int_equal(s.c.cc.ssthresh, before * 3 / 4); /* was 20 segments: raised */
+	/* Each further RTO of the same halves the rest, down to the initial window. */
+	for (int round = 0; round < 2; round++) {
+		uint64_t cuts = s.c.stats.cwnd_unused_cuts, t0 = s.now;
+
+		while (s.now - t0 < 20 * tcp_rtt_timeout(&s.c.rtt)) {
+			two_segments_acked(&s, &next);
+		}
+		assert_int_equal(s.c.cc.cwnd, iw);
+		if (round) /* there it stays: nothing more is counted */
+			assert_int_equal(s.c.stats.cwnd_unused_cuts, cuts);
+	}
+	script_end(&s);
+}
+
+/* In slow start ssthresh stays "arbitrarily high" (max(ssthresh, 3/4 cwnd)). */
+static void test_unused_cwnd_decays_in_slow_start(void **state)
+{
+	struct script s;
+	uint32_t next = ISS + 1, before;
+
+	(void)state;
+	before = unused_for_an_rto(&s, &next, 0);
+	assert_int_equal(s.c.cc.cwnd, (before + tcp_cc_initial_window(s.c.snd_mss, s.c.cfg.iw_segments)) / 2);
+	assert_int_equal(s.c.cc.ssthresh, UINT32_MAX);
+	script_end(&s);
+}
+
+/*
+ * A sender that keeps cwnd full for an RTO and more loses none of it; when
+ * it then sends little, the RTO counts from the last time cwnd was full.
+ */
+static void test_used_cwnd_kept(void **state)
+{
+	struct script s;
+	uint32_t next = ISS + 1, mss;
+	uint64_t t0;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	mss = s.c.snd_mss;
+	s.c.cc.cwnd = 8 * mss;
+	s.c.cc.ssthresh = 8 * mss;
+	assert_int_equal(app_send(&s, 60 * 1024), 60 * 1024);
+	t0 = s.now;
+	while (s.now - t0 < 3 * tcp_rtt_timeout(&s.c.rtt)) {
+		drain_tx(&s);
+		advance(&s, 100 * US);
+		next += mss;
+		seg(&s, ACK, IRS + 1, next, 65535, 0);
+		assert_int_equal(app_send(&s, mss), mss); /* keep the buffer topped up */
+	}
+	drain_tx(&s);
+	assert_int_equal(s.c.stats.cwnd_unused_cuts, 0);
+	assert_true(s.c.cc.cwnd >= 8 * mss);
+	/* Now two segments at a time: nothing comes down for an RTO. */
+	next = s.c.snd_max;
+	seg(&s, ACK, IRS + 1, next, 65535, 0);
+	drain_tx(&s);
+	t0 = s.now;
+	while (!s.c.stats.cwnd_unused_cuts) {
+		two_segments_acked(&s, &next);
+	}
+	assert_true(s.now - t0 >= tcp_rtt_timeout(&s.c.rtt));
 	script_end(&s);
 }
 
@@ -673,6 +792,9 @@ int main(void)
 		cmocka_unit_test(test_cwnd_restart_after_idle),
 		cmocka_unit_test(test_cwnd_held_when_app_limited),
 		cmocka_unit_test(test_cwnd_held_when_app_limited_in_ca),
+		cmocka_unit_test(test_unused_cwnd_decays),
+		cmocka_unit_test(test_unused_cwnd_decays_in_slow_start),
+		cmocka_unit_test(test_used_cwnd_kept),
 		cmocka_unit_test(test_peer_vanishes_user_timeout),
 		cmocka_unit_test(test_lost_fin_retransmitted),
 		cmocka_unit_test(test_lost_data_and_fin_retransmitted),

@@ -360,7 +360,10 @@ static void test_hystart_css_then_avoidance(void **state)
 		ss_round(&s, 14 * MS);
 		assert_int_equal(s.cc.hs.phase, TCP_HYSTART_CSS);
 		assert_int_equal(s.cc.hs.css_entries, 1);
-		/* About eight ACKs at a full SMSS, the rest of the round at a quarter. */
+		/*
+		 * About ten ACKs at a full SMSS (HyStart++'s round began an ACK
+		 * or two into this one), the rest of the round at a quarter.
+		 */
 		assert_true(s.cc.cwnd > 52 * SMSS && s.cc.cwnd < 60 * SMSS);
 		struct sender one = s; /* one more ACK, on a copy: the rounds stay whole */
 
@@ -486,11 +489,16 @@ static void test_hystart_ended_by_loss_or_off(void **state)
 	ss_round(&s, 10 * MS);
 	tcp_cc_on_timeout(&s.cc, s.nxt - s.una, s.nxt);
 	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_DONE);
+	s.cc.ssthresh = 1000 * SMSS; /* room for rounds of 8 samples and more */
 	s.nxt = s.una + s.cc.cwnd;
-	ss_round(&s, 10 * MS);
-	ss_round(&s, 10 * MS);
+	while (s.cc.cwnd < 16 * SMSS)
+		ss_round(&s, 10 * MS);
+	uint32_t at = s.cc.cwnd;
+
 	ss_round(&s, 30 * MS);
-	assert_int_equal(s.cc.cwnd, 8 * SMSS); /* 1, 2, 4, 8: standard slow start */
+	ss_round(&s, 30 * MS);
+	assert_int_equal(s.cc.cwnd, 4 * at); /* two doublings: standard slow start */
+	assert_int_equal(s.cc.hs.css_entries, 0);
 
 	hystart_sender(&s, TCP_CC_NEWRENO);
 	tcp_hystart_init(&s.cc.hs, 0, 0);
@@ -499,6 +507,35 @@ static void test_hystart_ended_by_loss_or_off(void **state)
 	ss_round(&s, 30 * MS);
 	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_OFF);
 	assert_int_equal(s.cc.cwnd, 80 * SMSS);
+}
+
+/*
+ * A reduction proved spurious (tcp_cc_undo()) gives the first slow start
+ * back with HyStart++ where it was (RFC 9406 4.3: it watches while
+ * ssthresh has its initial value); an idle restart in CSS starts slow
+ * start over from a fresh round, not the rest of a stale CSS.
+ */
+static void test_hystart_after_undo_and_idle(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	into_css(&s, TCP_CC_CUBIC);
+	uint32_t rounds = s.cc.hs.css_rounds;
+
+	tcp_cc_on_timeout(&s.cc, s.nxt - s.una, s.nxt);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_DONE);
+	tcp_cc_undo(&s.cc);
+	assert_int_equal(s.cc.ssthresh, UINT32_MAX);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_CSS);
+	assert_int_equal(s.cc.hs.css_rounds, rounds);
+	assert_int_equal(s.cc.hs.css_entries, 1); /* counts are not undone */
+
+	tcp_cc_on_idle(&s.cc, 0);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_SS);
+	assert_false(s.cc.hs.round_open);
+	assert_int_equal(s.cc.hs.last_round_min_ns, UINT64_MAX);
+	assert_int_equal(s.cc.hs.css_entries, 1);
 }
 
 static void test_names(void **state)
@@ -532,6 +569,7 @@ int main(void)
 	    cmocka_unit_test(test_hystart_threshold),
 	    cmocka_unit_test(test_hystart_needs_samples),
 	    cmocka_unit_test(test_hystart_ended_by_loss_or_off),
+	    cmocka_unit_test(test_hystart_after_undo_and_idle),
 	    cmocka_unit_test(test_names),
 	};
 

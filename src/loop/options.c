@@ -37,6 +37,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	char *end;
 	unsigned long v;
 
+	if (*s < '0' || *s > '9') /* strtoul() would take blanks, a sign and wrap "-1" */
+		return -EINVAL;
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (end == s || *end || errno || v > max)

@@ -147,8 +147,9 @@ static void test_keepalive_refused_with_reason(void **state)
 /* --hystart: RFC 9406's bounds by default and with "on", none with "off", or bounds in us. */
 static void test_hystart(void **state)
 {
-	static const char *const bad[] = {"", "yes", "20", "0,200", "200,20", "20,",
-					  ",20", "20,2000000", "x,20", "20,200,300"};
+	static const char *const bad[] = {"", "yes", "20", "0,200", "200,20", "20,", ",20",
+					  "20,2000000", "x,20", "20,200,300", " 20,200", "+20,200",
+					  "20, 200", "20,-200"};
 	struct lunar_options o;
 	struct tcp_config cfg;
 	char err[256];
@@ -228,7 +229,7 @@ static void test_xdp_syncookies(void **state)
 /* --idle-yield: never by default; a count of idle polls taken; junk and too large refused, the value kept. */
 static void test_idle_yield(void **state)
 {
-	static const char *const bad[] = {"", "-1", "x", "1000001", "5 "};
+	static const char *const bad[] = {"", "-1", "x", "1000001", "5 ", " 5", "+5"};
 	struct lunar_options o;
 	char err[256];
 

@@ -757,6 +757,22 @@ static void dump_done(struct nl_watch *w, int error)
 		sweep(w, t);
 }
 
+/*
+ * An NLMSG_ERROR's code as a positive errno: 0 acknowledges; anything but
+ * a negative errno (-4095..-1, as the kernel sends) is a protocol error,
+ * so a garbled INT_MIN is never negated.
+ */
+static int nl_error(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+		return EPROTO;
+	if (!e->error)
+		return 0;
+	return e->error < 0 && e->error >= -4095 ? -e->error : EPROTO;
+}
+
 static void handle_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 {
 	bool dump_reply = w->dump != T_NONE && nlh->nlmsg_seq == w->dump_seq &&
@@ -770,12 +786,8 @@ static void handle_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 			dump_done(w, 0);
 		break;
 	case NLMSG_ERROR:
-		if (dump_reply) {
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-			dump_done(w, nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(*e)) ?
-					     -e->error : EPROTO);
-		}
+		if (dump_reply)
+			dump_done(w, nl_error(nlh));
 		break;
 	case RTM_NEWNEIGH:
 	case RTM_DELNEIGH:

@@ -128,11 +128,13 @@ static void check_opts(const struct lunar_options *o)
 	FUZZ_CHECK(o->tcp_limits.v.mem_max == 0 || o->tcp_limits.v.mem_max >= TCP_LIMITS_MEM_MIN);
 }
 
-/* parse_uint() of options.c, restated: a whole decimal <= @max. */
+/* parse_uint() of options.c, restated: a whole decimal <= @max, first a digit. */
 static bool ref_uint(const char *s, unsigned long max, unsigned long *v)
 {
 	char *end;
 
+	if (*s < '0' || *s > '9')
+		return false;
 	errno = 0;
 	*v = strtoul(s, &end, 10);
 	return end != s && !*end && !errno && *v <= max;

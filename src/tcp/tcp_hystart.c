@@ -71,7 +71,7 @@ bool tcp_hystart_ack(struct tcp_hystart *h, uint32_t ack, uint32_t snd_nxt, uint
 		    ++h->css_rounds >= TCP_HYSTART_CSS_ROUNDS) {
 			/* CSS_ROUNDS rounds of CSS: on to congestion avoidance. */
 			h->phase = TCP_HYSTART_DONE;
-			if (h->exits < UINT8_MAX)
+			if (h->exits < UINT32_MAX)
 				h->exits++;
 			return true;
 		}
@@ -97,14 +97,14 @@ bool tcp_hystart_ack(struct tcp_hystart *h, uint32_t ack, uint32_t snd_nxt, uint
 			h->css_baseline_ns = h->round_min_ns;
 			h->phase = TCP_HYSTART_CSS;
 			h->css_rounds = 0;
-			if (h->css_entries < UINT8_MAX)
+			if (h->css_entries < UINT32_MAX)
 				h->css_entries++;
 		}
 	} else if (h->round_min_ns < h->css_baseline_ns) {
 		/* The rise did not last: it was not the queue. Back to slow start. */
 		h->css_baseline_ns = NONE;
 		h->phase = TCP_HYSTART_SS;
-		if (h->css_spurious < UINT8_MAX)
+		if (h->css_spurious < UINT32_MAX)
 			h->css_spurious++;
 	}
 	return false;

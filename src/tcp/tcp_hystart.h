@@ -14,8 +14,9 @@
  * RFC 9406's 4 and 16 ms by default; a datacenter's round trips are tens
  * of microseconds, so the bounds are configurable (tcp_config).
  *
- * Only the first slow start (RFC 9406 4.3): any window reduction ends it
- * for the connection's lifetime. Pure state; tcp_cc.c drives it.
+ * Only the first slow start (RFC 9406 4.3): a window reduction ends it
+ * for the connection's lifetime, unless it is proved spurious and undone
+ * (tcp_hystart_undo()). Pure state; tcp_cc.c drives it.
  */
 #ifndef LUNAR_TCP_TCP_HYSTART_H
 #define LUNAR_TCP_TCP_HYSTART_H

@@ -486,8 +486,7 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 	c->snd_mss = 536; /* RFC 9293 3.7.1: the default until the peer says more */
 	tcp_rtt_init(&c->rtt, c->cfg.rto_init_ns, c->cfg.rto_min_ns, c->cfg.rto_max_ns,
 		     NS_PER_US);
-	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments, c->cfg.cc);
-	tcp_hystart_init(&c->cc.hs, c->cfg.hystart_min_ns, c->cfg.hystart_max_ns);
+	tcp_conn_cc_init(c);
 	tcp_reass_init(&c->reass, c->cfg.reass_max_bytes, c->cfg.reass_max_segs);
 	tcp_sb_init(&c->sb);
 	tcp_rack_init(&c->rack);
@@ -757,6 +756,12 @@ static void cwnd_validate(struct tcp_conn *c, uint64_t now)
 		c->cwnd_used = 0;
 		c->cwnd_stamp_ns = now;
 	}
+}
+
+void tcp_conn_cc_init(struct tcp_conn *c)
+{
+	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments, c->cfg.cc);
+	tcp_hystart_init(&c->cc.hs, c->cfg.hystart_min_ns, c->cfg.hystart_max_ns);
 }
 
 bool tcp_conn_cwnd_limited(const struct tcp_conn *c)

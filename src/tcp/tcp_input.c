@@ -66,8 +66,7 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 	if (mss < MIN_SND_MSS)
 		mss = MIN_SND_MSS;
 	c->snd_mss = (uint16_t)mss;
-	tcp_cc_init(&c->cc, c->snd_mss, c->cfg.iw_segments, c->cfg.cc);
-	tcp_hystart_init(&c->cc.hs, c->cfg.hystart_min_ns, c->cfg.hystart_max_ns);
+	tcp_conn_cc_init(c);
 }
 
 /* The timed segment (Karn) is acknowledged: fold in its RTT. @return it, or 0. */

@@ -32,6 +32,8 @@ void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /** Has the sender been using its window (cwnd may grow on the next ACK)? See tcp_conn.h. */
 bool tcp_conn_cwnd_limited(const struct tcp_conn *c);
+/** Congestion control from scratch at c->snd_mss, as c->cfg says (algorithm, IW, HyStart++). */
+void tcp_conn_cc_init(struct tcp_conn *c);
 
 /* ---- SACK loss recovery, tcp_recovery.c (c->sb_on) ---- */
 

@@ -383,8 +383,12 @@ static void queue_events(struct tcp_sock *s)
 	st->ev_tail = s;
 }
 
-static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stats *c)
+/* Fold what one connection counted (its own counters and HyStart++'s) into @x. */
+static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *conn)
 {
+	const struct tcp_conn_stats *c = &conn->stats;
+	const struct tcp_hystart *h = &conn->cc.hs;
+
 	x->retransmits += c->retransmits;
 	x->timeouts += c->timeouts;
 	x->fastpath_ack += c->fastpath_ack;
@@ -418,11 +422,6 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn_stat
 	x->ecn_ece += c->ecn_ece;
 	x->ecn_cuts += c->ecn_cuts;
 	x->cwnd_unused_cuts += c->cwnd_unused_cuts;
-}
-
-/* What HyStart++ (tcp_hystart.h) did on one connection. */
-static void add_hystart_stats(struct tcp_stack_stats *x, const struct tcp_hystart *h)
-{
 	x->hystart_css += h->css_entries;
 	x->hystart_css_spurious += h->css_spurious;
 	x->hystart_exits += h->exits;
@@ -679,8 +678,7 @@ static void kill_sock(struct tcp_sock *s)
 	}
 	if (s->listener && s->listener->pending)
 		s->listener->pending--;
-	add_conn_stats(&st->stats, &s->conn.stats);
-	add_hystart_stats(&st->stats, &s->conn.cc.hs);
+	add_conn_stats(&st->stats, &s->conn);
 	if (s->all_prev)
 		s->all_prev->all_next = s->all_next;
 	else
@@ -1383,10 +1381,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	const struct tcp_stack_stats *x = &all;
 
 	/* Closed connections were folded in when they died; add the live ones. */
-	for (const struct tcp_sock *s = st->all; s; s = s->all_next) {
-		add_conn_stats(&all, &s->conn.stats);
-		add_hystart_stats(&all, &s->conn.cc.hs);
-	}
+	for (const struct tcp_sock *s = st->all; s; s = s->all_next)
+		add_conn_stats(&all, &s->conn);
 
 	fprintf(f,
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "

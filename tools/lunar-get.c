@@ -71,6 +71,7 @@ struct client {
 	int status;
 	uint64_t rng;
 	crypto_hash_sha256_state sha_out, sha_in;
+	bool no_digest; /* --no-digest: the SHA-256 costs more CPU than the stack */
 	uint64_t t_start, t_end;
 	unsigned mss; /* send MSS once connected */
 	char response[512]; /* PUT: the server's answer body */
@@ -131,7 +132,8 @@ static void pump(struct client *c)
 		}
 		rc = tcp_sock_send_zc(c->sock, buf, n);
 		if (rc > 0) {
-			crypto_hash_sha256_update(&c->sha_out, buf, (unsigned long long)rc);
+			if (!c->no_digest)
+				crypto_hash_sha256_update(&c->sha_out, buf, (unsigned long long)rc);
 			c->sent += (uint64_t)rc;
 		}
 		zbuf_unref(buf);
@@ -157,7 +159,8 @@ static void body_bytes(struct client *c, const uint8_t *p, size_t n)
 		memcpy(c->response + c->response_len, p, n < room ? n : room);
 		c->response_len += n < room ? n : room;
 	}
-	crypto_hash_sha256_update(&c->sha_in, p, n);
+	if (!c->no_digest)
+		crypto_hash_sha256_update(&c->sha_in, p, n);
 	if (c->out_fd >= 0 && write(c->out_fd, p, n) != (ssize_t)n)
 		fail(c, "write error on %s", c->output);
 	c->body_seen += n;
@@ -1045,13 +1048,17 @@ static void usage(FILE *f)
 	      "                      no socket and no Zbuf object may be left\n"
 	      "  --output FILE       where received data goes\n"
 	      "  --timeout S         give up after S seconds (default 600)\n"
-	      "  --counters          print the stack's counters at exit\n",
+	      "  --counters          print the stack's counters at exit\n"
+	      "  --no-digest         do not hash the data (SHA-256 of what was sent or received,\n"
+	      "                      printed as sha256); for benchmarks, where the hash would\n"
+	      "                      take most of the sender's CPU. Not with --echo or --soak\n",
 	      f);
 	lunar_options_usage(f);
 }
 
 enum { OPT_CONNECT = 1, OPT_GET, OPT_PUT, OPT_PATH, OPT_SEND, OPT_BYTES, OPT_RECV, OPT_OUTPUT,
-       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_RAMP, OPT_SOAK };
+       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_RAMP, OPT_SOAK,
+       OPT_NO_DIGEST };
 
 int main(int argc, char **argv)
 {
@@ -1071,6 +1078,7 @@ int main(int argc, char **argv)
 		{"output", required_argument, NULL, OPT_OUTPUT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
+		{"no-digest", no_argument, NULL, OPT_NO_DIGEST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1148,6 +1156,7 @@ int main(int argc, char **argv)
 				rc = rc ? rc : 1;
 				break;
 			case OPT_COUNTERS: counters = true; break;
+			case OPT_NO_DIGEST: c.no_digest = true; break;
 			case 'h': usage(stdout); return 0;
 			default: usage(stderr); return 2;
 			}
@@ -1160,6 +1169,11 @@ int main(int argc, char **argv)
 	if (soak_s > 0 && c.mode != MODE_NONE) {
 		fprintf(stderr, "lunar-get: --soak runs its own mix of echoes; drop --get, --put, "
 				"--send, --bytes, --recv and --echo\n");
+		return 2;
+	}
+	if (c.no_digest && (soak_s > 0 || c.mode == MODE_ECHO)) {
+		fprintf(stderr, "lunar-get: --no-digest: --echo and --soak check the echo by its "
+				"SHA-256; drop --no-digest\n");
 		return 2;
 	}
 	if (soak_s > 0 && !conns)
@@ -1285,6 +1299,8 @@ int main(int argc, char **argv)
 
 		crypto_hash_sha256_final(sending ? &c.sha_out : &c.sha_in, digest);
 		sodium_bin2hex(hex, sizeof(hex), digest, sizeof(digest));
+		if (c.no_digest)
+			snprintf(hex, sizeof(hex), "none");
 		printf("bytes %" PRIu64 "\nseconds %.3f\nthroughput %.3f Gbit/s\nsha256 %s\nmss %u\n",
 		       bytes, secs, secs > 0 ? bytes * 8 / secs / 1e9 : 0.0, hex, c.mss);
 		if (c.mode == MODE_ECHO) {

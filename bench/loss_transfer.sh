@@ -31,6 +31,9 @@
 # (tc tbf) of RATE (e.g. 500mbit) whose queue holds LIMIT bytes (e.g. 256k):
 # a bottleneck whose queue fills and then drops, as a switch port's does.
 # LUNAR_ARGS: more lunar-get options (e.g. "--hystart off").
+# SINK_RCVBUF=bytes: the receiver's fixed SO_RCVBUF (no autotuning; capped
+# by net.core.rmem_max): a window far above what a shaped path holds, as a
+# receiver with large buffers advertises.
 set -u
 size=${1:-256M} rounds=${2:-3} cc=${3:-reno} losses=${4:-0 0.1 1 5}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,7 +86,8 @@ run() { # lunar|kernel: prints seconds
 	local who=$1 rcv snd out
 	port=$((port + 1))
 	out=$log/sink.$port
-	$A taskset -c 0 /usr/bin/python3 "$root/bench/tcp_sink.py" --port "$port" >"$out" &
+	$A taskset -c 0 /usr/bin/python3 "$root/bench/tcp_sink.py" --port "$port" \
+		--rcvbuf "${SINK_RCVBUF:-0}" >"$out" &
 	rcv=$!
 	for _ in $(seq 50); do grep -q listening "$out" 2>/dev/null && break; sleep 0.1; done
 	if [ "$who" = lunar ]; then

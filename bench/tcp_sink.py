@@ -19,10 +19,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, required=True, help="TCP port to listen on")
     ap.add_argument("--addr", default="0.0.0.0", help="address to listen on (default any)")
+    ap.add_argument("--rcvbuf", type=int, default=0,
+                    help="fixed SO_RCVBUF in bytes (turns off the kernel's receive "
+                         "autotuning; the window advertised is then about half of it)")
     args = ap.parse_args()
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as ls:
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if args.rcvbuf:
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
         ls.bind((args.addr, args.port))
         ls.listen(1)
         print("listening", flush=True)

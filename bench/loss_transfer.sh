@@ -32,8 +32,8 @@
 # a bottleneck whose queue fills and then drops, as a switch port's does.
 # LUNAR_ARGS: more lunar-get options (e.g. "--hystart off").
 # SINK_RCVBUF=bytes: the receiver's fixed SO_RCVBUF (no autotuning; capped
-# by net.core.rmem_max): a window far above what a shaped path holds, as a
-# receiver with large buffers advertises.
+# by net.core.rmem_max, then doubled by Linux; the sink prints what it got
+# on its "listening" line): a window far above what a shaped path holds.
 set -u
 size=${1:-256M} rounds=${2:-3} cc=${3:-reno} losses=${4:-0 0.1 1 5}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,12 +82,11 @@ head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$log/src.bin"
 bytes=$(stat -c %s "$log/src.bin")
 port=9400
 
-run() { # lunar|kernel: prints seconds
-	local who=$1 rcv snd out
-	port=$((port + 1))
-	out=$log/sink.$port
+run() { # lunar|kernel PORT: prints seconds
+	local who=$1 port=$2 rcv snd out=$log/sink.$2
+	rm -f "$out"
 	$A taskset -c 0 /usr/bin/python3 "$root/bench/tcp_sink.py" --port "$port" \
-		--rcvbuf "${SINK_RCVBUF:-0}" >"$out" &
+		--rcvbuf "${SINK_RCVBUF:-0}" --timeout 600 >"$out" &
 	rcv=$!
 	for _ in $(seq 50); do grep -q listening "$out" 2>/dev/null && break; sleep 0.1; done
 	if [ "$who" = lunar ]; then
@@ -97,19 +96,21 @@ run() { # lunar|kernel: prints seconds
 		$B taskset -c 1 socat -u "FILE:$log/src.bin" "TCP:10.78.1.1:$port" &
 	fi
 	snd=$!
-	# A sender that fails (a connect refused, a missing XDP program) must
-	# not leave the receiver waiting for an EOF that never comes.
+	# A sender that fails (a connect refused, a missing XDP program, or an
+	# error after the data, such as a leak lunar-get finds at exit) fails
+	# the run, and the receiver does not wait for an EOF that never comes.
 	wait -n "$rcv" "$snd" || true
-	if kill -0 "$rcv" 2>/dev/null && ! wait "$snd"; then
+	if ! wait "$snd"; then
 		kill "$rcv" 2>/dev/null
 		echo "loss_transfer.sh: the $who sender failed" >&2
 		[ "$who" = kernel ] || cat "$log/lunar.log" >&2
 		exit 1
 	fi
-	wait
+	wait "$rcv"
 	read -r _ got _ secs < <(tail -n 1 "$out")
 	if [ "$got" != "$bytes" ]; then
-		echo "loss_transfer.sh: the receiver got $got bytes from $who, not $bytes" >&2
+		echo "loss_transfer.sh: the receiver got ${got:-no} bytes from $who, not $bytes; it said:" >&2
+		cat "$out" >&2
 		exit 1
 	fi
 	echo "$secs"
@@ -124,7 +125,8 @@ for loss in $losses; do
 	: >"$log/t.kernel"
 	for r in $(seq "$rounds"); do
 		for who in lunar kernel; do
-			t=$(run "$who") || exit 1
+			port=$((port + 1))
+			t=$(run "$who" "$port") || exit 1
 			echo "$t" >>"$log/t.$who"
 			extra=""
 			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| spurious_rtos [0-9]*\| spurious_recoveries [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*\| hystart_css [0-9]*\| hystart_exits [0-9]*' \

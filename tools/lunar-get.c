@@ -1051,7 +1051,8 @@ static void usage(FILE *f)
 	      "  --counters          print the stack's counters at exit\n"
 	      "  --no-digest         do not hash the data (SHA-256 of what was sent or received,\n"
 	      "                      printed as sha256); for benchmarks, where the hash would\n"
-	      "                      take most of the sender's CPU. Not with --echo or --soak\n",
+	      "                      take most of the sender's CPU. Not with --echo (checked\n"
+	      "                      by the hash), nor --conns and --soak (which hash nothing)\n",
 	      f);
 	lunar_options_usage(f);
 }
@@ -1171,9 +1172,14 @@ int main(int argc, char **argv)
 				"--send, --bytes, --recv and --echo\n");
 		return 2;
 	}
-	if (c.no_digest && (soak_s > 0 || c.mode == MODE_ECHO)) {
-		fprintf(stderr, "lunar-get: --no-digest: --echo and --soak check the echo by its "
-				"SHA-256; drop --no-digest\n");
+	if (c.no_digest && (soak_s > 0 || conns)) {
+		fprintf(stderr, "lunar-get: --no-digest: --conns and --soak hash nothing (they check "
+				"every byte against the generated stream); drop --no-digest\n");
+		return 2;
+	}
+	if (c.no_digest && c.mode == MODE_ECHO) {
+		fprintf(stderr, "lunar-get: --no-digest: --echo checks the echo by its SHA-256; "
+				"drop --no-digest\n");
 		return 2;
 	}
 	if (soak_s > 0 && !conns)

@@ -26,18 +26,22 @@ expect_eq "lunar -> kernel: SHA-256 of what the kernel received" \
 	"$(cat "$OUT/sink.sha")" "$(awk '/^sha256 / {print $2}' "$OUT/send.log")"
 expect_grep "lunar -> kernel: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/send.log"
 
-# 1b. --no-digest (bench/loss_transfer.sh): no hash, the same bytes; refused
-# where the hash is the check (--echo).
-bg sink_nd sh -c "$A socat -u TCP-LISTEN:9005,reuseaddr - | wc -c > $OUT/sink_nd.count"
+# 1b. --no-digest (bench/loss_transfer.sh sends a file with it): no hash, the
+# same bytes; refused where it would change nothing or drop the check.
+head -c 1M /dev/urandom >"$OUT/nd.bin"
+bg sink_nd sh -c "$A socat -u TCP-LISTEN:9005,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink_nd.sha"
 wait_for "kernel listener on 9005" 50 $A ss -ltnH 'sport = :9005'
-$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9005 --bytes 1M --no-digest >"$OUT/send_nd.log" 2>&1
+$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9005 --send "$OUT/nd.bin" --no-digest >"$OUT/send_nd.log" 2>&1
 expect_eq "--no-digest: lunar-get exit code" "$?" 0
-wait_for "sink to finish" 100 test -s "$OUT/sink_nd.count"
-expect_eq "--no-digest: bytes the kernel received" "$(tr -d ' ' <"$OUT/sink_nd.count")" 1048576
+wait_for "sink to finish" 100 test -s "$OUT/sink_nd.sha"
+expect_eq "--no-digest: SHA-256 of what the kernel received" "$(cat "$OUT/sink_nd.sha")" "$(sha256sum "$OUT/nd.bin" | cut -c1-64)"
 expect_grep "--no-digest: no hash printed" "^sha256 none$" "$OUT/send_nd.log"
 "$GET" --connect 10.77.0.1:9005 --echo 1M --no-digest >"$OUT/echo_nd.log" 2>&1
 expect_eq "--no-digest with --echo: refused (exit code 2)" "$?" 2
-expect_grep "--no-digest with --echo: says why" "check the echo by its SHA-256" "$OUT/echo_nd.log"
+expect_grep "--no-digest with --echo: says why" "echo checks the echo by its SHA-256" "$OUT/echo_nd.log"
+"$GET" --connect 10.77.0.1:9005 --conns 2 --bytes 1M --no-digest >"$OUT/conns_nd.log" 2>&1
+expect_eq "--no-digest with --conns: refused (exit code 2)" "$?" 2
+expect_grep "--no-digest with --conns: says why" "hash nothing" "$OUT/conns_nd.log"
 
 # 2. The kernel sends a file to lunar.
 head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$OUT/src.bin"

@@ -58,6 +58,28 @@ int parse_uint_opt(const char *name, const char *s, unsigned long min, unsigned 
 	return 0;
 }
 
+/*
+ * "LO<sep>HI": two whole numbers up to @max with LO <= HI. An argument of
+ * @max_len characters or more is refused whole, never judged by a
+ * truncated copy. 0, or -EINVAL.
+ */
+static int parse_uint_range(const char *s, char sep, size_t max_len, unsigned long max,
+			    unsigned long *lo, unsigned long *hi)
+{
+	char buf[48], *mid;
+
+	if (max_len > sizeof(buf) || strlen(s) >= max_len)
+		return -EINVAL;
+	strcpy(buf, s);
+	mid = strchr(buf, sep);
+	if (!mid)
+		return -EINVAL;
+	*mid = '\0';
+	if (parse_uint(buf, max, lo) || parse_uint(mid + 1, max, hi) || *lo > *hi)
+		return -EINVAL;
+	return 0;
+}
+
 /* A decimal number of seconds (fractions allowed) in [@min, @max]; NaN and junk refused. */
 static int parse_seconds(const char *s, double min, double max, double *out)
 {
@@ -157,7 +179,6 @@ bad:
 static int parse_hystart(struct lunar_options *o, const char *arg, char *err, size_t errlen)
 {
 	unsigned long lo, hi;
-	char buf[48], *comma;
 
 	if (!strcmp(arg, "on")) {
 		o->hystart_min_ns = (int64_t)TCP_HYSTART_MIN_RTT_THRESH_NS;
@@ -168,15 +189,7 @@ static int parse_hystart(struct lunar_options *o, const char *arg, char *err, si
 		o->hystart_min_ns = o->hystart_max_ns = 0;
 		return 1;
 	}
-	if (strlen(arg) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, arg);
-	comma = strchr(buf, ',');
-	if (!comma)
-		goto bad;
-	*comma = '\0';
-	if (parse_uint(buf, 1000000, &lo) || lo < 1 || parse_uint(comma + 1, 1000000, &hi) ||
-	    hi < lo)
+	if (parse_uint_range(arg, ',', 48, 1000000, &lo, &hi) || lo < 1)
 		goto bad;
 	o->hystart_min_ns = (int64_t)lo * 1000;
 	o->hystart_max_ns = (int64_t)hi * 1000;
@@ -265,7 +278,6 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 			size_t errlen)
 {
 	unsigned long v, lo, hi;
-	char *dash;
 	int rc;
 
 	switch (code) {
@@ -308,17 +320,7 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		strcpy(o->pcap, arg);
 		return 1;
 	case LUNAR_OPT_RESERVED: {
-		char buf[32];
-
-		if (strlen(arg) >= sizeof(buf))
-			goto bad_range; /* judge the whole argument, never a truncated copy */
-		strcpy(buf, arg);
-		dash = strchr(buf, '-');
-		if (!dash)
-			goto bad_range;
-		*dash = '\0';
-		if (parse_uint(buf, 65535, &lo) || parse_uint(dash + 1, 65535, &hi) || lo == 0 ||
-		    lo > hi)
+		if (parse_uint_range(arg, '-', 32, 65535, &lo, &hi) || lo == 0)
 			goto bad_range;
 		o->reserved_lo = (uint16_t)lo;
 		o->reserved_hi = (uint16_t)hi;

@@ -14,7 +14,7 @@
 # EOF, so neither sender's process start counts (lunar's DPDK start takes
 # about 0.2 s); the receiver checks the byte count. lunar-get runs with
 # --no-digest: its SHA-256 of the data would take more of the sender's CPU
-# than the stack does (before 2026-11-23 it did, see docs/benchmarks.md). Sender on CPU 1,
+# than the stack does (it did before 11ce28f, see docs/benchmarks.md). Sender on CPU 1,
 # receiver on CPU 0. Prints every run, then per loss the median seconds
 # and Gbit/s of each and the ratio, and lunar's retransmission counters.
 #
@@ -99,7 +99,6 @@ run() { # lunar|kernel PORT: prints seconds
 	# A sender that fails (a connect refused, a missing XDP program, or an
 	# error after the data, such as a leak lunar-get finds at exit) fails
 	# the run, and the receiver does not wait for an EOF that never comes.
-	wait -n "$rcv" "$snd" || true
 	if ! wait "$snd"; then
 		kill "$rcv" 2>/dev/null
 		echo "loss_transfer.sh: the $who sender failed" >&2

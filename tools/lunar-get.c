@@ -1303,10 +1303,12 @@ int main(int argc, char **argv)
 		bool sending = c.mode == MODE_SEND || c.mode == MODE_PUT || c.mode == MODE_ECHO;
 		uint64_t bytes = sending ? c.sent : c.body_seen;
 
-		crypto_hash_sha256_final(sending ? &c.sha_out : &c.sha_in, digest);
-		sodium_bin2hex(hex, sizeof(hex), digest, sizeof(digest));
-		if (c.no_digest)
+		if (c.no_digest) {
 			snprintf(hex, sizeof(hex), "none");
+		} else {
+			crypto_hash_sha256_final(sending ? &c.sha_out : &c.sha_in, digest);
+			sodium_bin2hex(hex, sizeof(hex), digest, sizeof(digest));
+		}
 		printf("bytes %" PRIu64 "\nseconds %.3f\nthroughput %.3f Gbit/s\nsha256 %s\nmss %u\n",
 		       bytes, secs, secs > 0 ? bytes * 8 / secs / 1e9 : 0.0, hex, c.mss);
 		if (c.mode == MODE_ECHO) {

@@ -831,6 +831,10 @@ void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
 		cfg->hystart_min_ns = (uint64_t)o->hystart_min_ns;
 		cfg->hystart_max_ns = (uint64_t)o->hystart_max_ns;
 	}
+	if (o->probes >= 0) {
+		cfg->recovery_probe = o->probes > 0;
+		cfg->probe_max = (uint8_t)(o->probes ? o->probes : 1);
+	}
 	if (o->sock_buf)
 		cfg->rcv_buf = cfg->snd_buf = o->sock_buf;
 	if (o->keepalive >= 0)

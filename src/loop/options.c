@@ -18,6 +18,7 @@ void lunar_options_init(struct lunar_options *o)
 	o->cc = -1;
 	o->ecn = -1;
 	o->hystart_min_ns = o->hystart_max_ns = -1;
+	o->probes = -1;
 	o->keepalive = -1;
 	o->xdp_syncookies = true;
 }
@@ -399,6 +400,21 @@ bad_core:
 		return 1;
 	case LUNAR_OPT_HYSTART:
 		return parse_hystart(o, arg, err, errlen);
+	case LUNAR_OPT_PROBES:
+		if (!strcmp(arg, "rfc")) {
+			o->probes = 0;
+			return 1;
+		}
+		if (parse_uint(arg, LUNAR_PROBES_MAX, &v) || v < 1) {
+			lunar_set_err(err, errlen,
+				      "--probes %s: expected rfc (RFC 8985: one tail loss probe, none "
+				      "in recovery) or 1..%u probes before an RTO, in recovery too "
+				      "(default 2)",
+				      arg, LUNAR_PROBES_MAX);
+			return -EINVAL;
+		}
+		o->probes = (int)v;
+		return 1;
 	case LUNAR_OPT_TCP_LIMITS:
 		return parse_tcp_limits(&o->tcp_limits, arg, err, errlen);
 	case LUNAR_OPT_KEEPALIVE:
@@ -509,6 +525,9 @@ void lunar_options_usage(FILE *f)
 	      "  --hystart MODE     HyStart++ (RFC 9406) leaves the first slow start when the\n"
 	      "                     RTT rises: on (threshold 4-16 ms, the default), off, or\n"
 	      "                     MIN_US,MAX_US threshold bounds (e.g. 20,200)\n"
+	      "  --probes MODE      loss probes before an RTO when none draws an ACK: N\n"
+	      "                     (1..8; default 2), in recovery too, or rfc (RFC 8985:\n"
+	      "                     one tail loss probe, none in recovery)\n"
 	      "  --tcp-limits SPEC  per worker: conns=N (connections, any state), half-open=N\n"
 	      "                     (SYN-RECEIVED; beyond: SYN cookies), time-wait=N, mem=SIZE\n"
 	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"

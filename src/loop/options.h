@@ -12,6 +12,7 @@
  *   --cc NAME          congestion control: newreno (default), cubic, dctcp
  *   --ecn on|off|accept  ECN (RFC 3168): ask and accept, neither, accept only
  *   --hystart on|off|MIN_US,MAX_US  HyStart++ (RFC 9406) and its RTT threshold
+ *   --probes rfc|N     loss probes before an RTO: RFC 8985's one, or N (also in recovery)
  *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
@@ -51,6 +52,7 @@ struct lunar_options {
 	int cc;              /* enum tcp_cc_algo; -1: tcp_config's default */
 	int ecn;             /* TCP_ECN_*; -1: tcp_config's default */
 	int64_t hystart_min_ns, hystart_max_ns; /* --hystart; -1: tcp_config's; min 0: off */
+	int probes;          /* --probes: -1 tcp_config's; 0 rfc; N probes, in recovery too */
 	struct tcp_limits_spec tcp_limits; /* --tcp-limits: what was given */
 	int keepalive;       /* -1: tcp_config's default (off); 0 off; 1 on with: */
 	double keepalive_idle_s, keepalive_intvl_s;
@@ -65,6 +67,8 @@ struct tcp_config;
 
 /** Largest --idle-yield. */
 #define LUNAR_IDLE_YIELD_MAX 1000000u
+/** --probes: loss probes before an RTO at most. */
+#define LUNAR_PROBES_MAX 8u
 
 /** Bounds of --pool (packet buffers). */
 #define LUNAR_POOL_MIN 2048u
@@ -90,6 +94,7 @@ enum {
 	LUNAR_OPT_SOCK_BUF,
 	LUNAR_OPT_IDLE_YIELD,
 	LUNAR_OPT_HYSTART,
+	LUNAR_OPT_PROBES,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -112,7 +117,8 @@ enum {
 		{"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES},          \
 		{"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF},                         \
 		{"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD},                     \
-		{"hystart", required_argument, NULL, LUNAR_OPT_HYSTART}
+		{"hystart", required_argument, NULL, LUNAR_OPT_HYSTART},                           \
+		{"probes", required_argument, NULL, LUNAR_OPT_PROBES}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

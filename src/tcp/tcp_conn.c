@@ -41,6 +41,8 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->sack = true;
 	cfg->dsack = true;
 	cfg->rack = true;
+	cfg->recovery_probe = true;
+	cfg->probe_max = 2;
 	cfg->cc = TCP_CC_NEWRENO;
 	cfg->hystart_min_ns = TCP_HYSTART_MIN_RTT_THRESH_NS;
 	cfg->hystart_max_ns = TCP_HYSTART_MAX_RTT_THRESH_NS;

@@ -85,6 +85,27 @@ struct tcp_config {
 	 * (docs/benchmarks.md "Tail loss probes that retransmit").
 	 */
 	bool tlp_new_data;
+	/**
+	 * A probe in recovery too (beyond RFC 8985 7.2, which sends none
+	 * there, nor does Linux): when no ACK has come for 2*SRTT plus the
+	 * delayed-ACK timeout, the oldest segment not SACKed (most often a
+	 * lost retransmission with nothing sent after it that RACK could
+	 * judge it by) goes again, up to probe_max times until the ACKs make
+	 * progress. With a
+	 * 4 ms RTO floor and RTTs of tens of microseconds, such a stall cost
+	 * an RTO, ~100 RTTs; the probe costs one segment (docs/benchmarks.md
+	 * "A probe in recovery"). On by default.
+	 */
+	bool recovery_probe;
+	/**
+	 * Probes (tail loss, and in recovery) sent a PTO apart before the RTO
+	 * when none draws an ACK. RFC 8985 7.3 and Linux send one; lunar two
+	 * by default: with loss in both directions a probe or its ACK is lost
+	 * often enough (~10% at 5% loss) that a second probe, one segment,
+	 * saves most of the RTOs left (docs/benchmarks.md "A probe in
+	 * recovery"). 1 restores the RFC's rule; 0 is taken as 1.
+	 */
+	uint8_t probe_max;
 	/** The congestion control algorithm (tcp_cc.h); NewReno by default (LUNA 9). */
 	enum tcp_cc_algo cc;
 	/**
@@ -226,6 +247,7 @@ struct tcp_conn_stats {
 	uint64_t recoveries;     /**< SACK-based fast recoveries entered (RFC 6675) */
 	uint64_t tlp_probes;     /**< tail loss probes sent (RFC 8985 7.3) */
 	uint64_t tlp_recoveries; /**< losses a probe alone repaired (RFC 8985 7.4) */
+	uint64_t recovery_probes; /**< probes sent in recovery (cfg.recovery_probe) */
 	uint64_t sb_nomem;       /**< scoreboard could not grow: fell back to NewReno */
 	uint64_t spurious_rtos;  /**< RTOs undone: the original had arrived (RFC 3522, RFC 3708) */
 	uint64_t spurious_recoveries; /**< recoveries undone: every retransmission D-SACKed (RFC 3708) */
@@ -302,6 +324,7 @@ struct tcp_conn {
 	 */
 	bool sb_on;
 	bool sb_kick; /**< recovery just began: its first retransmission ignores the pipe */
+	uint8_t stall_probes; /**< probes sent since the ACKs last made progress */
 	struct tcp_scoreboard sb;
 	struct tcp_rack rack;
 	struct tcp_undo undo; /**< the last reduction, until it is proved spurious or ages */

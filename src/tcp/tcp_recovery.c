@@ -68,29 +68,50 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 		c->sb_kick = true; /* RFC 6675 5 step 4.3: the first lost segment goes at once */
 		c->rack.tlp_out = false; /* recovery takes over the probe's episode and its response */
 		c->tlp_at = 0;
+		c->stall_probes = 0;
 	}
+}
+
+/*
+ * RFC 8985 7.2's PTO, with room for the receiver's delayed ACK: for a lone
+ * segment outside recovery, the one a delayed ACK waits on, the RTO floor
+ * (set to cover it); else our own delayed-ACK timeout, which also keeps
+ * the probe from firing within a burst when SRTT is a few microseconds
+ * (Linux adds 2 ms for the same reason). In recovery the receiver holds a
+ * hole, so it ACKs every segment at once (RFC 5681 4.2).
+ */
+static uint64_t probe_timeout(const struct tcp_conn *c)
+{
+	bool lone = !c->cc.in_recovery && c->snd_max - c->snd_una <= c->snd_mss;
+
+	return tcp_rack_pto(c->rtt.have_sample, c->rtt.srtt_ns,
+			    lone ? c->cfg.rto_min_ns : c->cfg.delack_ns);
+}
+
+/* Whether another probe may go before the RTO (cfg.probe_max; 0 counts as 1). */
+static bool probe_allowed(const struct tcp_conn *c)
+{
+	return c->stall_probes < (c->cfg.probe_max ? c->cfg.probe_max : 1);
+}
+
+/* The probe timer at a PTO from now, if that comes before the RTO. */
+static void arm_probe(struct tcp_conn *c, uint64_t now)
+{
+	uint64_t pto = probe_timeout(c);
+
+	if (now + pto < c->rto_at)
+		c->tlp_at = now + pto;
 }
 
 void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now)
 {
-	uint64_t pto;
-
 	c->tlp_at = 0;
-	if (!c->sb_on || c->rack.tlp_out || c->cc.in_recovery || c->sb.lost ||
-	    c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at)
+	if (!c->sb_on || c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at)
 		return;
-	/*
-	 * RFC 8985 7.2, with room for the receiver's delayed ACK: for a lone
-	 * segment, the one a delayed ACK waits on, the RTO floor (set to cover
-	 * it); else our own delayed-ACK timeout, which also keeps the probe
-	 * from firing within a burst when SRTT is a few microseconds (Linux
-	 * adds 2 ms for the same reason).
-	 */
-	pto = tcp_rack_pto(c->rtt.have_sample, c->rtt.srtt_ns,
-			   c->snd_max - c->snd_una <= c->snd_mss ? c->cfg.rto_min_ns
-								  : c->cfg.delack_ns);
-	if (now + pto < c->rto_at)
-		c->tlp_at = now + pto;
+	if (c->cc.in_recovery ? !c->cfg.recovery_probe || !probe_allowed(c)
+			      : c->rack.tlp_out || c->sb.lost)
+		return;
+	arm_probe(c, now);
 }
 
 void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
@@ -147,6 +168,9 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 			}
 		}
 	}
+	/* Progress: the next stall may have its probes. */
+	if (seg->ack != before->snd_una || c->sb.sacked != before->sacked)
+		c->stall_probes = 0;
 	rack_check(c, now);
 	/*
 	 * RFC 6937: on each ACK starting or during the recovery (not the one
@@ -219,6 +243,7 @@ void tcp_rec_timeout(struct tcp_conn *c, bool repeat)
 	tcp_sb_mark_all_lost(&c->sb, repeat);
 	c->sb_kick = false;
 	c->rack.tlp_out = false;
+	c->stall_probes = 0;
 	c->rack_at = c->tlp_at = 0;
 }
 
@@ -280,14 +305,70 @@ void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now)
 		rack_check(c, now);
 }
 
+/*
+ * A probe went (@r resent or new data): the RTO covers it, as after RFC
+ * 8985 7.3's probe; with cfg.probe_max > 1, another probe first if this
+ * one draws no ACK for a PTO.
+ */
+static void probe_sent(struct tcp_conn *c, uint64_t now)
+{
+	c->stall_probes++;
+	c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+	if (probe_allowed(c))
+		arm_probe(c, now);
+}
+
+/* The last segment sent (not SACKed), or the first with @first. */
+static const struct tcp_txseg *unsacked(const struct tcp_conn *c, bool first)
+{
+	for (uint32_t n = 0; n < c->sb.count; n++) {
+		const struct tcp_txseg *r = tcp_sb_at(&c->sb, first ? n : c->sb.count - 1 - n);
+
+		if (!(r->flags & TCP_TXSEG_SACKED))
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * The recovery probe (cfg.recovery_probe): no ACK for a PTO in recovery.
+ * The oldest segment not SACKed is the hole the receiver waits on, most
+ * often a retransmission lost with nothing sent after it, which RACK can
+ * judge only by a later delivery: it goes again. Its ACK (the hole
+ * filled, or a D-SACK) lets RACK judge the rest.
+ */
+static void recovery_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	const struct tcp_txseg *r = unsacked(c, true);
+
+	if (!c->cfg.recovery_probe || !probe_allowed(c) || !r ||
+	    !resend(c, r, now, out))
+		return;
+	c->stats.recovery_probes++;
+	probe_sent(c, now);
+}
+
 void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
 	uint32_t max = c->snd_max;
-	const struct tcp_txseg *r = NULL;
+	const struct tcp_txseg *r;
 
 	c->tlp_at = 0;
-	if (!c->sb_on || c->snd_una == c->snd_max || c->cc.in_recovery || c->rack.tlp_out)
+	if (!c->sb_on || c->snd_una == c->snd_max)
 		return;
+	if (c->cc.in_recovery) {
+		recovery_probe(c, now, out);
+		return;
+	}
+	if (c->rack.tlp_out) {
+		/* The probe drew no ACK: the same segment once more (cfg.probe_max). */
+		r = unsacked(c, false);
+		if (!probe_allowed(c) || !r || !resend(c, r, now, out))
+			return;
+		c->stats.tlp_probes++;
+		probe_sent(c, now);
+		return;
+	}
 	/*
 	 * RFC 8985 7.3: new data if the receive window takes it, beyond cwnd
 	 * (only with cfg.tlp_new_data: see there)...
@@ -298,12 +379,7 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		c->rack.tlp_retrans = false;
 	} else {
 		/* ...else the last segment sent (not SACKed) again. */
-		for (uint32_t i = c->sb.count; i-- > 0;) {
-			if (!(tcp_sb_at(&c->sb, i)->flags & TCP_TXSEG_SACKED)) {
-				r = tcp_sb_at(&c->sb, i);
-				break;
-			}
-		}
+		r = unsacked(c, false);
 		if (!r || !resend(c, r, now, out))
 			return;
 		c->rack.tlp_retrans = true;
@@ -311,6 +387,6 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->rack.tlp_out = true;
 	c->rack.tlp_end_seq = c->snd_max;
 	c->stats.tlp_probes++;
-	/* 7.3: the RTO, not another probe, covers the probe. */
-	c->rto_at = now + tcp_rtt_timeout(&c->rtt);
+	c->stall_probes = 0;
+	probe_sent(c, now);
 }

@@ -10,12 +10,10 @@
  * as the tools use, 64, 8 or 2 bytes), then (code byte, argument) pairs;
  * each argument runs to the next NUL or the end of the input. Code % 16:
  *   0-8  LUNAR_OPT_PORT .. LUNAR_OPT_VERBOSE through lunar_options_apply()
- *   9    code byte bit 6 set: LUNAR_OPT_TCP_LIMITS (bit 7 set),
- *        LUNAR_OPT_KEEPALIVE (bit 7 clear, bit 5 set, bit 4 clear),
- *        LUNAR_OPT_SOCK_BUF (bit 7 clear, bits 5 and 4 set),
- *        LUNAR_OPT_XDP_SYNCOOKIES (bits 7 and 5 clear, bit 4 set),
- *        LUNAR_OPT_IDLE_YIELD (all three clear, bit 3 set) or
- *        LUNAR_OPT_POOL (all four clear), as 0-8; else a tool's own
+ *   9    code byte bit 6 set: by bits 7, 5 and 4 (as a number 0-7)
+ *        LUNAR_OPT_IDLE_YIELD, _XDP_SYNCOOKIES, _KEEPALIVE, _SOCK_BUF,
+ *        _TCP_LIMITS, _POOL, _PROBES or _HYSTART, as 0-8 (bits 0-3 are
+ *        the 9, so they select nothing); bit 6 clear: a tool's own
  *        option code: apply() must return 0 and touch nothing
  *   10   port_spec_parse() into a separate struct port_spec
  *   11   fault_spec_parse() into a separate struct fault_spec (accumulates)
@@ -28,7 +26,9 @@
  *
  * Checks: after every successful apply() the options are sane (reserved
  * range 1 <= lo <= hi, fault rates in [0,1] and not NaN, delays <= 10 s,
- * keep-alive times in [0.001, 86400] s and 1..1000 probes,
+ * keep-alive times in [0.001, 86400] s and 1..1000 probes, --probes
+ * unset, rfc or 1..8, HyStart++ bounds unset, off or 1 us <= min <= max
+ * <= 1 s,
  * names NUL-terminated within their buffers, interface names of 1..15
  * characters without '/', ':' or spaces, memif path non-empty, MTU 0 or
  * 576..9000, prefix length 1..32 with an address, core <= 1023); every
@@ -110,6 +110,11 @@ static void check_opts(const struct lunar_options *o)
 		FUZZ_CHECK(o->keepalive_idle_s >= 0.001 && o->keepalive_idle_s <= 86400 &&
 			   o->keepalive_intvl_s >= 0.001 && o->keepalive_intvl_s <= 86400 &&
 			   o->keepalive_probes >= 1 && o->keepalive_probes <= 1000);
+	FUZZ_CHECK(o->probes >= -1 && o->probes <= (int)LUNAR_PROBES_MAX);
+	FUZZ_CHECK((o->hystart_min_ns == -1 && o->hystart_max_ns == -1) ||
+		   (o->hystart_min_ns == 0 && o->hystart_max_ns == 0) ||
+		   (o->hystart_min_ns >= 1000 && o->hystart_min_ns <= o->hystart_max_ns &&
+		    o->hystart_max_ns <= 1000000000));
 	if (o->has_port)
 		check_port(&o->port);
 	else
@@ -233,12 +238,12 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 
 	memset(st->err, 'X', st->errlen); /* no NUL: an error must write one */
 	if (code <= 8 || (code == 9 && (code_byte & 0x40))) {
-		int opt = code <= 8		 ? LUNAR_OPT_PORT + (int)code
-			  : code_byte & 0x80 ? LUNAR_OPT_TCP_LIMITS
-			  : code_byte & 0x20 ? (code_byte & 0x10 ? LUNAR_OPT_SOCK_BUF : LUNAR_OPT_KEEPALIVE)
-			  : code_byte & 0x10 ? LUNAR_OPT_XDP_SYNCOOKIES
-			  : code_byte & 0x08 ? LUNAR_OPT_IDLE_YIELD
-					     : LUNAR_OPT_POOL;
+		static const int by_bits[8] = {
+			LUNAR_OPT_IDLE_YIELD, LUNAR_OPT_XDP_SYNCOOKIES, LUNAR_OPT_KEEPALIVE,
+			LUNAR_OPT_SOCK_BUF,   LUNAR_OPT_TCP_LIMITS,     LUNAR_OPT_POOL,
+			LUNAR_OPT_PROBES,     LUNAR_OPT_HYSTART};
+		int opt = code <= 8 ? LUNAR_OPT_PORT + (int)code
+				    : by_bits[(code_byte >> 5 & 4) | (code_byte >> 4 & 3)];
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);
 		differential(opt, arg, rc, &st->o);

@@ -144,6 +144,35 @@ static void test_keepalive_refused_with_reason(void **state)
 	}
 }
 
+/* --probes: two probes, in recovery too, by default; N of them; or RFC 8985's one, none in recovery. */
+static void test_probes(void **state)
+{
+	static const char *const bad[] = {"", "0", "9", "RFC", "2x", "-1", " 2", "+2", "1,2"};
+	struct lunar_options o;
+	struct tcp_config cfg;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	tcp_config_default(&cfg);
+	lunar_options_tcp(&o, &cfg);
+	assert_true(cfg.recovery_probe);
+	assert_int_equal(cfg.probe_max, 2);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PROBES, "rfc", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_false(cfg.recovery_probe);
+	assert_int_equal(cfg.probe_max, 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PROBES, "8", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_true(cfg.recovery_probe);
+	assert_int_equal(cfg.probe_max, 8);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lunar_options_init(&o);
+		refused_with(&o, LUNAR_OPT_PROBES, "probes", bad[i], "expected rfc", "1..8");
+		assert_int_equal(o.probes, -1); /* nothing half-applied */
+	}
+}
+
 /* --hystart: RFC 9406's bounds by default and with "on", none with "off", or bounds in us. */
 static void test_hystart(void **state)
 {
@@ -262,6 +291,7 @@ int main(void)
 	    cmocka_unit_test(test_sock_buf),
 	    cmocka_unit_test(test_idle_yield),
 	    cmocka_unit_test(test_hystart),
+	    cmocka_unit_test(test_probes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,19 +20,33 @@ static uint32_t S(unsigned i)
 	return ISS + 1 + i * mss_;
 }
 
+enum rack_flags {
+	RF_TLP_NEW_DATA = 1, /* tcp_config.tlp_new_data */
+	/*
+	 * lunar's probes beyond RFC 8985's one tail loss probe: in recovery,
+	 * and a second when the first draws no ACK (the defaults). Without
+	 * this flag a script has the RFC's single probe, then the RTO.
+	 */
+	RF_MORE_PROBES = 2,
+};
+
 /*
  * A SACK connection with RACK-TLP (the default; the other scripts turn it
- * off) and an initial window of @iw segments (0: the default).
+ * off), an initial window of @iw segments (0: the default) and @flags.
  */
 static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned iw,
-			    enum tcp_cc_algo cc, bool tlp_new_data, uint64_t rtt_ns)
+			    enum tcp_cc_algo cc, unsigned flags, uint64_t rtt_ns)
 {
 	struct fixture_opts o = fixture_opts_with(cfg);
 
 	script_config(cfg);
 	cfg->rack = true;
 	cfg->cc = cc;
-	cfg->tlp_new_data = tlp_new_data;
+	cfg->tlp_new_data = flags & RF_TLP_NEW_DATA;
+	if (!(flags & RF_MORE_PROBES)) {
+		cfg->recovery_probe = false;
+		cfg->probe_max = 1;
+	}
 	if (iw)
 		cfg->iw_segments = iw;
 	/* A handshake RTT of 100 us (or @rtt_ns), as the data's: SRTT starts where it stays. */
@@ -44,7 +58,7 @@ static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned i
 
 static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned iw)
 {
-	rack_fixture_cc(s, cfg, iw, TCP_CC_NEWRENO, false, 0);
+	rack_fixture_cc(s, cfg, iw, TCP_CC_NEWRENO, 0, 0);
 }
 
 static void rack_fixture(struct script *s, struct tcp_config *cfg)
@@ -397,7 +411,7 @@ static void test_tlp_then_recovery_one_response(void **state)
  */
 static void tail_with_data_waiting(struct script *s, struct tcp_config *cfg, bool tlp_new_data)
 {
-	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, tlp_new_data, 0);
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, tlp_new_data ? RF_TLP_NEW_DATA : 0, 0);
 	send_segments(s, 10);
 	advance(s, 100 * US);
 	sack(s, S(2), 0, NULL); /* slow start: cwnd 12, 8 out: four more may go */
@@ -454,6 +468,118 @@ static void test_tlp_retransmits_by_default(void **state)
 	expect_tx(&s, ACK | PSH, S(14), IRS + 1, mss_);
 	expect_nothing(&s);
 	sack(&s, S(15), 0, NULL);
+	script_end(&s);
+}
+
+/*
+ * lunar's recovery probe (tcp_config.recovery_probe, beyond RFC 8985 7.2):
+ * in recovery the retransmission of the hole is lost, and so is the ACK of
+ * the last segment; nothing sent after the retransmission can be
+ * delivered for RACK to judge it by. No ACK for a PTO (2*SRTT + the
+ * delayed-ACK timeout): the oldest segment not SACKed (the hole, not the
+ * tail) goes again, and once more a PTO later (probe_max 2), then only the
+ * RTO; an ACK that makes progress allows two more. Without the option
+ * (RFC 8985) nothing goes before the RTO, 4 ms away.
+ */
+static void lost_retransmission_stall(struct script *s, struct tcp_config *cfg, unsigned flags)
+{
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, flags, 0);
+	send_segments(s, 10);
+	advance(s, 100 * US);
+	sack(s, S(1), 0, NULL);
+	sack1(s, S(1), S(2), S(5));
+	assert_true(expect_tx(s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(s);
+	sack1(s, S(1), S(2), S(9)); /* all but the hole and the tail; the retransmission is lost */
+	expect_nothing(s);
+	assert_true(s->c.cc.in_recovery);
+}
+
+static void test_recovery_probe_resends_lost_retransmission(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	lost_retransmission_stall(&s, &cfg, RF_MORE_PROBES);
+	assert_int_equal(s.c.tlp_at, s.now + 2 * s.c.rtt.srtt_ns + cfg.delack_ns);
+	assert_true(s.c.tlp_at < s.c.rto_at);
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.recovery_probes, 1);
+	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
+	/* The tail's SACK comes through, the probe's answer does not: progress. */
+	sack1(&s, S(1), S(2), S(10));
+	expect_nothing(&s);
+	assert_int_equal(s.c.tlp_at, s.now + 2 * s.c.rtt.srtt_ns + cfg.delack_ns);
+	/* The probe is lost again: two more, then none before the RTO. */
+	for (unsigned i = 0; i < 2; i++) {
+		advance(&s, s.c.tlp_at - s.now);
+		assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+		expect_nothing(&s);
+	}
+	assert_int_equal(s.c.stats.recovery_probes, 3);
+	assert_int_equal(s.c.tlp_at, 0);
+	assert_int_equal(s.c.stats.tlp_probes, 0);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	/* It arrives: the hole is filled, recovery ends without an RTO. */
+	sack(&s, S(10), 0, NULL);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	assert_int_equal(s.c.stats.recoveries, 1);
+	script_end(&s);
+}
+
+static void test_no_recovery_probe_by_rfc(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	lost_retransmission_stall(&s, &cfg, 0);
+	assert_int_equal(s.c.tlp_at, 0);
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	assert_int_equal(s.c.stats.recovery_probes, 0);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * tcp_config.probe_max (2 by default; RFC 8985 7.3 sends one): a tail loss
+ * probe that draws no ACK for a PTO is sent again before the RTO, once;
+ * the second copy's D-SACK ends the episode as the first's would have.
+ */
+static void test_second_tail_probe(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint64_t pto;
+
+	(void)state;
+	rack_fixture_cc(&s, &cfg, 0, TCP_CC_NEWRENO, RF_MORE_PROBES, 0);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	sack(&s, S(2), 0, NULL);
+	pto = s.c.tlp_at - s.now;
+	advance(&s, pto);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.tlp_probes, 1);
+	assert_int_equal(s.c.tlp_at, s.now + pto);
+	advance(&s, pto);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.tlp_probes, 2);
+	assert_int_equal(s.c.tlp_at, 0);
+	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
+	assert_true(s.c.rack.tlp_out);
+	sack1(&s, S(4), S(3), S(4));
+	assert_false(s.c.rack.tlp_out);
+	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	assert_int_equal(s.c.stats.timeouts, 0);
 	script_end(&s);
 }
 
@@ -567,7 +693,7 @@ static uint32_t ten_out_then_rto(struct script *s, struct tcp_config *cfg, uint3
 {
 	uint32_t ts_sent;
 
-	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, false, 1 * MS);
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, 0, 1 * MS);
 	assert_int_equal(app_send(s, 10 * mss_), (int)(10 * mss_));
 	ts_sent = expect_tx(s, ACK, S(0), IRS + 1, mss_)->opts.ts_val;
 	drain_tx(s);
@@ -769,7 +895,7 @@ static void test_spurious_recovery_undone_by_dsack(void **state)
 	const uint32_t dup[2] = {S(1), S(2)};
 
 	(void)state;
-	rack_fixture_cc(&s, &cfg, 0, TCP_CC_CUBIC, false, 0);
+	rack_fixture_cc(&s, &cfg, 0, TCP_CC_CUBIC, 0, 0);
 	send_segments(&s, 10);
 	advance(&s, 100 * US);
 	sack(&s, S(1), 0, NULL);
@@ -962,6 +1088,9 @@ int main(void)
 		cmocka_unit_test(test_tlp_then_recovery_one_response),
 		cmocka_unit_test(test_tlp_sends_new_data),
 		cmocka_unit_test(test_tlp_retransmits_by_default),
+		cmocka_unit_test(test_recovery_probe_resends_lost_retransmission),
+		cmocka_unit_test(test_no_recovery_probe_by_rfc),
+		cmocka_unit_test(test_second_tail_probe),
 		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
 		cmocka_unit_test(test_rto_after_undo_still_forgets_sacks),
 		cmocka_unit_test(test_prr_paces_recovery),

@@ -42,6 +42,7 @@ struct tcp_rack {
 	/* TLP (RFC 8985 7) */
 	bool tlp_out;       /**< a probe is out and its episode not over */
 	bool tlp_retrans;   /**< it was a retransmission (TLP.is_retrans) */
+	uint8_t tlp_copies; /**< retransmitted copies sent (tcp_config.probe_max) */
 	uint32_t tlp_end_seq; /**< SND.MAX when it was sent (TLP.end_seq) */
 };
 

@@ -151,14 +151,18 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 	 * copies arrived (no loss); an ACK beyond TLP.end_seq with neither says
 	 * the probe repaired a loss, and the congestion response is owed. An
 	 * ACK of exactly TLP.end_seq may be the original's own late ACK, with
-	 * the probe's D-SACK still to come: wait.
+	 * the probe's D-SACK still to come: wait. After a second copy
+	 * (cfg.probe_max) one duplicate may be a copy of a copy, the original
+	 * lost: only one duplicate per copy says no loss.
 	 */
 	if (c->rack.tlp_out && seq_geq(seg->ack, c->rack.tlp_end_seq)) {
-		bool pure_dup = seg->ack == before->snd_una && c->sb.sacked == before->sacked &&
-				!seg->payload_len;
+		bool dup = dsack || (seg->ack == before->snd_una && c->sb.sacked == before->sacked &&
+				     !seg->payload_len);
 
-		if (!c->rack.tlp_retrans || dsack || pure_dup) {
+		if (!c->rack.tlp_retrans || (dup && c->rack.tlp_copies <= 1)) {
 			c->rack.tlp_out = false;
+		} else if (dup) {
+			c->rack.tlp_copies--;
 		} else if (seq_gt(seg->ack, c->rack.tlp_end_seq)) {
 			c->rack.tlp_out = false;
 			if (!c->cc.in_recovery) {
@@ -168,7 +172,7 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 			}
 		}
 	}
-	/* Progress: the next stall may have its probes. */
+	/* Progress: the next stall in recovery may have its probes (a tail probe's episode has its own). */
 	if (seg->ack != before->snd_una || c->sb.sacked != before->sacked)
 		c->stall_probes = 0;
 	rack_check(c, now);
@@ -361,10 +365,15 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		return;
 	}
 	if (c->rack.tlp_out) {
-		/* The probe drew no ACK: the same segment once more (cfg.probe_max). */
+		/*
+		 * The probe drew no ACK: the same segment once more (cfg.probe_max),
+		 * unless new data went after it, whose ACK will tell.
+		 */
 		r = unsacked(c, false);
-		if (!probe_allowed(c) || !r || !resend(c, r, now, out))
+		if (!probe_allowed(c) || c->snd_max != c->rack.tlp_end_seq || !r ||
+		    !resend(c, r, now, out))
 			return;
+		c->rack.tlp_copies += c->rack.tlp_retrans;
 		c->stats.tlp_probes++;
 		probe_sent(c, now);
 		return;
@@ -383,6 +392,7 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		if (!r || !resend(c, r, now, out))
 			return;
 		c->rack.tlp_retrans = true;
+		c->rack.tlp_copies = 1;
 	}
 	c->rack.tlp_out = true;
 	c->rack.tlp_end_seq = c->snd_max;

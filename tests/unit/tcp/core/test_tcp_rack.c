@@ -549,37 +549,92 @@ static void test_no_recovery_probe_by_rfc(void **state)
 
 /*
  * tcp_config.probe_max (2 by default; RFC 8985 7.3 sends one): a tail loss
- * probe that draws no ACK for a PTO is sent again before the RTO, once;
- * the second copy's D-SACK ends the episode as the first's would have.
+ * probe that draws no ACK for a PTO is sent again before the RTO, once.
+ * With two copies out, one duplicate proves nothing (it may be the second
+ * copy of a first that repaired the loss, its ACK lost): a D-SACK for
+ * each copy says no loss; one D-SACK and then an ACK beyond the probe
+ * says a repair, and the congestion response is owed (RFC 8985 7.4).
  */
-static void test_second_tail_probe(void **state)
+static void two_tail_probes(struct script *s, struct tcp_config *cfg)
+{
+	uint64_t pto;
+
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, RF_MORE_PROBES, 0);
+	send_segments(s, 4);
+	advance(s, 100 * US);
+	sack(s, S(2), 0, NULL);
+	pto = s->c.tlp_at - s->now;
+	advance(s, pto);
+	assert_true(expect_tx(s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	expect_nothing(s);
+	assert_int_equal(s->c.stats.tlp_probes, 1);
+	assert_int_equal(s->c.tlp_at, s->now + pto);
+	advance(s, pto);
+	assert_true(expect_tx(s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	expect_nothing(s);
+	assert_int_equal(s->c.stats.tlp_probes, 2);
+	assert_int_equal(s->c.tlp_at, 0);
+	assert_int_equal(s->c.rto_at, s->now + tcp_rtt_timeout(&s->c.rtt));
+	assert_true(s->c.rack.tlp_out);
+	sack1(s, S(4), S(3), S(4)); /* one duplicate: no verdict yet */
+	assert_true(s->c.rack.tlp_out);
+}
+
+static void test_second_tail_probe_no_loss(void **state)
 {
 	struct tcp_config cfg;
 	struct script s;
-	uint64_t pto;
+
+	(void)state;
+	two_tail_probes(&s, &cfg);
+	sack1(&s, S(4), S(3), S(4)); /* the other: all three copies arrived */
+	assert_false(s.c.rack.tlp_out);
+	assert_int_equal(s.c.stats.tlp_recoveries, 0);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	script_end(&s);
+}
+
+static void test_second_tail_probe_repair(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	two_tail_probes(&s, &cfg);
+	/* New data, and its ACK with no second D-SACK: the original was lost. */
+	assert_int_equal(app_send(&s, mss_), (int)mss_);
+	expect_tx(&s, ACK | PSH, S(4), IRS + 1, mss_);
+	sack(&s, S(5), 0, NULL);
+	assert_false(s.c.rack.tlp_out);
+	assert_int_equal(s.c.stats.tlp_recoveries, 1);
+	assert_int_equal(s.c.cc.cwnd, 2 * mss_);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	script_end(&s);
+}
+
+/*
+ * New data sent after a tail loss probe is itself a probe: no second copy
+ * of the first goes when the PTO passes.
+ */
+static void test_no_second_probe_after_new_data(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
 
 	(void)state;
 	rack_fixture_cc(&s, &cfg, 0, TCP_CC_NEWRENO, RF_MORE_PROBES, 0);
 	send_segments(&s, 4);
 	advance(&s, 100 * US);
 	sack(&s, S(2), 0, NULL);
-	pto = s.c.tlp_at - s.now;
-	advance(&s, pto);
+	advance(&s, s.c.tlp_at - s.now);
 	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	assert_int_equal(app_send(&s, mss_), (int)mss_);
+	expect_tx(&s, ACK | PSH, S(4), IRS + 1, mss_);
+	assert_true(s.c.tlp_at != 0);
+	advance(&s, s.c.tlp_at - s.now);
 	expect_nothing(&s);
 	assert_int_equal(s.c.stats.tlp_probes, 1);
-	assert_int_equal(s.c.tlp_at, s.now + pto);
-	advance(&s, pto);
-	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
-	expect_nothing(&s);
-	assert_int_equal(s.c.stats.tlp_probes, 2);
-	assert_int_equal(s.c.tlp_at, 0);
-	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
-	assert_true(s.c.rack.tlp_out);
-	sack1(&s, S(4), S(3), S(4));
-	assert_false(s.c.rack.tlp_out);
-	assert_int_equal(s.c.stats.tlp_recoveries, 0);
-	assert_int_equal(s.c.stats.timeouts, 0);
+	drain_tx(&s);
 	script_end(&s);
 }
 
@@ -1090,7 +1145,9 @@ int main(void)
 		cmocka_unit_test(test_tlp_retransmits_by_default),
 		cmocka_unit_test(test_recovery_probe_resends_lost_retransmission),
 		cmocka_unit_test(test_no_recovery_probe_by_rfc),
-		cmocka_unit_test(test_second_tail_probe),
+		cmocka_unit_test(test_second_tail_probe_no_loss),
+		cmocka_unit_test(test_second_tail_probe_repair),
+		cmocka_unit_test(test_no_second_probe_after_new_data),
 		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
 		cmocka_unit_test(test_rto_after_undo_still_forgets_sacks),
 		cmocka_unit_test(test_prr_paces_recovery),

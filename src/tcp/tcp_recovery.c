@@ -88,10 +88,14 @@ static uint64_t probe_timeout(const struct tcp_conn *c)
 			    lone ? c->cfg.rto_min_ns : c->cfg.delack_ns);
 }
 
-/* Whether another probe may go before the RTO (cfg.probe_max; 0 counts as 1). */
+/*
+ * Whether another probe may go before the RTO: cfg.probe_max of them (0
+ * counts as 1), and in recovery only with cfg.recovery_probe.
+ */
 static bool probe_allowed(const struct tcp_conn *c)
 {
-	return c->stall_probes < (c->cfg.probe_max ? c->cfg.probe_max : 1);
+	return c->stall_probes < (c->cfg.probe_max ? c->cfg.probe_max : 1) &&
+	       (!c->cc.in_recovery || c->cfg.recovery_probe);
 }
 
 /* The probe timer at a PTO from now, if that comes before the RTO. */
@@ -108,8 +112,7 @@ void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now)
 	c->tlp_at = 0;
 	if (!c->sb_on || c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at)
 		return;
-	if (c->cc.in_recovery ? !c->cfg.recovery_probe || !probe_allowed(c)
-			      : c->rack.tlp_out || c->sb.lost)
+	if (c->cc.in_recovery ? !probe_allowed(c) : c->rack.tlp_out || c->sb.lost)
 		return;
 	arm_probe(c, now);
 }
@@ -310,9 +313,9 @@ void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now)
 }
 
 /*
- * A probe went (@r resent or new data): the RTO covers it, as after RFC
- * 8985 7.3's probe; with cfg.probe_max > 1, another probe first if this
- * one draws no ACK for a PTO.
+ * A probe went (a segment resent or new data): the RTO covers it, as after
+ * RFC 8985 7.3's probe; with cfg.probe_max > 1, another probe first if
+ * this one draws no ACK for a PTO.
  */
 static void probe_sent(struct tcp_conn *c, uint64_t now)
 {
@@ -345,8 +348,7 @@ static void recovery_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out
 {
 	const struct tcp_txseg *r = unsacked(c, true);
 
-	if (!c->cfg.recovery_probe || !probe_allowed(c) || !r ||
-	    !resend(c, r, now, out))
+	if (!probe_allowed(c) || !r || !resend(c, r, now, out))
 		return;
 	c->stats.recovery_probes++;
 	probe_sent(c, now);

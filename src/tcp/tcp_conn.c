@@ -888,8 +888,13 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 				c->unacked_since = now; /* the probes' user timeout starts now */
 		}
 	} else {
-		if (c->snd_una != c->snd_max)
-			arm_rto(c, now); /* outstanding data is always timed (RFC 6298 5.1) */
+		if (c->snd_una != c->snd_max && !c->rto_at) {
+			/* Outstanding data is always timed (RFC 6298 5.1)... */
+			arm_rto(c, now);
+			/* ...and a window that has just reopened may have its probe first. */
+			if (c->sb_on)
+				tcp_rec_arm_tlp(c, now);
+		}
 		if (held && c->snd_nxt == c->snd_una && !c->persist_at)
 			c->persist_at = now + SWS_OVERRIDE_NS; /* the SWS override timer */
 	}

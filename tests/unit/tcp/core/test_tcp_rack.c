@@ -548,6 +548,75 @@ static void test_no_recovery_probe_by_rfc(void **state)
 }
 
 /*
+ * A duplicate of the last ACK (SND.UNA and the SACKed bytes where they
+ * were) is no progress: the probes it finds out still count, so after
+ * probe_max of them the RTO comes, not a third probe.
+ */
+static void test_recovery_probes_end_without_progress(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	lost_retransmission_stall(&s, &cfg, RF_MORE_PROBES);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(s.c.tlp_at != 0);
+		advance(&s, s.c.tlp_at - s.now);
+		assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+		expect_nothing(&s);
+		sack1(&s, S(1), S(2), S(9)); /* the same ACK again */
+		expect_nothing(&s);
+	}
+	assert_int_equal(s.c.stats.recovery_probes, 2);
+	assert_int_equal(s.c.tlp_at, 0);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	assert_int_equal(s.c.stats.recovery_probes, 2);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * A zero window in recovery: the receiver takes no data, the hole's
+ * retransmission included (RFC 9293 3.10.7.4), so no probe goes and the
+ * persist timer, not the RTO, keeps the connection (3.8.6.1). The window's
+ * reopening brings the probe back.
+ */
+static void test_no_recovery_probe_into_zero_window(void **state)
+{
+	const uint32_t b[2] = {S(2), S(9)};
+	struct tcp_options o = {.has_ts = true};
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	lost_retransmission_stall(&s, &cfg, RF_MORE_PROBES);
+	assert_true(s.c.tlp_at != 0);
+	o.ts_val = s.peer_ts;
+	opts_sack(&o, 1, b);
+	seg_opts(&s, ACK, IRS + 1, S(1), 0, 0, &o); /* the window shuts */
+	expect_nothing(&s);
+	assert_int_equal(s.c.snd_wnd, 0);
+	assert_int_equal(s.c.tlp_at, 0);
+	assert_int_equal(s.c.rto_at, 0);
+	assert_true(s.c.persist_at != 0);
+	advance(&s, s.c.persist_at - s.now);
+	expect_tx(&s, ACK, S(1), IRS + 1, 1); /* the persist timer's byte */
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.recovery_probes, 0);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	sack1(&s, S(1), S(2), S(9)); /* open again */
+	assert_int_equal(s.c.tlp_at, s.now + 2 * s.c.rtt.srtt_ns + cfg.delack_ns);
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_int_equal(s.c.stats.recovery_probes, 1);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * tcp_config.probe_max (2 by default; RFC 8985 7.3 sends one): a tail loss
  * probe that draws no ACK for a PTO is sent again before the RTO, once.
  * With two copies out, one duplicate proves nothing (it may be the second
@@ -1145,6 +1214,8 @@ int main(void)
 		cmocka_unit_test(test_tlp_retransmits_by_default),
 		cmocka_unit_test(test_recovery_probe_resends_lost_retransmission),
 		cmocka_unit_test(test_no_recovery_probe_by_rfc),
+		cmocka_unit_test(test_recovery_probes_end_without_progress),
+		cmocka_unit_test(test_no_recovery_probe_into_zero_window),
 		cmocka_unit_test(test_second_tail_probe_no_loss),
 		cmocka_unit_test(test_second_tail_probe_repair),
 		cmocka_unit_test(test_no_second_probe_after_new_data),

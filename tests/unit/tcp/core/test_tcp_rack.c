@@ -499,15 +499,18 @@ static void test_recovery_probe_resends_lost_retransmission(void **state)
 {
 	struct tcp_config cfg;
 	struct script s;
+	uint32_t prr_out;
 
 	(void)state;
 	lost_retransmission_stall(&s, &cfg, RF_MORE_PROBES);
 	assert_int_equal(s.c.tlp_at, s.now + 2 * s.c.rtt.srtt_ns + cfg.delack_ns);
 	assert_true(s.c.tlp_at < s.c.rto_at);
+	prr_out = s.c.cc.prr_out;
 	advance(&s, s.c.tlp_at - s.now);
 	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
 	expect_nothing(&s);
 	assert_int_equal(s.c.stats.recovery_probes, 1);
+	assert_int_equal(s.c.cc.prr_out, prr_out + mss_); /* RFC 6937: sent in recovery */
 	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
 	/* The tail's SACK comes through, the probe's answer does not: progress. */
 	sack1(&s, S(1), S(2), S(10));

@@ -99,8 +99,10 @@ def addrs(src=A, dst=B):
 # fuzz_options: code % 16 -> what the argument is fed to (see fuzz_options.c).
 OPT = {"port": 0, "ip": 1, "gw": 2, "mtu": 3, "fault": 4, "pcap": 5, "reserved": 6, "core": 7,
        "verbose": 8, "tool": 9, "port_spec": 10, "fault_spec": 11, "count": 12, "duration": 13,
-       "ipv4": 14, "check": 15, "pool": 0x49, "keepalive": 0x69, "tcp_limits": 0xC9,
-       "xdp_syncookies": 0x59, "sock_buf": 0x79}
+       "ipv4": 14, "check": 15,
+       # code 9 with bit 6: bits 7, 5 and 4 pick one of eight (fuzz_options.c's by_bits).
+       "idle_yield": 0x49, "xdp_syncookies": 0x59, "keepalive": 0x69, "sock_buf": 0x79,
+       "tcp_limits": 0xC9, "pool": 0xD9, "probes": 0xE9, "hystart": 0xF9}
 
 OPTIONS = {
     "af_xdp": [("port", "af_xdp:eth0"), ("reserved", "61440-65535"), ("core", "1")],
@@ -133,6 +135,11 @@ OPTIONS = {
                     ("tcp_limits", "half-open=x"), ("pool", "4096"), ("xdp_syncookies", "off"),
                     ("xdp_syncookies", "maybe"), ("xdp_syncookies", "on"), ("sock_buf", "4M"),
                     ("sock_buf", "4095"), ("sock_buf", "1G"), ("sock_buf", "2G")],
+    "probes_hystart_pool": [("probes", "rfc"), ("probes", "3"), ("probes", "09"),
+                            ("hystart", "20,200"), ("hystart", "on"), ("hystart", "off"),
+                            ("pool", "4096")],
+    "idle_yield": [("idle_yield", "1"), ("idle_yield", "0"), ("idle_yield", "-1"),
+                   ("idle_yield", "1000001")],
     "check_fails": [("check", ""), ("port", "tap:t0"), ("check", ""), ("port", "af_xdp:eth1"),
                     ("mtu", "9000"), ("check", "")],
 }

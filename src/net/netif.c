@@ -387,6 +387,74 @@ static void icmp_error_input(struct netif *nif, struct rte_mbuf *m, const struct
 		rte_pktmbuf_free(m);
 }
 
+/* A message may go: a token from the bucket, refilled for the time since the last. */
+static bool icmp_error_token(struct netif *nif)
+{
+	uint64_t full = (uint64_t)nif->icmp_errors_burst * ONE_SECOND_NS;
+	uint64_t elapsed = nif->now_ns - nif->icmp_refill_ns;
+
+	if (nif->icmp_errors_per_sec == NETIF_ICMP_ERRORS_OFF)
+		return false;
+	nif->icmp_refill_ns = nif->now_ns;
+	if (elapsed >= full / nif->icmp_errors_per_sec)
+		nif->icmp_tokens = full;
+	else if (nif->icmp_tokens + elapsed * nif->icmp_errors_per_sec >= full)
+		nif->icmp_tokens = full;
+	else
+		nif->icmp_tokens += elapsed * nif->icmp_errors_per_sec;
+	if (nif->icmp_tokens < ONE_SECOND_NS) {
+		nif->ctr.icmp_errors_limited++;
+		return false;
+	}
+	nif->icmp_tokens -= ONE_SECOND_NS;
+	return true;
+}
+
+/*
+ * A single host's address, which an ICMP error may go to (RFC 1812
+ * 4.3.2.7): not 0.0.0.0, class D or E, or ours (ipv4_parse() has refused
+ * loopback and multicast sources already).
+ */
+static bool unicast_source(const struct netif *nif, uint32_t src)
+{
+	return src != 0 && src < 0xe0000000u && src != nif->ip;
+}
+
+/*
+ * Destination unreachable for a datagram lunar cannot deliver (RFC 1122
+ * 3.2.2.1: protocol and port unreachable SHOULD be sent), never for what
+ * RFC 1122 3.2.2 and RFC 1812 4.3.2.7 exclude: a datagram to a broadcast
+ * or multicast address or in a link-layer broadcast, a fragment (lunar
+ * takes none), one whose source is not a single host, an ICMP error (no
+ * ICMP datagram comes here). Quotes the datagram's header and as much of
+ * its data as keeps the error within 576 bytes (RFC 1812 4.3.2.3), and
+ * goes only with a token of the rate limit (RFC 1812 4.3.2.8).
+ */
+static void icmp_unreachable(struct netif *nif, const struct ipv4_repr *ir, uint8_t code,
+			     bool to_bcast)
+{
+	enum { QUOTE_MAX = 576 - 20 - 8 };
+	size_t quote = ir->total_len < QUOTE_MAX ? ir->total_len : QUOTE_MAX;
+	struct icmp_repr icr = {.type = ICMP_TYPE_DEST_UNREACH, .code = code,
+			       .data = ir->payload - ir->hdr_len, .data_len = quote};
+	struct rte_mbuf *r;
+	uint8_t *p;
+
+	if (to_bcast || !unicast_source(nif, ir->src) || !icmp_error_token(nif))
+		return;
+	r = alloc_pkt(nif);
+	if (!r)
+		return;
+	p = (uint8_t *)rte_pktmbuf_append(r, (uint16_t)(8 + quote));
+	if (!p) {
+		netif_drop(nif, r, LUNAR_DROP_NO_MBUF);
+		return;
+	}
+	icmp_emit(p, 8 + quote, &icr);
+	nif->ctr.tx_icmp_unreach++;
+	netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP, 0);
+}
+
 static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_repr *ir,
 		       bool to_bcast)
 {
@@ -446,7 +514,7 @@ static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_
 }
 
 static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_repr *ir,
-		      bool l4_verified)
+		      bool l4_verified, bool to_bcast)
 {
 	struct udp_repr ur;
 	enum lunar_drop why = udp_parse(ir->payload, ir->payload_len, ir->src, ir->dst,
@@ -468,6 +536,7 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 			rte_pktmbuf_free(m);
 		return;
 	}
+	icmp_unreachable(nif, ir, ICMP_CODE_PORT_UNREACH, to_bcast);
 	netif_drop(nif, m, LUNAR_DROP_UDP_NO_LISTENER);
 }
 
@@ -517,7 +586,7 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 		icmp_input(nif, m, &ir, bcast);
 		return;
 	case IPPROTO_UDP:
-		udp_input(nif, m, &ir, l4_ok);
+		udp_input(nif, m, &ir, l4_ok, bcast || link_bcast);
 		return;
 	case IPPROTO_TCP: {
 		struct tcp_repr tr;
@@ -546,6 +615,7 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 		return;
 	}
 	default:
+		icmp_unreachable(nif, &ir, ICMP_CODE_PROTO_UNREACH, bcast || link_bcast);
 		netif_drop(nif, m, LUNAR_DROP_IP_UNKNOWN_PROTO);
 	}
 }
@@ -740,6 +810,9 @@ int netif_init(struct netif *nif, const struct netif_config *cfg)
 	nif->arp_retries = cfg->arp_retries ? cfg->arp_retries : 3;
 	nif->kernel_resolve = cfg->kernel_resolve;
 	nif->kernel_ctx = cfg->kernel_ctx;
+	nif->icmp_errors_per_sec = cfg->icmp_errors_per_sec ? cfg->icmp_errors_per_sec : 1000;
+	nif->icmp_errors_burst = cfg->icmp_errors_burst ? cfg->icmp_errors_burst : 50;
+	nif->icmp_tokens = (uint64_t)nif->icmp_errors_burst * ONE_SECOND_NS;
 	return 0;
 }
 

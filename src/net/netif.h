@@ -93,7 +93,16 @@ struct netif_config {
 	/* kernel mode: how to ask the kernel to resolve a next hop */
 	int (*kernel_resolve)(void *ctx, uint32_t ip);
 	void *kernel_ctx;
+	/*
+	 * ICMP errors (port and protocol unreachable) sent at most this many
+	 * a second, in bursts of up to icmp_errors_burst (0: 1000 and 50, as
+	 * Linux's icmp_msgs_per_sec and icmp_msgs_burst); NETIF_ICMP_ERRORS_OFF:
+	 * none.
+	 */
+	uint32_t icmp_errors_per_sec, icmp_errors_burst;
 };
+
+#define NETIF_ICMP_ERRORS_OFF UINT32_MAX
 
 struct netif {
 	struct port *port;
@@ -120,6 +129,9 @@ struct netif {
 	struct rte_mbuf *txq[NETIF_TXQ]; /* frames to send, in order; [0, txq_len) */
 	unsigned txq_len;
 	uint64_t now_ns; /* time of the burst being processed */
+	/* ICMP errors' token bucket: a message costs 1e9, the rate refills per ns. */
+	uint32_t icmp_errors_per_sec, icmp_errors_burst;
+	uint64_t icmp_tokens, icmp_refill_ns;
 	struct netif_counters ctr;
 };
 

@@ -6,6 +6,8 @@
  * netif_icmp_echo() builds a valid request. ICMP errors (RFC 1122 3.2.2.1,
  * RFC 5927) that quote our TCP reach the TCP handler; every other one is
  * dropped under a named reason; source quench is ignored (RFC 6633).
+ * Port and protocol unreachable are sent (RFC 1122 3.2.2.1), never where
+ * RFC 1812 4.3.2.7 forbids, within 576 bytes and a rate limit.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -394,6 +396,172 @@ static void test_error_bad_quotes(void **state)
 	handle_tcp_icmp(t, NULL);
 }
 
+/*
+ * Assert @m is a destination unreachable of @code from us to the peer,
+ * quoting the first @quote_len bytes of the IPv4 datagram @orig.
+ */
+static void assert_unreachable(struct rte_mbuf *m, uint8_t code, const uint8_t *orig,
+			       size_t quote_len)
+{
+	struct nt_pkt p;
+
+	nt_parse(m, &p); /* IPv4 and ICMP checksums verified */
+	assert_memory_equal(&p.eth.dst, &peer_mac, 6);
+	assert_int_equal(p.ip.src, OUR_IP);
+	assert_int_equal(p.ip.dst, PEER_IP);
+	assert_int_equal(p.ip.proto, IPPROTO_ICMP);
+	assert_int_equal(p.icmp.type, ICMP_TYPE_DEST_UNREACH);
+	assert_int_equal(p.icmp.code, code);
+	assert_int_equal(p.icmp.id, 0); /* "unused" (RFC 792) */
+	assert_int_equal(p.icmp.seq, 0);
+	assert_int_equal(p.icmp.data_len, quote_len);
+	assert_memory_equal(p.icmp.data, orig, quote_len);
+}
+
+/* An IPv4 datagram in @b: UDP from the peer's port 5555 to @dst port 7001 (nothing bound). */
+static size_t udp_datagram(uint8_t *b, uint32_t dst, const void *payload, size_t len)
+{
+	uint8_t u[1500];
+	size_t n = nt_udp_bytes(u, PEER_IP, dst, 5555, 7001, payload, len, NT_CSUM_OK);
+
+	return nt_ipv4_bytes(b, PEER_IP, dst, IPPROTO_UDP, u, n);
+}
+
+/*
+ * RFC 1122 3.2.2.1: port unreachable SHOULD be sent for a datagram no
+ * socket takes (4.1.3.1), quoting its IP header and data (RFC 792: at
+ * least 8 bytes; lunar all of it up to 576 bytes in all, RFC 1812 4.3.2.3).
+ * The datagram is still dropped under its reason.
+ */
+static void test_port_unreachable(void **state)
+{
+	struct nt *t = *state;
+	uint8_t b[1500];
+	size_t n;
+
+	n = udp_datagram(b, OUR_IP, data, sizeof(data));
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_UDP_NO_LISTENER), 1);
+	assert_int_equal(nt_total_drops(t), 1);
+	assert_int_equal(nt_flush(t), 1);
+	assert_unreachable(nt_tx(t, 0), ICMP_CODE_PORT_UNREACH, b, n);
+	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 1);
+	nt_clear_tx(t);
+}
+
+/* RFC 1122 3.2.2.1: protocol unreachable for a protocol lunar does not handle. */
+static void test_protocol_unreachable(void **state)
+{
+	struct nt *t = *state;
+	uint8_t l4[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	uint8_t b[64];
+	size_t n = nt_ipv4_bytes(b, PEER_IP, OUR_IP, 99, l4, sizeof(l4));
+
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_UNKNOWN_PROTO), 1);
+	assert_int_equal(nt_flush(t), 1);
+	assert_unreachable(nt_tx(t, 0), ICMP_CODE_PROTO_UNREACH, b, n);
+	nt_clear_tx(t);
+}
+
+/* RFC 1812 4.3.2.3: the quote stops where the error would pass 576 bytes. */
+static void test_unreachable_quote_capped(void **state)
+{
+	struct nt *t = *state;
+	static const uint8_t big[1000];
+	uint8_t b[1500];
+	size_t n = udp_datagram(b, OUR_IP, big, sizeof(big));
+
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	assert_int_equal(nt_flush(t), 1);
+	assert_int_equal(rte_pktmbuf_pkt_len(nt_tx(t, 0)), 14 + 576);
+	assert_unreachable(nt_tx(t, 0), ICMP_CODE_PORT_UNREACH, b, 576 - 28);
+	nt_clear_tx(t);
+}
+
+/*
+ * RFC 1122 3.2.2 and RFC 1812 4.3.2.7: no error for a datagram to a
+ * broadcast address or from an address that is not one host's (here:
+ * the unspecified address, loopback, multicast, class E, and our own).
+ */
+static void test_no_unreachable_for_broadcast_or_bad_source(void **state)
+{
+	static const uint32_t srcs[] = {0, IP4(127, 0, 0, 1), IP4(224, 0, 0, 1),
+					IP4(240, 0, 0, 1), OUR_IP};
+	struct nt *t = *state;
+	uint8_t b[1500];
+	size_t n;
+
+	n = udp_datagram(b, SUBNET_BCAST, data, 8);
+	nt_rx(t, nt_frame(&bcast_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	n = nt_ipv4_bytes(b, PEER_IP, 0xffffffffu, 99, data, 8);
+	nt_rx(t, nt_frame(&bcast_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	for (unsigned i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
+		n = nt_ipv4_bytes(b, srcs[i], OUR_IP, 99, data, 8);
+		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	}
+	assert_int_equal(nt_total_drops(t), 7);
+	assert_int_equal(nt_flush(t), 0);
+	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 0);
+}
+
+/*
+ * RFC 1812 4.3.2.8 (a host SHOULD limit them too, RFC 1122 3.2.2): a
+ * token bucket, 1000 a second in bursts of 50 by default, as Linux's
+ * icmp_msgs_per_sec and icmp_msgs_burst; over it the datagram is still
+ * dropped and the error counted as limited. Off: none at all.
+ */
+static void test_unreachable_rate_limited(void **state)
+{
+	struct nt *t = *state;
+	struct netif_config cfg;
+	uint8_t l4[8] = {0};
+	uint8_t b[64];
+	size_t n = nt_ipv4_bytes(b, PEER_IP, OUR_IP, 99, l4, sizeof(l4));
+	uint64_t now = 5000000000ull;
+
+	for (unsigned i = 0; i < 60; i++)
+		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now);
+	assert_int_equal(nt_flush(t), 50);
+	assert_int_equal(netif_counter(&t->nif, "icmp_errors_limited"), 10);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_UNKNOWN_PROTO), 60);
+	nt_clear_tx(t);
+	/* 2.5 ms: two more tokens and a half. */
+	for (unsigned i = 0; i < 5; i++)
+		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now + 2500000);
+	assert_int_equal(nt_flush(t), 2);
+	nt_clear_tx(t);
+	/* The half token stays: 0.5 ms more makes a whole one. */
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now + 3000000);
+	assert_int_equal(nt_flush(t), 1);
+	nt_clear_tx(t);
+	/* A second later the bucket is full again, not fuller. */
+	for (unsigned i = 0; i < 60; i++)
+		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now + 2000000000ull);
+	assert_int_equal(nt_flush(t), 50);
+	nt_clear_tx(t);
+
+	cfg = nt_config(t, NEIGH_MODE_ARP);
+	cfg.icmp_errors_per_sec = 10;
+	cfg.icmp_errors_burst = 2;
+	nt_reinit(t, &cfg);
+	nt_learn(t, PEER_IP, &peer_mac);
+	for (unsigned i = 0; i < 4; i++)
+		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now);
+	assert_int_equal(nt_flush(t), 2);
+	nt_clear_tx(t);
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now + 100000000);
+	assert_int_equal(nt_flush(t), 1);
+	nt_clear_tx(t);
+
+	cfg.icmp_errors_per_sec = NETIF_ICMP_ERRORS_OFF;
+	nt_reinit(t, &cfg);
+	nt_learn(t, PEER_IP, &peer_mac);
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now);
+	assert_int_equal(nt_flush(t), 0);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_UNKNOWN_PROTO), 1);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, nt_teardown)
@@ -410,6 +578,11 @@ int main(void)
 	    T(test_error_to_tcp_handler),
 	    T(test_error_without_tcp),
 	    T(test_error_bad_quotes),
+	    T(test_port_unreachable),
+	    T(test_protocol_unreachable),
+	    T(test_unreachable_quote_capped),
+	    T(test_no_unreachable_for_broadcast_or_bad_source),
+	    T(test_unreachable_rate_limited),
 	};
 #undef T
 

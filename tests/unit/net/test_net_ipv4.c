@@ -287,15 +287,28 @@ static void test_ip_short(void **state)
 	assert_only_drop(t, LUNAR_DROP_IP_SHORT);
 }
 
-/* RFC 1122 3.2.1 / 3.2.2: an unsupported protocol is dropped IP_UNKNOWN_PROTO. */
+/*
+ * RFC 1122 3.2.1 / 3.2.2: an unsupported protocol is dropped
+ * IP_UNKNOWN_PROTO, and answered with protocol unreachable (net/icmp
+ * tests the error).
+ */
 static void test_ip_unknown_proto(void **state)
 {
 	struct nt *t = *state;
+	struct nt_pkt p;
 	uint8_t l4[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 	nt_rx(t, nt_mk_ip(&our_mac, &peer_mac, PEER_IP, OUR_IP, 99, l4, sizeof(l4)), 1);
-	assert_only_drop(t, LUNAR_DROP_IP_UNKNOWN_PROTO);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_UNKNOWN_PROTO), 1);
+	assert_int_equal(nt_total_drops(t), 1);
 	assert_int_equal(netif_counter(&t->nif, "rx_ipv4"), 1);
+	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 1);
+	assert_int_equal(nt_flush(t), 1);
+	nt_parse(nt_tx(t, 0), &p);
+	assert_int_equal(p.ip.dst, PEER_IP);
+	assert_int_equal(p.icmp.type, ICMP_TYPE_DEST_UNREACH);
+	assert_int_equal(p.icmp.code, ICMP_CODE_PROTO_UNREACH);
+	nt_clear_tx(t);
 }
 
 /*

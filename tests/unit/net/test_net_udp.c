@@ -1,7 +1,7 @@
 /*
  * test_net_udp.c - UDP in net/netif.c (RFC 768, RFC 1122 4.1): delivery to
  * a bound port with the payload bytes, a callback keeping the frame,
- * no-listener and checksum drops, the zero "no checksum" value, bind
+ * no-listener (port unreachable sent) and checksum drops, the zero "no checksum" value, bind
  * rules, and netif_udp_send() producing a valid datagram.
  *
  * Note: the stack's contract is that a callback returning true owns the
@@ -105,13 +105,15 @@ static void test_callback_keeps_frame(void **state)
 }
 
 /*
- * RFC 1122 4.1.3.1 (port unreachable is a SHOULD; lunar does not send it):
- * a datagram for an unbound port is dropped UDP_NO_LISTENER.
+ * RFC 1122 4.1.3.1: a datagram for an unbound port is dropped
+ * UDP_NO_LISTENER and answered with port unreachable (net/icmp tests the
+ * error).
  */
 static void test_no_listener(void **state)
 {
 	struct nt *t = *state;
 	struct udp_seen s = {0};
+	struct nt_pkt p;
 
 	assert_int_equal(netif_udp_bind(&t->nif, 7000, on_udp, &s), 0);
 	nt_rx(t,
@@ -121,7 +123,13 @@ static void test_no_listener(void **state)
 	assert_int_equal(nt_drops(t, LUNAR_DROP_UDP_NO_LISTENER), 1);
 	assert_int_equal(nt_total_drops(t), 1);
 	assert_int_equal(s.calls, 0);
-	assert_int_equal(nt_flush(t), 0);
+	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 1);
+	assert_int_equal(nt_flush(t), 1);
+	nt_parse(nt_tx(t, 0), &p);
+	assert_int_equal(p.ip.dst, PEER_IP);
+	assert_int_equal(p.icmp.type, ICMP_TYPE_DEST_UNREACH);
+	assert_int_equal(p.icmp.code, ICMP_CODE_PORT_UNREACH);
+	nt_clear_tx(t);
 }
 
 /* RFC 1122 4.1.3.4: a datagram with a wrong checksum is silently discarded. */

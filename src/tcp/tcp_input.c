@@ -320,11 +320,14 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 	if (acks_new) {
 		ack_advance(c, seg, false, now, out);
 		tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
-		/* The RTO moved: so does the probe (the slow path's tcp_rec_on_ack() does this). */
-		if (c->sb_on)
-			tcp_rec_arm_tlp(c, now);
 	}
 	update_window(c, seg);
+	/*
+	 * The RTO moved: so does the probe, under the window this ACK brings
+	 * (the slow path's tcp_rec_on_ack() does this after its update_window()).
+	 */
+	if (acks_new && c->sb_on)
+		tcp_rec_arm_tlp(c, now);
 	if (len) {
 		data_in_order(c, seg->payload, len);
 		c->stats.fastpath_data++;

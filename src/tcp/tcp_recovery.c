@@ -110,7 +110,13 @@ static void arm_probe(struct tcp_conn *c, uint64_t now)
 void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now)
 {
 	c->tlp_at = 0;
-	if (!c->sb_on || c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at)
+	/*
+	 * Nor in RTO recovery (RFC 8985 7.2), until an ACK advances SND.UNA:
+	 * the backed-off RTO times what it resent, even when that left nothing
+	 * marked lost (a lone segment).
+	 */
+	if (!c->sb_on || c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at ||
+	    c->cc.rto_repeat)
 		return;
 	if (c->cc.in_recovery ? !probe_allowed(c) : c->rack.tlp_out || c->sb.lost)
 		return;

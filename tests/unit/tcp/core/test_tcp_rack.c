@@ -582,6 +582,73 @@ static void test_recovery_probes_end_without_progress(void **state)
 }
 
 /*
+ * An ACK of new data that also reopens a zero window, taken by the fast
+ * path: the probe is armed under the window it brings, as the slow path
+ * arms it after its window update.
+ */
+static void test_probe_armed_when_ack_reopens_window(void **state)
+{
+	struct tcp_options o = {.has_ts = true};
+	struct tcp_config cfg;
+	struct script s;
+	uint64_t fast;
+
+	(void)state;
+	rack_fixture_cc(&s, &cfg, 0, TCP_CC_NEWRENO, RF_MORE_PROBES, 0);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	o.ts_val = s.peer_ts;
+	o.ts_ecr = s.c.ts_recent; /* any echo: no RTT sample is checked here */
+	seg_opts(&s, ACK, IRS + 1, S(1), 0, 0, &o); /* the window shuts */
+	expect_nothing(&s);
+	assert_int_equal(s.c.snd_wnd, 0);
+	assert_int_equal(s.c.tlp_at, 0);
+	advance(&s, 10 * US);
+	fast = s.c.stats.fastpath_ack;
+	sack(&s, S(2), 0, NULL); /* new data acknowledged, the window open again */
+	assert_int_equal(s.c.stats.fastpath_ack, fast + 1);
+	assert_true(s.c.snd_wnd > 0);
+	assert_int_equal(s.c.tlp_at, s.now + 2 * s.c.rtt.srtt_ns + cfg.delack_ns);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 7.2: no probe in RTO recovery. The RTO resent the one segment
+ * there is, which leaves nothing marked lost: still the next transmission
+ * is the backed-off RTO's, not a probe's.
+ */
+static void test_no_probe_after_rto(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint64_t rto;
+
+	(void)state;
+	rack_fixture_cc(&s, &cfg, 0, TCP_CC_NEWRENO, RF_MORE_PROBES, 0);
+	send_segments(&s, 1);
+	while (s.c.tlp_at && s.c.tlp_at < s.c.rto_at) {
+		advance(&s, s.c.tlp_at - s.now);
+		assert_true(expect_tx(&s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	}
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	assert_true(expect_tx(&s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.sb.lost, 0);
+	assert_int_equal(s.c.tlp_at, 0);
+	rto = tcp_rtt_timeout(&s.c.rtt);
+	assert_int_equal(s.c.rto_at, s.now + rto);
+	advance(&s, rto - 1);
+	expect_nothing(&s);
+	advance(&s, 1);
+	assert_int_equal(s.c.stats.timeouts, 2);
+	assert_true(expect_tx(&s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * A zero window in recovery: the receiver takes no data, the hole's
  * retransmission included (RFC 9293 3.10.7.4), so no probe goes and the
  * persist timer, not the RTO, keeps the connection (3.8.6.1). The window's
@@ -1219,6 +1286,8 @@ int main(void)
 		cmocka_unit_test(test_no_recovery_probe_by_rfc),
 		cmocka_unit_test(test_recovery_probes_end_without_progress),
 		cmocka_unit_test(test_no_recovery_probe_into_zero_window),
+		cmocka_unit_test(test_no_probe_after_rto),
+		cmocka_unit_test(test_probe_armed_when_ack_reopens_window),
 		cmocka_unit_test(test_second_tail_probe_no_loss),
 		cmocka_unit_test(test_second_tail_probe_repair),
 		cmocka_unit_test(test_no_second_probe_after_new_data),

@@ -387,16 +387,20 @@ static void icmp_error_input(struct netif *nif, struct rte_mbuf *m, const struct
 		rte_pktmbuf_free(m);
 }
 
-/* A message may go: a token from the bucket, refilled for the time since the last. */
+/*
+ * A message may go: a token from the bucket, refilled for the time since
+ * the last (none if the clock went back).
+ */
 static bool icmp_error_token(struct netif *nif)
 {
 	uint64_t full = (uint64_t)nif->icmp_errors_burst * ONE_SECOND_NS;
-	uint64_t elapsed = nif->now_ns - nif->icmp_refill_ns;
+	uint64_t elapsed = 0;
 
-	if (nif->icmp_errors_per_sec == NETIF_ICMP_ERRORS_OFF)
-		return false;
-	nif->icmp_refill_ns = nif->now_ns;
-	if (elapsed >= full / nif->icmp_errors_per_sec)
+	if (nif->now_ns > nif->icmp_refill_ns) {
+		elapsed = nif->now_ns - nif->icmp_refill_ns;
+		nif->icmp_refill_ns = nif->now_ns;
+	}
+	if (elapsed > full / nif->icmp_errors_per_sec)
 		nif->icmp_tokens = full;
 	else if (nif->icmp_tokens + elapsed * nif->icmp_errors_per_sec >= full)
 		nif->icmp_tokens = full;
@@ -411,13 +415,21 @@ static bool icmp_error_token(struct netif *nif)
 }
 
 /*
- * A single host's address, which an ICMP error may go to (RFC 1812
- * 4.3.2.7): not 0.0.0.0, class D or E, or ours (ipv4_parse() has refused
- * loopback and multicast sources already).
+ * Whether an ICMP error may go to @src: a single host's address (RFC 1812
+ * 4.3.2.7: not 0.0.0.0, class D or E, or ours; ipv4_parse() has refused
+ * loopback and multicast sources already) whose next hop lunar has
+ * resolved. A datagram from an unresolved source gets no error, so that
+ * spoofed sources cannot fill the neighbour table with held errors; a real
+ * peer has asked for our address (ARP merges it in) before it sent.
  */
-static bool unicast_source(const struct netif *nif, uint32_t src)
+static bool error_destination(struct netif *nif, uint32_t src)
 {
-	return src != 0 && src < 0xe0000000u && src != nif->ip;
+	const struct neigh_entry *e;
+
+	if (src == 0 || src >= 0xe0000000u || src == nif->ip)
+		return false;
+	e = neigh_find(&nif->neigh, netif_next_hop(nif, src));
+	return e && (e->state == NEIGH_REACHABLE || e->state == NEIGH_STALE);
 }
 
 /*
@@ -440,7 +452,8 @@ static void icmp_unreachable(struct netif *nif, const struct ipv4_repr *ir, uint
 	struct rte_mbuf *r;
 	uint8_t *p;
 
-	if (to_bcast || !unicast_source(nif, ir->src) || !icmp_error_token(nif))
+	if (nif->icmp_errors_per_sec == NETIF_ICMP_ERRORS_OFF || to_bcast ||
+	    !error_destination(nif, ir->src) || !icmp_error_token(nif))
 		return;
 	r = alloc_pkt(nif);
 	if (!r)
@@ -451,8 +464,8 @@ static void icmp_unreachable(struct netif *nif, const struct ipv4_repr *ir, uint
 		return;
 	}
 	icmp_emit(p, 8 + quote, &icr);
-	nif->ctr.tx_icmp_unreach++;
-	netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP, 0);
+	if (netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP, 0) == 0)
+		nif->ctr.tx_icmp_unreach++;
 }
 
 static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_repr *ir,
@@ -810,7 +823,11 @@ int netif_init(struct netif *nif, const struct netif_config *cfg)
 	nif->arp_retries = cfg->arp_retries ? cfg->arp_retries : 3;
 	nif->kernel_resolve = cfg->kernel_resolve;
 	nif->kernel_ctx = cfg->kernel_ctx;
-	nif->icmp_errors_per_sec = cfg->icmp_errors_per_sec ? cfg->icmp_errors_per_sec : 1000;
+	if (cfg->icmp_errors_per_sec)
+		nif->icmp_errors_per_sec = cfg->icmp_errors_per_sec;
+	else /* the kernel owns all but what is steered to lunar */
+		nif->icmp_errors_per_sec =
+		    cfg->neigh_mode == NEIGH_MODE_KERNEL ? NETIF_ICMP_ERRORS_OFF : 1000;
 	nif->icmp_errors_burst = cfg->icmp_errors_burst ? cfg->icmp_errors_burst : 50;
 	nif->icmp_tokens = (uint64_t)nif->icmp_errors_burst * ONE_SECOND_NS;
 	return 0;

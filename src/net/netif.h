@@ -95,9 +95,10 @@ struct netif_config {
 	void *kernel_ctx;
 	/*
 	 * ICMP errors (port and protocol unreachable) sent at most this many
-	 * a second, in bursts of up to icmp_errors_burst (0: 1000 and 50, as
-	 * Linux's icmp_msgs_per_sec and icmp_msgs_burst); NETIF_ICMP_ERRORS_OFF:
-	 * none.
+	 * a second by this netif (one per worker), in bursts of up to
+	 * icmp_errors_burst (0: 1000 and 50, as Linux's icmp_msgs_per_sec and
+	 * icmp_msgs_burst; in NEIGH_MODE_KERNEL none, as the kernel owns all
+	 * but what is steered to lunar); NETIF_ICMP_ERRORS_OFF: none.
 	 */
 	uint32_t icmp_errors_per_sec, icmp_errors_burst;
 };

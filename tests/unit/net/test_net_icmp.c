@@ -481,13 +481,14 @@ static void test_unreachable_quote_capped(void **state)
 
 /*
  * RFC 1122 3.2.2 and RFC 1812 4.3.2.7: no error for a datagram to a
- * broadcast address or from an address that is not one host's (here:
- * the unspecified address, loopback, multicast, class E, and our own).
+ * broadcast address or from an address that is not one host's (here: the
+ * unspecified address, class E and our own; ipv4_parse() refuses loopback
+ * and multicast sources before), and none to a source not yet resolved
+ * (10.0.0.3: no entry for it to fill the neighbour table with).
  */
 static void test_no_unreachable_for_broadcast_or_bad_source(void **state)
 {
-	static const uint32_t srcs[] = {0, IP4(127, 0, 0, 1), IP4(224, 0, 0, 1),
-					IP4(240, 0, 0, 1), OUR_IP};
+	static const uint32_t srcs[] = {0, IP4(240, 0, 0, 1), OUR_IP, IP4(10, 0, 0, 3)};
 	struct nt *t = *state;
 	uint8_t b[1500];
 	size_t n;
@@ -500,9 +501,25 @@ static void test_no_unreachable_for_broadcast_or_bad_source(void **state)
 		n = nt_ipv4_bytes(b, srcs[i], OUR_IP, 99, data, 8);
 		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
 	}
-	assert_int_equal(nt_total_drops(t), 7);
+	assert_int_equal(nt_total_drops(t), 6);
 	assert_int_equal(nt_flush(t), 0);
 	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 0);
+	assert_null(neigh_find(&t->nif.neigh, IP4(10, 0, 0, 3)));
+}
+
+/* Kernel neighbour mode (af_xdp): the kernel owns the address; lunar sends no errors. */
+static void test_no_unreachable_in_kernel_mode(void **state)
+{
+	struct nt *t = *state;
+	struct netif_config cfg = nt_config(t, NEIGH_MODE_KERNEL);
+	uint8_t b[64];
+	size_t n = nt_ipv4_bytes(b, PEER_IP, OUR_IP, 99, data, 8);
+
+	nt_reinit(t, &cfg);
+	nt_learn(t, PEER_IP, &peer_mac);
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_UNKNOWN_PROTO), 1);
+	assert_int_equal(nt_flush(t), 0);
 }
 
 /*
@@ -526,6 +543,9 @@ static void test_unreachable_rate_limited(void **state)
 	assert_int_equal(netif_counter(&t->nif, "icmp_errors_limited"), 10);
 	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_UNKNOWN_PROTO), 60);
 	nt_clear_tx(t);
+	/* A clock that goes back refills nothing. */
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now - 1000000000ull);
+	assert_int_equal(nt_flush(t), 0);
 	/* 2.5 ms: two more tokens and a half. */
 	for (unsigned i = 0; i < 5; i++)
 		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now + 2500000);
@@ -583,6 +603,7 @@ int main(void)
 	    T(test_unreachable_quote_capped),
 	    T(test_no_unreachable_for_broadcast_or_bad_source),
 	    T(test_unreachable_rate_limited),
+	    T(test_no_unreachable_in_kernel_mode),
 	};
 #undef T
 

@@ -21,6 +21,9 @@
 # usage: bench/loss_transfer.sh [SIZE=256M] [ROUNDS=3] [CC=reno|cubic|dctcp] [LOSSES="0 0.1 1 5"]
 # Needs the release build in build/ and nothing else on CPUs 0-1.
 # LUNAR_GET=path runs another lunar-get (an older build, for a before/after).
+# AB_GET=path: a before/after without the kernel: the second sender of each
+# round is that lunar-get ("lunar-b", same options), and the ratio printed
+# is lunar-b's time over lunar's.
 # QUICKACK=1: the kernel receiver does not delay its ACKs (route quickack);
 # by default it does, and an ACK held past the 4 ms RTO floor makes both
 # senders time out spuriously at high loss (docs/benchmarks.md).
@@ -89,8 +92,10 @@ run() { # lunar|kernel PORT: prints seconds
 		--rcvbuf "${SINK_RCVBUF:-0}" --timeout 600 >"$out" &
 	rcv=$!
 	for _ in $(seq 50); do grep -q listening "$out" 2>/dev/null && break; sleep 0.1; done
-	if [ "$who" = lunar ]; then
-		$B "$get" --timeout 600 --port af_xdp:arb-b --core 1 --connect "10.78.1.1:$port" \
+	if [ "$who" != kernel ]; then
+		local g=$get
+		[ "$who" = lunar-b ] && g=$AB_GET
+		$B "$g" --timeout 600 --port af_xdp:arb-b --core 1 --connect "10.78.1.1:$port" \
 			--send "$log/src.bin" --no-digest --cc "$cc" --ecn "$ecn" --counters ${LUNAR_ARGS:-} >"$log/lunar.log" 2>&1 &
 	else
 		$B taskset -c 1 socat -u "FILE:$log/src.bin" "TCP:10.78.1.1:$port" &
@@ -120,10 +125,12 @@ gbits() { echo "scale=3; $bytes * 8 / $1 / 1000000000" | bc; }
 
 for loss in $losses; do
 	"$topo" arb loss "$loss" >/dev/null
+	second=kernel
+	[ -n "${AB_GET:-}" ] && second=lunar-b
 	: >"$log/t.lunar"
-	: >"$log/t.kernel"
+	: >"$log/t.$second"
 	for r in $(seq "$rounds"); do
-		for who in lunar kernel; do
+		for who in lunar $second; do
 			port=$((port + 1))
 			t=$(run "$who" "$port") || exit 1
 			echo "$t" >>"$log/t.$who"
@@ -133,7 +140,7 @@ for loss in $losses; do
 			printf 'loss %s%% run %d %-6s %7.2f s %6s Gbit/s%s\n' "$loss" "$r" "$who" "$t" "$(gbits "$t")" "$extra"
 		done
 	done
-	l=$(median <"$log/t.lunar") k=$(median <"$log/t.kernel")
-	printf 'MEDIAN loss %s%% mark %s%% ecn %s shape %s args %s (%s, lunar %s, kernel %s): lunar %.2f s %s Gbit/s, kernel %.2f s %s Gbit/s, lunar/kernel throughput %.2fx\n' \
-		"$loss" "${MARK:-0}" "$ecn" "${SHAPE:-none}" "${LUNAR_ARGS:-none}" "$size" "$cc" "$kcc" "$l" "$(gbits "$l")" "$k" "$(gbits "$k")" "$(echo "scale=3; $k / $l" | bc)"
+	l=$(median <"$log/t.lunar") k=$(median <"$log/t.$second")
+	printf 'MEDIAN loss %s%% mark %s%% ecn %s shape %s args %s (%s, lunar %s, kernel %s): lunar %.2f s %s Gbit/s, %s %.2f s %s Gbit/s, lunar/%s throughput %.2fx\n' \
+		"$loss" "${MARK:-0}" "$ecn" "${SHAPE:-none}" "${LUNAR_ARGS:-none}" "$size" "$cc" "$kcc" "$l" "$(gbits "$l")" "$second" "$k" "$(gbits "$k")" "$second" "$(echo "scale=3; $k / $l" | bc)"
 done

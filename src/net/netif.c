@@ -394,18 +394,15 @@ static void icmp_error_input(struct netif *nif, struct rte_mbuf *m, const struct
 static bool icmp_error_token(struct netif *nif)
 {
 	uint64_t full = (uint64_t)nif->icmp_errors_burst * ONE_SECOND_NS;
-	uint64_t elapsed = 0;
+	uint64_t elapsed = 0, add;
 
 	if (nif->now_ns > nif->icmp_refill_ns) {
 		elapsed = nif->now_ns - nif->icmp_refill_ns;
 		nif->icmp_refill_ns = nif->now_ns;
 	}
-	if (elapsed > full / nif->icmp_errors_per_sec)
-		nif->icmp_tokens = full;
-	else if (nif->icmp_tokens + elapsed * nif->icmp_errors_per_sec >= full)
-		nif->icmp_tokens = full;
-	else
-		nif->icmp_tokens += elapsed * nif->icmp_errors_per_sec;
+	/* Capped before the product can overflow; tokens + add stays below 2^64. */
+	add = elapsed > full / nif->icmp_errors_per_sec ? full : elapsed * nif->icmp_errors_per_sec;
+	nif->icmp_tokens = nif->icmp_tokens + add < full ? nif->icmp_tokens + add : full;
 	if (nif->icmp_tokens < ONE_SECOND_NS) {
 		nif->ctr.icmp_errors_limited++;
 		return false;

@@ -995,12 +995,6 @@ static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
 		c->stats.retransmits++; /* (a scoreboard's resend() counts each segment) */
 	}
-	/*
-	 * The backed-off timer first: output() takes a stopped RTO for a
-	 * window just reopened and would arm a probe, which RFC 8985 7.2 does
-	 * not send in RTO recovery.
-	 */
-	c->rto_at = now + tcp_rtt_timeout(&c->rtt);
 	tcp_output(c, now, out);
 	if (!c->rto_at)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);

@@ -950,7 +950,7 @@ uint64_t tcp_next_deadline(const struct tcp_conn *c)
 }
 
 /* RFC 6298 5.4-5.6 and RFC 5681 3.1: the retransmission timer expired. */
-static void rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
 	c->rto_at = 0;
 	c->stats.timeouts++;
@@ -1079,7 +1079,7 @@ void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		return;
 	}
 	if (c->rto_at && now >= c->rto_at)
-		rto_expired(c, now, out);
+		tcp_rto_expired(c, now, out);
 	if (c->state == TCP_CLOSED)
 		return;
 	if (c->persist_at && now >= c->persist_at)

@@ -1,7 +1,7 @@
 /*
  * tcp_icmp.c - a connection's reaction to ICMP errors: the RFC 5927 4.1
- * sequence check, path MTU (RFC 1191) and soft/hard errors (RFC 1122
- * 4.2.3.9). See tcp_icmp.h.
+ * sequence check, path MTU (RFC 1191), soft/hard errors (RFC 1122
+ * 4.2.3.9) and the RTO revert of RFC 6069. See tcp_icmp.h.
  */
 #include "tcp/tcp_icmp.h"
 
@@ -82,6 +82,34 @@ static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint6
 	return floored ? TCP_ICMP_MSS_FLOORED : TCP_ICMP_MSS_LOWERED;
 }
 
+/*
+ * RFC 6069 4 (TCP-LCD): a net or host unreachable quoting SND.UNA while the
+ * retransmission timer is backed off says that retransmission was lost to
+ * a broken path, not to congestion. One doubling is undone, measured from
+ * when the timer was armed; if the shorter timeout has passed already, it
+ * expires now (Linux's tcp_ld_RTO_revert()). Each later timeout doubles
+ * again, so errors can bring the timer down to its base RTO, never below.
+ */
+static bool lcd_revert(struct tcp_conn *c, const struct icmp_quote *q, uint64_t now,
+		       struct tcp_out *out)
+{
+	uint64_t timeout, armed;
+
+	if (q->type != ICMP_TYPE_DEST_UNREACH ||
+	    (q->code != ICMP_CODE_NET_UNREACH && q->code != ICMP_CODE_HOST_UNREACH))
+		return false;
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED || q->seq != c->snd_una ||
+	    !c->retries || !c->rtt.backoff || !c->rto_at)
+		return false;
+	timeout = tcp_rtt_timeout(&c->rtt);
+	armed = c->rto_at > timeout ? c->rto_at - timeout : 0;
+	c->rtt.backoff--;
+	c->rto_at = armed + tcp_rtt_timeout(&c->rtt);
+	if (c->rto_at <= now)
+		tcp_rto_expired(c, now, out);
+	return true;
+}
+
 enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
 				     uint64_t now, struct tcp_out *out)
 {
@@ -105,5 +133,5 @@ enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote
 		return TCP_ICMP_ABORTED;
 	}
 	c->soft_error = -err;
-	return TCP_ICMP_SOFT_ERROR;
+	return lcd_revert(c, q, now, out) ? TCP_ICMP_RTO_REVERTED : TCP_ICMP_SOFT_ERROR;
 }

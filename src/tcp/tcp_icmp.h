@@ -5,12 +5,14 @@
  *
  * Read first: RFC 5927 (ICMP attacks against TCP: 4.1 the sequence check,
  * 4.2 hard errors as soft, 7 path MTU), RFC 1191 (path MTU discovery),
+ * RFC 6069 (reverting the RTO backoff on unreachables),
  * RFC 1122 4.2.3.9 (TCP's reaction to ICMP), RFC 6633 (source quench is
  * ignored, by net/ before it gets here). Linux's tcp_v4_err() makes the
  * same choices unless said otherwise below.
  *
- * Owns: the sequence check, the errno of each error, the soft/hard split
- * and the path MTU rule (floor, ignoring what does not lower it). The
+ * Owns: the sequence check, the errno of each error, the soft/hard split,
+ * the path MTU rule (floor, ignoring what does not lower it) and the RTO
+ * revert. The
  * connection lookup belongs to tcp_stack.c, the parsing to wire/icmp.c.
  */
 #ifndef LUNAR_TCP_TCP_ICMP_H
@@ -40,6 +42,7 @@ enum tcp_icmp_verdict {
 	TCP_ICMP_MSS_LOWERED,   /**< snd_mss now fits the reported MTU; in flight resent */
 	TCP_ICMP_MSS_FLOORED,   /**< same, to TCP_PMTU_MIN: the MTU reported was below it */
 	TCP_ICMP_SOFT_ERROR,    /**< recorded in c->soft_error; the connection goes on */
+	TCP_ICMP_RTO_REVERTED,  /**< a soft error that also undid one RTO backoff (RFC 6069) */
 	TCP_ICMP_ABORTED,       /**< a hard error in SYN-SENT: CLOSED with c->error */
 };
 
@@ -68,6 +71,13 @@ enum tcp_icmp_verdict {
  * - In every other state, every error is soft (RFC 5927 4.2, RFC 1122
  *   4.2.3.9): c->soft_error keeps it, a later timeout reports it instead
  *   of -ETIMEDOUT, and an ACK of new data clears it.
+ * - RFC 6069 (TCP-LCD), in synchronized states: a net or host unreachable
+ *   quoting exactly SND.UNA while the RTO is backed off (after a timeout)
+ *   undoes one doubling of it, counted from when the timer was armed; if
+ *   that time has passed, the timer expires at once and SND.UNA is sent
+ *   again. A path that comes back is then found one RTO sooner per error,
+ *   not after a timeout doubled for every retransmission lost while it was
+ *   down. Not in SYN-SENT: the connect's retries would run out sooner.
  */
 enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
 				     uint64_t now, struct tcp_out *out);

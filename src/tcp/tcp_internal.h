@@ -34,6 +34,8 @@ void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 bool tcp_conn_cwnd_limited(const struct tcp_conn *c);
 /** Congestion control from scratch at c->snd_mss, as c->cfg says (algorithm, IW, HyStart++). */
 void tcp_conn_cc_init(struct tcp_conn *c);
+/** The retransmission timer expired (RFC 6298 5.4-5.6), or RFC 6069 says it has (tcp_icmp.c). */
+void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 
 /* ---- SACK loss recovery, tcp_recovery.c (c->sb_on) ---- */
 

@@ -1107,6 +1107,9 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	case TCP_ICMP_SOFT_ERROR:
 		st->stats.icmp_soft_errors++;
 		break;
+	case TCP_ICMP_RTO_REVERTED:
+		st->stats.icmp_rto_reverts++;
+		break;
 	case TCP_ICMP_ABORTED:
 		st->stats.icmp_aborts++;
 		break;
@@ -1425,9 +1428,10 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	fprintf(f,
 		"tcp: icmp_no_conn %lu icmp_out_of_window %lu icmp_mtu_absurd %lu "
 		"icmp_mtu_not_lower %lu icmp_mss_lowered %lu icmp_mss_floored %lu "
-		"icmp_soft_errors %lu icmp_aborts %lu\n",
+		"icmp_soft_errors %lu icmp_aborts %lu icmp_rto_reverts %lu\n",
 		x->icmp_no_conn, x->icmp_out_of_window, x->icmp_mtu_absurd, x->icmp_mtu_not_lower,
-		x->icmp_mss_lowered, x->icmp_mss_floored, x->icmp_soft_errors, x->icmp_aborts);
+		x->icmp_mss_lowered, x->icmp_mss_floored, x->icmp_soft_errors, x->icmp_aborts,
+		x->icmp_rto_reverts);
 	fprintf(f,
 		"tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
 		"tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "

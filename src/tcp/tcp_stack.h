@@ -77,10 +77,12 @@ struct tcp_stack_stats {
 	 * connection; quoted sequence outside the window (4.1); fragmentation
 	 * needed with an absurd MTU, with one that lowers nothing, lowering the
 	 * MSS, lowering it to the floor; recorded as soft errors; connects
-	 * aborted by a hard error
+	 * aborted by a hard error; soft errors that also undid an RTO backoff
+	 * (RFC 6069; not in icmp_soft_errors)
 	 */
 	uint64_t icmp_no_conn, icmp_out_of_window, icmp_mtu_absurd, icmp_mtu_not_lower;
 	uint64_t icmp_mss_lowered, icmp_mss_floored, icmp_soft_errors, icmp_aborts;
+	uint64_t icmp_rto_reverts;
 	/* limits (tcp_limits.h, docs/LIMITS.md): each action one of them caused */
 	uint64_t syn_dropped_conns;     /* SYNs dropped: table full, no TIME-WAIT to end */
 	uint64_t syn_dropped_half_open; /* SYNs dropped: max_half_open reached, cookies off */

@@ -870,7 +870,8 @@ static void check_stack(void)
 	{
 		uint64_t verdicts = x->icmp_no_conn + x->icmp_out_of_window + x->icmp_mtu_absurd +
 				    x->icmp_mtu_not_lower + x->icmp_mss_lowered +
-				    x->icmp_mss_floored + x->icmp_soft_errors + x->icmp_aborts;
+				    x->icmp_mss_floored + x->icmp_soft_errors + x->icmp_aborts +
+				    x->icmp_rto_reverts;
 		uint64_t handed = fz.nif.ctr.rx_icmp_error_tcp;
 
 		FUZZ_CHECK(verdicts <= handed && handed <= verdicts + x->foreign);

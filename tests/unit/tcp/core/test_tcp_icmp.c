@@ -4,8 +4,9 @@
  * ignored), path MTU per RFC 1191 / RFC 5927 7 (fragmentation needed
  * lowers the MSS and what is in flight goes again in smaller segments,
  * with and without a scoreboard; absurd MTUs ignored, small ones floored,
- * never raised), and errors as soft in synchronized states (RFC 5927 4.2,
- * RFC 1122 4.2.3.9) but hard ones ending a connect in SYN-SENT.
+ * never raised), errors as soft in synchronized states (RFC 5927 4.2,
+ * RFC 1122 4.2.3.9) but hard ones ending a connect in SYN-SENT, and
+ * unreachables undoing the RTO's backoff (RFC 6069).
  *
  * The fixtures negotiate timestamps: snd_mss is 1460 - 12 = 1448, so the
  * largest datagram is 1500 bytes, and an MTU m leaves m - 52 per segment.
@@ -351,6 +352,112 @@ static void test_syn_received_frag_needed_ignored(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 6069 4: a host or net unreachable quoting SND.UNA after timeouts
+ * undoes one doubling of the RTO, counted from when the timer was armed;
+ * when that time has passed the timer expires at once and SND.UNA goes
+ * again, and the timer is doubled as after any timeout. Errors about
+ * other data, or that say nothing of the path, only record the error.
+ */
+static void test_unreachable_reverts_rto_backoff(void **state)
+{
+	struct script s;
+	uint64_t rto, armed;
+	const struct tcp_tx *t;
+
+	(void)state;
+	established_with(&s, NULL, 2);
+	rto = tcp_rtt_timeout(&s.c.rtt);
+	for (unsigned i = 0; i < 2; i++) { /* two timeouts: SND.UNA sent again each time */
+		advance_next(&s);
+		t = take_tx(&s);
+		assert_int_equal(t->seq, ISS + 1);
+		assert_true(t->retransmit);
+		drain_tx(&s);
+	}
+	armed = s.now;
+	assert_int_equal(s.c.rtt.backoff, 2);
+	assert_int_equal(s.c.rto_at, armed + 4 * rto);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1 + MSS0),
+			 TCP_ICMP_SOFT_ERROR); /* in the window, not SND.UNA */
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_PORT_UNREACH, 0, ISS + 1), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(icmp(&s, ICMP_TYPE_TIME_EXCEEDED, 0, 0, ISS + 1), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(s.c.rtt.backoff, 2);
+	assert_int_equal(s.c.rto_at, armed + 4 * rto);
+	/* A quarter of the way: 2 RTOs from the arming, not yet passed. */
+	advance(&s, rto);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1), TCP_ICMP_RTO_REVERTED);
+	assert_int_equal(s.c.soft_error, -EHOSTUNREACH);
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(s.c.rto_at, armed + 2 * rto);
+	expect_nothing(&s);
+	/* The next one brings it to 1 RTO from the arming: now. */
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_NET_UNREACH, 0, ISS + 1), TCP_ICMP_RTO_REVERTED);
+	assert_int_equal(s.c.soft_error, -ENETUNREACH);
+	t = take_tx(&s);
+	assert_int_equal(t->seq, ISS + 1);
+	assert_int_equal(t->len, MSS0);
+	assert_true(t->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.timeouts, 3);
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(s.c.rto_at, s.now + 2 * rto);
+	/* The connection goes on: an ACK of everything ends it all. */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 2 * MSS0, 65535, 0);
+	drain_tx(&s);
+	assert_int_equal(s.c.soft_error, 0);
+	assert_int_equal(s.c.rto_at, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 6069 reverts only a backed-off timer of a synchronized connection:
+ * not before the first timeout, not after one that could not double it
+ * (the RTO already at its ceiling), and not in SYN-SENT, where the
+ * connect's retries would run out sooner.
+ */
+static void test_unreachable_no_revert(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	struct script s;
+	uint64_t rto_at;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.rto_max_ns = cfg.rto_min_ns; /* every timeout is the floor: nothing to undo */
+	established_with(&s, &o, 1);
+	advance_next(&s);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, MSS0);
+	rto_at = s.c.rto_at;
+	assert_int_equal(s.c.retries, 1);
+	assert_int_equal(s.c.rtt.backoff, 0);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(s.c.rtt.backoff, 0);
+	assert_int_equal(s.c.rto_at, rto_at);
+	expect_nothing(&s);
+	script_end(&s);
+
+	established_with(&s, NULL, 1);
+	rto_at = s.c.rto_at;
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(s.c.rto_at, rto_at);
+	assert_int_equal(s.c.rtt.backoff, 0);
+	expect_nothing(&s);
+	script_end(&s);
+
+	fixture_syn_sent(&s, NULL);
+	advance_next(&s);
+	expect_tx(&s, SYN, ISS, 0, 0);
+	rto_at = s.c.rto_at;
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(s.c.rto_at, rto_at);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +470,8 @@ int main(void)
 	    cmocka_unit_test(test_syn_sent_hard_error_aborts),
 	    cmocka_unit_test(test_syn_sent_soft_error_keeps_trying),
 	    cmocka_unit_test(test_syn_received_frag_needed_ignored),
+	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
+	    cmocka_unit_test(test_unreachable_no_revert),
 	};
 
 	return cmocka_run_group_tests_name("tcp/core_icmp", tests, script_group_setup,

@@ -293,6 +293,8 @@ void pair_step(struct tcp_pair *p)
 	p->now += PAIR_STEP_NS;
 	side_poll(p, &p->a);
 	side_poll(p, &p->b);
+	if (p->cut_a)
+		pair_discard_tx(&p->a);
 	carry(&p->a, &p->b);
 	if (!p->hold_b)
 		carry(&p->b, &p->a);

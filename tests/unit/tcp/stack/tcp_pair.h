@@ -48,6 +48,7 @@ struct tcp_pair {
 	struct tcp_sock *cli, *srv;	 /* the connection's two ends */
 	uint32_t cli_events, srv_events; /* every event bit each end was given */
 	bool hold_b;   /* the server's frames (its ACKs) wait at its port, not carried */
+	bool cut_a;    /* the client's frames are lost on the way (a path that is down) */
 	bool srv_echo; /* the server sends back what it reads, from its callback */
 	uint8_t *rcvd; /* what the server read, in order */
 	size_t rcvd_len, rcvd_cap;
@@ -77,7 +78,7 @@ void pair_open(struct tcp_pair *p, bool attach);
  * it to the connection it accepts; tests accepting their own use it too.
  */
 void pair_on_srv(struct tcp_sock *s, uint32_t events, void *ctx);
-/** Run both loops for @ns of virtual time, carrying every frame across (see hold_b). */
+/** Run both loops for @ns of virtual time, carrying every frame across (see hold_b, cut_a). */
 void pair_run(struct tcp_pair *p, uint64_t ns);
 /** One loop iteration of each side (PAIR_STEP_NS), and the frames carried. */
 void pair_step(struct tcp_pair *p);

@@ -7,7 +7,9 @@
  * message once its data is acknowledged is off-path (RFC 5927 4.1);
  * errors for no connection and cut-short quotes are dropped and counted;
  * port unreachable on an established connection is only a soft error
- * (RFC 5927 4.2). Every outcome shows in the stack's counters.
+ * (RFC 5927 4.2); a host unreachable while the path is down undoes one
+ * backoff of the retransmission timer (RFC 6069). Every outcome shows in
+ * the stack's counters.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -151,11 +153,54 @@ static void test_errors_counted(void **state)
 	pair_close(&p);
 }
 
+/*
+ * RFC 6069: the path is down; the client's retransmissions are lost and its
+ * timer doubles each time. A router's host unreachable quoting SND.UNA
+ * undoes one doubling (icmp_rto_reverts), so once the path is back the
+ * next retransmission comes sooner, and the data arrives.
+ */
+static void test_unreachable_reverts_rto(void **state)
+{
+	const struct tcp_conn *c;
+	struct tcp_pair p;
+	uint8_t ip[QUOTE_MAX];
+	uint64_t rto_at;
+
+	(void)state;
+	pair_open(&p, false);
+	c = tcp_sock_conn(p.cli);
+	client_sends(&p, 100);
+	client_datagram(&p, 0, ip);
+	p.cut_a = true;
+	for (unsigned i = 0; i < 100000 && c->stats.timeouts < 3; i++)
+		pair_step(&p);
+	assert_int_equal(c->stats.timeouts, 3);
+	assert_int_equal(c->rtt.backoff, 3);
+	rto_at = c->rto_at;
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_HOST_UNREACH, 0, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_rto_reverts, 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_soft_errors, 0);
+	assert_int_equal(c->soft_error, -EHOSTUNREACH);
+	assert_int_equal(c->rtt.backoff, 2);
+	assert_true(c->rto_at < rto_at);
+	p.cut_a = false;
+	while (p.now < c->rto_at + PAIR_STEP_NS) /* to the reverted timeout, and its carry */
+		pair_step(&p);
+	assert_int_equal(c->stats.timeouts, 4);
+	pair_run(&p, 200 * US);
+	pair_rcvd_ok(&p, 100);
+	assert_int_equal(c->soft_error, 0);
+	assert_int_equal(p.cli_events & (TCP_EV_RESET | TCP_EV_TIMEOUT | TCP_EV_CLOSED), 0);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frag_needed_shrinks_segments),
 	    cmocka_unit_test(test_errors_counted),
+	    cmocka_unit_test(test_unreachable_reverts_rto),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_icmp", tests, pair_group_setup,

@@ -5,6 +5,8 @@
 #   topo.sh arb up|down      lunar-a (10.78.1.1/24) - lunar-r (router) - lunar-b (10.78.2.2/24)
 #   topo.sh arb loss <pct>   drop pct% (e.g. 5 or 0.1) of packets forwarded by lunar-r at random
 #   topo.sh arb mark <pct>   mark pct% of the ECN-capable packets lunar-r forwards CE (RFC 3168)
+#   topo.sh arb unreach <pct>  answer pct% of the packets towards lunar-a with ICMP host
+#                            unreachable instead of forwarding them (100: a path that is down)
 #                            (nftables; 0 removes the rule; no argument shows it)
 #   topo.sh memif up|down    run directory for memif sockets (/run/lunar); removes stale sockets
 #   topo.sh down-all         everything above, plus XDP programs and processes left inside
@@ -61,6 +63,7 @@ ARB_B_IP=${LUNAR_ARB_B_IP:-10.78.2.2/24}
 RUN_DIR=${LUNAR_RUN_DIR:-/run/lunar}
 LOSS_TABLE=lunar_loss
 MARK_TABLE=lunar_mark
+UNREACH_TABLE=lunar_unreach
 
 # The header comment is the help text.
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -313,6 +316,17 @@ arb_mark() {
 		"counter ip ecn set ce" "marks PCT of forwarded ECN-capable packets CE at random" "$@"
 }
 
+# A path that is down behind the router: pct% of the packets towards
+# lunar-a are answered with ICMP host unreachable (what a router with no
+# route says, RFC 1812 5.2.7.1), not forwarded. The router's ICMP rate
+# limit is lifted so that every packet is answered (RFC 6069's case).
+arb_unreach() {
+	[ $# -eq 0 ] || ! ns_exists "$NS_R" || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=0
+	router_random_rule "$UNREACH_TABLE" 2 "unreachable" "ip daddr ${ARB_A_IP%/*} " \
+		"counter reject with icmp type host-unreachable" \
+		"answers PCT of the packets towards ${ARB_A_IP%/*} with host unreachable" "$@"
+}
+
 # A memif socket file is stale when nothing listens on it any more (its
 # server crashed); a new server would fail with "address in use".
 memif_clean() {
@@ -386,6 +400,7 @@ veth | arb | memif)
 	arb:down) arb_down ;;
 	arb:loss) arb_loss "$@" ;;
 	arb:mark) arb_mark "$@" ;;
+	arb:unreach) arb_unreach "$@" ;;
 	memif:up) memif_up ;;
 	memif:down) memif_down ;;
 	*) die "unknown command '$cmd $sub' (try --help)" ;;

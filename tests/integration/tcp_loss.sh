@@ -89,6 +89,31 @@ for cc in cubic dctcp; do
 	[ "$bad" = 0 ] && rm -f "$OUT/$cc.pcap"
 done
 
+# RFC 6069: the path goes down for 2 s in the middle of a transfer (the
+# router answers every packet towards A with host unreachable) and comes
+# back. Each error quoting SND.UNA undoes one backoff of lunar's timer
+# (icmp_rto_reverts), and the transfer completes, byte for byte.
+"$TOPO" arb loss 0 >/dev/null
+port=9400
+rm -f "$OUT/sink.sha"
+bg sink_lcd sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
+wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+bg lcd $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --bytes 1G --counters
+wait_for "transfer under way" 100 $A ss -tnH state established "sport = :$port"
+sleep 0.3
+"$TOPO" arb unreach 100 >/dev/null
+sleep 2
+rejected=$(ip netns exec lunar-r nft list table ip lunar_unreach | grep -o 'packets [0-9]*' | awk '{print $2}')
+"$TOPO" arb unreach 0 >/dev/null
+expect_ge "path down: the router answered lunar's packets with host unreachable" "${rejected:-0}" 1
+wait "$PID_lcd"
+expect_eq "path down and back: exit code" "$?" 0
+wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
+expect_eq "path down and back: SHA-256" "$(cat "$OUT/sink.sha")" "$(awk '/^sha256 / {print $2}' "$OUT/lcd.log")"
+tcp_count() { grep -o " $1 [0-9]*" "$OUT/lcd.log" | head -1 | awk '{print $2}'; }
+expect_ge "path down: timeouts while it was down" "$(tcp_count timeouts)" 1
+expect_ge "path down: RTO backoffs undone (RFC 6069)" "$(tcp_count icmp_rto_reverts)" 1
+
 # One lunar process per interface: lunar-httpd takes arb-b once lunar-get is done.
 bg httpd $B "$BUILD/tools/lunar-httpd" --port af_xdp:arb-b --core 1 --listen 8080 --root "$OUT/root"
 wait_for "lunar-httpd ready" 100 grep -q ready "$OUT/httpd.log"

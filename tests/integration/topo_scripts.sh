@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # topo_scripts.sh - the topology scripts are idempotent and clean up: each
 # topology comes up twice without error, carries traffic (A - R - B routed,
-# with nftables loss and ECN marking in the router), and goes down twice
+# with nftables loss, ECN marking and unreachables in the router), and goes down twice
 # leaving nothing.
 source "$(dirname "$0")/lib.sh"
 setup_test topo_scripts "$1"
@@ -31,6 +31,13 @@ expect_eq "arb loss 100: nothing crosses the router" "$?" 1
 "$TOPO" arb loss 0 >/dev/null
 ip netns exec lunar-a ping -c 2 -i 0.2 -W 2 10.78.2.2 >/dev/null 2>&1
 expect_eq "arb loss 0: traffic flows again" "$?" 0
+# A path that is down: B's packets towards A are answered with host unreachable.
+"$TOPO" arb unreach 100 >/dev/null
+ip netns exec lunar-b ping -c 1 -W 1 10.78.1.1 >"$OUT/unreach.log" 2>&1
+expect_grep "arb unreach 100: the router answers host unreachable" "Destination Host Unreachable" "$OUT/unreach.log"
+"$TOPO" arb unreach 0 >/dev/null
+ip netns exec lunar-b ping -c 2 -i 0.2 -W 2 10.78.1.1 >/dev/null 2>&1
+expect_eq "arb unreach 0: traffic flows again" "$?" 0
 # Tenths of a percent become a rule over 1000; a bad value is refused by name.
 "$TOPO" arb loss 0.1 >/dev/null
 expect_eq "arb loss 0.1: rule drops 1 in 1000" \

@@ -318,13 +318,18 @@ arb_mark() {
 
 # A path that is down behind the router: pct% of the packets towards
 # lunar-a are answered with ICMP host unreachable (what a router with no
-# route says, RFC 1812 5.2.7.1), not forwarded. The router's ICMP rate
-# limit is lifted so that every packet is answered (RFC 6069's case).
+# route says, RFC 1812 5.2.7.1), not forwarded. While the rule is in place
+# the router's per-destination ICMP rate limit (1 s) is lifted, so that
+# each retransmission can draw its error (RFC 6069's case); the global
+# limit (icmp_msgs_per_sec, 1000/s) still holds.
 arb_unreach() {
-	[ $# -eq 0 ] || ! ns_exists "$NS_R" || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=0
 	router_random_rule "$UNREACH_TABLE" 2 "unreachable" "ip daddr ${ARB_A_IP%/*} " \
 		"counter reject with icmp type host-unreachable" \
 		"answers PCT of the packets towards ${ARB_A_IP%/*} with host unreachable" "$@"
+	[ $# -gt 0 ] || return 0
+	local ms=0
+	ip netns exec "$NS_R" nft list table ip "$UNREACH_TABLE" >/dev/null 2>&1 || ms=1000
+	ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=$ms
 }
 
 # A memif socket file is stale when nothing listens on it any more (its

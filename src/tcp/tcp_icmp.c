@@ -87,8 +87,9 @@ static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint6
  * retransmission timer is backed off says that retransmission was lost to
  * a broken path, not to congestion. One doubling is undone, measured from
  * when the timer was armed; if the shorter timeout has passed already, it
- * expires now (Linux's tcp_ld_RTO_revert()). Each later timeout doubles
- * again, so errors can bring the timer down to its base RTO, never below.
+ * expires now (as Linux's tcp_ld_RTO_revert(); see tcp_icmp.h for how it
+ * differs). Each later timeout doubles again, so errors can bring the
+ * timer down to its base RTO, never below.
  */
 static bool lcd_revert(struct tcp_conn *c, const struct icmp_quote *q, uint64_t now,
 		       struct tcp_out *out)

@@ -77,7 +77,10 @@ enum tcp_icmp_verdict {
  *   that time has passed, the timer expires at once and SND.UNA is sent
  *   again. A path that comes back is then found one RTO sooner per error,
  *   not after a timeout doubled for every retransmission lost while it was
- *   down. Not in SYN-SENT: the connect's retries would run out sooner.
+ *   down. Not in SYN-SENT or SYN-RECEIVED: the connect's retries would
+ *   run out sooner. Unlike Linux, whose exponent keeps counting past the
+ *   ceiling (and which measures from SND.UNA's last send), one error
+ *   deep into an outage takes the timer below the ceiling again.
  */
 enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
 				     uint64_t now, struct tcp_out *out);

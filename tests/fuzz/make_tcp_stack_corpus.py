@@ -300,6 +300,14 @@ SEEDS = {
     + icmp(0, PORT_UNREACH, seq_base=Q_FAR) + icmp(0, NET_UNREACH, not_ours=True)
     + icmp(0, PROTO_UNREACH, udp=True) + icmp(0, PARAM_PROBLEM, quote=2)
     + icmp(0, SOURCE_QUENCH) + POLL + time(S1, 6),
+    # RFC 6069: two probes and three timeouts of data no one ACKs, then unreachables
+    # quoting SND.UNA undo the backoff (the last expires the timer at once); the ACK
+    # ends it.
+    "icmp_rto_revert": setup() + active_open(0) + send(0, 3000) + next_deadline()
+    + next_deadline() + next_deadline() + next_deadline() + next_deadline()
+    + icmp(0, HOST_UNREACH, seq_base=Q_ACKED)
+    + icmp(0, NET_UNREACH, seq_base=Q_ACKED) + icmp(0, HOST_UNREACH, seq_base=Q_ACKED)
+    + POLL + ack_all(0) + POLL + close(0),
     # Segments for no connection: a SYN to a closed port and data after an abort get
     # RSTs; a RST gets nothing.
     "rst_no_connection": setup() + syn(0, 50, port=PORT_CLOSED) + listen(0) + passive_open(1)

@@ -98,7 +98,7 @@ port=9400
 rm -f "$OUT/sink.sha"
 bg sink_lcd sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
 wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
-bg lcd $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --bytes 1G --counters
+bg lcd $B "$GET" --timeout 120 --port af_xdp:arb-b --connect "10.78.1.1:$port" --bytes 1G --counters
 wait_for "transfer under way" 100 $A ss -tnH state established "sport = :$port"
 sleep 0.3
 "$TOPO" arb unreach 100 >/dev/null

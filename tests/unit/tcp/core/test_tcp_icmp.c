@@ -411,10 +411,40 @@ static void test_unreachable_reverts_rto_backoff(void **state)
 }
 
 /*
- * RFC 6069 reverts only a backed-off timer of a synchronized connection:
- * not before the first timeout, not after one that could not double it
- * (the RTO already at its ceiling), and not in SYN-SENT, where the
- * connect's retries would run out sooner.
+ * At the ceiling the exponent stops growing (tcp_rtt_backoff): the first
+ * error takes the timer below the ceiling again, from when it was armed.
+ */
+static void test_unreachable_reverts_at_ceiling(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.rto_max_ns = 2 * cfg.rto_min_ns;
+	established_with(&s, &o, 1);
+	assert_int_equal(tcp_rtt_timeout(&s.c.rtt), cfg.rto_min_ns);
+	for (unsigned i = 0; i < 3; i++) {
+		advance_next(&s);
+		expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, MSS0);
+	}
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(s.c.rto_at, s.now + cfg.rto_max_ns);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1), TCP_ICMP_RTO_REVERTED);
+	assert_int_equal(s.c.rtt.backoff, 0);
+	assert_int_equal(s.c.rto_at, s.now + cfg.rto_min_ns);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 6069 reverts only a backed-off timer, after a timeout of the data at
+ * SND.UNA, of a synchronized connection: not before the first timeout, not
+ * after one that could not double it (floor and ceiling the same), not
+ * while a backoff carried over from the handshake times data never timed
+ * out, and not in SYN-SENT or SYN-RECEIVED, where the connect's retries
+ * would run out sooner.
  */
 static void test_unreachable_no_revert(void **state)
 {
@@ -446,12 +476,34 @@ static void test_unreachable_no_revert(void **state)
 	expect_nothing(&s);
 	script_end(&s);
 
+	/* A backoff from the handshake (Karn: no sample), no data timeout yet. */
+	established_with(&s, NULL, 1);
+	s.c.rtt.backoff = 1;
+	rto_at = s.c.rto_at;
+	assert_int_equal(s.c.retries, 0);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(s.c.rto_at, rto_at);
+	expect_nothing(&s);
+	script_end(&s);
+
 	fixture_syn_sent(&s, NULL);
 	advance_next(&s);
 	expect_tx(&s, SYN, ISS, 0, 0);
 	rto_at = s.c.rto_at;
 	assert_int_equal(s.c.rtt.backoff, 1);
 	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS), TCP_ICMP_SOFT_ERROR);
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(s.c.rto_at, rto_at);
+	expect_nothing(&s);
+	script_end(&s);
+
+	fixture_syn_received(&s, NULL);
+	advance_next(&s);
+	expect_tx(&s, SYN | ACK, ISS, IRS + 1, 0);
+	rto_at = s.c.rto_at;
+	assert_int_equal(s.c.rtt.backoff, 1);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_NET_UNREACH, 0, ISS), TCP_ICMP_SOFT_ERROR);
 	assert_int_equal(s.c.rtt.backoff, 1);
 	assert_int_equal(s.c.rto_at, rto_at);
 	expect_nothing(&s);
@@ -471,6 +523,7 @@ int main(void)
 	    cmocka_unit_test(test_syn_sent_soft_error_keeps_trying),
 	    cmocka_unit_test(test_syn_received_frag_needed_ignored),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
+	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),
 	    cmocka_unit_test(test_unreachable_no_revert),
 	};
 

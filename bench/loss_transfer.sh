@@ -34,6 +34,11 @@
 # (tc tbf) of RATE (e.g. 500mbit) whose queue holds LIMIT bytes (e.g. 256k):
 # a bottleneck whose queue fills and then drops, as a switch port's does.
 # LUNAR_ARGS: more lunar-get options (e.g. "--hystart off").
+# OUTAGE="AT FOR": AT seconds after each sender starts, the path goes down
+# for FOR seconds (the router answers every packet towards A with host
+# unreachable, topo.sh arb unreach; RFC 6069's case) and comes back; the
+# time then includes how soon each sender found it back. Use a SIZE that
+# takes longer than AT to send.
 # SINK_RCVBUF=bytes: the receiver's fixed SO_RCVBUF (no autotuning; capped
 # by net.core.rmem_max, then doubled by Linux; the sink prints what it got
 # on its "listening" line): a window far above what a shaped path holds.
@@ -101,6 +106,11 @@ run() { # lunar|kernel PORT: prints seconds
 		$B taskset -c 1 socat -u "FILE:$log/src.bin" "TCP:10.78.1.1:$port" &
 	fi
 	snd=$!
+	if [ -n "${OUTAGE:-}" ]; then
+		read -r at dur <<<"$OUTAGE"
+		(sleep "$at" && "$topo" arb unreach 100 >/dev/null && sleep "$dur" && "$topo" arb unreach 0 >/dev/null) &
+		cut=$!
+	fi
 	# A sender that fails (a connect refused, a missing XDP program, or an
 	# error after the data, such as a leak lunar-get finds at exit) fails
 	# the run, and the receiver does not wait for an EOF that never comes.
@@ -111,6 +121,7 @@ run() { # lunar|kernel PORT: prints seconds
 		exit 1
 	fi
 	wait "$rcv"
+	[ -z "${OUTAGE:-}" ] || wait "$cut"
 	read -r _ got _ secs < <(tail -n 1 "$out")
 	if [ "$got" != "$bytes" ]; then
 		echo "loss_transfer.sh: the receiver got ${got:-no} bytes from $who, not $bytes; it said:" >&2
@@ -135,12 +146,12 @@ for loss in $losses; do
 			t=$(run "$who" "$port") || exit 1
 			echo "$t" >>"$log/t.$who"
 			extra=""
-			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| recovery_probes [0-9]*\| spurious_rtos [0-9]*\| spurious_recoveries [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*\| hystart_css [0-9]*\| hystart_exits [0-9]*' \
+			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| icmp_rto_reverts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| recovery_probes [0-9]*\| spurious_rtos [0-9]*\| spurious_recoveries [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*\| hystart_css [0-9]*\| hystart_exits [0-9]*' \
 				"$log/lunar.log" | tr -d '\n')
 			printf 'loss %s%% run %d %-6s %7.2f s %6s Gbit/s%s\n' "$loss" "$r" "$who" "$t" "$(gbits "$t")" "$extra"
 		done
 	done
 	l=$(median <"$log/t.lunar") k=$(median <"$log/t.$second")
-	printf 'MEDIAN loss %s%% mark %s%% ecn %s shape %s args %s (%s, lunar %s, kernel %s): lunar %.2f s %s Gbit/s, %s %.2f s %s Gbit/s, lunar/%s throughput %.2fx\n' \
-		"$loss" "${MARK:-0}" "$ecn" "${SHAPE:-none}" "${LUNAR_ARGS:-none}" "$size" "$cc" "$kcc" "$l" "$(gbits "$l")" "$second" "$k" "$(gbits "$k")" "$second" "$(echo "scale=3; $k / $l" | bc)"
+	printf 'MEDIAN loss %s%% mark %s%% ecn %s shape %s outage %s args %s (%s, lunar %s, kernel %s): lunar %.2f s %s Gbit/s, %s %.2f s %s Gbit/s, lunar/%s throughput %.2fx\n' \
+		"$loss" "${MARK:-0}" "$ecn" "${SHAPE:-none}" "${OUTAGE:-none}" "${LUNAR_ARGS:-none}" "$size" "$cc" "$kcc" "$l" "$(gbits "$l")" "$second" "$k" "$(gbits "$k")" "$second" "$(echo "scale=3; $k / $l" | bc)"
 done

@@ -698,10 +698,12 @@ unsigned lunar_env_poll(struct lunar_env *env)
 		/*
 		 * The link is asked here, not every iteration: a port's link query
 		 * is a library call (and memif's never reads up), which the idle
-		 * loop paid each time round.
+		 * loop paid each time round. memif's link never reads up, so a
+		 * first frame received counts as the link being up: a peer that
+		 * still sends to the MAC of our previous run then learns the new one.
 		 */
 		if (!env->announced && env->nif.neigh_mode == NEIGH_MODE_ARP &&
-		    port_link_up(env->port)) {
+		    (env->nif.ctr.rx_frames || port_link_up(env->port))) {
 			env->nif.now_ns = now;
 			netif_gratuitous_arp(&env->nif);
 			env->announced = true;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # memif_ping.sh - lunar to lunar over memif with lunar's own ARP: a responder
 # (memif server) and a pinger (memif client); every echo is answered, ARP
-# resolved the peer, and neither side leaked a Zbuf object.
+# resolved the peer, each side announced its address (gratuitous ARP), and
+# neither side leaked a Zbuf object.
 # Optional FAULT env: a --fault spec for the pinger (the fault test reuses this);
 # optional MTU env: both ends use that MTU and the pings fill it (jumbo test).
 source "$(dirname "$0")/lib.sh"
@@ -38,6 +39,10 @@ if [ -z "${FAULT:-}" ]; then
 		'ip.checksum.status == "Bad" || icmp.checksum.status == "Bad" || _ws.malformed || _ws.expert.severity >= "Warning"' \
 		2>/dev/null | wc -l)
 	expect_eq "malformed frames or bad checksums in the capture" "$bad" 0
+	# RFC 5227 announcement once the link carries frames (memif's never reads up).
+	expect_eq "pinger's gratuitous ARP in the capture" "$(tshark_count "$OUT/ping.pcap" \
+		'arp.opcode == 1 && arp.src.proto_ipv4 == 192.168.77.1 && arp.dst.proto_ipv4 == 192.168.77.1')" 1
+	expect_ge "responder's gratuitous ARP (ARP requests sent)" "$(counter "$OUT/resp.log" tx_arp_request)" 1
 else
 	# 20% loss each way: about 64% of echoes come back; far from 0 and from all.
 	expect_ge "echo replies received under loss" "$received" $((count * 25 / 100))

@@ -388,6 +388,25 @@ static void icmp_error_input(struct netif *nif, struct rte_mbuf *m, const struct
 }
 
 /*
+ * A new packet with room for @l4_len bytes of L4 header and data at *@p, or
+ * an error: -EMSGSIZE if it cannot fit the MTU, -ENOBUFS if the pool is empty.
+ */
+static int alloc_l4(struct netif *nif, size_t l4_len, struct rte_mbuf **m, uint8_t **p)
+{
+	if (l4_len > UINT16_MAX || l4_len + sizeof(struct rte_ipv4_hdr) > nif->mtu)
+		return -EMSGSIZE;
+	*m = alloc_pkt(nif);
+	if (!*m)
+		return -ENOBUFS;
+	*p = (uint8_t *)rte_pktmbuf_append(*m, (uint16_t)l4_len);
+	if (!*p) {
+		rte_pktmbuf_free(*m);
+		return -EMSGSIZE; /* larger than one buffer: the pool was sized for the MTU */
+	}
+	return 0;
+}
+
+/*
  * A message may go: a token from the bucket, refilled for the time since
  * the last (none if the clock went back).
  */
@@ -452,14 +471,8 @@ static void icmp_unreachable(struct netif *nif, const struct ipv4_repr *ir, uint
 	if (nif->icmp_errors_per_sec == NETIF_ICMP_ERRORS_OFF || to_bcast ||
 	    !error_destination(nif, ir->src) || !icmp_error_token(nif))
 		return;
-	r = alloc_pkt(nif);
-	if (!r)
+	if (alloc_l4(nif, 8 + quote, &r, &p)) /* at most 556 bytes: fits any MTU lunar takes */
 		return;
-	p = (uint8_t *)rte_pktmbuf_append(r, (uint16_t)(8 + quote));
-	if (!p) {
-		netif_drop(nif, r, LUNAR_DROP_NO_MBUF);
-		return;
-	}
 	icmp_emit(p, 8 + quote, &icr);
 	if (netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP, 0) == 0)
 		nif->ctr.tx_icmp_unreach++;
@@ -713,25 +726,6 @@ void netif_timers(struct netif *nif, uint64_t now_ns)
 }
 
 /* ---- ICMP echo and UDP sockets ---- */
-
-/*
- * A new packet with room for @l4_len bytes of L4 header and data at *@p, or
- * an error: -EMSGSIZE if it cannot fit the MTU, -ENOBUFS if the pool is empty.
- */
-static int alloc_l4(struct netif *nif, size_t l4_len, struct rte_mbuf **m, uint8_t **p)
-{
-	if (l4_len > UINT16_MAX || l4_len + sizeof(struct rte_ipv4_hdr) > nif->mtu)
-		return -EMSGSIZE;
-	*m = alloc_pkt(nif);
-	if (!*m)
-		return -ENOBUFS;
-	*p = (uint8_t *)rte_pktmbuf_append(*m, (uint16_t)l4_len);
-	if (!*p) {
-		rte_pktmbuf_free(*m);
-		return -EMSGSIZE; /* larger than one buffer: the pool was sized for the MTU */
-	}
-	return 0;
-}
 
 int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, size_t len)
 {

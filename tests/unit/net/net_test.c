@@ -360,3 +360,16 @@ void nt_assert_arp_request(struct rte_mbuf *m, const struct rte_ether_addr *eth_
 	assert_memory_equal(&p.arp.tha, &zero_mac, sizeof(zero_mac));
 	assert_int_equal(p.arp.tpa, tpa);
 }
+
+void nt_assert_unreachable(struct rte_mbuf *m, uint8_t code, struct nt_pkt *p)
+{
+	nt_parse(m, p); /* IPv4 and ICMP checksums verified */
+	assert_memory_equal(&p->eth.dst, &peer_mac, sizeof(peer_mac));
+	assert_int_equal(p->ip.src, OUR_IP);
+	assert_int_equal(p->ip.dst, PEER_IP);
+	assert_int_equal(p->ip.proto, IPPROTO_ICMP);
+	assert_int_equal(p->icmp.type, ICMP_TYPE_DEST_UNREACH);
+	assert_int_equal(p->icmp.code, code);
+	assert_int_equal(p->icmp.id, 0);
+	assert_int_equal(p->icmp.seq, 0);
+}

@@ -130,5 +130,10 @@ struct nt_pkt {
 void nt_parse(struct rte_mbuf *m, struct nt_pkt *o);
 /** Assert @m is an ARP request from us for @tpa sent to @eth_dst. */
 void nt_assert_arp_request(struct rte_mbuf *m, const struct rte_ether_addr *eth_dst, uint32_t tpa);
+/**
+ * Assert @m is a destination unreachable of @code from us to the peer
+ * (RFC 792: id and seq "unused", 0); parsed into @p for the quote.
+ */
+void nt_assert_unreachable(struct rte_mbuf *m, uint8_t code, struct nt_pkt *p);
 
 #endif

@@ -405,15 +405,7 @@ static void assert_unreachable(struct rte_mbuf *m, uint8_t code, const uint8_t *
 {
 	struct nt_pkt p;
 
-	nt_parse(m, &p); /* IPv4 and ICMP checksums verified */
-	assert_memory_equal(&p.eth.dst, &peer_mac, 6);
-	assert_int_equal(p.ip.src, OUR_IP);
-	assert_int_equal(p.ip.dst, PEER_IP);
-	assert_int_equal(p.ip.proto, IPPROTO_ICMP);
-	assert_int_equal(p.icmp.type, ICMP_TYPE_DEST_UNREACH);
-	assert_int_equal(p.icmp.code, code);
-	assert_int_equal(p.icmp.id, 0); /* "unused" (RFC 792) */
-	assert_int_equal(p.icmp.seq, 0);
+	nt_assert_unreachable(m, code, &p);
 	assert_int_equal(p.icmp.data_len, quote_len);
 	assert_memory_equal(p.icmp.data, orig, quote_len);
 }

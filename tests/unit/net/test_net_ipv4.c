@@ -304,10 +304,7 @@ static void test_ip_unknown_proto(void **state)
 	assert_int_equal(netif_counter(&t->nif, "rx_ipv4"), 1);
 	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 1);
 	assert_int_equal(nt_flush(t), 1);
-	nt_parse(nt_tx(t, 0), &p);
-	assert_int_equal(p.ip.dst, PEER_IP);
-	assert_int_equal(p.icmp.type, ICMP_TYPE_DEST_UNREACH);
-	assert_int_equal(p.icmp.code, ICMP_CODE_PROTO_UNREACH);
+	nt_assert_unreachable(nt_tx(t, 0), ICMP_CODE_PROTO_UNREACH, &p);
 	nt_clear_tx(t);
 }
 

@@ -125,10 +125,7 @@ static void test_no_listener(void **state)
 	assert_int_equal(s.calls, 0);
 	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 1);
 	assert_int_equal(nt_flush(t), 1);
-	nt_parse(nt_tx(t, 0), &p);
-	assert_int_equal(p.ip.dst, PEER_IP);
-	assert_int_equal(p.icmp.type, ICMP_TYPE_DEST_UNREACH);
-	assert_int_equal(p.icmp.code, ICMP_CODE_PORT_UNREACH);
+	nt_assert_unreachable(nt_tx(t, 0), ICMP_CODE_PORT_UNREACH, &p);
 	nt_clear_tx(t);
 }
 

@@ -697,10 +697,10 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	if (now >= env->next_timer_ns) {
 		/*
 		 * The link is asked here, not every iteration: a port's link query
-		 * is a library call (and memif's never reads up), which the idle
-		 * loop paid each time round. memif's link never reads up, so a
-		 * first frame received counts as the link being up: a peer that
-		 * still sends to the MAC of our previous run then learns the new one.
+		 * is a library call, which the idle loop paid each time round.
+		 * memif's link never reads up, so a first frame received counts as
+		 * the link being up: a peer that still sends to the MAC of our
+		 * previous run then learns the new one.
 		 */
 		if (!env->announced && env->nif.neigh_mode == NEIGH_MODE_ARP &&
 		    (env->nif.ctr.rx_frames || port_link_up(env->port))) {

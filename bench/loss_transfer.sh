@@ -146,7 +146,7 @@ for loss in $losses; do
 			t=$(run "$who" "$port") || exit 1
 			echo "$t" >>"$log/t.$who"
 			extra=""
-			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| icmp_rto_reverts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| recovery_probes [0-9]*\| spurious_rtos [0-9]*\| spurious_recoveries [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*\| hystart_css [0-9]*\| hystart_exits [0-9]*' \
+			[ "$who" = kernel ] || extra=$(grep -o ' retransmits [0-9]*\| timeouts [0-9]*\| icmp_rto_reverts [0-9]*\| recoveries [0-9]*\| tlp_probes [0-9]*\| recovery_probes [0-9]*\| spurious_rtos [0-9]*\| frto_spurious [0-9]*\| spurious_recoveries [0-9]*\| dsacks [0-9]*\| ecn_cuts [0-9]*\| hystart_css [0-9]*\| hystart_exits [0-9]*' \
 				"$log/lunar.log" | tr -d '\n')
 			printf 'loss %s%% run %d %-6s %7.2f s %6s Gbit/s%s\n' "$loss" "$r" "$who" "$t" "$(gbits "$t")" "$extra"
 		done

@@ -43,6 +43,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->rack = true;
 	cfg->recovery_probe = true;
 	cfg->probe_max = 2;
+	cfg->frto = true;
 	cfg->cc = TCP_CC_NEWRENO;
 	cfg->hystart_min_ns = TCP_HYSTART_MIN_RTT_THRESH_NS;
 	cfg->hystart_max_ns = TCP_HYSTART_MAX_RTT_THRESH_NS;
@@ -777,6 +778,32 @@ bool tcp_conn_cwnd_limited(const struct tcp_conn *c)
 #define SWS_OVERRIDE_NS (200 * NS_PER_MS)
 
 /*
+ * F-RTO step 2b (RFC 5682 2.1, 3.1): up to two new segments, whatever
+ * Nagle or sender SWS avoidance would hold, each within the peer's
+ * window but beyond cwnd if need be: the two that slow start would have
+ * retransmitted (the pipe still counts what go-back-N has not resent).
+ * If none can go, the RTO recovery goes on as usual.
+ */
+static void frto_send_new(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	uint32_t before = c->snd_max;
+
+	tcp_frto_sent_new(&c->frto);
+	for (unsigned i = 0; i < 2; i++) {
+		struct send_room r = send_room(c, c->cc.cwnd);
+		uint32_t want = r.pipe + c->snd_mss;
+
+		output(c, now, out, true, want > c->cc.cwnd ? want - c->cc.cwnd : 0);
+	}
+	if (c->snd_max != before)
+		return;
+	tcp_frto_end(&c->frto);
+	if (!c->sb_on)
+		c->snd_nxt = c->snd_una;
+	output(c, now, out, false, 0);
+}
+
+/*
  * Send what the windows allow. @force sends one segment even when sender
  * SWS avoidance or Nagle would hold it (the override timer expired);
  * @extra lets @extra bytes beyond cwnd go (RFC 3042 limited transmit).
@@ -796,8 +823,16 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 	if (c->snd_una == c->snd_max && c->last_send_ns &&
 	    now - c->last_send_ns > tcp_rtt_timeout(&c->rtt))
 		tcp_cc_on_idle(&c->cc, c->cfg.iw_segments);
-	/* Lost segments first (SACK recovery, RFC 6675 5 (C.1)), within the pipe. */
-	if (c->sb_on && c->sb.lost && tcp_rec_send_lost(c, c->cc.cwnd + extra, now, out))
+	if (c->frto.step == TCP_FRTO_SEND_NEW) {
+		frto_send_new(c, now, out);
+		return;
+	}
+	/*
+	 * Lost segments first (SACK recovery, RFC 6675 5 (C.1)), within the
+	 * pipe; not while F-RTO waits to learn whether they were lost at all.
+	 */
+	if (c->sb_on && c->sb.lost && c->frto.step < TCP_FRTO_SEND_NEW &&
+	    tcp_rec_send_lost(c, c->cc.cwnd + extra, now, out))
 		sent = true;
 	for (;;) {
 		uint32_t end = data_end(c);
@@ -986,8 +1021,14 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->retries++;
 	if (c->sb_on)
 		tcp_rec_timeout(c, c->retries > 1);
-	if (tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max))
+	if (tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max)) {
 		tcp_rec_undo_begin(c, now);
+		/* RFC 5682: only a first RTO outside recovery (2.1 step 1, 3.1 step 1). */
+		if (c->cfg.frto)
+			tcp_frto_begin(&c->frto, c->snd_max, c->sb_on);
+	} else {
+		tcp_frto_end(&c->frto);
+	}
 	tcp_undo_rto(&c->undo, c->snd_max);
 	tcp_rtt_backoff(&c->rtt);
 	c->rtt_start = 0; /* Karn: no sample from retransmitted data */

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "tcp/tcp_cc.h"
+#include "tcp/tcp_frto.h"
 #include "tcp/tcp_rack.h"
 #include "tcp/tcp_reass.h"
 #include "tcp/tcp_rtt.h"
@@ -105,6 +106,14 @@ struct tcp_config {
 	 * recovery"). 1 restores the RFC's rule; 0 is taken as 1.
 	 */
 	uint8_t probe_max;
+	/**
+	 * F-RTO (RFC 5682, tcp_frto.h): after a first RTO, two new segments
+	 * instead of more retransmissions once the first ACK advances, so
+	 * that the ACK after them tells a spurious RTO (data late, not lost)
+	 * from a real one without timestamps; a spurious one is undone as
+	 * Eifel's are. On by default, as Linux's net.ipv4.tcp_frto.
+	 */
+	bool frto;
 	/** The congestion control algorithm (tcp_cc.h); NewReno by default (LUNA 9). */
 	enum tcp_cc_algo cc;
 	/**
@@ -250,6 +259,7 @@ struct tcp_conn_stats {
 	uint64_t sb_nomem;       /**< scoreboard could not grow: fell back to NewReno */
 	uint64_t spurious_rtos;  /**< RTOs undone: the original had arrived (RFC 3522, RFC 3708) */
 	uint64_t spurious_recoveries; /**< recoveries undone: every retransmission D-SACKed (RFC 3708) */
+	uint64_t frto_spurious;  /**< of spurious_rtos, those F-RTO found (RFC 5682) */
 	uint64_t ecn_ce;         /**< data segments that arrived marked CE (RFC 3168 5) */
 	uint64_t ecn_ece;        /**< ACKs that echoed congestion (ECE) */
 	uint64_t ecn_cuts;       /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
@@ -327,6 +337,7 @@ struct tcp_conn {
 	struct tcp_scoreboard sb;
 	struct tcp_rack rack;
 	struct tcp_undo undo; /**< the last reduction, until it is proved spurious or ages */
+	struct tcp_frto frto; /**< after a first RTO: was it spurious (RFC 5682)? */
 	uint32_t rtt_seq;   /**< timed segment: sample when this is acknowledged */
 	uint64_t rtt_start; /**< when the timed segment was sent; 0 = none timed */
 	unsigned retries;   /**< consecutive RTO expiries */

@@ -303,7 +303,7 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 	if ((seg->flags & mask) != RTE_TCP_ACK_FLAG || seg->seq != c->rcv_nxt ||
 	    c->snd_nxt != c->snd_max || c->cc.in_recovery || c->cc.dupacks ||
 	    seg->opts.sack_count || !seg->window || c->sb.sacked || c->sb.lost ||
-	    c->rack.tlp_out)
+	    c->rack.tlp_out || c->frto.step)
 		return false;
 	/* ECN signals, and a DCTCP receiver's CE state to leave, take the slow path. */
 	if (c->ecn_ok && ((seg->flags & (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG)) ||
@@ -630,6 +630,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		uint32_t max_wnd = c->max_snd_wnd;
 		/* What this ACK delivers, for PRR (tcp_rec_on_ack). */
 		struct tcp_rec_mark before = {.snd_una = c->snd_una, .sacked = c->sb.sacked};
+		bool dup = false;
 
 		if (seq_gt(seg->ack, c->snd_max)) {
 			c->stats.ack_unsent++;
@@ -651,6 +652,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			 * probe: the window is open).
 			 */
 			c->stats.dupacks++;
+			dup = true;
 			if (c->sb_on) {
 				/* SACK recovery: the scoreboard and RACK decide (tcp_rec_on_ack). */
 			} else if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max,
@@ -670,6 +672,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		/* After its D-SACK, whether this ACK ages the undo episode. */
 		if (seq_gt(c->snd_una, before.snd_una))
 			tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
+		if (c->frto.step)
+			tcp_rec_frto_ack(c, seq_gt(c->snd_una, before.snd_una), dup);
 		if (ece)
 			ecn_echoed(c);
 	}

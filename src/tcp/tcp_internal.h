@@ -79,6 +79,12 @@ void tcp_rec_undo_begin(struct tcp_conn *c, uint64_t now);
  * new data where a go-back-N rewound SND.NXT (RFC 4015 3 step 4).
  */
 void tcp_rec_undo(struct tcp_conn *c);
+/**
+ * F-RTO (tcp_frto.h) after an ACK that moved SND.UNA (@advanced) or was
+ * a duplicate (@dup), its SACK blocks taken: new data next, an undo, or
+ * go-back-N after all.
+ */
+void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup);
 /** The RACK reordering timer fired. */
 void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now);
 /** The tail loss probe timer fired: send the probe. */

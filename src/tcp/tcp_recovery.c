@@ -43,6 +43,8 @@ uint64_t tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now)
 
 	tcp_sb_acked(&c->sb, ack, now, tcp_rack_min_rtt(&c->rack), &d);
 	tcp_rack_update(&c->rack, &d, now);
+	if (d.orig)
+		tcp_frto_delivered(&c->frto, d.orig_start);
 	return d.xmit_ns && now >= d.xmit_ns ? now - d.xmit_ns : 0;
 }
 
@@ -146,6 +148,8 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 				c->stats.sack_invalid++;
 		}
 		tcp_rack_update(&c->rack, &d, now);
+		if (d.orig)
+			tcp_frto_delivered(&c->frto, d.orig_start);
 	}
 	tcp_rack_update_reo_mult(&c->rack, dsack, c->snd_una, c->snd_max);
 	/* RFC 3708: every retransmission of the episode came back as a duplicate. */
@@ -288,6 +292,7 @@ void tcp_rec_undo(struct tcp_conn *c)
 	else
 		c->stats.spurious_recoveries++;
 	tcp_undo_close(&c->undo);
+	tcp_frto_end(&c->frto);
 	tcp_cc_undo(&c->cc);
 	if (c->sb_on) {
 		tcp_sb_unmark_lost(&c->sb);
@@ -407,4 +412,33 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->stats.tlp_probes++;
 	c->stall_probes = 0;
 	probe_sent(c, now);
+}
+
+void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup)
+{
+	bool rewound = !c->sb_on && c->frto.step >= TCP_FRTO_SEND_NEW;
+	bool can_send_new = seq_gt(c->snd_una + c->snd.bytes, c->snd_max) &&
+			    seq_lt(c->snd_max, c->snd_una + c->snd_wnd);
+
+	switch (tcp_frto_ack(&c->frto, advanced, dup, c->snd_una, can_send_new)) {
+	case TCP_FRTO_NEW_DATA:
+		/* Without a scoreboard, go-back-N's SND.NXT waits at SND.MAX meanwhile. */
+		if (!c->sb_on)
+			c->snd_nxt = c->snd_max;
+		break;
+	case TCP_FRTO_SPURIOUS:
+		if (c->undo.on) {
+			c->stats.frto_spurious++;
+			tcp_rec_undo(c);
+			break;
+		}
+		/* An ECN or probe reduction since closed the episode: keep it. */
+		/* fall through */
+	case TCP_FRTO_LOSS:
+		if (rewound)
+			c->snd_nxt = c->snd_una; /* go back after all */
+		break;
+	case TCP_FRTO_WAIT:
+		break;
+	}
 }

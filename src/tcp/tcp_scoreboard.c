@@ -132,6 +132,10 @@ static void delivered(struct tcp_scoreboard *sb, const struct tcp_txseg *r, uint
 		      uint64_t min_rtt_ns, struct tcp_delivery *d)
 {
 	d->segs++;
+	if (!(r->flags & TCP_TXSEG_RETRANS) && (!d->orig || seq_lt(r->start, d->orig_start))) {
+		d->orig = true;
+		d->orig_start = r->start;
+	}
 	/* RFC 8985 6.2 step 3: delivered below what was delivered before, never resent. */
 	if (seq_lt(r->end, sb->fack) && !(r->flags & TCP_TXSEG_RETRANS))
 		d->reordered = true;

@@ -44,6 +44,8 @@ struct tcp_delivery {
 	uint32_t end;
 	bool reordered;
 	uint32_t segs; /**< segments newly delivered */
+	bool orig;          /**< one of them was never retransmitted (F-RTO, RFC 5682 3) */
+	uint32_t orig_start; /**< the lowest such one's start */
 };
 
 struct tcp_scoreboard {

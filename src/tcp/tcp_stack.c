@@ -418,6 +418,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 	x->recovery_probes += c->recovery_probes;
 	x->sb_nomem += c->sb_nomem;
 	x->spurious_rtos += c->spurious_rtos;
+	x->frto_spurious += c->frto_spurious;
 	x->spurious_recoveries += c->spurious_recoveries;
 	x->ecn_ce += c->ecn_ce;
 	x->ecn_ece += c->ecn_ece;
@@ -1415,11 +1416,12 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	fprintf(f,
 		"tcp: fast_retransmits %lu dupacks %lu sack_blocks %lu sack_invalid %lu dsacks %lu "
 		"dsacks_sent %lu rack_lost %lu recoveries %lu tlp_probes %lu tlp_recoveries %lu "
-		"recovery_probes %lu sb_nomem %lu spurious_rtos %lu spurious_recoveries %lu\n",
+		"recovery_probes %lu sb_nomem %lu spurious_rtos %lu frto_spurious %lu "
+		"spurious_recoveries %lu\n",
 		x->fast_retransmits, x->dupacks, x->sack_blocks, x->sack_invalid, x->dsacks,
 		x->dsacks_sent, x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries,
 		x->recovery_probes, x->sb_nomem,
-		x->spurious_rtos, x->spurious_recoveries);
+		x->spurious_rtos, x->frto_spurious, x->spurious_recoveries);
 	fprintf(f,
 		"tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu hystart_css %lu "
 		"hystart_css_spurious %lu hystart_exits %lu cwnd_unused_cuts %lu\n",

@@ -66,7 +66,7 @@ struct tcp_stack_stats {
 	uint64_t fast_retransmits, dupacks, sack_blocks, sack_invalid, dsacks, dsacks_sent,
 		rack_lost;
 	uint64_t recoveries, tlp_probes, tlp_recoveries, recovery_probes, sb_nomem, spurious_rtos,
-		spurious_recoveries;
+		frto_spurious, spurious_recoveries;
 	/* ECN (RFC 3168): CE marks received, ECE echoes received, window cuts for them */
 	uint64_t ecn_ce, ecn_ece, ecn_cuts;
 	/* HyStart++ (RFC 9406): CSS entered, CSS left as spurious, slow starts it ended */

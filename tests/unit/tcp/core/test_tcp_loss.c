@@ -222,6 +222,129 @@ static void test_spurious_rto_undone_without_sack(void **state)
 	script_end(&s);
 }
 
+/*
+ * Five segments out, then an RTO with neither timestamps nor SACK: segment
+ * 0 goes again, cwnd 1 SMSS; three more segments wait in the send buffer.
+ * Returns the window before; *ssthresh the halved one.
+ */
+static uint32_t five_then_rto(struct script *s, const struct tcp_config *cfg, uint32_t *ssthresh)
+{
+	struct fixture_opts o = {.cfg = (struct tcp_config *)cfg}; /* no timestamps, no SACK */
+	uint32_t mss, cwnd;
+
+	fixture_established(s, &o);
+	prime_window(s);
+	assert_false(s->c.ts_ok || s->c.sb_on);
+	mss = s->c.snd_mss;
+	cwnd = s->c.cc.cwnd;
+	assert_int_equal(app_send(s, 5 * mss), 5 * mss);
+	for (unsigned i = 0; i < 5; i++)
+		take_tx(s);
+	advance(s, tcp_rtt_timeout(&s->c.rtt));
+	assert_true(expect_tx(s, ACK, ISS + 1, IRS + 1, mss)->retransmit);
+	assert_int_equal(app_send(s, 3 * mss), 3 * mss);
+	expect_nothing(s);
+	*ssthresh = s->c.cc.ssthresh;
+	return cwnd;
+}
+
+/*
+ * RFC 5682 2.1 (F-RTO) without timestamps, where Eifel cannot tell: the
+ * first ACK acknowledges only the retransmission, so two new segments go
+ * (step 2b), not segments 1 and 2 again; the next ACK acknowledges
+ * segments never retransmitted (step 3b): the originals were late, not
+ * lost. The RTO is undone as an Eifel-detected one (RFC 4015): the window
+ * back, SND.NXT at SND.MAX, nothing resent.
+ */
+static void test_frto_spurious_rto(void **state)
+{
+	struct script s;
+	uint32_t mss, cwnd, ssthresh;
+
+	(void)state;
+	cwnd = five_then_rto(&s, NULL, &ssthresh);
+	mss = s.c.snd_mss;
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	assert_false(expect_tx(&s, ACK, ISS + 1 + 5 * mss, IRS + 1, mss)->retransmit);
+	assert_false(expect_tx(&s, ACK, ISS + 1 + 6 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.frto.step, TCP_FRTO_PROBE_ACK);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 3 * mss, 65535, 0);
+	assert_int_equal(s.c.stats.spurious_rtos, 1);
+	assert_int_equal(s.c.stats.frto_spurious, 1);
+	assert_true(s.c.cc.cwnd >= cwnd);
+	assert_int_equal(s.c.cc.ssthresh, UINT32_MAX);
+	assert_true(ssthresh < UINT32_MAX);
+	/* The last waiting segment goes; 3 and 4 are on their way. */
+	assert_false(expect_tx(&s, ACK | PSH, ISS + 1 + 7 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 8 * mss, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.snd.bytes, 0);
+	assert_int_equal(s.c.stats.retransmits, 1);
+	script_end(&s);
+}
+
+/*
+ * RFC 5682 2.1 step 3a: a duplicate ACK answers the new data, so segment
+ * 1 was lost: go-back-N after all, in slow start from cwnd 2 SMSS, the
+ * reduction kept.
+ */
+static void test_frto_real_loss(void **state)
+{
+	struct script s;
+	uint32_t mss, ssthresh;
+
+	(void)state;
+	five_then_rto(&s, NULL, &ssthresh);
+	mss = s.c.snd_mss;
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	drain_tx(&s); /* the two new segments */
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	assert_int_equal(s.c.frto.step, TCP_FRTO_OFF);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
+	assert_int_equal(s.c.cc.cwnd, 2 * mss);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + mss, IRS + 1, mss)->retransmit);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + 2 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 7 * mss, 65535, 0); /* 1..6 in (5 and 6 once) */
+	assert_false(expect_tx(&s, ACK | PSH, ISS + 1 + 7 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 8 * mss, 65535, 0);
+	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
+/* tcp_config.frto off: the first ACK after the RTO resends segments 1 and 2 (go-back-N). */
+static void test_frto_off(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t mss, ssthresh;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.frto = false;
+	five_then_rto(&s, &cfg, &ssthresh);
+	mss = s.c.snd_mss;
+	assert_int_equal(s.c.frto.step, TCP_FRTO_OFF);
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + mss, IRS + 1, mss)->retransmit);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + 2 * mss, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 8 * mss, 65535, 0);
+	drain_tx(&s);
+	script_end(&s);
+}
+
 /* Five full segments sent; the peer acknowledged the first. */
 static uint32_t five_in_flight(struct script *s)
 {
@@ -786,6 +909,9 @@ int main(void)
 		cmocka_unit_test(test_karn_no_sample_from_retransmission),
 		cmocka_unit_test(test_rto_then_slow_start),
 		cmocka_unit_test(test_spurious_rto_undone_without_sack),
+		cmocka_unit_test(test_frto_spurious_rto),
+		cmocka_unit_test(test_frto_real_loss),
+		cmocka_unit_test(test_frto_off),
 		cmocka_unit_test(test_fast_retransmit_third_dupack),
 		cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
 		cmocka_unit_test(test_newreno_partial_then_full_ack),

@@ -13,7 +13,12 @@
 #include "tcp_script.h"
 #include "tcp/tcp_internal.h"
 
-static uint32_t mss_;
+/*
+ * Every script's MSS: 1460 less the timestamp option (RF_NO_TS scripts
+ * have the peer offer 1448). A constant, as tests build their SACK blocks
+ * from S() before their fixture runs.
+ */
+static const uint32_t mss_ = 1448;
 
 static uint32_t S(unsigned i)
 {
@@ -28,6 +33,7 @@ enum rack_flags {
 	 * this flag a script has the RFC's single probe, then the RTO.
 	 */
 	RF_MORE_PROBES = 2,
+	RF_NO_TS = 4, /* no timestamps: F-RTO, not Eifel, judges an RTO */
 };
 
 /*
@@ -49,11 +55,15 @@ static void rack_fixture_cc(struct script *s, struct tcp_config *cfg, unsigned i
 	}
 	if (iw)
 		cfg->iw_segments = iw;
+	if (flags & RF_NO_TS) {
+		o.ts = false;
+		o.peer_mss = (uint16_t)mss_;
+	}
 	/* A handshake RTT of 100 us (or @rtt_ns), as the data's: SRTT starts where it stays. */
 	fixture_established_ex(s, &o, ISS, IRS, rtt_ns ? rtt_ns : 100 * US, true);
 	prime_window(s);
 	assert_true(s->c.sb_on);
-	mss_ = s->c.snd_mss;
+	assert_int_equal(s->c.snd_mss, mss_);
 }
 
 static void rack_fixture_iw(struct script *s, struct tcp_config *cfg, unsigned iw)
@@ -987,6 +997,103 @@ static void test_spurious_rto_undone_by_dsack(void **state)
 	script_end(&s);
 }
 
+/* An ACK of @ack with @n SACK blocks and no timestamp (RF_NO_TS). */
+static void sack_no_ts(struct script *s, uint32_t ack, unsigned n, const uint32_t *blocks)
+{
+	struct tcp_options o = {0};
+
+	opts_sack(&o, n, blocks);
+	seg_opts(s, ACK, IRS + 1, ack, 65535, 0, &o);
+}
+
+/*
+ * Ten segments out without timestamps, the probe (segment 9 again), the
+ * RTO (segment 0 again, all else marked lost); five more segments wait.
+ */
+static void ten_then_rto_no_ts(struct script *s, struct tcp_config *cfg)
+{
+	rack_fixture_cc(s, cfg, 0, TCP_CC_NEWRENO, RF_NO_TS, 0);
+	assert_false(s->c.ts_ok);
+	send_segments(s, 10);
+	advance(s, s->c.tlp_at - s->now);
+	assert_true(expect_tx(s, ACK, S(9), IRS + 1, mss_)->retransmit);
+	advance(s, s->c.rto_at - s->now);
+	assert_true(expect_tx(s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	assert_int_equal(s->c.sb.lost, 9 * mss_);
+	assert_int_equal(app_send(s, 5 * mss_), (int)(5 * mss_));
+	expect_nothing(s);
+}
+
+/*
+ * RFC 5682 3.1 (SACK-enhanced F-RTO): the first ACK after the RTO covers
+ * only its retransmission, so two new segments go instead of segments
+ * 1..9 marked lost (step 2b); the next ACK acknowledges 1 and 2, sent
+ * once and never SACKed (step 3b): they were late, and so was the RTO.
+ * Undone: the window back, nothing lost, nothing more resent.
+ */
+static void test_frto_sack_spurious(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_then_rto_no_ts(&s, &cfg);
+	advance(&s, 100 * US);
+	sack_no_ts(&s, S(1), 0, NULL);
+	assert_false(expect_tx(&s, ACK, S(10), IRS + 1, mss_)->retransmit);
+	assert_false(expect_tx(&s, ACK, S(11), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.sb.lost, 9 * mss_);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	advance(&s, 100 * US);
+	sack_no_ts(&s, S(3), 0, NULL);
+	assert_int_equal(s.c.stats.spurious_rtos, 1);
+	assert_int_equal(s.c.stats.frto_spurious, 1);
+	assert_int_equal(s.c.sb.lost, 0);
+	assert_int_equal(s.c.cc.ssthresh, UINT32_MAX);
+	assert_int_equal(s.c.cc.cwnd, 10 * mss_);
+	/* 3..11 in flight, 9 segments of the 10 the window allows: new data, none resent. */
+	assert_false(expect_tx(&s, ACK, S(12), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	sack_no_ts(&s, S(13), 0, NULL);
+	drain_tx(&s);
+	sack_no_ts(&s, S(15), 0, NULL);
+	assert_int_equal(s.c.snd.bytes, 0);
+	assert_int_equal(s.c.stats.retransmits, 2); /* the probe and the RTO's */
+	script_end(&s);
+}
+
+/*
+ * RFC 5682 3.1 step 3a: the ACK after the new data SACKs only the new
+ * data, a hole at segment 1: the loss was real, the lost segments go
+ * again in slow start, the reduction stands.
+ */
+static void test_frto_sack_real_loss(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t new_data[2] = {S(10), S(12)};
+
+	(void)state;
+	ten_then_rto_no_ts(&s, &cfg);
+	advance(&s, 100 * US);
+	sack_no_ts(&s, S(1), 0, NULL);
+	drain_tx(&s);
+	advance(&s, 100 * US);
+	sack_no_ts(&s, S(1), 1, new_data);
+	assert_int_equal(s.c.frto.step, TCP_FRTO_OFF);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.cc.ssthresh, 10 * mss_ / 2);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_true(expect_tx(&s, ACK, S(2), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	sack_no_ts(&s, S(12), 0, NULL);
+	drain_tx(&s);
+	sack_no_ts(&s, S(15), 0, NULL);
+	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
 /*
  * The RTO was needed: the ACK echoes the retransmission and reports no
  * duplicate. The reduction stands (RFC 5681 3.1: slow start from 1 SMSS
@@ -1040,6 +1147,8 @@ static void test_probe_cut_survives_rto_undo(void **state)
 
 	(void)state;
 	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	/* F-RTO would prove the RTO spurious by the ACK of 1..2 (never resent): not this test's proof. */
+	tcp_frto_end(&s.c.frto);
 	assert_int_equal(app_send(&s, 20 * mss_), (int)(20 * mss_));
 	for (unsigned ack = 1; ack <= 7; ack = ack * 2 + 1) { /* ACKs of 0, 1..2, 3..6 */
 		advance(&s, 1 * MS);
@@ -1204,7 +1313,7 @@ static void test_no_sack_no_scoreboard(void **state)
 	fixture_established(&s, &o);
 	assert_false(s.c.sb_on);
 	prime_window(&s);
-	mss_ = s.c.snd_mss;
+	assert_int_equal(s.c.snd_mss, mss_);
 	send_segments(&s, 3);
 	assert_int_equal(s.c.sb.count, 0);
 	sack(&s, S(3), 0, NULL);
@@ -1297,6 +1406,8 @@ int main(void)
 		cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
 		cmocka_unit_test(test_spurious_rto_undone_by_dsack),
 		cmocka_unit_test(test_needed_rto_not_undone),
+		cmocka_unit_test(test_frto_sack_spurious),
+		cmocka_unit_test(test_frto_sack_real_loss),
 		cmocka_unit_test(test_probe_echo_no_proof),
 		cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
 		cmocka_unit_test(test_probe_cut_survives_rto_undo),

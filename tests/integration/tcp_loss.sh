@@ -54,6 +54,29 @@ for loss in 1 5; do
 	expect_grep "$loss% loss: no Zbuf object leaked" "^zbuf: 0 objects in use" "$OUT/recv$loss.log"
 done
 
+# A kernel without timestamps (net.ipv4.tcp_timestamps=0 in its namespace),
+# as a Windows peer by default: an RTO cannot be judged by Eifel (RFC 3522)
+# and F-RTO (RFC 5682) does it, sending new data after the first ACK.
+# 5% loss, SACK on, RFC 8985's single probe (--probes rfc) so that RTOs
+# happen (~25 in 16 MiB): byte for byte, and no timestamp option in lunar's
+# frames after its SYN (which offers them: the kernel declines).
+$A sysctl -qw net.ipv4.tcp_timestamps=0
+port=9250
+rm -f "$OUT/sink.sha"
+bg sink_nots sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
+wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" --counters \
+	--probes rfc --pcap "$OUT/nots.pcap" >"$OUT/nots.log" 2>&1
+expect_eq "no timestamps, 5% loss, lunar -> kernel: exit code" "$?" 0
+wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
+expect_eq "no timestamps, 5% loss, lunar -> kernel: SHA-256" "$(cat "$OUT/sink.sha")" "$want"
+expect_eq "no timestamps: none in lunar's frames" \
+	"$(tshark_count "$OUT/nots.pcap" "ip.src == 10.78.2.2 && tcp.flags.syn == 0 && tcp.option_kind == 8")" 0
+expect_ge "no timestamps: RTOs, F-RTO's to judge" \
+	"$(grep -o ' timeouts [0-9]*' "$OUT/nots.log" | head -1 | awk '{print $2}')" 1
+rm -f "$OUT/nots.pcap"
+$A sysctl -qw net.ipv4.tcp_timestamps=1
+
 # The other algorithms against the kernel at 1% loss: CUBIC (RFC 9438), and
 # DCTCP (RFC 8257), which asks for ECN: the kernel's receiver agrees
 # (RFC 3168 6.1.1), lunar's new data goes ECT(0), its pure ACKs do not.

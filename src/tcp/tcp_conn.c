@@ -786,20 +786,20 @@ bool tcp_conn_cwnd_limited(const struct tcp_conn *c)
  */
 static void frto_send_new(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
-	uint32_t before = c->snd_max;
+	uint32_t before = c->snd_max, tso_max = c->cfg.tso_max;
 
 	tcp_frto_sent_new(&c->frto);
+	c->cfg.tso_max = 0; /* two segments of one MSS, not TSO's larger ones */
 	for (unsigned i = 0; i < 2; i++) {
 		struct send_room r = send_room(c, c->cc.cwnd);
 		uint32_t want = r.pipe + c->snd_mss;
 
 		output(c, now, out, true, want > c->cc.cwnd ? want - c->cc.cwnd : 0);
 	}
+	c->cfg.tso_max = tso_max;
 	if (c->snd_max != before)
 		return;
-	tcp_frto_end(&c->frto);
-	if (!c->sb_on)
-		c->snd_nxt = c->snd_una;
+	tcp_rec_frto_abandon(c);
 	output(c, now, out, false, 0);
 }
 
@@ -987,6 +987,8 @@ uint64_t tcp_next_deadline(const struct tcp_conn *c)
 /* RFC 6298 5.4-5.6 and RFC 5681 3.1: the retransmission timer expired. */
 void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
+	bool frto;
+
 	c->rto_at = 0;
 	c->stats.timeouts++;
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED) {
@@ -1019,15 +1021,20 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 * first resent) must not make the receiver's reneging invisible.
 	 */
 	c->retries++;
+	/*
+	 * RFC 5682 2.1, 3.1 step 1: F-RTO judges a first RTO, not one while
+	 * the data sent before an earlier RTO or loss is still being recovered
+	 * (SND.UNA below its "recover"): go-back-N's own retransmissions,
+	 * sent before this RTO, could be taken for late originals.
+	 */
+	frto = c->cfg.frto && !(c->cc.recover_armed && seq_lt(c->snd_una, c->cc.recover));
+	tcp_rec_frto_abandon(c);
 	if (c->sb_on)
 		tcp_rec_timeout(c, c->retries > 1);
 	if (tcp_cc_on_timeout(&c->cc, c->snd_max - c->snd_una, c->snd_max)) {
 		tcp_rec_undo_begin(c, now);
-		/* RFC 5682: only a first RTO outside recovery (2.1 step 1, 3.1 step 1). */
-		if (c->cfg.frto)
+		if (frto)
 			tcp_frto_begin(&c->frto, c->snd_max, c->sb_on);
-	} else {
-		tcp_frto_end(&c->frto);
 	}
 	tcp_undo_rto(&c->undo, c->snd_max);
 	tcp_rtt_backoff(&c->rtt);
@@ -1056,7 +1063,12 @@ static void persist_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *ou
 		output(c, now, out, true, 0);
 		return;
 	}
-	/* The byte at SND.UNA; SND.NXT stays, so a refused probe leaves no hole. */
+	/*
+	 * The byte at SND.UNA; SND.NXT stays, so a refused probe leaves no
+	 * hole. Its ACK would move SND.UNA, which F-RTO must not take for an
+	 * original's late ACK: detection ends.
+	 */
+	tcp_rec_frto_abandon(c);
 	if (tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_una, 1, now)) {
 		c->stats.zero_window_probes++;
 		if (seq_gt(c->snd_una + 1, c->snd_max))

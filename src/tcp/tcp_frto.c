@@ -27,19 +27,19 @@ enum tcp_frto_verdict tcp_frto_ack(struct tcp_frto *f, bool advanced, bool dup,
 	if (f->step == TCP_FRTO_OFF)
 		return TCP_FRTO_WAIT;
 	/*
+	 * 2a: everything sent before the RTO is acknowledged at the first
+	 * step. The retransmission may have filled the only hole (with SACK:
+	 * below segments whose SACKs were lost); the loss may have been real.
+	 */
+	if (f->step != TCP_FRTO_PROBE_ACK && advanced && !seq_lt(snd_una, f->recover)) {
+		tcp_frto_end(f);
+		return TCP_FRTO_LOSS;
+	}
+	/*
 	 * RFC 5682 3.1 step 3b (and, as Linux, at step 2 too): data sent
 	 * before the RTO and never resent arrived. Without SACK (2.1 step
 	 * 3b): SND.UNA moved past what step 1 resent, after new data went.
 	 */
-	if (f->step != TCP_FRTO_PROBE_ACK && advanced && !seq_lt(snd_una, f->recover)) {
-		/*
-		 * 2a: everything sent before the RTO is acknowledged. The
-		 * retransmission may have filled the only hole (with SACK: below
-		 * segments whose SACKs were lost); the loss may have been real.
-		 */
-		tcp_frto_end(f);
-		return TCP_FRTO_LOSS;
-	}
 	if (f->sack ? orig : (f->step == TCP_FRTO_PROBE_ACK && advanced)) {
 		tcp_frto_end(f);
 		return TCP_FRTO_SPURIOUS;

@@ -655,6 +655,11 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			dup = true;
 			if (c->sb_on) {
 				/* SACK recovery: the scoreboard and RACK decide (tcp_rec_on_ack). */
+			} else if (c->frto.step) {
+				/*
+				 * F-RTO judges it (below): no limited transmit, which
+				 * would send its held new data before the verdict.
+				 */
 			} else if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max,
 						    c->snd_max - c->snd_una) == TCP_CC_RETRANSMIT_FIRST) {
 				tcp_rec_undo_begin(c, now);
@@ -672,8 +677,14 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		/* After its D-SACK, whether this ACK ages the undo episode. */
 		if (seq_gt(c->snd_una, before.snd_una))
 			tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
+		/*
+		 * F-RTO's loss signal (RFC 5682 3.1 step 3a): a duplicate ACK, or
+		 * new SACK information in any ACK (one carrying data or a new
+		 * window too), as Linux's FLAG_DATA_SACKED.
+		 */
 		if (c->frto.step)
-			tcp_rec_frto_ack(c, seq_gt(c->snd_una, before.snd_una), dup);
+			tcp_rec_frto_ack(c, seq_gt(c->snd_una, before.snd_una),
+					 dup || c->sb.sacked != before.sacked);
 		if (ece)
 			ecn_echoed(c);
 	}

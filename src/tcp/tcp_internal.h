@@ -81,10 +81,16 @@ void tcp_rec_undo_begin(struct tcp_conn *c, uint64_t now);
 void tcp_rec_undo(struct tcp_conn *c);
 /**
  * F-RTO (tcp_frto.h) after an ACK that moved SND.UNA (@advanced) or was
- * a duplicate (@dup), its SACK blocks taken: new data next, an undo, or
- * go-back-N after all.
+ * a duplicate or SACKed something new (@dup), its SACK blocks taken: new
+ * data next, an undo, or go-back-N after all.
  */
 void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup);
+/**
+ * F-RTO ends without a verdict of spurious (a loss, a later RTO, a
+ * zero-window probe): a go-back-N held at SND.MAX for its new data goes
+ * back to SND.UNA.
+ */
+void tcp_rec_frto_abandon(struct tcp_conn *c);
 /** The RACK reordering timer fired. */
 void tcp_rec_rack_timer(struct tcp_conn *c, uint64_t now);
 /** The tail loss probe timer fired: send the probe. */

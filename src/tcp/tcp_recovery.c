@@ -414,11 +414,20 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	probe_sent(c, now);
 }
 
-void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup)
+void tcp_rec_frto_abandon(struct tcp_conn *c)
 {
 	bool rewound = !c->sb_on && c->frto.step >= TCP_FRTO_SEND_NEW;
+
+	tcp_frto_end(&c->frto);
+	if (rewound)
+		c->snd_nxt = c->snd_una; /* go back after all */
+}
+
+void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup)
+{
 	bool can_send_new = seq_gt(c->snd_una + c->snd.bytes, c->snd_max) &&
 			    seq_lt(c->snd_max, c->snd_una + c->snd_wnd);
+	enum tcp_frto_step step = c->frto.step;
 
 	switch (tcp_frto_ack(&c->frto, advanced, dup, c->snd_una, can_send_new)) {
 	case TCP_FRTO_NEW_DATA:
@@ -427,16 +436,19 @@ void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup)
 			c->snd_nxt = c->snd_max;
 		break;
 	case TCP_FRTO_SPURIOUS:
+		/*
+		 * The episode the RTO began is still open (an ECN or probe
+		 * reduction cannot come between: ECN waits past the RTO's
+		 * recover, no probe goes while segments are marked lost).
+		 */
 		if (c->undo.on) {
 			c->stats.frto_spurious++;
 			tcp_rec_undo(c);
-			break;
 		}
-		/* An ECN or probe reduction since closed the episode: keep it. */
-		/* fall through */
+		break;
 	case TCP_FRTO_LOSS:
-		if (rewound)
-			c->snd_nxt = c->snd_una; /* go back after all */
+		c->frto.step = (uint8_t)step;
+		tcp_rec_frto_abandon(c);
 		break;
 	case TCP_FRTO_WAIT:
 		break;

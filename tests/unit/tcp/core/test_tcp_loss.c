@@ -289,6 +289,20 @@ static void test_frto_spurious_rto(void **state)
 	script_end(&s);
 }
 
+/* five_then_rto(), then the first ACK (of segment 0): F-RTO's two new segments went. */
+static uint32_t frto_new_data_out(struct script *s, uint32_t *ssthresh)
+{
+	uint32_t mss;
+
+	five_then_rto(s, NULL, ssthresh);
+	mss = s->c.snd_mss;
+	advance(s, 1 * MS);
+	seg(s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
+	assert_int_equal(pending_tx(s), 2);
+	drain_tx(s);
+	return mss;
+}
+
 /*
  * RFC 5682 2.1 step 3a: a duplicate ACK answers the new data, so segment
  * 1 was lost: go-back-N after all, in slow start from cwnd 2 SMSS, the
@@ -300,11 +314,7 @@ static void test_frto_real_loss(void **state)
 	uint32_t mss, ssthresh;
 
 	(void)state;
-	five_then_rto(&s, NULL, &ssthresh);
-	mss = s.c.snd_mss;
-	advance(&s, 1 * MS);
-	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
-	drain_tx(&s); /* the two new segments */
+	mss = frto_new_data_out(&s, &ssthresh);
 	advance(&s, 100 * US);
 	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0);
 	assert_int_equal(s.c.frto.step, TCP_FRTO_OFF);
@@ -319,6 +329,61 @@ static void test_frto_real_loss(void **state)
 	expect_nothing(&s);
 	seg(&s, ACK, IRS + 1, ISS + 1 + 8 * mss, 65535, 0);
 	assert_int_equal(s.c.snd.bytes, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 5682 2.1 step 1: an RTO while the data sent before the first one is
+ * still being recovered (SND.UNA below its recover) is not judged again:
+ * the ACKs of go-back-N's own retransmissions, sent before it, would look
+ * like late originals.
+ */
+static void test_frto_not_on_rto_in_recovery(void **state)
+{
+	struct script s;
+	uint32_t mss, ssthresh;
+
+	(void)state;
+	mss = frto_new_data_out(&s, &ssthresh);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0); /* loss: go back */
+	drain_tx(&s); /* 1 and 2 again */
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 2 * mss, 65535, 0); /* 1 arrived, 2 is lost again */
+	drain_tx(&s);
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 2);
+	assert_true(expect_tx(&s, ACK, ISS + 1 + 2 * mss, IRS + 1, mss)->retransmit);
+	assert_int_equal(s.c.frto.step, TCP_FRTO_OFF);
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 3 * mss, 65535, 0);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	/* Go-back-N goes on from 3, not new data first. */
+	assert_true(expect_tx(&s, ACK, ISS + 1 + 3 * mss, IRS + 1, mss)->retransmit);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * The window closes while F-RTO waits on its new data: the zero-window
+ * probe's ACK moves SND.UNA by a byte, which must not pass for an
+ * original's late ACK. The probe ends detection; go-back-N resumes.
+ */
+static void test_frto_ends_at_zero_window_probe(void **state)
+{
+	struct script s;
+	uint32_t mss, ssthresh;
+
+	(void)state;
+	mss = frto_new_data_out(&s, &ssthresh);
+	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 0, 0);
+	assert_int_equal(s.c.frto.step, TCP_FRTO_PROBE_ACK);
+	advance(&s, s.c.persist_at - s.now);
+	expect_tx(&s, ACK, ISS + 1 + mss, IRS + 1, 1);
+	assert_int_equal(s.c.frto.step, TCP_FRTO_OFF);
+	seg(&s, ACK, IRS + 1, ISS + 2 + mss, 65535, 0);
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_true(expect_tx(&s, ACK, ISS + 2 + mss, IRS + 1, mss)->retransmit);
+	drain_tx(&s);
 	script_end(&s);
 }
 
@@ -912,6 +977,8 @@ int main(void)
 		cmocka_unit_test(test_frto_spurious_rto),
 		cmocka_unit_test(test_frto_real_loss),
 		cmocka_unit_test(test_frto_off),
+		cmocka_unit_test(test_frto_not_on_rto_in_recovery),
+		cmocka_unit_test(test_frto_ends_at_zero_window_probe),
 		cmocka_unit_test(test_fast_retransmit_third_dupack),
 		cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
 		cmocka_unit_test(test_newreno_partial_then_full_ack),

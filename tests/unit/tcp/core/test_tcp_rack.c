@@ -1066,32 +1066,56 @@ static void test_frto_sack_spurious(void **state)
 /*
  * RFC 5682 3.1 step 3a: the ACK after the new data SACKs only the new
  * data, a hole at segment 1: the loss was real, the lost segments go
- * again in slow start, the reduction stands.
+ * again in slow start, the reduction stands. The same when that ACK
+ * carries data (@with_data), and so is no duplicate ACK (as Linux's
+ * FLAG_DATA_SACKED).
  */
-static void test_frto_sack_real_loss(void **state)
+static void frto_sack_real_loss(bool with_data)
 {
 	struct tcp_config cfg;
 	struct script s;
 	const uint32_t new_data[2] = {S(10), S(12)};
 
-	(void)state;
 	ten_then_rto_no_ts(&s, &cfg);
 	advance(&s, 100 * US);
 	sack_no_ts(&s, S(1), 0, NULL);
 	drain_tx(&s);
 	advance(&s, 100 * US);
-	sack_no_ts(&s, S(1), 1, new_data);
+	if (with_data) {
+		/* Not a duplicate ACK (it carries data): its SACKs still say the old was lost. */
+		struct tcp_options o = {0};
+
+		opts_sack(&o, 1, new_data);
+		seg_opts(&s, ACK, IRS + 1, S(1), 65535, 100, &o);
+		assert_int_equal(s.c.stats.dupacks, 0);
+	} else {
+		sack_no_ts(&s, S(1), 1, new_data);
+	}
 	assert_int_equal(s.c.frto.step, TCP_FRTO_OFF);
 	assert_int_equal(s.c.stats.spurious_rtos, 0);
 	assert_int_equal(s.c.cc.ssthresh, 10 * mss_ / 2);
-	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
-	assert_true(expect_tx(&s, ACK, S(2), IRS + 1, mss_)->retransmit);
+	assert_true(expect_tx(&s, ACK, S(1), s.c.rcv_nxt, mss_)->retransmit);
+	assert_true(expect_tx(&s, ACK, S(2), s.c.rcv_nxt, mss_)->retransmit);
 	expect_nothing(&s);
-	sack_no_ts(&s, S(12), 0, NULL);
-	drain_tx(&s);
-	sack_no_ts(&s, S(15), 0, NULL);
-	assert_int_equal(s.c.snd.bytes, 0);
+	if (!with_data) {
+		sack_no_ts(&s, S(12), 0, NULL);
+		drain_tx(&s);
+		sack_no_ts(&s, S(15), 0, NULL);
+		assert_int_equal(s.c.snd.bytes, 0);
+	}
 	script_end(&s);
+}
+
+static void test_frto_sack_real_loss(void **state)
+{
+	(void)state;
+	frto_sack_real_loss(false);
+}
+
+static void test_frto_sack_real_loss_data_ack(void **state)
+{
+	(void)state;
+	frto_sack_real_loss(true);
 }
 
 /*
@@ -1408,6 +1432,7 @@ int main(void)
 		cmocka_unit_test(test_needed_rto_not_undone),
 		cmocka_unit_test(test_frto_sack_spurious),
 		cmocka_unit_test(test_frto_sack_real_loss),
+		cmocka_unit_test(test_frto_sack_real_loss_data_ack),
 		cmocka_unit_test(test_probe_echo_no_proof),
 		cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
 		cmocka_unit_test(test_probe_cut_survives_rto_undo),

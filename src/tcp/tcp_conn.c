@@ -691,11 +691,6 @@ bool tcp_reset_for(const struct tcp_repr *seg, struct tcp_tx *rst)
 /* ---- output ---- */
 
 /* Sequence number just past the last data byte queued. */
-static uint32_t data_end(const struct tcp_conn *c)
-{
-	return c->snd_una + c->snd.bytes;
-}
-
 static void arm_rto(struct tcp_conn *c, uint64_t now)
 {
 	if (!c->rto_at)
@@ -714,7 +709,7 @@ struct send_room {
 
 static struct send_room send_room(const struct tcp_conn *c, uint32_t cwnd)
 {
-	uint32_t in_flight = c->snd_nxt - c->snd_una, end = data_end(c);
+	uint32_t in_flight = c->snd_nxt - c->snd_una, end = tcp_data_end(c);
 	uint32_t pipe = c->sb_on ? tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una) : in_flight;
 
 	return (struct send_room){
@@ -835,7 +830,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 	    tcp_rec_send_lost(c, c->cc.cwnd + extra, now, out))
 		sent = true;
 	for (;;) {
-		uint32_t end = data_end(c);
+		uint32_t end = tcp_data_end(c);
 		uint32_t in_flight = c->snd_nxt - c->snd_una;
 		struct send_room r = send_room(c, c->cc.cwnd + extra);
 		uint32_t usable = r.c_room < r.r_room ? r.c_room : r.r_room;
@@ -913,7 +908,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 	if (sent && c->sb_on && !c->tlp_at)
 		tcp_rec_arm_tlp(c, now);
 	cwnd_validate(c, now);
-	if (c->snd_wnd == 0 && seq_gt(data_end(c), c->snd_una)) {
+	if (c->snd_wnd == 0 && seq_gt(tcp_data_end(c), c->snd_una)) {
 		/* Zero window with data waiting: probe it, don't time it out (RFC 9293 3.8.6.1). */
 		c->rto_at = 0;
 		if (!c->persist_at) {
@@ -1057,7 +1052,7 @@ static void persist_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *ou
 	uint64_t t;
 
 	c->persist_at = 0;
-	if (!seq_gt(data_end(c), c->snd_una))
+	if (!seq_gt(tcp_data_end(c), c->snd_una))
 		return;
 	if (c->snd_wnd) {
 		output(c, now, out, true, 0);
@@ -1093,7 +1088,7 @@ static void persist_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *ou
 static bool probes_unanswered(const struct tcp_conn *c, uint64_t now)
 {
 	return c->persist_at && now >= c->persist_at && c->snd_wnd == 0 &&
-	       seq_gt(data_end(c), c->snd_una) && now - c->unacked_since >= c->cfg.user_timeout_ns;
+	       seq_gt(tcp_data_end(c), c->snd_una) && now - c->unacked_since >= c->cfg.user_timeout_ns;
 }
 
 /* RFC 1122 4.2.3.6: a keep-alive is <SEQ=SND.NXT-1> with no data. */

@@ -34,6 +34,11 @@ void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 bool tcp_conn_cwnd_limited(const struct tcp_conn *c);
 /** Congestion control from scratch at c->snd_mss, as c->cfg says (algorithm, IW, HyStart++). */
 void tcp_conn_cc_init(struct tcp_conn *c);
+/** One past the last byte the application queued to send (a FIN not counted). */
+static inline uint32_t tcp_data_end(const struct tcp_conn *c)
+{
+	return c->snd_una + c->snd.bytes;
+}
 /** The retransmission timer expired (RFC 6298 5.4-5.6), or RFC 6069 says it has (tcp_icmp.c). */
 void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 

@@ -414,18 +414,24 @@ void tcp_rec_tlp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	probe_sent(c, now);
 }
 
+/* F-RTO ended in step @was: a go-back-N held at SND.MAX for its new data goes back. */
+static void frto_go_back(struct tcp_conn *c, enum tcp_frto_step was)
+{
+	if (!c->sb_on && was >= TCP_FRTO_SEND_NEW)
+		c->snd_nxt = c->snd_una;
+}
+
 void tcp_rec_frto_abandon(struct tcp_conn *c)
 {
-	bool rewound = !c->sb_on && c->frto.step >= TCP_FRTO_SEND_NEW;
+	enum tcp_frto_step was = c->frto.step;
 
 	tcp_frto_end(&c->frto);
-	if (rewound)
-		c->snd_nxt = c->snd_una; /* go back after all */
+	frto_go_back(c, was);
 }
 
 void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup)
 {
-	bool can_send_new = seq_gt(c->snd_una + c->snd.bytes, c->snd_max) &&
+	bool can_send_new = seq_gt(tcp_data_end(c), c->snd_max) &&
 			    seq_lt(c->snd_max, c->snd_una + c->snd_wnd);
 	enum tcp_frto_step step = c->frto.step;
 
@@ -447,8 +453,7 @@ void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup)
 		}
 		break;
 	case TCP_FRTO_LOSS:
-		c->frto.step = (uint8_t)step;
-		tcp_rec_frto_abandon(c);
+		frto_go_back(c, step);
 		break;
 	case TCP_FRTO_WAIT:
 		break;

@@ -48,6 +48,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->hystart_min_ns = TCP_HYSTART_MIN_RTT_THRESH_NS;
 	cfg->hystart_max_ns = TCP_HYSTART_MAX_RTT_THRESH_NS;
 	cfg->ecn = TCP_ECN_ACCEPT; /* as Linux: answer an ECN-setup SYN, ask for none */
+	cfg->ecn_fallback = true;
 	cfg->syncookies = true;
 	cfg->nodelay = false;
 	cfg->delayed_ack = true;
@@ -279,7 +280,7 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			t->opts.ts_ecr = c->state == TCP_SYN_SENT ? 0 : c->ts_recent;
 		}
 		/* RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR, its SYN-ACK ECE alone. */
-		if (!(flags & RTE_TCP_ACK_FLAG) && tcp_ecn_wanted(c))
+		if (!(flags & RTE_TCP_ACK_FLAG) && tcp_ecn_wanted(c) && !c->syn_ecn_off)
 			t->flags |= RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG;
 		else if ((flags & RTE_TCP_ACK_FLAG) && c->ecn_ok)
 			t->flags |= RTE_TCP_ECE_FLAG;
@@ -993,9 +994,14 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		}
 		tcp_rtt_backoff(&c->rtt);
 		c->rtt_start = 0;
-		if (c->state == TCP_SYN_SENT)
+		if (c->state == TCP_SYN_SENT) {
+			/* RFC 3168 6.1.1.1: an ECN-setup SYN may be what a middlebox drops. */
+			if (c->cfg.ecn_fallback && tcp_ecn_wanted(c) && !c->syn_ecn_off) {
+				c->syn_ecn_off = true;
+				c->stats.ecn_syn_fallbacks++;
+			}
 			tcp_xmit(c, out, RTE_TCP_SYN_FLAG, c->iss, 0, now);
-		else
+		} else
 			tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
 		if (out->n)
 			out->seg[out->n - 1].retransmit = true;

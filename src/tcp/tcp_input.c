@@ -44,11 +44,14 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 	/*
 	 * RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR; the SYN-ACK
 	 * agreeing to it, ECE without CWR (a SYN-ACK with both is not one).
+	 * No ECN after we sent a non-ECN-setup SYN (the fallback), even if
+	 * the answer is to the first: 6.1.1's "has sent no non-ECN-setup SYN".
 	 */
 	if (seg->flags & RTE_TCP_ACK_FLAG)
-		c->ecn_ok = tcp_ecn_wanted(c) && ece && !cwr;
+		c->ecn_ok = tcp_ecn_wanted(c) && !c->syn_ecn_off && ece && !cwr;
 	else /* a SYN: passive (or simultaneous) open */
-		c->ecn_ok = (c->cfg.ecn != TCP_ECN_OFF || c->cc.ops->needs_ecn) && ece && cwr;
+		c->ecn_ok = (c->cfg.ecn != TCP_ECN_OFF || c->cc.ops->needs_ecn) && !c->syn_ecn_off &&
+			    ece && cwr;
 	tcp_rec_start(c);
 	c->ts_ok = c->cfg.timestamps && o->has_ts;
 	if (c->ts_ok) {

@@ -423,6 +423,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 	x->ecn_ce += c->ecn_ce;
 	x->ecn_ece += c->ecn_ece;
 	x->ecn_cuts += c->ecn_cuts;
+	x->ecn_syn_fallbacks += c->ecn_syn_fallbacks;
 	x->cwnd_unused_cuts += c->cwnd_unused_cuts;
 	x->hystart_css += h->css_entries;
 	x->hystart_css_spurious += h->css_spurious;
@@ -1423,9 +1424,10 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->recovery_probes, x->sb_nomem,
 		x->spurious_rtos, x->frto_spurious, x->spurious_recoveries);
 	fprintf(f,
-		"tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu hystart_css %lu "
+		"tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu ecn_syn_fallbacks %lu hystart_css %lu "
 		"hystart_css_spurious %lu hystart_exits %lu cwnd_unused_cuts %lu\n",
-		tcp_cc_algo_name(st->cfg.cc), x->ecn_ce, x->ecn_ece, x->ecn_cuts, x->hystart_css,
+		tcp_cc_algo_name(st->cfg.cc), x->ecn_ce, x->ecn_ece, x->ecn_cuts,
+		x->ecn_syn_fallbacks, x->hystart_css,
 		x->hystart_css_spurious, x->hystart_exits, x->cwnd_unused_cuts);
 	fprintf(f,
 		"tcp: icmp_no_conn %lu icmp_out_of_window %lu icmp_mtu_absurd %lu "

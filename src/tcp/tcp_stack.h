@@ -68,7 +68,7 @@ struct tcp_stack_stats {
 	uint64_t recoveries, tlp_probes, tlp_recoveries, recovery_probes, sb_nomem, spurious_rtos,
 		frto_spurious, spurious_recoveries;
 	/* ECN (RFC 3168): CE marks received, ECE echoes received, window cuts for them */
-	uint64_t ecn_ce, ecn_ece, ecn_cuts;
+	uint64_t ecn_ce, ecn_ece, ecn_cuts, ecn_syn_fallbacks;
 	/* HyStart++ (RFC 9406): CSS entered, CSS left as spurious, slow starts it ended */
 	uint64_t hystart_css, hystart_css_spurious, hystart_exits;
 	uint64_t cwnd_unused_cuts; /* cwnd brought down for going unused an RTO (RFC 2861) */

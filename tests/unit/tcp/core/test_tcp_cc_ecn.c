@@ -145,6 +145,86 @@ static void test_passive_setup(void **state)
 }
 
 /*
+ * Active open whose SYN goes unanswered @rtx times: the first SYN is
+ * ECN-setup, each resent one SYN | @resent_extra; then the peer agrees to
+ * ECN (SYN-ACK with ECE). Ends ESTABLISHED with one data segment checked
+ * against @ecn_ok.
+ */
+static void open_after_syn_timeouts(struct script *s, const struct tcp_config *cfg, unsigned rtx,
+				    uint8_t resent_extra, bool ecn_ok)
+{
+	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
+				.sack_permitted = true, .has_ts = true};
+
+	fixture_closed(s, cfg);
+	s->peer_ts_on = true;
+	assert_int_equal(tcp_connect(&s->c, s->now, &s->out), 0);
+	o.ts_ecr = expect_tx(s, SYN | ECE | CWR, ISS, 0, 0)->opts.ts_val;
+	for (unsigned i = 0; i < rtx; i++) {
+		advance_next(s);
+		o.ts_ecr = expect_tx(s, SYN | resent_extra, ISS, 0, 0)->opts.ts_val;
+		expect_nothing(s);
+	}
+	advance(s, 100 * US);
+	o.ts_val = s->peer_ts;
+	seg_opts(s, SYN | ACK | ECE, IRS, ISS + 1, 65535, 0, &o);
+	expect_tx(s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(s->c.state, TCP_ESTABLISHED);
+	assert_int_equal(s->c.ecn_ok, ecn_ok);
+	prime_window(s);
+	send_segments(s, 0, 1, false);
+}
+
+/*
+ * RFC 3168 6.1.1.1: a SYN that drew no answer goes again without ECN
+ * setup, once counted, and the connection then runs without ECN though
+ * the SYN-ACK agrees (6.1.1: no ECT after sending a non-ECN-setup SYN).
+ * DCTCP falls back the same way; cfg.ecn_fallback off, every SYN asks.
+ */
+static void test_syn_ecn_fallback(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_after_syn_timeouts(&s, &cfg, 2, 0, false);
+	assert_int_equal(s.c.stats.ecn_syn_fallbacks, 1);
+	assert_int_equal(s.c.stats.timeouts, 2);
+	script_end(&s);
+
+	ecn_config(&cfg, TCP_ECN_OFF, TCP_CC_DCTCP);
+	open_after_syn_timeouts(&s, &cfg, 1, 0, false);
+	assert_int_equal(s.c.stats.ecn_syn_fallbacks, 1);
+	script_end(&s);
+
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	cfg.ecn_fallback = false;
+	open_after_syn_timeouts(&s, &cfg, 2, ECE | CWR, true);
+	assert_int_equal(s.c.stats.ecn_syn_fallbacks, 0);
+	script_end(&s);
+
+	/* Simultaneous open after the fallback: the peer's ECN-setup SYN gets a plain SYN-ACK. */
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	fixture_closed(&s, &cfg);
+	assert_int_equal(tcp_connect(&s.c, s.now, &s.out), 0);
+	expect_tx(&s, SYN | ECE | CWR, ISS, 0, 0);
+	advance_next(&s);
+	expect_tx(&s, SYN, ISS, 0, 0);
+	seg(&s, SYN | ECE | CWR, IRS, 0, 65535, 0);
+	expect_tx(&s, SYN | ACK, ISS, IRS + 1, 0);
+	assert_int_equal(s.c.state, TCP_SYN_RECEIVED);
+	assert_false(s.c.ecn_ok);
+	script_end(&s);
+
+	/* No timeout, no fallback: the first SYN's answer sets ECN up. */
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_after_syn_timeouts(&s, &cfg, 0, 0, true);
+	assert_int_equal(s.c.stats.ecn_syn_fallbacks, 0);
+	script_end(&s);
+}
+
+/*
  * RFC 3168 6.1.2: an ECE halves the window once (NewReno: FlightSize / 2),
  * the next new data says CWR, further ECEs in the same window change
  * nothing, and an ECE for data sent after the reduction cuts again.
@@ -488,6 +568,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_active_setup),
 		cmocka_unit_test(test_passive_setup),
+		cmocka_unit_test(test_syn_ecn_fallback),
 		cmocka_unit_test(test_sender_reduces_once_per_window),
 		cmocka_unit_test(test_zero_window_probe_not_ect),
 		cmocka_unit_test(test_not_negotiated_ignored),

@@ -886,9 +886,10 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			break;
 		if (len > c->snd_mss)
 			out->seg[out->n - 1].tso_mss = c->snd_mss;
-		if (seq_lt(c->snd_nxt, c->snd_max))
+		if (seq_lt(c->snd_nxt, c->snd_max)) { /* go-back-N after an RTO, or a lower MSS */
 			out->seg[out->n - 1].retransmit = true;
-		else if (!c->rtt_start && len) {
+			c->stats.retransmits++;
+		} else if (!c->rtt_start && len) {
 			c->rtt_seq = c->snd_nxt + len; /* time this segment (Karn: new data only) */
 			c->rtt_start = now;
 		}
@@ -1040,10 +1041,8 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	tcp_undo_rto(&c->undo, c->snd_max);
 	tcp_rtt_backoff(&c->rtt);
 	c->rtt_start = 0; /* Karn: no sample from retransmitted data */
-	if (!c->sb_on) {
+	if (!c->sb_on)
 		c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
-		c->stats.retransmits++; /* (a scoreboard's resend() counts each segment) */
-	}
 	tcp_output(c, now, out);
 	if (!c->rto_at)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);

@@ -145,6 +145,12 @@ void pair_config(struct tcp_config *cfg)
 
 void pair_stacks_cfg(struct tcp_pair *p, bool attach, const struct tcp_config *cfg)
 {
+	pair_stacks_cfgs(p, attach, cfg, cfg);
+}
+
+void pair_stacks_cfgs(struct tcp_pair *p, bool attach, const struct tcp_config *cfg_a,
+		      const struct tcp_config *cfg_b)
+{
 	char err[128];
 
 	memset(p, 0, sizeof(*p));
@@ -152,8 +158,8 @@ void pair_stacks_cfg(struct tcp_pair *p, bool attach, const struct tcp_config *c
 	assert_int_equal(flow_plan_init(&p->plan, 1, 61440, 65535, err, sizeof(err)), 0);
 	fake_port_init(&p->a.fp, pool_a, "pair_a", &mac_a);
 	fake_port_init(&p->b.fp, pool_b, "pair_b", &mac_b);
-	side_open(p, &p->a, PAIR_IP_A, PAIR_IP_B, &mac_b, cfg, attach);
-	side_open(p, &p->b, PAIR_IP_B, PAIR_IP_A, &mac_a, cfg, attach);
+	side_open(p, &p->a, PAIR_IP_A, PAIR_IP_B, &mac_b, cfg_a, attach);
+	side_open(p, &p->b, PAIR_IP_B, PAIR_IP_A, &mac_a, cfg_b, attach);
 }
 
 void pair_stacks(struct tcp_pair *p, bool attach)
@@ -166,9 +172,18 @@ void pair_stacks(struct tcp_pair *p, bool attach)
 
 void pair_open(struct tcp_pair *p, bool attach)
 {
+	struct tcp_config cfg;
+
+	pair_config(&cfg);
+	pair_open_cfgs(p, attach, &cfg, &cfg);
+}
+
+void pair_open_cfgs(struct tcp_pair *p, bool attach, const struct tcp_config *cfg_a,
+		    const struct tcp_config *cfg_b)
+{
 	int rc;
 
-	pair_stacks(p, attach);
+	pair_stacks_cfgs(p, attach, cfg_a, cfg_b);
 	p->lst = tcp_listen_on(p->b.tcp, PAIR_PORT, 4, on_accept, p, &rc);
 	assert_non_null(p->lst);
 	p->cli = tcp_connect_to(p->a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, p, &rc);
@@ -196,9 +211,12 @@ static void side_poll(struct tcp_pair *p, struct pair_side *s)
  * (a chain, attached payload included, arrives as one frame) and the
  * original freed, as a port does once it has put a frame on the wire.
  */
-static void carry(struct pair_side *from, struct pair_side *to)
+/* The first @n frames @from sent (all if fewer) carried; the rest wait. */
+static void carry_n(struct pair_side *from, struct pair_side *to, unsigned n)
 {
-	for (unsigned i = 0; i < from->fp.n_tx; i++) {
+	if (n > from->fp.n_tx)
+		n = from->fp.n_tx;
+	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *f = from->fp.tx[i];
 		struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
 		const void *src;
@@ -213,7 +231,18 @@ static void carry(struct pair_side *from, struct pair_side *to)
 		rte_pktmbuf_free(f);
 		fake_port_inject(&to->fp, m);
 	}
-	from->fp.n_tx = 0;
+	memmove(from->fp.tx, from->fp.tx + n, (from->fp.n_tx - n) * sizeof(from->fp.tx[0]));
+	from->fp.n_tx -= n;
+}
+
+static void carry(struct pair_side *from, struct pair_side *to)
+{
+	carry_n(from, to, from->fp.n_tx);
+}
+
+void pair_release_b(struct tcp_pair *p, unsigned n)
+{
+	carry_n(&p->b, &p->a, n);
 }
 
 void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr *r)

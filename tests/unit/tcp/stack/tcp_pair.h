@@ -66,12 +66,18 @@ void pair_stacks(struct tcp_pair *p, bool attach);
 void pair_config(struct tcp_config *cfg);
 /** pair_stacks() with both sides configured by @cfg. */
 void pair_stacks_cfg(struct tcp_pair *p, bool attach, const struct tcp_config *cfg);
+/** pair_stacks() with the client (a) configured by @cfg_a, the server (b) by @cfg_b. */
+void pair_stacks_cfgs(struct tcp_pair *p, bool attach, const struct tcp_config *cfg_a,
+		      const struct tcp_config *cfg_b);
 /**
  * Both stacks up, connected and accepted. @attach: frame sent payload by
  * reference (a header pool and a port taking chained buffers, as memif and
  * tap), else copy it into the frame (as af_xdp).
  */
 void pair_open(struct tcp_pair *p, bool attach);
+/** pair_open() with each side's configuration (pair_stacks_cfgs()). */
+void pair_open_cfgs(struct tcp_pair *p, bool attach, const struct tcp_config *cfg_a,
+		    const struct tcp_config *cfg_b);
 /**
  * The server's socket callback (ctx: the pair): reads everything that
  * arrives into p->rcvd, sending it back with srv_echo. pair_open() gives
@@ -80,6 +86,12 @@ void pair_open(struct tcp_pair *p, bool attach);
 void pair_on_srv(struct tcp_sock *s, uint32_t events, void *ctx);
 /** Run both loops for @ns of virtual time, carrying every frame across (see hold_b, cut_a). */
 void pair_run(struct tcp_pair *p, uint64_t ns);
+/**
+ * With hold_b, carry the first @n frames the server sent and still holds
+ * (all if fewer) to the client, in order, at its next step: a delay spike
+ * on the ACK path, ending.
+ */
+void pair_release_b(struct tcp_pair *p, unsigned n);
 /** One loop iteration of each side (PAIR_STEP_NS), and the frames carried. */
 void pair_step(struct tcp_pair *p);
 /** Reset what is open, free both stacks, assert every packet buffer came back. */

@@ -7,6 +7,8 @@
 #   topo.sh arb mark <pct>   mark pct% of the ECN-capable packets lunar-r forwards CE (RFC 3168)
 #   topo.sh arb unreach <pct>  answer pct% of the packets towards lunar-a with ICMP host
 #                            unreachable instead of forwarding them (100: a path that is down)
+#   topo.sh arb ecnsyn <pct> drop pct% of the ECN-setup SYNs (ECE and CWR) lunar-r forwards,
+#                            as a middlebox that blocks them (RFC 3168 6.1.1.1)
 #                            (nftables; 0 removes the rule; no argument shows it)
 #   topo.sh memif up|down    run directory for memif sockets (/run/lunar); removes stale sockets
 #   topo.sh down-all         everything above, plus XDP programs and processes left inside
@@ -64,6 +66,7 @@ RUN_DIR=${LUNAR_RUN_DIR:-/run/lunar}
 LOSS_TABLE=lunar_loss
 MARK_TABLE=lunar_mark
 UNREACH_TABLE=lunar_unreach
+ECNSYN_TABLE=lunar_ecnsyn
 
 # The header comment is the help text.
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -316,6 +319,14 @@ arb_mark() {
 		"counter ip ecn set ce" "marks PCT of forwarded ECN-capable packets CE at random" "$@"
 }
 
+# A middlebox that drops ECN-setup SYNs (SYN with ECE and CWR, no ACK),
+# which RFC 3168 6.1.1.1 answers with a SYN resent without them.
+arb_ecnsyn() {
+	router_random_rule "$ECNSYN_TABLE" 3 "ECN-setup SYN drop" \
+		"tcp flags & (syn | ack | ecn | cwr) == syn | ecn | cwr " "counter drop" \
+		"drops PCT of the ECN-setup SYNs it forwards" "$@"
+}
+
 # A path that is down behind the router: pct% of the packets towards
 # lunar-a are answered with ICMP host unreachable (what a router with no
 # route says, RFC 1812 5.2.7.1), not forwarded. While the rule is in place
@@ -406,6 +417,7 @@ veth | arb | memif)
 	arb:loss) arb_loss "$@" ;;
 	arb:mark) arb_mark "$@" ;;
 	arb:unreach) arb_unreach "$@" ;;
+	arb:ecnsyn) arb_ecnsyn "$@" ;;
 	memif:up) memif_up ;;
 	memif:down) memif_down ;;
 	*) die "unknown command '$cmd $sub' (try --help)" ;;

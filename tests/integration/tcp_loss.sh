@@ -112,6 +112,36 @@ for cc in cubic dctcp; do
 	[ "$bad" = 0 ] && rm -f "$OUT/$cc.pcap"
 done
 
+# RFC 3168 6.1.1.1: a middlebox drops ECN-setup SYNs. lunar asking for ECN
+# (--ecn on) resends its SYN without ECE and CWR after the timeout (not all
+# six retries into the same drop), the kernel answers the plain SYN, and
+# the connection runs without ECN; 1 MiB, byte for byte.
+"$TOPO" arb loss 0 >/dev/null
+"$TOPO" arb ecnsyn 100 >/dev/null
+port=9350
+head -c 1048576 "$OUT/src.bin" >"$OUT/small.bin"
+rm -f "$OUT/sink.sha"
+bg sink_ecnsyn sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
+wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/small.bin" \
+	--ecn on --counters --pcap "$OUT/ecnsyn.pcap" >"$OUT/ecnsyn.log" 2>&1
+expect_eq "ECN-setup SYNs dropped: lunar -> kernel: exit code" "$?" 0
+wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
+expect_eq "ECN-setup SYNs dropped: SHA-256" "$(cat "$OUT/sink.sha")" "$(sha256sum "$OUT/small.bin" | cut -c1-64)"
+dropped=$(ip netns exec lunar-r nft list table ip lunar_ecnsyn | grep -o 'packets [0-9]*' | awk '{print $2}')
+expect_eq "ECN-setup SYNs dropped: the router dropped lunar's first SYN" "$dropped" 1
+expect_grep "ECN-setup SYNs dropped: one fallback counted" " ecn_syn_fallbacks 1 " "$OUT/ecnsyn.log"
+count() { tshark_count "$OUT/ecnsyn.pcap" "$1"; }
+ours="ip.src == 10.78.2.2"
+expect_eq "ECN-setup SYNs dropped: one SYN of ours asked for ECN" \
+	"$(count "$ours && tcp.flags.syn == 1 && tcp.flags.ece == 1 && tcp.flags.cwr == 1")" 1
+expect_eq "ECN-setup SYNs dropped: the resent SYN did not" \
+	"$(count "$ours && tcp.flags.syn == 1 && tcp.flags.ece == 0 && tcp.flags.cwr == 0")" 1
+expect_eq "ECN-setup SYNs dropped: no ECT from lunar after the fallback" \
+	"$(count "$ours && ip.dsfield.ecn != 0")" 0
+"$TOPO" arb ecnsyn 0 >/dev/null
+rm -f "$OUT/ecnsyn.pcap" "$OUT/small.bin"
+
 # RFC 6069: the path goes down for 2 s in the middle of a transfer (the
 # router answers every packet towards A with host unreachable) and comes
 # back. Each error quoting SND.UNA undoes one backoff of lunar's timer

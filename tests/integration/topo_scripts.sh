@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # topo_scripts.sh - the topology scripts are idempotent and clean up: each
 # topology comes up twice without error, carries traffic (A - R - B routed,
-# with nftables loss, ECN marking and unreachables in the router), and goes down twice
-# leaving nothing.
+# with nftables loss, ECN marking, unreachables and ECN-setup SYN drops in
+# the router), and goes down twice leaving nothing.
 source "$(dirname "$0")/lib.sh"
 setup_test topo_scripts "$1"
 on_exit "$TOPO" down-all
@@ -58,6 +58,20 @@ expect_ge "arb mark 100: ECT(0) packets are marked CE" "$(marked)" 3
 expect_eq "arb mark 0: the rule is gone" "$(ip netns exec lunar-r nft list tables | grep -c lunar_mark)" 0
 "$TOPO" arb mark 7.25 >/dev/null 2>&1
 expect_eq "arb mark 7.25 is refused" "$?" 1
+# ECN-setup SYNs (ECE and CWR) dropped in the router; plain SYNs cross.
+"$TOPO" arb ecnsyn 100 >/dev/null
+ecnsyn_drops() { ip netns exec lunar-r nft list table ip lunar_ecnsyn | grep -o 'packets [0-9]*' | awk '{print $2}'; }
+ip netns exec lunar-b timeout 3 bash -c 'exec 3<>/dev/tcp/10.78.1.1/9' 2>"$OUT/ecnsyn.log"
+expect_grep "arb ecnsyn 100: a plain SYN crosses (A refuses it)" "refused" "$OUT/ecnsyn.log"
+expect_eq "arb ecnsyn 100: a plain SYN is not dropped" "$(ecnsyn_drops)" 0
+# The kernel asking for ECN: its first SYN is dropped, its fallback crosses after 1 s.
+ip netns exec lunar-b sysctl -qw net.ipv4.tcp_ecn=1
+ip netns exec lunar-b timeout 5 bash -c 'exec 3<>/dev/tcp/10.78.1.1/9' 2>"$OUT/ecnsyn.log"
+ip netns exec lunar-b sysctl -qw net.ipv4.tcp_ecn=2
+expect_grep "arb ecnsyn 100: the kernel's plain SYN after it crosses" "refused" "$OUT/ecnsyn.log"
+expect_eq "arb ecnsyn 100: the ECN-setup SYN is dropped" "$(ecnsyn_drops)" 1
+"$TOPO" arb ecnsyn 0 >/dev/null
+expect_eq "arb ecnsyn 0: the rule is gone" "$(ip netns exec lunar-r nft list tables | grep -c lunar_ecnsyn)" 0
 
 
 for t in veth arb memif; do

@@ -280,7 +280,7 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			t->opts.ts_ecr = c->state == TCP_SYN_SENT ? 0 : c->ts_recent;
 		}
 		/* RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR, its SYN-ACK ECE alone. */
-		if (!(flags & RTE_TCP_ACK_FLAG) && tcp_ecn_wanted(c) && !c->syn_ecn_off)
+		if (!(flags & RTE_TCP_ACK_FLAG) && tcp_ecn_wanted(c) && !c->ecn_no_ect)
 			t->flags |= RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG;
 		else if ((flags & RTE_TCP_ACK_FLAG) && c->ecn_ok)
 			t->flags |= RTE_TCP_ECE_FLAG;
@@ -356,10 +356,11 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 		/*
 		 * RFC 3168 6.1.5: new data is ECN-capable, retransmissions are not
 		 * (nor pure ACKs, 6.1.4, nor probes of a zero window, 6.1.6: the
-		 * peer may drop them unread); 6.1.2: the first new data after a
+		 * peer may drop them unread), none at all after a non-ECN-setup
+		 * SYN (ecn_no_ect, 6.1.1); 6.1.2: the first new data after a
 		 * reduction carries CWR.
 		 */
-		if (len && seq_geq(seq, c->snd_max) && c->snd_wnd) {
+		if (len && seq_geq(seq, c->snd_max) && c->snd_wnd && !c->ecn_no_ect) {
 			t->ecn = TCP_ECN_ECT0;
 			if (c->ecn_cwr) {
 				t->flags |= RTE_TCP_CWR_FLAG;
@@ -997,8 +998,8 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		c->rtt_start = 0;
 		if (c->state == TCP_SYN_SENT) {
 			/* RFC 3168 6.1.1.1: an ECN-setup SYN may be what a middlebox drops. */
-			if (c->cfg.ecn_fallback && tcp_ecn_wanted(c) && !c->syn_ecn_off) {
-				c->syn_ecn_off = true;
+			if (c->cfg.ecn_fallback && tcp_ecn_wanted(c) && !c->ecn_no_ect) {
+				c->ecn_no_ect = true;
 				c->stats.ecn_syn_fallbacks++;
 			}
 			tcp_xmit(c, out, RTE_TCP_SYN_FLAG, c->iss, 0, now);

@@ -124,9 +124,10 @@ struct tcp_config {
 	uint8_t ecn;
 	/**
 	 * RFC 3168 6.1.1.1: a SYN that drew no answer goes again without ECN
-	 * setup (a middlebox may drop ECN-setup SYNs), and the connection then
-	 * runs without ECN whatever the SYN-ACK says (6.1.1: no ECT after a
-	 * non-ECN-setup SYN). On by default, as Linux's net.ipv4.tcp_ecn_fallback.
+	 * setup (a middlebox may drop ECN-setup SYNs), and our data then goes
+	 * without ECT whatever the SYN-ACK says (6.1.1: no ECT after sending a
+	 * non-ECN-setup SYN; tcp_conn.ecn_no_ect). On by default, as Linux's
+	 * net.ipv4.tcp_ecn_fallback.
 	 */
 	bool ecn_fallback;
 	/**
@@ -270,7 +271,7 @@ struct tcp_conn_stats {
 	uint64_t ecn_ce;         /**< data segments that arrived marked CE (RFC 3168 5) */
 	uint64_t ecn_ece;        /**< ACKs that echoed congestion (ECE) */
 	uint64_t ecn_cuts;       /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
-	uint64_t ecn_syn_fallbacks; /**< SYNs resent without ECN setup (RFC 3168 6.1.1.1) */
+	uint64_t ecn_syn_fallbacks; /**< connects whose SYN was resent without ECN setup (RFC 3168 6.1.1.1) */
 	uint64_t cwnd_unused_cuts; /**< cwnd brought down for going unused an RTO (RFC 2861) */
 };
 
@@ -301,7 +302,15 @@ struct tcp_conn {
 	bool ws_ok, ts_ok, sack_ok; /**< negotiated options */
 	/* ECN (RFC 3168), when both SYNs agreed to it (ecn_ok) */
 	bool ecn_ok;
-	bool syn_ecn_off; /**< a retransmitted SYN went without ECN setup (cfg.ecn_fallback) */
+	/**
+	 * RFC 3168 6.1.1: a non-ECN-setup SYN was sent (our fallback,
+	 * cfg.ecn_fallback) or received (the peer's, resent in SYN-RECEIVED).
+	 * Our data then goes without ECT (6.1.1's MUST NOT and SHOULD NOT),
+	 * while an agreed ecn_ok still echoes CE and answers ECE: the other
+	 * end may have taken the first, ECN-setup, SYN or SYN-ACK (Linux
+	 * does), and its marks must not go unanswered.
+	 */
+	bool ecn_no_ect;
 	/**
 	 * Our ACKs carry ECE. RFC 3168 6.1.3: from a CE-marked segment until
 	 * one with CWR. DCTCP (RFC 8257 3.2): exactly while the last data

@@ -44,14 +44,13 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 	/*
 	 * RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR; the SYN-ACK
 	 * agreeing to it, ECE without CWR (a SYN-ACK with both is not one).
-	 * No ECN after we sent a non-ECN-setup SYN (the fallback), even if
-	 * the answer is to the first: 6.1.1's "has sent no non-ECN-setup SYN".
+	 * After our fallback SYN (ecn_no_ect) an ECN-setup answer still
+	 * agrees, to the first SYN: we echo the peer's marks but send no ECT.
 	 */
 	if (seg->flags & RTE_TCP_ACK_FLAG)
-		c->ecn_ok = tcp_ecn_wanted(c) && !c->syn_ecn_off && ece && !cwr;
+		c->ecn_ok = tcp_ecn_wanted(c) && ece && !cwr;
 	else /* a SYN: passive (or simultaneous) open */
-		c->ecn_ok = (c->cfg.ecn != TCP_ECN_OFF || c->cc.ops->needs_ecn) && !c->syn_ecn_off &&
-			    ece && cwr;
+		c->ecn_ok = (c->cfg.ecn != TCP_ECN_OFF || c->cc.ops->needs_ecn) && ece && cwr;
 	tcp_rec_start(c);
 	c->ts_ok = c->cfg.timestamps && o->has_ts;
 	if (c->ts_ok) {
@@ -495,6 +494,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	/* A retransmitted SYN while we wait for the handshake's ACK: answer it again. */
 	if (c->state == TCP_SYN_RECEIVED && (seg->flags & RTE_TCP_SYN_FLAG) &&
 	    !(seg->flags & RTE_TCP_ACK_FLAG) && seg->seq == c->irs) {
+		/* RFC 3168 6.1.1: after a non-ECN-setup SYN (the peer's fallback), no ECT. */
+		if (c->ecn_ok && (~seg->flags & (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG)))
+			c->ecn_no_ect = true;
 		tcp_xmit(c, out, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, c->iss, 0, now);
 		return;
 	}

@@ -438,9 +438,15 @@ static void check_syn(const struct fz *f, const struct tcp_tx *t)
 	const struct tcp_conn *c = &f->c;
 	bool ack = t->flags & ACK;
 
-	/* RFC 3168 6.1.1: ECE and CWR on a SYN that asks for ECN, ECE alone on a SYN-ACK agreeing. */
-	FUZZ_CHECK(t->flags == (ack ? SYN | ACK | (c->ecn_ok ? ECE : 0)
-				    : SYN | (ecn_wanted(c) ? ECE | CWR : 0)));
+	/*
+	 * RFC 3168 6.1.1: ECE and CWR on a SYN that asks for ECN, ECE alone on
+	 * a SYN-ACK agreeing; 6.1.1.1: a SYN resent after a timeout asks for
+	 * nothing (cfg.ecn_fallback), and then our data goes without ECT.
+	 */
+	bool ask = ecn_wanted(c) && !(c->cfg.ecn_fallback && c->retries);
+
+	FUZZ_CHECK(!ask || !c->ecn_no_ect);
+	FUZZ_CHECK(t->flags == (ack ? SYN | ACK | (c->ecn_ok ? ECE : 0) : SYN | (ask ? ECE | CWR : 0)));
 	FUZZ_CHECK(t->ecn == TCP_ECN_NOT_ECT);
 	FUZZ_CHECK(c->state == (ack ? TCP_SYN_RECEIVED : TCP_SYN_SENT));
 	FUZZ_CHECK(t->seq == c->iss && t->len == 0 && !t->tso_mss && c->snd_max == c->iss + 1);
@@ -492,7 +498,8 @@ static void check_out(struct fz *f)
 		 */
 		FUZZ_CHECK(c->ecn_ok || !(t->flags & (ECE | CWR)));
 		FUZZ_CHECK(t->ecn == TCP_ECN_NOT_ECT ||
-			   (t->ecn == TCP_ECN_ECT0 && c->ecn_ok && t->len && !t->retransmit));
+			   (t->ecn == TCP_ECN_ECT0 && c->ecn_ok && !c->ecn_no_ect && t->len &&
+			    !t->retransmit));
 		FUZZ_CHECK(!(t->flags & CWR) || t->ecn == TCP_ECN_ECT0);
 		if (t->len) {
 			/* Data: only what the send buffer holds, within what may be in flight. */
@@ -1035,6 +1042,7 @@ static void setup(struct fz *f, struct reader *in)
 	/* Byte 2 bits 4-6: the algorithm, and whether ECN is asked for (and the peer's SYN offers it). */
 	cfg.cc = (enum tcp_cc_algo)(((b1 >> 4) & 3) % TCP_CC_ALGO_COUNT);
 	cfg.ecn = (b1 & 0x40) ? TCP_ECN_ON : TCP_ECN_ACCEPT;
+	cfg.ecn_fallback = !(pwnd & 1); /* the peer's window keeps its meaning; its low bit turns it off */
 	if (k & 0x20)
 		cfg.reass_max_segs = 4;
 	if (k & 0x40)

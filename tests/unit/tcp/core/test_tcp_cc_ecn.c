@@ -147,11 +147,11 @@ static void test_passive_setup(void **state)
 /*
  * Active open whose SYN goes unanswered @rtx times: the first SYN is
  * ECN-setup, each resent one SYN | @resent_extra; then the peer agrees to
- * ECN (SYN-ACK with ECE). Ends ESTABLISHED with one data segment checked
- * against @ecn_ok.
+ * ECN (SYN-ACK with ECE). Ends ESTABLISHED with one data segment sent,
+ * ECT(0) exactly if @ect, and a CE-marked segment of the peer's echoed.
  */
 static void open_after_syn_timeouts(struct script *s, const struct tcp_config *cfg, unsigned rtx,
-				    uint8_t resent_extra, bool ecn_ok)
+				    uint8_t resent_extra, bool ect)
 {
 	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
 				.sack_permitted = true, .has_ts = true};
@@ -170,16 +170,22 @@ static void open_after_syn_timeouts(struct script *s, const struct tcp_config *c
 	seg_opts(s, SYN | ACK | ECE, IRS, ISS + 1, 65535, 0, &o);
 	expect_tx(s, ACK, ISS + 1, IRS + 1, 0);
 	assert_int_equal(s->c.state, TCP_ESTABLISHED);
-	assert_int_equal(s->c.ecn_ok, ecn_ok);
+	assert_true(s->c.ecn_ok);
 	prime_window(s);
-	send_segments(s, 0, 1, false);
+	assert_int_equal(app_send(s, SMSS), (int)SMSS);
+	assert_int_equal(expect_tx(s, ACK | PSH, S(0), IRS + 1, SMSS)->ecn,
+			 ect ? TCP_ECN_ECT0 : TCP_ECN_NOT_ECT);
+	s->peer_ecn = TCP_ECN_CE;
+	seg(s, ACK, IRS + 1, S(1), 65535, 1000);
+	expect_tx(s, ACK | ECE, S(1), IRS + 1001, 0);
 }
 
 /*
  * RFC 3168 6.1.1.1: a SYN that drew no answer goes again without ECN
- * setup, once counted, and the connection then runs without ECN though
- * the SYN-ACK agrees (6.1.1: no ECT after sending a non-ECN-setup SYN).
- * DCTCP falls back the same way; cfg.ecn_fallback off, every SYN asks.
+ * setup, once counted. The SYN-ACK that still agrees answers the first
+ * SYN (the peer may be Linux, which then sends ECT): we echo its marks,
+ * but our data goes without ECT (6.1.1: not after sending a non-ECN-setup
+ * SYN). DCTCP falls back the same way; cfg.ecn_fallback off, every SYN asks.
  */
 static void test_syn_ecn_fallback(void **state)
 {
@@ -204,7 +210,13 @@ static void test_syn_ecn_fallback(void **state)
 	assert_int_equal(s.c.stats.ecn_syn_fallbacks, 0);
 	script_end(&s);
 
-	/* Simultaneous open after the fallback: the peer's ECN-setup SYN gets a plain SYN-ACK. */
+	/* No timeout, no fallback: ECT on new data. */
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_after_syn_timeouts(&s, &cfg, 0, 0, true);
+	assert_int_equal(s.c.stats.ecn_syn_fallbacks, 0);
+	script_end(&s);
+
+	/* Simultaneous open after the fallback: the peer's ECN-setup SYN is agreed to, no ECT. */
 	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
 	fixture_closed(&s, &cfg);
 	assert_int_equal(tcp_connect(&s.c, s.now, &s.out), 0);
@@ -212,16 +224,44 @@ static void test_syn_ecn_fallback(void **state)
 	advance_next(&s);
 	expect_tx(&s, SYN, ISS, 0, 0);
 	seg(&s, SYN | ECE | CWR, IRS, 0, 65535, 0);
-	expect_tx(&s, SYN | ACK, ISS, IRS + 1, 0);
+	expect_tx(&s, SYN | ACK | ECE, ISS, IRS + 1, 0);
 	assert_int_equal(s.c.state, TCP_SYN_RECEIVED);
-	assert_false(s.c.ecn_ok);
+	assert_true(s.c.ecn_ok && s.c.ecn_no_ect);
 	script_end(&s);
+}
 
-	/* No timeout, no fallback: the first SYN's answer sets ECN up. */
-	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
-	open_after_syn_timeouts(&s, &cfg, 0, 0, true);
-	assert_int_equal(s.c.stats.ecn_syn_fallbacks, 0);
-	script_end(&s);
+/*
+ * The other end of a fallback: our ECN-setup SYN-ACK answered the peer's
+ * first SYN, and its resent SYN is plain (Linux's net.ipv4.tcp_ecn_fallback).
+ * The peer may have taken either SYN-ACK: we still answer with ECE and
+ * echo its marks, but send no ECT (RFC 3168 6.1.1: not after receiving a
+ * non-ECN-setup SYN). A resent ECN-setup SYN changes nothing.
+ */
+static void test_peer_syn_ecn_fallback(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	for (int plain = 0; plain < 2; plain++) {
+		ecn_config(&cfg, TCP_ECN_ACCEPT, TCP_CC_NEWRENO);
+		fixture_closed(&s, &cfg);
+		tcp_listen(&s.c);
+		seg(&s, SYN | ECE | CWR, IRS, 0, 65535, 0);
+		expect_tx(&s, SYN | ACK | ECE, ISS, IRS + 1, 0);
+		seg(&s, SYN | (plain ? 0 : ECE | CWR), IRS, 0, 65535, 0);
+		expect_tx(&s, SYN | ACK | ECE, ISS, IRS + 1, 0);
+		seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+		assert_int_equal(s.c.state, TCP_ESTABLISHED);
+		assert_true(s.c.ecn_ok);
+		assert_int_equal(s.c.ecn_no_ect, plain);
+		assert_int_equal(app_send(&s, 100), 100);
+		assert_int_equal(take_tx(&s)->ecn, plain ? TCP_ECN_NOT_ECT : TCP_ECN_ECT0);
+		s.peer_ecn = TCP_ECN_CE;
+		seg(&s, ACK, IRS + 1, ISS + 101, 65535, 1000);
+		expect_tx(&s, ACK | ECE, ISS + 101, IRS + 1001, 0);
+		script_end(&s);
+	}
 }
 
 /*
@@ -569,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_active_setup),
 		cmocka_unit_test(test_passive_setup),
 		cmocka_unit_test(test_syn_ecn_fallback),
+		cmocka_unit_test(test_peer_syn_ecn_fallback),
 		cmocka_unit_test(test_sender_reduces_once_per_window),
 		cmocka_unit_test(test_zero_window_probe_not_ect),
 		cmocka_unit_test(test_not_negotiated_ignored),

@@ -7,7 +7,7 @@
  * find it and undo it, and F-RTO must spare the go-back-N resend that a
  * sender without either makes. The stream arrives intact in every case.
  *
- * The sender writes 4 KiB a step (so the ACKs come spread out,
+ * The sender writes 16 KiB a step (so the ACKs come spread out,
  * not one per window) into a send buffer larger than the receiver's
  * window, so there is new data for F-RTO's step 2b.
  */
@@ -102,6 +102,10 @@ static void run_spike(struct spike *k)
 	for (i = 0; i < MAX_STEP && p.rcvd_len < TOTAL; i++)
 		step(&p, &sent);
 	pair_rcvd_ok(&p, TOTAL);
+	/* Nothing was lost on the way: every frame found a buffer. */
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->tx_no_mbuf, 0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->tx_no_mbuf, 0);
+	assert_true(tcp_stack_stats(p.a.tcp)->zc_tx_bytes >= TOTAL);
 
 	k->end_ns = p.now - t0;
 	k->resent = tcp_stack_stats(p.a.tcp)->zc_tx_bytes - TOTAL;
@@ -146,6 +150,7 @@ static void spike_frto(bool sack)
 	run_spike(&off);
 	assert_int_equal(off.timeouts, 1);
 	assert_int_equal(off.frto_spurious, 0);
+	assert_int_equal(off.spurious_rtos, sack); /* with SACK, the resends' D-SACKs undo it */
 	assert_true(on.resent <= 3 * 1460); /* the RTO's segment and up to two tail probes */
 	assert_true(off.resent > 4 * on.resent);
 	assert_true(off.retransmits > 4 * on.retransmits); /* go-back-N counts each segment too */

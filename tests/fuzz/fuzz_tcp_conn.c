@@ -445,7 +445,7 @@ static void check_syn(const struct fz *f, const struct tcp_tx *t)
 	 */
 	bool ask = ecn_wanted(c) && !(c->cfg.ecn_fallback && c->retries);
 
-	FUZZ_CHECK(!ask || !c->ecn_no_ect);
+	FUZZ_CHECK(ack || !ask || !c->ecn_no_ect);
 	FUZZ_CHECK(t->flags == (ack ? SYN | ACK | (c->ecn_ok ? ECE : 0) : SYN | (ask ? ECE | CWR : 0)));
 	FUZZ_CHECK(t->ecn == TCP_ECN_NOT_ECT);
 	FUZZ_CHECK(c->state == (ack ? TCP_SYN_RECEIVED : TCP_SYN_SENT));

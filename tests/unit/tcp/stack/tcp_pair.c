@@ -231,8 +231,9 @@ static void carry_n(struct pair_side *from, struct pair_side *to, unsigned n)
 		rte_pktmbuf_free(f);
 		fake_port_inject(&to->fp, m);
 	}
-	memmove(from->fp.tx, from->fp.tx + n, (from->fp.n_tx - n) * sizeof(from->fp.tx[0]));
 	from->fp.n_tx -= n;
+	if (from->fp.n_tx) /* (tx is NULL until the port's first frame) */
+		memmove(from->fp.tx, from->fp.tx + n, from->fp.n_tx * sizeof(from->fp.tx[0]));
 }
 
 static void carry(struct pair_side *from, struct pair_side *to)

@@ -692,7 +692,6 @@ bool tcp_reset_for(const struct tcp_repr *seg, struct tcp_tx *rst)
 
 /* ---- output ---- */
 
-/* Sequence number just past the last data byte queued. */
 static void arm_rto(struct tcp_conn *c, uint64_t now)
 {
 	if (!c->rto_at)

@@ -92,9 +92,9 @@ struct tcp_config {
 	 * delayed-ACK timeout, the oldest segment not SACKed (most often a
 	 * lost retransmission with nothing sent after it that RACK could
 	 * judge it by) goes again, up to probe_max times until the ACKs make
-	 * progress. With a 4 ms RTO floor and RTTs of tens of microseconds, such a stall cost
-	 * an RTO, ~100 RTTs; the probe costs one segment (docs/benchmarks.md
-	 * "A probe in recovery"). On by default.
+	 * progress. With a 4 ms RTO floor and RTTs of tens of microseconds,
+	 * such a stall cost an RTO, ~100 RTTs; the probe costs one segment
+	 * (docs/benchmarks.md "A probe in recovery"). On by default.
 	 */
 	bool recovery_probe;
 	/**

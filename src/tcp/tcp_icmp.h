@@ -12,8 +12,8 @@
  *
  * Owns: the sequence check, the errno of each error, the soft/hard split,
  * the path MTU rule (floor, ignoring what does not lower it) and the RTO
- * revert. The
- * connection lookup belongs to tcp_stack.c, the parsing to wire/icmp.c.
+ * revert. The connection lookup belongs to tcp_stack.c, the parsing to
+ * wire/icmp.c.
  */
 #ifndef LUNAR_TCP_TCP_ICMP_H
 #define LUNAR_TCP_TCP_ICMP_H

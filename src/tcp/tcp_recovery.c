@@ -37,14 +37,20 @@ void tcp_rec_sent(struct tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len,
 		fall_back(c);
 }
 
+/* What an ACK delivered (cumulatively or by SACK) goes to RACK and F-RTO. */
+static void take_delivery(struct tcp_conn *c, const struct tcp_delivery *d, uint64_t now)
+{
+	tcp_rack_update(&c->rack, d, now);
+	if (d->orig)
+		tcp_frto_delivered(&c->frto, d->orig_start);
+}
+
 uint64_t tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now)
 {
 	struct tcp_delivery d = {0};
 
 	tcp_sb_acked(&c->sb, ack, now, tcp_rack_min_rtt(&c->rack), &d);
-	tcp_rack_update(&c->rack, &d, now);
-	if (d.orig)
-		tcp_frto_delivered(&c->frto, d.orig_start);
+	take_delivery(c, &d, now);
 	return d.xmit_ns && now >= d.xmit_ns ? now - d.xmit_ns : 0;
 }
 
@@ -147,9 +153,7 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 			else
 				c->stats.sack_invalid++;
 		}
-		tcp_rack_update(&c->rack, &d, now);
-		if (d.orig)
-			tcp_frto_delivered(&c->frto, d.orig_start);
+		take_delivery(c, &d, now);
 	}
 	tcp_rack_update_reo_mult(&c->rack, dsack, c->snd_una, c->snd_max);
 	/* RFC 3708: every retransmission of the episode came back as a duplicate. */

@@ -13,6 +13,14 @@ bytes=$(numfmt --from=iec "$size")
 limit=$((40 + bytes / 1048576))
 GET_TIMEOUT=(--timeout "$limit")
 
+# A kernel receiver on $port in lunar-a, a background job named $1: the
+# SHA-256 of what it reads lands in $OUT/sink.sha when the sender closes.
+kernel_sink() {
+	rm -f "$OUT/sink.sha"
+	bg "$1" sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
+	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+}
+
 "$TOPO" arb up >/dev/null
 on_exit "$TOPO" arb down
 A="ip netns exec lunar-a" B="ip netns exec lunar-b"
@@ -24,9 +32,7 @@ want=$(sha256sum "$OUT/src.bin" | cut -c1-64)
 for loss in 1 5; do
 	"$TOPO" arb loss "$loss" >/dev/null
 	port=$((9100 + loss))
-	rm -f "$OUT/sink.sha"
-	bg "sink$loss" sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+	kernel_sink "sink$loss"
 	$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" --counters \
 		--pcap "$OUT/send$loss.pcap" >"$OUT/send$loss.log" 2>&1
 	expect_eq "$loss% loss, lunar -> kernel: exit code" "$?" 0
@@ -62,9 +68,7 @@ done
 # frames after its SYN (which offers them: the kernel declines).
 $A sysctl -qw net.ipv4.tcp_timestamps=0
 port=9250
-rm -f "$OUT/sink.sha"
-bg sink_nots sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+kernel_sink sink_nots
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" --counters \
 	--probes rfc --pcap "$OUT/nots.pcap" >"$OUT/nots.log" 2>&1
 expect_eq "no timestamps, 5% loss, lunar -> kernel: exit code" "$?" 0
@@ -84,9 +88,7 @@ $A sysctl -qw net.ipv4.tcp_timestamps=1
 ccport=9300
 for cc in cubic dctcp; do
 	port=$((ccport += 1))
-	rm -f "$OUT/sink.sha"
-	bg "sink_$cc" sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+	kernel_sink "sink_$cc"
 	$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" \
 		--cc "$cc" --counters --pcap "$OUT/$cc.pcap" >"$OUT/$cc.log" 2>&1
 	expect_eq "$cc, 1% loss, lunar -> kernel: exit code" "$?" 0
@@ -120,9 +122,7 @@ done
 "$TOPO" arb ecnsyn 100 >/dev/null
 port=9350
 head -c 1048576 "$OUT/src.bin" >"$OUT/small.bin"
-rm -f "$OUT/sink.sha"
-bg sink_ecnsyn sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+kernel_sink sink_ecnsyn
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/small.bin" \
 	--ecn on --counters --pcap "$OUT/ecnsyn.pcap" >"$OUT/ecnsyn.log" 2>&1
 expect_eq "ECN-setup SYNs dropped: lunar -> kernel: exit code" "$?" 0
@@ -148,9 +148,7 @@ rm -f "$OUT/ecnsyn.pcap" "$OUT/small.bin"
 # (icmp_rto_reverts), and the transfer completes, byte for byte.
 "$TOPO" arb loss 0 >/dev/null
 port=9400
-rm -f "$OUT/sink.sha"
-bg sink_lcd sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+kernel_sink sink_lcd
 bg lcd $B "$GET" --timeout 120 --port af_xdp:arb-b --connect "10.78.1.1:$port" --bytes 1G --counters
 wait_for "transfer under way" 100 $A ss -tnH state established "sport = :$port"
 sleep 0.3

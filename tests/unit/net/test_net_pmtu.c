@@ -1,0 +1,196 @@
+/*
+ * test_net_pmtu.c - the path MTU cache (net/pmtu.c): only a lower MTU is
+ * taken (RFC 1191 3), the same one again restarts its lifetime, an entry
+ * is forgotten when its lifetime is over (RFC 1191 6.3) with the callback
+ * told, and a destination whose PMTU_WAYS slots are all taken evicts the
+ * one expiring first, never a live entry of another set. Home slots are
+ * found through the public API (a destination learned into an empty
+ * cache lands on its home slot), so the tests do not depend on the hash.
+ * Pure data structure: no EAL.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "net/pmtu.h"
+
+#define S 1000000000ull
+#define DST 0x0a000002u /* 10.0.0.2 */
+
+static struct pmtu_cache pc, scratch;
+
+static void test_learn_lower_only(void **state)
+{
+	(void)state;
+	pmtu_init(&pc, 0);
+	assert_int_equal(pc.lifetime_ns, PMTU_LIFETIME_NS);
+	assert_int_equal(pmtu_get(&pc, DST, 0), 0);
+	assert_false(pmtu_learn(&pc, DST, 0, 0)); /* nothing to learn */
+	assert_int_equal(pc.used, 0);
+
+	assert_true(pmtu_learn(&pc, DST, 1400, 1 * S));
+	assert_int_equal(pmtu_get(&pc, DST, 1 * S), 1400);
+	assert_int_equal(pmtu_get(&pc, DST + 1, 1 * S), 0);
+	/* RFC 1191 3: a higher report never raises the estimate */
+	assert_false(pmtu_learn(&pc, DST, 1450, 2 * S));
+	assert_int_equal(pmtu_get(&pc, DST, 2 * S), 1400);
+	assert_true(pmtu_learn(&pc, DST, 1280, 3 * S));
+	assert_int_equal(pmtu_get(&pc, DST, 3 * S), 1280);
+	assert_int_equal(pc.used, 1);
+	assert_int_equal(pc.stats.learned, 1);
+	assert_int_equal(pc.stats.lowered, 1);
+	assert_int_equal(pc.stats.refreshed, 0);
+}
+
+static unsigned n_expired;
+static uint32_t last_expired;
+
+static void on_expired(uint32_t dst, void *ctx)
+{
+	assert_ptr_equal(ctx, &pc);
+	assert_int_equal(pmtu_get(&pc, dst, UINT64_MAX - 1), 0); /* gone before the call */
+	n_expired++;
+	last_expired = dst;
+}
+
+/*
+ * A lifetime of 10 s: each lowering and each repeat of the same MTU starts
+ * it over; a higher report does not. At its end the entry is gone for
+ * pmtu_get() at once, and pmtu_expire() purges it and says which it was.
+ */
+static void test_lifetime(void **state)
+{
+	(void)state;
+	pmtu_init(&pc, 10 * S);
+	n_expired = 0;
+	assert_true(pmtu_learn(&pc, DST, 1400, 0));
+	assert_true(pmtu_learn(&pc, DST + 1, 1300, 5 * S));
+	assert_int_equal(pmtu_expire(&pc, 9 * S, on_expired, &pc), 0);
+	assert_false(pmtu_learn(&pc, DST, 1400, 8 * S)); /* the same: refreshed, to 18 s */
+	assert_int_equal(pc.stats.refreshed, 1);
+	assert_false(pmtu_learn(&pc, DST + 1, 1500, 14 * S)); /* higher: no refresh */
+	assert_int_equal(pc.stats.refreshed, 1);
+
+	assert_int_equal(pmtu_get(&pc, DST + 1, 15 * S - 1), 1300);
+	assert_int_equal(pmtu_get(&pc, DST + 1, 15 * S), 0); /* over, even before the purge */
+	assert_int_equal(pmtu_expire(&pc, 15 * S, on_expired, &pc), 1);
+	assert_int_equal(n_expired, 1);
+	assert_int_equal(last_expired, DST + 1);
+	assert_int_equal(pc.used, 1);
+	assert_int_equal(pmtu_get(&pc, DST, 17 * S), 1400);
+	assert_int_equal(pmtu_expire(&pc, 17 * S, on_expired, &pc), 0);
+	assert_int_equal(pmtu_expire(&pc, 18 * S, NULL, NULL), 1);
+	assert_int_equal(pc.used, 0);
+	assert_int_equal(pc.stats.expired, 2);
+	assert_int_equal(pc.next_expiry_ns, UINT64_MAX);
+
+	/* learned again after it was forgotten: a new entry at any MTU */
+	assert_true(pmtu_learn(&pc, DST, 1450, 20 * S));
+	assert_int_equal(pmtu_get(&pc, DST, 20 * S), 1450);
+	/* an entry over but not yet purged is taken again, as new */
+	assert_true(pmtu_learn(&pc, DST, 1480, 31 * S));
+	assert_int_equal(pmtu_get(&pc, DST, 31 * S), 1480);
+	assert_int_equal(pc.used, 1);
+	assert_int_equal(pmtu_expire(&pc, 40 * S, NULL, NULL), 0);
+	assert_int_equal(pmtu_expire(&pc, 41 * S, NULL, NULL), 1);
+}
+
+/* The slot @dst lands on in an empty cache. */
+static unsigned home_of(uint32_t dst)
+{
+	pmtu_init(&scratch, 0);
+	assert_true(pmtu_learn(&scratch, dst, 1000, 0));
+	for (unsigned i = 0; i < PMTU_SLOTS; i++)
+		if (scratch.e[i].mtu)
+			return i;
+	fail();
+	return 0;
+}
+
+/* Fill @out with @n destinations whose home slot is @slot. */
+static void find_homed(unsigned slot, uint32_t *out, unsigned n)
+{
+	unsigned k = 0;
+
+	for (uint32_t d = DST; k < n; d++)
+		if (home_of(d) == slot)
+			out[k++] = d;
+}
+
+/*
+ * PMTU_WAYS + 1 destinations with one home slot: the last one evicts the
+ * entry expiring first (learned first, then refreshed, so not the oldest
+ * learned), and every other stays. A destination homed just past the set
+ * is unaffected.
+ */
+static void test_eviction(void **state)
+{
+	uint32_t d[PMTU_WAYS + 1];
+	unsigned home = 200;
+
+	(void)state;
+	find_homed(home, d, PMTU_WAYS + 1);
+	pmtu_init(&pc, 100 * S);
+	for (unsigned i = 0; i < PMTU_WAYS; i++)
+		assert_true(pmtu_learn(&pc, d[i], (uint16_t)(1400 - i), i * S));
+	assert_false(pmtu_learn(&pc, d[0], 1400, 50 * S)); /* d[0] now expires last */
+	assert_int_equal(pc.used, PMTU_WAYS);
+	assert_int_equal(pc.stats.evicted, 0);
+
+	assert_true(pmtu_learn(&pc, d[PMTU_WAYS], 1200, 60 * S));
+	assert_int_equal(pc.stats.evicted, 1);
+	assert_int_equal(pc.used, PMTU_WAYS);
+	assert_int_equal(pmtu_get(&pc, d[1], 60 * S), 0); /* expired first: evicted */
+	assert_int_equal(pmtu_get(&pc, d[0], 60 * S), 1400);
+	for (unsigned i = 2; i < PMTU_WAYS; i++)
+		assert_int_equal(pmtu_get(&pc, d[i], 60 * S), 1400 - i);
+	assert_int_equal(pmtu_get(&pc, d[PMTU_WAYS], 60 * S), 1200);
+	/* the whole set stays within its PMTU_WAYS slots from home */
+	for (unsigned i = 0; i < PMTU_SLOTS; i++)
+		if (pc.e[i].mtu)
+			assert_true(((i - home) & (PMTU_SLOTS - 1)) < PMTU_WAYS);
+}
+
+/* Many destinations: the count stays right, and what is found is what was learned. */
+static void test_many(void **state)
+{
+	unsigned found = 0;
+
+	(void)state;
+	pmtu_init(&pc, 0);
+	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++)
+		assert_true(pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i));
+	assert_int_equal(pc.stats.learned, 2 * PMTU_SLOTS);
+	assert_int_equal(pc.used + pc.stats.evicted, 2 * PMTU_SLOTS);
+	assert_true(pc.used <= PMTU_SLOTS);
+	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++) {
+		uint16_t m = pmtu_get(&pc, DST + i * 7919, 2 * PMTU_SLOTS);
+
+		if (m) {
+			assert_int_equal(m, 600 + i % 800);
+			found++;
+		}
+	}
+	assert_int_equal(found, pc.used);
+	/* the last learned is always there */
+	assert_int_equal(pmtu_get(&pc, DST + (2 * PMTU_SLOTS - 1) * 7919, 0), 600 + 511 % 800);
+	assert_int_equal(pmtu_expire(&pc, PMTU_LIFETIME_NS + 2 * PMTU_SLOTS, NULL, NULL), found);
+	assert_int_equal(pc.used, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_learn_lower_only),
+	    cmocka_unit_test(test_lifetime),
+	    cmocka_unit_test(test_eviction),
+	    cmocka_unit_test(test_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

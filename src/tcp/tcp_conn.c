@@ -489,6 +489,7 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 	c->snd_una = c->snd_nxt = c->snd_max = iss;
 	c->rcv_wscale = c->cfg.window_scaling ? wscale_for(c->cfg.rcv_buf) : 0;
 	c->snd_mss = 536; /* RFC 9293 3.7.1: the default until the peer says more */
+	c->mss_clamp = 536;
 	tcp_rtt_init(&c->rtt, c->cfg.rto_init_ns, c->cfg.rto_min_ns, c->cfg.rto_max_ns,
 		     NS_PER_US);
 	tcp_conn_cc_init(c);

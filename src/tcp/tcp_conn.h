@@ -298,7 +298,15 @@ struct tcp_conn {
 	uint32_t rcv_adv; /**< right edge we advertised: rcv_nxt + rcv_wnd then */
 	uint8_t rcv_wscale; /**< shift we apply to our window field */
 
-	uint16_t snd_mss; /**< effective send MSS (peer's MSS option, ours, minus options) */
+	uint16_t snd_mss; /**< effective send MSS: mss_clamp, lower if the path's MTU is */
+	uint16_t mss_clamp; /**< what the handshake allows: peer's MSS option, ours, minus options */
+	/**
+	 * The path MTU to the peer, when lower than the interface's (0: not
+	 * known to be): from a "fragmentation needed" about this connection
+	 * (tcp_icmp.h) or the stack's path MTU cache (net/pmtu.h), which also
+	 * hands it over at the start and takes it back when it expires.
+	 */
+	uint16_t path_mtu;
 	bool ws_ok, ts_ok, sack_ok; /**< negotiated options */
 	/* ECN (RFC 3168), when both SYNs agreed to it (ecn_ok) */
 	bool ecn_ok;

@@ -10,10 +10,10 @@
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_seq.h"
 
-/* Options every segment carries, which snd_mss already leaves room for (RFC 9293 3.7.1). */
-static uint32_t opt_bytes(const struct tcp_conn *c)
+/* The MTU lunar sends at without a lower path MTU: its interface's (what cfg.mss was made from). */
+static uint32_t iface_mtu(const struct tcp_conn *c)
 {
-	return c->ts_ok ? 12 : 0;
+	return (c->cfg.mss ? c->cfg.mss : 1460u) + 40u;
 }
 
 /*
@@ -58,7 +58,6 @@ static void resend_smaller(struct tcp_conn *c, uint64_t now, struct tcp_out *out
 static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint64_t now,
 					 struct tcp_out *out)
 {
-	uint32_t overhead = 40 + opt_bytes(c); /* IPv4 and TCP headers, lunar sends no IP options */
 	bool floored = false;
 
 	if (mtu < TCP_PMTU_ABSURD)
@@ -68,18 +67,34 @@ static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint6
 		floored = true;
 	}
 	/*
-	 * RFC 1191 3: a report that does not lower the MTU we send at changes
-	 * nothing. Nor does one about our SYN or SYN-ACK (far below 576 bytes,
-	 * as Linux): resending "what is in flight" would take SND.NXT back
-	 * onto the SYN's sequence number, below SND.UNA once the ACK comes.
+	 * RFC 1191 3: a report that does not lower the path MTU we know
+	 * changes nothing. Nor does one about our SYN or SYN-ACK (far below
+	 * 576 bytes, as Linux): resending "what is in flight" would take
+	 * SND.NXT back onto the SYN's sequence number, below SND.UNA once the
+	 * ACK comes.
 	 */
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED ||
-	    mtu >= c->snd_mss + overhead)
+	    mtu >= (c->path_mtu ? c->path_mtu : iface_mtu(c)))
 		return TCP_ICMP_MTU_NOT_LOWER;
-	c->snd_mss = (uint16_t)(mtu - overhead);
-	c->cc.smss = c->snd_mss; /* cwnd stays in bytes: the units changed, not the path's load */
-	resend_smaller(c, now, out);
+	if (!tcp_path_mtu(c, (uint16_t)mtu, now, out))
+		return TCP_ICMP_MTU_RECORDED; /* for the peer's other connections */
 	return floored ? TCP_ICMP_MSS_FLOORED : TCP_ICMP_MSS_LOWERED;
+}
+
+bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out *out)
+{
+	uint16_t was = c->snd_mss;
+
+	c->path_mtu = mtu;
+	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN || c->state == TCP_SYN_SENT)
+		return false; /* the SYN-ACK's options will meet it (take_syn_options) */
+	c->snd_mss = tcp_path_mss(c);
+	if (c->snd_mss == was)
+		return false;
+	c->cc.smss = c->snd_mss; /* cwnd stays in bytes: the units changed, not the path's load */
+	if (c->snd_mss < was && c->state != TCP_SYN_RECEIVED)
+		resend_smaller(c, now, out); /* in SYN-RECEIVED only the SYN-ACK is out */
+	return true;
 }
 
 /*

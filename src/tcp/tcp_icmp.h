@@ -11,9 +11,10 @@
  * same choices unless said otherwise below.
  *
  * Owns: the sequence check, the errno of each error, the soft/hard split,
- * the path MTU rule (floor, ignoring what does not lower it) and the RTO
- * revert. The connection lookup belongs to tcp_stack.c, the parsing to
- * wire/icmp.c.
+ * the path MTU rule (floor, ignoring what does not lower it, a
+ * connection's MSS following its path MTU) and the RTO revert. The
+ * connection lookup and the path MTU cache belong to tcp_stack.c, the
+ * parsing to wire/icmp.c.
  */
 #ifndef LUNAR_TCP_TCP_ICMP_H
 #define LUNAR_TCP_TCP_ICMP_H
@@ -38,7 +39,8 @@
 enum tcp_icmp_verdict {
 	TCP_ICMP_OUT_OF_WINDOW, /**< quoted SEG.SEQ not in SND.UNA..SND.NXT: ignored (4.1) */
 	TCP_ICMP_MTU_ABSURD,    /**< next-hop MTU below TCP_PMTU_ABSURD: ignored */
-	TCP_ICMP_MTU_NOT_LOWER, /**< segments already fit the (floored) MTU: ignored */
+	TCP_ICMP_MTU_NOT_LOWER, /**< not below the path MTU known (or about a SYN): ignored */
+	TCP_ICMP_MTU_RECORDED,  /**< below it, but segments already fit: only c->path_mtu lowered */
 	TCP_ICMP_MSS_LOWERED,   /**< snd_mss now fits the reported MTU; in flight resent */
 	TCP_ICMP_MSS_FLOORED,   /**< same, to TCP_PMTU_MIN: the MTU reported was below it */
 	TCP_ICMP_SOFT_ERROR,    /**< recorded in c->soft_error; the connection goes on */
@@ -53,8 +55,11 @@ enum tcp_icmp_verdict {
  * - RFC 5927 4.1: acted on only if the quoted sequence number lies in
  *   SND.UNA =< SEG.SEQ < SND.MAX (lunar's SND.MAX is RFC 9293's SND.NXT:
  *   its snd_nxt goes back after a timeout, the quote may be older).
- * - Fragmentation needed (3/4; RFC 1191, RFC 5927 7): the largest segment
- *   we send becomes what fits the next-hop MTU, raised to TCP_PMTU_MIN,
+ * - Fragmentation needed (3/4; RFC 1191, RFC 5927 7): a next-hop MTU,
+ *   raised to TCP_PMTU_MIN, below the path MTU known (c->path_mtu, else the
+ *   interface's) becomes c->path_mtu, which the stack then gives to its
+ *   cache and so to the peer's other connections. The largest segment
+ *   we send becomes what fits it (tcp_path_mtu()),
  *   never above what it was; what is in flight is sent again in segments
  *   of the new size (Linux's tcp_simple_retransmit()): with a scoreboard
  *   the records too large for the path are cut and marked lost, without
@@ -84,5 +89,18 @@ enum tcp_icmp_verdict {
  */
 enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
 				     uint64_t now, struct tcp_out *out);
+
+/**
+ * The path to @c's peer takes @mtu bytes (0: the interface's MTU again,
+ * when the cache forgets a lower one; RFC 1191 6.3). c->path_mtu becomes
+ * @mtu and snd_mss follows within what the handshake allowed
+ * (c->mss_clamp). Lowered in a synchronized state, what is in flight is
+ * sent again in segments of the new size, as for a "fragmentation needed"
+ * about @c itself; raised, only later segments are larger. Before the
+ * SYN-ACK the handshake applies it. The caller has judged @mtu credible
+ * (the stack's cache only holds what tcp_icmp_error() took).
+ * @return true if snd_mss changed.
+ */
+bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out *out);
 
 #endif

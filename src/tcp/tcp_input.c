@@ -67,7 +67,8 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_repr *seg, uin
 		mss = mss > 12 ? mss - 12 : 0;
 	if (mss < MIN_SND_MSS)
 		mss = MIN_SND_MSS;
-	c->snd_mss = (uint16_t)mss;
+	c->mss_clamp = (uint16_t)mss;
+	c->snd_mss = tcp_path_mss(c); /* a path MTU known before the handshake (RFC 1191 5) */
 	tcp_conn_cc_init(c);
 }
 

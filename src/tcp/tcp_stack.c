@@ -18,6 +18,7 @@
 #include "base/timer_wheel.h"
 #include "mem/zbuf.h"
 #include "net/netif.h"
+#include "net/pmtu.h"
 #include "port/port.h"
 #include "tcp/tcp_icmp.h"
 #include "tcp/tcp_seq.h"
@@ -99,6 +100,8 @@ struct tcp_stack {
 	struct tcp_sock *tw_head, *tw_tail; /* TIME-WAIT connections, oldest first */
 	uint64_t mem_bytes; /* every connection's conn_mem(), as last charged */
 	struct tcp_stack_stats stats;
+	/* what fragmentation-needed taught about each peer's path (RFC 1191) */
+	struct pmtu_cache pmtu;
 };
 
 /* ---- timers ---- */
@@ -748,6 +751,9 @@ static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tup
 		return NULL;
 	}
 	s->conn.user = s;
+	s->conn.path_mtu = pmtu_get(&st->pmtu, t->raddr, st->now); /* the handshake applies it */
+	if (s->conn.path_mtu)
+		st->stats.pmtu_conns_started++;
 	s->in_table = true;
 	st->in_table++;
 	s->all_next = st->all;
@@ -1068,6 +1074,37 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 		deliver_inline(s);
 }
 
+/* ---- path MTU (net/pmtu.h) ---- */
+
+/*
+ * The path to @dst takes @mtu (0: the interface's MTU again): every open
+ * connection to it follows (RFC 1191 5: the path MTU is a property of the
+ * path, not of the connection that learned it; Linux keeps it in the
+ * route). A connection that already knows a lower one keeps it.
+ */
+static void path_mtu_to_conns(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
+{
+	for (struct tcp_sock *s = st->all, *next; s; s = next) {
+		uint16_t known = s->conn.path_mtu;
+
+		next = s->all_next;
+		if (s->conn.tuple.raddr != dst || known == mtu || (mtu && known && known < mtu))
+			continue;
+		if (!tcp_path_mtu(&s->conn, mtu, st->now, &st->out))
+			continue;
+		if (mtu)
+			st->stats.pmtu_conns_lowered++;
+		else
+			st->stats.pmtu_conns_raised++;
+		after(s); /* what is in flight, sent again smaller */
+	}
+}
+
+static void pmtu_expired(uint32_t dst, void *ctx)
+{
+	path_mtu_to_conns(ctx, dst, 0);
+}
+
 /*
  * An ICMP error quoting one of our segments (netif's tcp_icmp_fn): the
  * quoted source is us, so the quoted tuple read backwards is the
@@ -1079,6 +1116,7 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	struct tcp_4tuple t = {.laddr = q->src, .raddr = q->dst, .lport = q->sport,
 			       .rport = q->dport};
 	struct tcp_sock *s;
+	uint16_t path_mtu;
 
 	st->now = st->nif->now_ns;
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
@@ -1100,6 +1138,9 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	case TCP_ICMP_MTU_NOT_LOWER:
 		st->stats.icmp_mtu_not_lower++;
 		return LUNAR_DROP_TCP_ICMP_MTU_NOT_LOWER;
+	case TCP_ICMP_MTU_RECORDED:
+		st->stats.icmp_mtu_recorded++;
+		break;
 	case TCP_ICMP_MSS_LOWERED:
 		st->stats.icmp_mss_lowered++;
 		break;
@@ -1116,9 +1157,14 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 		st->stats.icmp_aborts++;
 		break;
 	}
+	path_mtu = s->conn.path_mtu;
 	after(s); /* segments sent again, or the events of an aborted connect */
 	if (s->inline_mode)
 		deliver_inline(s);
+	/* A lower path MTU (tcp_icmp_error() took only a lower one): the peer's other connections. */
+	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED && path_mtu &&
+	    pmtu_learn(&st->pmtu, t.raddr, path_mtu, st->now))
+		path_mtu_to_conns(st, t.raddr, path_mtu);
 	return LUNAR_DROP_NONE;
 }
 
@@ -1272,6 +1318,7 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 	 */
 	st->now = now;
 	check_pool(st);
+	pmtu_expire(&st->pmtu, now, pmtu_expired, st); /* one comparison unless one is due */
 	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
 	dispatch(st);
 	burst_end(st);
@@ -1299,6 +1346,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	st->nif = nif;
 	st->cfg = *cfg;
 	st->table_cap = max_conns;
+	pmtu_init(&st->pmtu, 0);
 	tcp_limits_default(&st->lim, max_conns);
 	randombytes_buf(st->cookie_key, sizeof(st->cookie_key)); /* sodium_init(): the table's */
 	st->cfg.ack_per_burst = true; /* tcp_stack_poll() ends each burst (burst_acks) */
@@ -1376,9 +1424,38 @@ const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st)
 	return &st->stats;
 }
 
+const struct pmtu_cache *tcp_stack_pmtu(const struct tcp_stack *st)
+{
+	return &st->pmtu;
+}
+
 unsigned tcp_stack_sockets(const struct tcp_stack *st)
 {
 	return st->sockets;
+}
+
+/* The path MTU cache: its counters, then each destination it knows (the first 16). */
+static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *x, FILE *f)
+{
+	const struct pmtu_cache *pc = &st->pmtu;
+	unsigned shown = 0;
+
+	fprintf(f,
+		"tcp pmtu: entries %u learned %lu lowered %lu refreshed %lu expired %lu evicted %lu "
+		"icmp_mtu_recorded %lu conns_started %lu conns_lowered %lu conns_raised %lu\n",
+		pc->used, pc->stats.learned, pc->stats.lowered, pc->stats.refreshed,
+		pc->stats.expired, pc->stats.evicted, x->icmp_mtu_recorded, x->pmtu_conns_started,
+		x->pmtu_conns_lowered, x->pmtu_conns_raised);
+	for (unsigned i = 0; i < PMTU_SLOTS && shown < 16; i++) {
+		const struct pmtu_entry *e = &pc->e[i];
+
+		if (!e->mtu || e->expires_ns <= st->now)
+			continue;
+		fprintf(f, "tcp pmtu: %u.%u.%u.%u mtu %u expires in %lu s\n", e->dst >> 24,
+			e->dst >> 16 & 0xff, e->dst >> 8 & 0xff, e->dst & 0xff, e->mtu,
+			(unsigned long)((e->expires_ns - st->now) / 1000000000u));
+		shown++;
+	}
 }
 
 void tcp_stack_dump(struct tcp_stack *st, FILE *f)
@@ -1436,6 +1513,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->icmp_no_conn, x->icmp_out_of_window, x->icmp_mtu_absurd, x->icmp_mtu_not_lower,
 		x->icmp_mss_lowered, x->icmp_mss_floored, x->icmp_soft_errors, x->icmp_aborts,
 		x->icmp_rto_reverts);
+	dump_pmtu(st, x, f);
 	fprintf(f,
 		"tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
 		"tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "

@@ -83,6 +83,15 @@ struct tcp_stack_stats {
 	uint64_t icmp_no_conn, icmp_out_of_window, icmp_mtu_absurd, icmp_mtu_not_lower;
 	uint64_t icmp_mss_lowered, icmp_mss_floored, icmp_soft_errors, icmp_aborts;
 	uint64_t icmp_rto_reverts;
+	/*
+	 * Path MTU cache (net/pmtu.h, RFC 1191): fragmentation-needed reports
+	 * below the known path MTU that lowered no MSS, the path being already
+	 * narrower than the peer's MSS (only recorded); connections opened
+	 * with a path MTU from the cache; open connections whose MSS a report
+	 * about another connection to the same peer lowered; connections
+	 * whose MSS went back up when the cache forgot their path's MTU
+	 */
+	uint64_t icmp_mtu_recorded, pmtu_conns_started, pmtu_conns_lowered, pmtu_conns_raised;
 	/* limits (tcp_limits.h, docs/LIMITS.md): each action one of them caused */
 	uint64_t syn_dropped_conns;     /* SYNs dropped: table full, no TIME-WAIT to end */
 	uint64_t syn_dropped_half_open; /* SYNs dropped: max_half_open reached, cookies off */
@@ -167,6 +176,9 @@ void tcp_stack_set_cookie_hook(struct tcp_stack *st, tcp_cookie_hook_fn fn, void
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
 const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st);
 void tcp_stack_dump(struct tcp_stack *st, FILE *f);
+struct pmtu_cache;
+/** The stack's path MTU cache (read only; for tests and dumps). */
+const struct pmtu_cache *tcp_stack_pmtu(const struct tcp_stack *st);
 /** Sockets still allocated (for leak checks at exit). */
 unsigned tcp_stack_sockets(const struct tcp_stack *st);
 

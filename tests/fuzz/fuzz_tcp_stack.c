@@ -171,8 +171,10 @@
 #include "fuzz_tcp_model.h"
 #include "mem/zbuf.h"
 #include "net/netif.h"
+#include "net/pmtu.h"
 #include "port/port.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_icmp.h"
 #include "tcp/tcp_limits.h"
 #include "tcp/tcp_seq.h"
 #include "tcp/tcp_stack.h"
@@ -829,6 +831,32 @@ static uint64_t conn_bytes(const struct tcp_conn *c)
 	return (uint64_t)c->snd.bytes + c->rcvq_bytes + c->app_held + c->reass.bytes;
 }
 
+
+/*
+ * The path MTU cache and the connections agree (RFC 1191 5): each knows
+ * exactly what the cache holds for its peer (expired or not: the purge
+ * comes with the next poll), or nothing, and sends at most that. Only an
+ * eviction could part them, and the fuzzer's peers are too few for one.
+ */
+static void check_path_mtu(const struct tcp_conn *c)
+{
+	const struct pmtu_cache *pc = tcp_stack_pmtu(fz.st);
+	uint16_t cached = 0;
+
+	for (unsigned i = 0; i < PMTU_SLOTS; i++)
+		if (pc->e[i].mtu && pc->e[i].dst == c->tuple.raddr)
+			cached = pc->e[i].mtu;
+	FUZZ_CHECK(pc->stats.evicted == 0);
+	FUZZ_CHECK(c->path_mtu == cached);
+	FUZZ_CHECK(!cached || cached >= TCP_PMTU_MIN);
+	FUZZ_CHECK(c->snd_mss <= c->mss_clamp);
+	if (c->state >= TCP_ESTABLISHED) {
+		uint32_t fits = c->path_mtu ? c->path_mtu - 40u - (c->ts_ok ? 12u : 0u) : UINT32_MAX;
+
+		FUZZ_CHECK(c->snd_mss == (fits < c->mss_clamp ? fits : c->mss_clamp));
+	}
+}
+
 static void check_stack(void)
 {
 	const struct tcp_stack_stats *x = tcp_stack_stats(fz.st);
@@ -844,6 +872,7 @@ static void check_stack(void)
 		if (!fz.socks[i].s)
 			continue;
 		c = tcp_sock_conn(fz.socks[i].s);
+		check_path_mtu(c);
 		held++;
 		held_open += c->state != TCP_CLOSED;
 		held_tw += c->state == TCP_TIME_WAIT;
@@ -869,7 +898,7 @@ static void check_stack(void)
 	/* Every ICMP error netif hands to TCP gets exactly one verdict (or is another worker's). */
 	{
 		uint64_t verdicts = x->icmp_no_conn + x->icmp_out_of_window + x->icmp_mtu_absurd +
-				    x->icmp_mtu_not_lower + x->icmp_mss_lowered +
+				    x->icmp_mtu_not_lower + x->icmp_mtu_recorded + x->icmp_mss_lowered +
 				    x->icmp_mss_floored + x->icmp_soft_errors + x->icmp_aborts +
 				    x->icmp_rto_reverts;
 		uint64_t handed = fz.nif.ctr.rx_icmp_error_tcp;

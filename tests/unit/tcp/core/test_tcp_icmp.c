@@ -353,6 +353,61 @@ static void test_syn_received_frag_needed_ignored(void **state)
 }
 
 /*
+ * A path MTU handed to the connection by the stack's cache (tcp_path_mtu(),
+ * RFC 1191 5). Before the SYN-ACK it is only recorded, and the handshake
+ * applies it: snd_mss fits the path while mss_clamp keeps what the peer's
+ * MSS allowed. In SYN-RECEIVED it applies at once, the SYN-ACK not sent
+ * again. Established, 0 (the cache forgot it, RFC 1191 6.3) takes snd_mss
+ * back up to mss_clamp, sending nothing; a path MTU above the peer's MSS
+ * changes nothing.
+ */
+static void test_path_mtu_given(void **state)
+{
+	struct tcp_options opts = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
+				   .sack_permitted = true, .has_ts = true};
+	struct script s;
+
+	(void)state;
+	fixture_syn_sent(&s, NULL);
+	assert_false(tcp_path_mtu(&s.c, 1280, s.now, &s.out));
+	assert_int_equal(s.c.path_mtu, 1280);
+	expect_nothing(&s);
+	opts.ts_ecr = s.out.seg[0].opts.ts_val;
+	seg_opts(&s, SYN | ACK, IRS, ISS + 1, 65535, 0, &opts);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_int_equal(s.c.mss_clamp, MSS0);
+	assert_int_equal(s.c.snd_mss, 1280 - OVERHEAD);
+	assert_int_equal(s.c.cc.smss, 1280 - OVERHEAD);
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 2000), 2000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 1280 - OVERHEAD);
+	expect_tx(&s, ACK | PSH, ISS + 1 + 1280 - OVERHEAD, IRS + 1, 2000 - (1280 - OVERHEAD));
+	seg(&s, ACK, IRS + 1, ISS + 1 + 2000, 65535, 0);
+	expect_nothing(&s);
+	assert_true(tcp_path_mtu(&s.c, 0, s.now, &s.out));
+	assert_int_equal(s.c.snd_mss, MSS0);
+	assert_int_equal(s.c.cc.smss, MSS0);
+	expect_nothing(&s);
+	assert_false(tcp_path_mtu(&s.c, 1600, s.now, &s.out));
+	assert_int_equal(s.c.snd_mss, MSS0);
+	assert_int_equal(app_send(&s, 2000), 2000);
+	expect_tx(&s, ACK, ISS + 1 + 2000, IRS + 1, MSS0);
+	script_end(&s);
+
+	fixture_syn_received(&s, NULL);
+	assert_true(tcp_path_mtu(&s.c, 1000, s.now, &s.out));
+	assert_int_equal(s.c.snd_mss, 1000 - OVERHEAD);
+	assert_int_equal(s.c.snd_nxt, ISS + 1);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 1000 - OVERHEAD);
+	script_end(&s);
+}
+
+/*
  * RFC 6069 4: a host or net unreachable quoting SND.UNA after timeouts
  * undoes one doubling of the RTO, counted from when the timer was armed;
  * when that time has passed the timer expires at once and SND.UNA goes
@@ -506,6 +561,7 @@ int main(void)
 	    cmocka_unit_test(test_syn_sent_hard_error_aborts),
 	    cmocka_unit_test(test_syn_sent_soft_error_keeps_trying),
 	    cmocka_unit_test(test_syn_received_frag_needed_ignored),
+	    cmocka_unit_test(test_path_mtu_given),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
 	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),
 	    cmocka_unit_test(test_unreachable_no_revert),

@@ -8,8 +8,10 @@
  * errors for no connection and cut-short quotes are dropped and counted;
  * port unreachable on an established connection is only a soft error
  * (RFC 5927 4.2); a host unreachable while the path is down undoes one
- * backoff of the retransmission timer (RFC 6069). Every outcome shows in
- * the stack's counters.
+ * backoff of the retransmission timer (RFC 6069). The path MTU learned
+ * goes into the stack's cache (RFC 1191 5): the peer's other connections,
+ * open or opened later, send at it too, and all go back up when the cache
+ * forgets it (6.3). Every outcome shows in the stack's counters.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -20,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "net/pmtu.h"
+#include "tcp/tcp_icmp.h"
 #include "tcp_pair.h"
 #include "wire/icmp.h"
 
@@ -111,6 +115,7 @@ static void test_frag_needed_shrinks_segments(void **state)
 	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_out_of_window, 1);
 	assert_int_equal(drops(&p.a, LUNAR_DROP_TCP_ICMP_OUT_OF_WINDOW), 1);
 	assert_int_equal(c->snd_mss, 1280 - 52);
+	assert_int_equal(pmtu_get(tcp_stack_pmtu(p.a.tcp), PAIR_IP_B, p.now), 1280);
 	pair_close(&p);
 }
 
@@ -195,12 +200,213 @@ static void test_unreachable_reverts_rto(void **state)
 	pair_close(&p);
 }
 
+/* ---- the path MTU cache ---- */
+
+#define PORT2 7001
+#define MAX_SECOND 6
+
+/* Side b's second listener: takes every connection and reads everything it is sent. */
+struct second {
+	struct tcp_listener *lst;
+	struct tcp_sock *s[MAX_SECOND];
+	unsigned n;
+	size_t rcvd;
+};
+
+static void on_second(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	struct second *v = ctx;
+	uint8_t buf[4096];
+	size_t n;
+
+	if (events & TCP_EV_READABLE)
+		while ((n = tcp_sock_read(s, buf, sizeof(buf))) > 0)
+			v->rcvd += n;
+}
+
+static void on_second_accept(struct tcp_listener *l, void *ctx)
+{
+	struct second *v = ctx;
+	struct tcp_sock *s;
+
+	while (v->n < MAX_SECOND && (s = tcp_accept(l, on_second, v)))
+		v->s[v->n++] = s;
+}
+
+static void on_quiet(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	(void)s;
+	*(uint32_t *)ctx |= events;
+}
+
+/* A new connection from a to b's PORT2, established. */
+static struct tcp_sock *connect_second(struct tcp_pair *p, struct second *v, uint32_t *ev)
+{
+	int rc;
+	struct tcp_sock *s;
+
+	if (!v->lst) {
+		v->lst = tcp_listen_on(p->b.tcp, PORT2, MAX_SECOND, on_second_accept, v, &rc);
+		assert_non_null(v->lst);
+	}
+	s = tcp_connect_to(p->a.tcp, PAIR_IP_B, PORT2, on_quiet, ev, &rc);
+	assert_non_null(s);
+	pair_run(p, 1000 * US);
+	assert_true(*ev & TCP_EV_CONNECTED);
+	return s;
+}
+
+/*
+ * @s sends @len bytes; every frame it puts on the wire is at most @mtu bytes
+ * of IPv4. @return the largest.
+ */
+static uint32_t send_fits(struct tcp_pair *p, struct tcp_sock *s, size_t len, unsigned mtu)
+{
+	uint8_t *buf = malloc(len);
+	uint32_t largest = 0;
+
+	assert_non_null(buf);
+	pair_fill(buf, len, 0);
+	assert_int_equal(tcp_sock_send(s, buf, len), (int)len);
+	free(buf);
+	netif_flush(&p->a.nif);
+	assert_true(p->a.fp.n_tx > 0);
+	for (unsigned i = 0; i < p->a.fp.n_tx; i++) {
+		uint32_t n = rte_pktmbuf_pkt_len(p->a.fp.tx[i]) - RTE_ETHER_HDR_LEN;
+
+		assert_true(n <= mtu);
+		largest = n > largest ? n : largest;
+	}
+	return largest;
+}
+
+/*
+ * RFC 1191 5: the path MTU is the path's. One "fragmentation needed" about
+ * the first connection lowers the second, already open, too
+ * (pmtu_conns_lowered), and a third opened later starts at it
+ * (pmtu_conns_started) and sends nothing too large. One that knew of a
+ * lower path MTU already keeps it. After the cache's
+ * lifetime (RFC 1191 6.3: ten minutes) the entry is forgotten and all
+ * three go back to the MSS their handshakes allowed (pmtu_conns_raised);
+ * a fourth starts there.
+ */
+static void test_pmtu_shared_by_connections(void **state)
+{
+	const size_t len = 8 * 1448;
+	const struct tcp_stack_stats *st;
+	const struct pmtu_cache *pc;
+	struct second v = {0};
+	uint32_t ev2 = 0, ev3 = 0, ev4 = 0, ev5 = 0;
+	struct tcp_sock *c2, *c3, *c4, *c5;
+	struct tcp_out out = {0};
+	struct tcp_pair p;
+	uint8_t ip[QUOTE_MAX];
+
+	(void)state;
+	pair_open(&p, false);
+	st = tcp_stack_stats(p.a.tcp);
+	pc = tcp_stack_pmtu(p.a.tcp);
+	c2 = connect_second(&p, &v, &ev2);
+	assert_int_equal(tcp_sock_conn(c2)->snd_mss, 1448);
+	c5 = connect_second(&p, &v, &ev5);
+	assert_true(tcp_path_mtu((struct tcp_conn *)tcp_sock_conn(c5), 1000, p.now, &out));
+	assert_int_equal(out.n, 0); /* nothing in flight */
+	assert_int_equal(tcp_sock_conn(c5)->snd_mss, 1000 - 52);
+	assert_int_equal(pc->used, 0);
+
+	client_sends(&p, len);
+	client_datagram(&p, 0, ip);
+	pair_discard_tx(&p.a);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	pair_step(&p);
+	assert_int_equal(st->icmp_mss_lowered, 1);
+	assert_int_equal(tcp_sock_conn(p.cli)->snd_mss, 1280 - 52);
+	assert_int_equal(tcp_sock_conn(c2)->snd_mss, 1280 - 52);
+	assert_int_equal(tcp_sock_conn(c2)->path_mtu, 1280);
+	assert_int_equal(tcp_sock_conn(c5)->snd_mss, 1000 - 52);
+	assert_int_equal(st->pmtu_conns_lowered, 1);
+	assert_int_equal(pmtu_get(pc, PAIR_IP_B, p.now), 1280);
+	assert_int_equal(pc->stats.learned, 1);
+	pair_run(&p, 2000 * US);
+	pair_rcvd_ok(&p, len);
+
+	send_fits(&p, c2, len, 1280);
+	c3 = connect_second(&p, &v, &ev3);
+	assert_int_equal(st->pmtu_conns_started, 1);
+	assert_int_equal(tcp_sock_conn(c3)->snd_mss, 1280 - 52);
+	assert_int_equal(tcp_sock_conn(c3)->mss_clamp, 1448);
+	send_fits(&p, c3, len, 1280);
+	pair_run(&p, 2000 * US);
+	assert_int_equal(v.rcvd, 2 * len);
+	assert_int_equal(st->icmp_mss_lowered, 1); /* nothing else was too large */
+
+	/* Ten minutes on: forgotten, and every connection tries the larger MTU again. */
+	p.now += PMTU_LIFETIME_NS;
+	pair_step(&p);
+	assert_int_equal(pc->used, 0);
+	assert_int_equal(pc->stats.expired, 1);
+	assert_int_equal(st->pmtu_conns_raised, 4);
+	assert_int_equal(tcp_sock_conn(c5)->snd_mss, 1448);
+	assert_int_equal(tcp_sock_conn(p.cli)->snd_mss, 1448);
+	assert_int_equal(tcp_sock_conn(c2)->snd_mss, 1448);
+	assert_int_equal(tcp_sock_conn(c3)->snd_mss, 1448);
+	assert_int_equal(tcp_sock_conn(c3)->path_mtu, 0);
+	c4 = connect_second(&p, &v, &ev4);
+	assert_int_equal(tcp_sock_conn(c4)->snd_mss, 1448);
+	assert_int_equal(st->pmtu_conns_started, 1);
+	assert_int_equal(send_fits(&p, c3, len, 1500), 1500);
+	pair_run(&p, 2000 * US);
+	assert_int_equal(v.rcvd, 3 * len);
+	tcp_listener_close(v.lst);
+	pair_close(&p);
+}
+
+/*
+ * A peer whose MSS is already below the path (b advertises 1000): a
+ * "fragmentation needed" for 1280 lowers no segment (icmp_mtu_recorded,
+ * not a drop) but the path MTU is known, kept and cached; a later one for
+ * 1400, above it, is ignored (RFC 1191 3) and cached nowhere.
+ */
+static void test_pmtu_recorded_below_peer_mss(void **state)
+{
+	struct tcp_config ca, cb;
+	const struct tcp_conn *c;
+	struct tcp_pair p;
+	uint8_t ip[QUOTE_MAX];
+
+	(void)state;
+	pair_config(&ca);
+	cb = ca;
+	cb.mss = 1000;
+	pair_open_cfgs(&p, false, &ca, &cb);
+	c = tcp_sock_conn(p.cli);
+	assert_int_equal(c->snd_mss, 1000 - 12);
+	client_sends(&p, 4 * 988);
+	client_datagram(&p, 0, ip);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1400, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_mtu_recorded, 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_mtu_not_lower, 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_mss_lowered, 0);
+	assert_int_equal(drops(&p.a, LUNAR_DROP_TCP_ICMP_MTU_NOT_LOWER), 1);
+	assert_int_equal(c->snd_mss, 1000 - 12);
+	assert_int_equal(c->path_mtu, 1280);
+	assert_int_equal(pmtu_get(tcp_stack_pmtu(p.a.tcp), PAIR_IP_B, p.now), 1280);
+	assert_int_equal(tcp_stack_pmtu(p.a.tcp)->stats.refreshed, 0);
+	pair_run(&p, 2000 * US);
+	pair_rcvd_ok(&p, 4 * 988);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frag_needed_shrinks_segments),
 	    cmocka_unit_test(test_errors_counted),
 	    cmocka_unit_test(test_unreachable_reverts_rto),
+	    cmocka_unit_test(test_pmtu_shared_by_connections),
+	    cmocka_unit_test(test_pmtu_recorded_below_peer_mss),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_icmp", tests, pair_group_setup,

@@ -39,11 +39,13 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now)
 	return e && now < e->expires_ns ? e->mtu : 0;
 }
 
-bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now)
+bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
+		uint32_t *evicted)
 {
 	struct pmtu_entry *e = (struct pmtu_entry *)find(pc, dst);
 	uint64_t expires = now + pc->lifetime_ns;
 
+	*evicted = 0;
 	if (!mtu)
 		return false;
 	if (e && now < e->expires_ns) {
@@ -71,9 +73,10 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now)
 			if (!e || c->expires_ns < e->expires_ns)
 				e = c;
 		}
-		if (e->mtu)
+		if (e->mtu) {
 			pc->stats.evicted++;
-		else
+			*evicted = e->dst;
+		} else
 			pc->used++;
 	}
 	/* else: @dst's own entry, expired and not yet purged, is taken again */

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define PMTU_SLOTS 256 /* power of two */
-#define PMTU_WAYS 8    /* a destination lives in one of the 8 slots from its hash on */
+#define PMTU_WAYS 8    /* a destination lives in one of the 8 slots from its home (hash) on */
 /** RFC 1191 6.3: try a larger MTU again after 10 minutes; Linux's mtu_expires. */
 #define PMTU_LIFETIME_NS (600ull * 1000000000ull)
 
@@ -53,12 +53,15 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now);
 /**
  * The path to @dst takes at most @mtu bytes (already judged credible and
  * floored by the caller). RFC 1191 3 and 5: only a lower MTU is taken; the
- * same one again restarts its lifetime (as Linux); a higher one changes
- * nothing. A new destination whose slots are all in use evicts the one
- * that would expire first.
+ * same one again restarts its lifetime (as Linux's route exceptions); a
+ * higher one changes nothing. A new destination whose PMTU_WAYS slots
+ * from its home are all in use evicts the entry among them that would
+ * expire first (that of another destination, which may be homed
+ * elsewhere): *@evicted is then its destination, else 0.
  * @return true if @dst's MTU is now lower than it was (or newly known).
  */
-bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now);
+bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
+		uint32_t *evicted);
 
 /**
  * Forget every entry whose lifetime is over at @now, calling @fn (may be

@@ -91,9 +91,15 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 	c->snd_mss = tcp_path_mss(c);
 	if (c->snd_mss == was)
 		return false;
+	if (c->state == TCP_SYN_RECEIVED) {
+		tcp_conn_cc_init(c); /* nothing sent yet but the SYN-ACK: IW in the new size */
+		return true;
+	}
 	c->cc.smss = c->snd_mss; /* cwnd stays in bytes: the units changed, not the path's load */
-	if (c->snd_mss < was && c->state != TCP_SYN_RECEIVED)
-		resend_smaller(c, now, out); /* in SYN-RECEIVED only the SYN-ACK is out */
+	if (c->cc.cwnd < c->snd_mss)
+		c->cc.cwnd = c->snd_mss; /* raised: never less than one segment (RFC 5681 3.1) */
+	if (c->snd_mss < was)
+		resend_smaller(c, now, out);
 	return true;
 }
 

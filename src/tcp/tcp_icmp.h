@@ -64,8 +64,10 @@ enum tcp_icmp_verdict {
  *   of the new size (Linux's tcp_simple_retransmit()): with a scoreboard
  *   the records too large for the path are cut and marked lost, without
  *   one the sender goes back to SND.UNA. No congestion response: the path
- *   is narrower, not congested. Before the handshake completes nothing is
- *   lowered (a SYN is far below the floor; the SYN-ACK sets the MSS).
+ *   is narrower, not congested. A report about our SYN or SYN-ACK lowers
+ *   nothing (a SYN is far below the floor; the SYN-ACK sets the MSS), but
+ *   the stack's cache may give a connection a path MTU before or during
+ *   its handshake (tcp_path_mtu()).
  * - Other errors in SYN-SENT: the hard ones (destination unreachable
  *   codes 2, 3, 6-10, 13-15, as Linux's icmp_err_convert[] marks fatal,
  *   and parameter problem) abort the connect with Linux's errno (port
@@ -96,8 +98,10 @@ enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote
  * @mtu and snd_mss follows within what the handshake allowed
  * (c->mss_clamp). Lowered in a synchronized state, what is in flight is
  * sent again in segments of the new size, as for a "fragmentation needed"
- * about @c itself; raised, only later segments are larger. Before the
- * SYN-ACK the handshake applies it. The caller has judged @mtu credible
+ * about @c itself; raised, only later segments are larger (cwnd kept in
+ * bytes, but never below one segment). Before the SYN-ACK the handshake
+ * applies it; in SYN-RECEIVED congestion control starts over in the new
+ * size (only the SYN-ACK is out). The caller has judged @mtu credible
  * (the stack's cache only holds what tcp_icmp_error() took).
  * @return true if snd_mss changed.
  */

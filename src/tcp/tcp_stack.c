@@ -1077,10 +1077,27 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 /* ---- path MTU (net/pmtu.h) ---- */
 
 /*
- * The path to @dst takes @mtu (0: the interface's MTU again): every open
- * connection to it follows (RFC 1191 5: the path MTU is a property of the
- * path, not of the connection that learned it; Linux keeps it in the
- * route). A connection that already knows a lower one keeps it.
+ * Hand @s the path MTU @mtu (0: the interface's again), counted. What it
+ * has in flight may go again, smaller.
+ */
+static void give_path_mtu(struct tcp_sock *s, uint16_t mtu)
+{
+	struct tcp_stack *st = s->st;
+
+	if (!tcp_path_mtu(&s->conn, mtu, st->now, &st->out))
+		return;
+	if (mtu)
+		st->stats.pmtu_conns_lowered++;
+	else
+		st->stats.pmtu_conns_raised++;
+	after(s);
+}
+
+/*
+ * The path to @dst takes @mtu: every open connection to it follows (RFC
+ * 1191 5: the path MTU is a property of the path, not of the connection
+ * that learned it; Linux keeps it in the route). A connection that already
+ * knows a lower one keeps it. O(connections), once per MTU learned.
  */
 static void path_mtu_to_conns(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
 {
@@ -1088,21 +1105,33 @@ static void path_mtu_to_conns(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
 		uint16_t known = s->conn.path_mtu;
 
 		next = s->all_next;
-		if (s->conn.tuple.raddr != dst || known == mtu || (mtu && known && known < mtu))
-			continue;
-		if (!tcp_path_mtu(&s->conn, mtu, st->now, &st->out))
-			continue;
-		if (mtu)
-			st->stats.pmtu_conns_lowered++;
-		else
-			st->stats.pmtu_conns_raised++;
-		after(s); /* what is in flight, sent again smaller */
+		if (s->conn.tuple.raddr == dst && (!known || known > mtu))
+			give_path_mtu(s, mtu);
 	}
 }
 
-static void pmtu_expired(uint32_t dst, void *ctx)
+/*
+ * The cache forgot destinations (expired, RFC 1191 6.3, or evicted): their
+ * connections try the interface's MTU again. One walk for all of them.
+ */
+static void path_mtu_forgotten(struct tcp_stack *st)
 {
-	path_mtu_to_conns(ctx, dst, 0);
+	for (struct tcp_sock *s = st->all, *next; s; s = next) {
+		next = s->all_next;
+		if (s->conn.path_mtu && !pmtu_get(&st->pmtu, s->conn.tuple.raddr, st->now))
+			give_path_mtu(s, 0);
+	}
+}
+
+/* A path MTU @s believed: into the cache, and to the peer's other connections. */
+static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
+{
+	uint32_t evicted;
+
+	if (pmtu_learn(&st->pmtu, dst, mtu, st->now, &evicted))
+		path_mtu_to_conns(st, dst, mtu);
+	if (evicted)
+		path_mtu_forgotten(st);
 }
 
 /*
@@ -1116,9 +1145,11 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	struct tcp_4tuple t = {.laddr = q->src, .raddr = q->dst, .lport = q->sport,
 			       .rport = q->dport};
 	struct tcp_sock *s;
-	uint16_t path_mtu;
+	uint16_t path_mtu, floored;
 
 	st->now = st->nif->now_ns;
+	if (pmtu_expire(&st->pmtu, st->now, NULL, NULL)) /* none lingers past its lifetime */
+		path_mtu_forgotten(st);
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
 		st->stats.foreign++;
 		return LUNAR_DROP_TCP_FOREIGN_QUEUE;
@@ -1137,6 +1168,10 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 		return LUNAR_DROP_TCP_ICMP_BAD_MTU;
 	case TCP_ICMP_MTU_NOT_LOWER:
 		st->stats.icmp_mtu_not_lower++;
+		/* The path MTU known, reported again: it still holds (its lifetime restarts). */
+		floored = q->mtu < TCP_PMTU_MIN ? TCP_PMTU_MIN : (uint16_t)q->mtu;
+		if (s->conn.path_mtu && floored == s->conn.path_mtu)
+			learn_path_mtu(st, t.raddr, floored);
 		return LUNAR_DROP_TCP_ICMP_MTU_NOT_LOWER;
 	case TCP_ICMP_MTU_RECORDED:
 		st->stats.icmp_mtu_recorded++;
@@ -1162,9 +1197,8 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	if (s->inline_mode)
 		deliver_inline(s);
 	/* A lower path MTU (tcp_icmp_error() took only a lower one): the peer's other connections. */
-	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED && path_mtu &&
-	    pmtu_learn(&st->pmtu, t.raddr, path_mtu, st->now))
-		path_mtu_to_conns(st, t.raddr, path_mtu);
+	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED && path_mtu)
+		learn_path_mtu(st, t.raddr, path_mtu);
 	return LUNAR_DROP_NONE;
 }
 
@@ -1318,7 +1352,8 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 	 */
 	st->now = now;
 	check_pool(st);
-	pmtu_expire(&st->pmtu, now, pmtu_expired, st); /* one comparison unless one is due */
+	if (pmtu_expire(&st->pmtu, now, NULL, NULL)) /* one comparison unless one is due */
+		path_mtu_forgotten(st);
 	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
 	dispatch(st);
 	burst_end(st);

@@ -85,11 +85,12 @@ struct tcp_stack_stats {
 	uint64_t icmp_rto_reverts;
 	/*
 	 * Path MTU cache (net/pmtu.h, RFC 1191): fragmentation-needed reports
-	 * below the known path MTU that lowered no MSS, the path being already
-	 * narrower than the peer's MSS (only recorded); connections opened
-	 * with a path MTU from the cache; open connections whose MSS a report
-	 * about another connection to the same peer lowered; connections
-	 * whose MSS went back up when the cache forgot their path's MTU
+	 * below the known path MTU that lowered no MSS, the peer's MSS being
+	 * already below the path (only recorded); connections opened with a
+	 * path MTU from the cache; connections (any state, TIME-WAIT
+	 * included) whose MSS a report about another connection to the same
+	 * peer lowered; connections whose MSS went back up when the cache
+	 * forgot their path's MTU
 	 */
 	uint64_t icmp_mtu_recorded, pmtu_conns_started, pmtu_conns_lowered, pmtu_conns_raised;
 	/* limits (tcp_limits.h, docs/LIMITS.md): each action one of them caused */

@@ -3,7 +3,7 @@
  * taken (RFC 1191 3), the same one again restarts its lifetime, an entry
  * is forgotten when its lifetime is over (RFC 1191 6.3) with the callback
  * told, and a destination whose PMTU_WAYS slots are all taken evicts the
- * one expiring first, never a live entry of another set. Home slots are
+ * one expiring first and says which. Home slots are
  * found through the public API (a destination learned into an empty
  * cache lands on its home slot), so the tests do not depend on the hash.
  * Pure data structure: no EAL.
@@ -24,22 +24,32 @@
 
 static struct pmtu_cache pc, scratch;
 
+/* pmtu_learn() where nothing may be evicted. */
+static bool learn(struct pmtu_cache *c, uint32_t dst, uint16_t mtu, uint64_t now)
+{
+	uint32_t evicted = 1;
+	bool lowered = pmtu_learn(c, dst, mtu, now, &evicted);
+
+	assert_int_equal(evicted, 0);
+	return lowered;
+}
+
 static void test_learn_lower_only(void **state)
 {
 	(void)state;
 	pmtu_init(&pc, 0);
 	assert_int_equal(pc.lifetime_ns, PMTU_LIFETIME_NS);
 	assert_int_equal(pmtu_get(&pc, DST, 0), 0);
-	assert_false(pmtu_learn(&pc, DST, 0, 0)); /* nothing to learn */
+	assert_false(learn(&pc, DST, 0, 0)); /* nothing to learn */
 	assert_int_equal(pc.used, 0);
 
-	assert_true(pmtu_learn(&pc, DST, 1400, 1 * S));
+	assert_true(learn(&pc, DST, 1400, 1 * S));
 	assert_int_equal(pmtu_get(&pc, DST, 1 * S), 1400);
 	assert_int_equal(pmtu_get(&pc, DST + 1, 1 * S), 0);
 	/* RFC 1191 3: a higher report never raises the estimate */
-	assert_false(pmtu_learn(&pc, DST, 1450, 2 * S));
+	assert_false(learn(&pc, DST, 1450, 2 * S));
 	assert_int_equal(pmtu_get(&pc, DST, 2 * S), 1400);
-	assert_true(pmtu_learn(&pc, DST, 1280, 3 * S));
+	assert_true(learn(&pc, DST, 1280, 3 * S));
 	assert_int_equal(pmtu_get(&pc, DST, 3 * S), 1280);
 	assert_int_equal(pc.used, 1);
 	assert_int_equal(pc.stats.learned, 1);
@@ -53,7 +63,8 @@ static uint32_t last_expired;
 static void on_expired(uint32_t dst, void *ctx)
 {
 	assert_ptr_equal(ctx, &pc);
-	assert_int_equal(pmtu_get(&pc, dst, UINT64_MAX - 1), 0); /* gone before the call */
+	for (unsigned i = 0; i < PMTU_SLOTS; i++) /* gone before the call */
+		assert_false(pc.e[i].mtu && pc.e[i].dst == dst);
 	n_expired++;
 	last_expired = dst;
 }
@@ -68,12 +79,12 @@ static void test_lifetime(void **state)
 	(void)state;
 	pmtu_init(&pc, 10 * S);
 	n_expired = 0;
-	assert_true(pmtu_learn(&pc, DST, 1400, 0));
-	assert_true(pmtu_learn(&pc, DST + 1, 1300, 5 * S));
+	assert_true(learn(&pc, DST, 1400, 0));
+	assert_true(learn(&pc, DST + 1, 1300, 5 * S));
 	assert_int_equal(pmtu_expire(&pc, 9 * S, on_expired, &pc), 0);
-	assert_false(pmtu_learn(&pc, DST, 1400, 8 * S)); /* the same: refreshed, to 18 s */
+	assert_false(learn(&pc, DST, 1400, 8 * S)); /* the same: refreshed, to 18 s */
 	assert_int_equal(pc.stats.refreshed, 1);
-	assert_false(pmtu_learn(&pc, DST + 1, 1500, 14 * S)); /* higher: no refresh */
+	assert_false(learn(&pc, DST + 1, 1500, 14 * S)); /* higher: no refresh */
 	assert_int_equal(pc.stats.refreshed, 1);
 
 	assert_int_equal(pmtu_get(&pc, DST + 1, 15 * S - 1), 1300);
@@ -90,10 +101,10 @@ static void test_lifetime(void **state)
 	assert_int_equal(pc.next_expiry_ns, UINT64_MAX);
 
 	/* learned again after it was forgotten: a new entry at any MTU */
-	assert_true(pmtu_learn(&pc, DST, 1450, 20 * S));
+	assert_true(learn(&pc, DST, 1450, 20 * S));
 	assert_int_equal(pmtu_get(&pc, DST, 20 * S), 1450);
 	/* an entry over but not yet purged is taken again, as new */
-	assert_true(pmtu_learn(&pc, DST, 1480, 31 * S));
+	assert_true(learn(&pc, DST, 1480, 31 * S));
 	assert_int_equal(pmtu_get(&pc, DST, 31 * S), 1480);
 	assert_int_equal(pc.used, 1);
 	assert_int_equal(pmtu_expire(&pc, 40 * S, NULL, NULL), 0);
@@ -104,7 +115,7 @@ static void test_lifetime(void **state)
 static unsigned home_of(uint32_t dst)
 {
 	pmtu_init(&scratch, 0);
-	assert_true(pmtu_learn(&scratch, dst, 1000, 0));
+	assert_true(learn(&scratch, dst, 1000, 0));
 	for (unsigned i = 0; i < PMTU_SLOTS; i++)
 		if (scratch.e[i].mtu)
 			return i;
@@ -124,25 +135,26 @@ static void find_homed(unsigned slot, uint32_t *out, unsigned n)
 
 /*
  * PMTU_WAYS + 1 destinations with one home slot: the last one evicts the
- * entry expiring first (learned first, then refreshed, so not the oldest
- * learned), and every other stays. A destination homed just past the set
- * is unaffected.
+ * entry expiring first (d[0] was learned first, then refreshed, so it is
+ * d[1], not the oldest learned) and names it; every other stays, and all
+ * stay within PMTU_WAYS slots of their home.
  */
 static void test_eviction(void **state)
 {
-	uint32_t d[PMTU_WAYS + 1];
+	uint32_t d[PMTU_WAYS + 1], evicted;
 	unsigned home = 200;
 
 	(void)state;
 	find_homed(home, d, PMTU_WAYS + 1);
 	pmtu_init(&pc, 100 * S);
 	for (unsigned i = 0; i < PMTU_WAYS; i++)
-		assert_true(pmtu_learn(&pc, d[i], (uint16_t)(1400 - i), i * S));
-	assert_false(pmtu_learn(&pc, d[0], 1400, 50 * S)); /* d[0] now expires last */
+		assert_true(learn(&pc, d[i], (uint16_t)(1400 - i), i * S));
+	assert_false(learn(&pc, d[0], 1400, 50 * S)); /* d[0] now expires last */
 	assert_int_equal(pc.used, PMTU_WAYS);
 	assert_int_equal(pc.stats.evicted, 0);
 
-	assert_true(pmtu_learn(&pc, d[PMTU_WAYS], 1200, 60 * S));
+	assert_true(pmtu_learn(&pc, d[PMTU_WAYS], 1200, 60 * S, &evicted));
+	assert_int_equal(evicted, d[1]);
 	assert_int_equal(pc.stats.evicted, 1);
 	assert_int_equal(pc.used, PMTU_WAYS);
 	assert_int_equal(pmtu_get(&pc, d[1], 60 * S), 0); /* expired first: evicted */
@@ -159,12 +171,20 @@ static void test_eviction(void **state)
 /* Many destinations: the count stays right, and what is found is what was learned. */
 static void test_many(void **state)
 {
-	unsigned found = 0;
+	unsigned found = 0, named = 0;
+	uint32_t evicted;
 
 	(void)state;
 	pmtu_init(&pc, 0);
-	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++)
-		assert_true(pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i));
+	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++) {
+		assert_true(pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i, &evicted));
+		if (evicted) { /* an earlier destination, no longer found */
+			assert_int_equal((evicted - DST) % 7919, 0);
+			assert_int_equal(pmtu_get(&pc, evicted, i), 0);
+			named++;
+		}
+	}
+	assert_int_equal(named, pc.stats.evicted);
 	assert_int_equal(pc.stats.learned, 2 * PMTU_SLOTS);
 	assert_int_equal(pc.used + pc.stats.evicted, 2 * PMTU_SLOTS);
 	assert_true(pc.used <= PMTU_SLOTS);

@@ -398,12 +398,46 @@ static void test_path_mtu_given(void **state)
 	fixture_syn_received(&s, NULL);
 	assert_true(tcp_path_mtu(&s.c, 1000, s.now, &s.out));
 	assert_int_equal(s.c.snd_mss, 1000 - OVERHEAD);
+	assert_int_equal(s.c.cc.smss, 1000 - OVERHEAD);
+	assert_int_equal(s.c.cc.cwnd, tcp_cc_initial_window(1000 - OVERHEAD, 10)); /* IW anew */
 	assert_int_equal(s.c.snd_nxt, ISS + 1);
 	expect_nothing(&s);
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
 	assert_int_equal(s.c.state, TCP_ESTABLISHED);
 	assert_int_equal(app_send(&s, 1000), 1000);
 	expect_tx(&s, ACK, ISS + 1, IRS + 1, 1000 - OVERHEAD);
+	script_end(&s);
+}
+
+/*
+ * After an RTO cwnd is one segment of the lowered size (RFC 5681 3.1's loss
+ * window); the path MTU forgotten, the MSS goes back up and cwnd with it to
+ * one segment of the new size, never below: a window smaller than a
+ * segment would hold the next one back.
+ */
+static void test_path_mtu_raise_keeps_one_segment(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	assert_true(tcp_path_mtu(&s.c, 1280, s.now, &s.out)); /* nothing in flight: no resend */
+	assert_int_equal(s.c.snd_mss, 1280 - OVERHEAD);
+	expect_nothing(&s);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	while (!s.c.stats.timeouts)
+		advance(&s, 100000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	assert_int_equal(s.c.cc.cwnd, 1280 - OVERHEAD);
+	assert_true(tcp_path_mtu(&s.c, 0, s.now, &s.out));
+	assert_int_equal(s.c.snd_mss, MSS0);
+	assert_int_equal(s.c.cc.cwnd, MSS0);
+	expect_nothing(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 1000, 65535, 0);
+	assert_int_equal(app_send(&s, MSS0), (int)MSS0);
+	expect_tx(&s, ACK | PSH, ISS + 1 + 1000, IRS + 1, MSS0);
 	script_end(&s);
 }
 
@@ -562,6 +596,7 @@ int main(void)
 	    cmocka_unit_test(test_syn_sent_soft_error_keeps_trying),
 	    cmocka_unit_test(test_syn_received_frag_needed_ignored),
 	    cmocka_unit_test(test_path_mtu_given),
+	    cmocka_unit_test(test_path_mtu_raise_keeps_one_segment),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
 	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),
 	    cmocka_unit_test(test_unreachable_no_revert),

@@ -318,8 +318,12 @@ static void test_pmtu_shared_by_connections(void **state)
 	client_datagram(&p, 0, ip);
 	pair_discard_tx(&p.a);
 	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	/* the next oversized segment's error, the same MTU: the entry's lifetime starts over */
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
 	pair_step(&p);
 	assert_int_equal(st->icmp_mss_lowered, 1);
+	assert_int_equal(st->icmp_mtu_not_lower, 1);
+	assert_int_equal(pc->stats.refreshed, 1);
 	assert_int_equal(tcp_sock_conn(p.cli)->snd_mss, 1280 - 52);
 	assert_int_equal(tcp_sock_conn(c2)->snd_mss, 1280 - 52);
 	assert_int_equal(tcp_sock_conn(c2)->path_mtu, 1280);

@@ -89,8 +89,7 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 	return true;
 }
 
-unsigned pmtu_expire(struct pmtu_cache *pc, uint64_t now, void (*fn)(uint32_t dst, void *ctx),
-		     void *ctx)
+unsigned pmtu_expire(struct pmtu_cache *pc, uint64_t now)
 {
 	unsigned n = 0;
 
@@ -111,8 +110,6 @@ unsigned pmtu_expire(struct pmtu_cache *pc, uint64_t now, void (*fn)(uint32_t ds
 		pc->used--;
 		pc->stats.expired++;
 		n++;
-		if (fn)
-			fn(e->dst, ctx);
 	}
 	return n;
 }

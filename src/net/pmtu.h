@@ -64,12 +64,11 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 		uint32_t *evicted);
 
 /**
- * Forget every entry whose lifetime is over at @now, calling @fn (may be
- * NULL) with each destination after it is gone, so that its connections
- * can try the larger MTU. One comparison when nothing is due.
+ * Forget every entry whose lifetime is over at @now, so that the
+ * destinations' connections can try the larger MTU (pmtu_get() says 0 for
+ * them now). One comparison when nothing is due.
  * @return the number forgotten.
  */
-unsigned pmtu_expire(struct pmtu_cache *pc, uint64_t now, void (*fn)(uint32_t dst, void *ctx),
-		     void *ctx);
+unsigned pmtu_expire(struct pmtu_cache *pc, uint64_t now);
 
 #endif

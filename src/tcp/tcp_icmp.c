@@ -13,7 +13,7 @@
 /* The MTU lunar sends at without a lower path MTU: its interface's (what cfg.mss was made from). */
 static uint32_t iface_mtu(const struct tcp_conn *c)
 {
-	return (c->cfg.mss ? c->cfg.mss : 1460u) + 40u;
+	return c->cfg.mss + 40u; /* tcp_conn_init() made a cfg.mss of 0 1460 */
 }
 
 /*
@@ -58,14 +58,11 @@ static void resend_smaller(struct tcp_conn *c, uint64_t now, struct tcp_out *out
 static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint64_t now,
 					 struct tcp_out *out)
 {
-	bool floored = false;
+	bool floored = mtu < TCP_PMTU_MIN;
 
 	if (mtu < TCP_PMTU_ABSURD)
 		return TCP_ICMP_MTU_ABSURD;
-	if (mtu < TCP_PMTU_MIN) {
-		mtu = TCP_PMTU_MIN;
-		floored = true;
-	}
+	mtu = tcp_pmtu_floored(mtu);
 	/*
 	 * RFC 1191 3: a report that does not lower the path MTU we know
 	 * changes nothing. Nor does one about our SYN or SYN-ACK (far below

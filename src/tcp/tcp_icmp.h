@@ -35,6 +35,12 @@
 /** No IPv4 link carries less (RFC 791; RFC 1191 3): a lower next-hop MTU is bogus. */
 #define TCP_PMTU_ABSURD 68
 
+/** A next-hop MTU as lunar believes it: raised to TCP_PMTU_MIN. */
+static inline uint32_t tcp_pmtu_floored(uint32_t mtu)
+{
+	return mtu < TCP_PMTU_MIN ? TCP_PMTU_MIN : mtu;
+}
+
 /** What an error did, for the stack's counters. */
 enum tcp_icmp_verdict {
 	TCP_ICMP_OUT_OF_WINDOW, /**< quoted SEG.SEQ not in SND.UNA..SND.NXT: ignored (4.1) */

@@ -1123,6 +1123,13 @@ static void path_mtu_forgotten(struct tcp_stack *st)
 	}
 }
 
+/* Entries past their lifetime forgotten, and their connections told. */
+static void expire_path_mtus(struct tcp_stack *st)
+{
+	if (pmtu_expire(&st->pmtu, st->now)) /* one comparison unless one is due */
+		path_mtu_forgotten(st);
+}
+
 /* A path MTU @s believed: into the cache, and to the peer's other connections. */
 static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
 {
@@ -1148,8 +1155,7 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	uint16_t path_mtu, floored;
 
 	st->now = st->nif->now_ns;
-	if (pmtu_expire(&st->pmtu, st->now, NULL, NULL)) /* none lingers past its lifetime */
-		path_mtu_forgotten(st);
+	expire_path_mtus(st); /* none is taken again past its lifetime */
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
 		st->stats.foreign++;
 		return LUNAR_DROP_TCP_FOREIGN_QUEUE;
@@ -1169,7 +1175,7 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	case TCP_ICMP_MTU_NOT_LOWER:
 		st->stats.icmp_mtu_not_lower++;
 		/* The path MTU known, reported again: it still holds (its lifetime restarts). */
-		floored = q->mtu < TCP_PMTU_MIN ? TCP_PMTU_MIN : (uint16_t)q->mtu;
+		floored = (uint16_t)tcp_pmtu_floored(q->mtu);
 		if (s->conn.path_mtu && floored == s->conn.path_mtu)
 			learn_path_mtu(st, t.raddr, floored);
 		return LUNAR_DROP_TCP_ICMP_MTU_NOT_LOWER;
@@ -1352,8 +1358,7 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 	 */
 	st->now = now;
 	check_pool(st);
-	if (pmtu_expire(&st->pmtu, now, NULL, NULL)) /* one comparison unless one is due */
-		path_mtu_forgotten(st);
+	expire_path_mtus(st);
 	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
 	dispatch(st);
 	burst_end(st);
@@ -1474,6 +1479,7 @@ static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *
 {
 	const struct pmtu_cache *pc = &st->pmtu;
 	unsigned shown = 0;
+	char ip[16];
 
 	fprintf(f,
 		"tcp pmtu: entries %u learned %lu lowered %lu refreshed %lu expired %lu evicted %lu "
@@ -1486,8 +1492,7 @@ static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *
 
 		if (!e->mtu || e->expires_ns <= st->now)
 			continue;
-		fprintf(f, "tcp pmtu: %u.%u.%u.%u mtu %u expires in %lu s\n", e->dst >> 24,
-			e->dst >> 16 & 0xff, e->dst >> 8 & 0xff, e->dst & 0xff, e->mtu,
+		fprintf(f, "tcp pmtu: %s mtu %u expires in %lu s\n", ip4_str(e->dst, ip), e->mtu,
 			(unsigned long)((e->expires_ns - st->now) / 1000000000u));
 		shown++;
 	}

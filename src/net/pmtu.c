@@ -40,10 +40,10 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now)
 }
 
 bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
-		uint32_t *evicted)
+		uint64_t lifetime_ns, uint32_t *evicted)
 {
 	struct pmtu_entry *e = (struct pmtu_entry *)find(pc, dst);
-	uint64_t expires = now + pc->lifetime_ns;
+	uint64_t expires = now + (lifetime_ns ? lifetime_ns : pc->lifetime_ns);
 
 	*evicted = 0;
 	if (!mtu)

@@ -52,7 +52,9 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now);
 
 /**
  * The path to @dst takes at most @mtu bytes (already judged credible and
- * floored by the caller). RFC 1191 3 and 5: only a lower MTU is taken; the
+ * floored by the caller), for @lifetime_ns from @now (0: the cache's
+ * lifetime; a guess, such as a black hole's, may be held for less).
+ * RFC 1191 3 and 5: only a lower MTU is taken; the
  * same one again restarts its lifetime (as Linux's route exceptions); a
  * higher one changes nothing. A new destination whose PMTU_WAYS slots
  * from its home are all in use evicts the entry among them that would
@@ -61,7 +63,7 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now);
  * @return true if @dst's MTU is now lower than it was (or newly known).
  */
 bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
-		uint32_t *evicted);
+		uint64_t lifetime_ns, uint32_t *evicted);
 
 /**
  * Forget every entry whose lifetime is over at @now, so that the

@@ -27,7 +27,7 @@ static struct pmtu_cache pc, scratch;
 static bool learn(struct pmtu_cache *c, uint32_t dst, uint16_t mtu, uint64_t now)
 {
 	uint32_t evicted = 1;
-	bool lowered = pmtu_learn(c, dst, mtu, now, &evicted);
+	bool lowered = pmtu_learn(c, dst, mtu, now, 0, &evicted);
 
 	assert_int_equal(evicted, 0);
 	return lowered;
@@ -108,6 +108,31 @@ static void test_lifetime(void **state)
 	assert_int_equal(pmtu_expire(&pc, 41 * S), 1);
 }
 
+/*
+ * A lifetime given with the lesson (a black hole's guess, held 3 s in a
+ * 10 s cache) ends it sooner, and pmtu_expire() knows when; the same MTU
+ * learned again with the cache's own lifetime keeps it that much longer.
+ */
+static void test_given_lifetime(void **state)
+{
+	uint32_t evicted = 1;
+
+	(void)state;
+	pmtu_init(&pc, 10 * S);
+	assert_true(pmtu_learn(&pc, DST, 1400, 1 * S, 3 * S, &evicted));
+	assert_int_equal(evicted, 0);
+	assert_true(pmtu_learn(&pc, DST + 1, 1280, 1 * S, 3 * S, &evicted));
+	assert_int_equal(pc.next_expiry_ns, 4 * S);
+	assert_false(pmtu_learn(&pc, DST + 1, 1280, 2 * S, 0, &evicted)); /* confirmed */
+	assert_int_equal(pmtu_get(&pc, DST, 4 * S - 1), 1400);
+	assert_int_equal(pmtu_get(&pc, DST, 4 * S), 0);
+	assert_int_equal(pmtu_expire(&pc, 4 * S), 1);
+	assert_false(held(DST));
+	assert_int_equal(pmtu_get(&pc, DST + 1, 11 * S), 1280);
+	assert_int_equal(pmtu_expire(&pc, 12 * S), 1);
+	assert_int_equal(pc.used, 0);
+}
+
 /* The slot @dst lands on in an empty cache. */
 static unsigned home_of(uint32_t dst)
 {
@@ -150,7 +175,7 @@ static void test_eviction(void **state)
 	assert_int_equal(pc.used, PMTU_WAYS);
 	assert_int_equal(pc.stats.evicted, 0);
 
-	assert_true(pmtu_learn(&pc, d[PMTU_WAYS], 1200, 60 * S, &evicted));
+	assert_true(pmtu_learn(&pc, d[PMTU_WAYS], 1200, 60 * S, 0, &evicted));
 	assert_int_equal(evicted, d[1]);
 	assert_int_equal(pc.stats.evicted, 1);
 	assert_int_equal(pc.used, PMTU_WAYS);
@@ -174,7 +199,7 @@ static void test_many(void **state)
 	(void)state;
 	pmtu_init(&pc, 0);
 	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++) {
-		assert_true(pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i, &evicted));
+		assert_true(pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i, 0, &evicted));
 		if (evicted) { /* an earlier destination, no longer found */
 			assert_int_equal((evicted - DST) % 7919, 0);
 			assert_int_equal(pmtu_get(&pc, evicted, i), 0);
@@ -205,6 +230,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_learn_lower_only),
 	    cmocka_unit_test(test_lifetime),
+	    cmocka_unit_test(test_given_lifetime),
 	    cmocka_unit_test(test_eviction),
 	    cmocka_unit_test(test_many),
 	};

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mem/zbuf.h"
+#include "tcp/tcp_icmp.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_seq.h"
 
@@ -44,6 +45,8 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->recovery_probe = true;
 	cfg->probe_max = 2;
 	cfg->frto = true;
+	cfg->blackhole_rtos = 3;
+	cfg->blackhole_hold_ns = 60000 * NS_PER_MS;
 	cfg->cc = TCP_CC_NEWRENO;
 	cfg->hystart_min_ns = TCP_HYSTART_MIN_RTT_THRESH_NS;
 	cfg->hystart_max_ns = TCP_HYSTART_MAX_RTT_THRESH_NS;
@@ -1044,6 +1047,7 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->rtt_start = 0; /* Karn: no sample from retransmitted data */
 	if (!c->sb_on)
 		c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
+	tcp_blackhole(c, now, out); /* or what is resent may be too large again */
 	tcp_output(c, now, out);
 	if (!c->rto_at)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);

@@ -114,6 +114,23 @@ struct tcp_config {
 	 * Eifel's are. On by default, as Linux's net.ipv4.tcp_frto.
 	 */
 	bool frto;
+	/**
+	 * Black-hole detection (RFC 2923 2.1, RFC 8899 4.3; tcp_icmp.h): after
+	 * this many RTOs in a row with no new data acknowledged, a datagram at
+	 * SND.UNA larger than the next plateau below it (1500, 1400, 1280,
+	 * 1024, 576 bytes) is taken to be too large for a path that drops it
+	 * without a word, and the plateau becomes the path MTU; each further
+	 * run of as many RTOs tries the next one. 3 by default, as Linux's
+	 * net.ipv4.tcp_retries1 with tcp_mtu_probing = 1; 0: off.
+	 */
+	uint8_t blackhole_rtos;
+	/**
+	 * How long the stack's path MTU cache holds a black hole's plateau
+	 * for the peer's connections before the larger MTU is tried again: a
+	 * guess (an outage of as many RTOs looks the same), so held shorter
+	 * than a reported MTU's 10 minutes. 60 s by default.
+	 */
+	uint64_t blackhole_hold_ns;
 	/** The congestion control algorithm (tcp_cc.h); NewReno by default (LUNA 9). */
 	enum tcp_cc_algo cc;
 	/**
@@ -273,6 +290,7 @@ struct tcp_conn_stats {
 	uint64_t ecn_cuts;       /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
 	uint64_t ecn_syn_fallbacks; /**< connects whose SYN was resent without ECN setup (RFC 3168 6.1.1.1) */
 	uint64_t cwnd_unused_cuts; /**< cwnd brought down for going unused an RTO (RFC 2861) */
+	uint64_t pmtu_blackholes; /**< path MTU lowered to a plateau after RTOs (cfg.blackhole_rtos) */
 };
 
 struct tcp_conn {
@@ -307,6 +325,11 @@ struct tcp_conn {
 	 * hands it over at the start and takes it back when it expires.
 	 */
 	uint16_t path_mtu;
+	/**
+	 * Black-hole detection lowered path_mtu (tcp_blackhole()): the stack
+	 * gives it to its cache, for cfg.blackhole_hold_ns, and clears this.
+	 */
+	bool pmtu_guessed;
 	bool ws_ok, ts_ok, sack_ok; /**< negotiated options */
 	/* ECN (RFC 3168), when both SYNs agreed to it (ecn_ok) */
 	bool ecn_ok;

@@ -1,7 +1,8 @@
 /*
  * tcp_icmp.c - a connection's reaction to ICMP errors: the RFC 5927 4.1
- * sequence check, path MTU (RFC 1191), soft/hard errors (RFC 1122
- * 4.2.3.9) and the RTO revert of RFC 6069. See tcp_icmp.h.
+ * sequence check, path MTU (RFC 1191) and black holes that send no
+ * error (RFC 2923 2.1), soft/hard errors (RFC 1122 4.2.3.9) and the RTO
+ * revert of RFC 6069. See tcp_icmp.h.
  */
 #include "tcp/tcp_icmp.h"
 
@@ -98,6 +99,37 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 	if (c->snd_mss < was)
 		resend_smaller(c, now, out);
 	return true;
+}
+
+/* Path MTUs a black hole is tried at, highest first (tcp_icmp.h). */
+static const uint16_t plateaus[] = {1500, 1400, 1280, 1024, TCP_PMTU_MIN};
+
+bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	uint32_t overhead = 40u + (c->ts_ok ? 12u : 0u);
+	uint32_t head = c->snd_max - c->snd_una, sent;
+
+	if (!c->cfg.blackhole_rtos || !c->retries || c->retries % c->cfg.blackhole_rtos)
+		return false;
+	/*
+	 * Only a full-sized segment at SND.UNA (the largest datagram we send)
+	 * says anything about size; a net or host unreachable since data was
+	 * last acknowledged says the path is broken, not narrow
+	 * (c->soft_error, which that ACK clears).
+	 */
+	if (head < c->snd_mss || c->soft_error)
+		return false;
+	sent = c->snd_mss + overhead;
+	for (unsigned i = 0; i < sizeof(plateaus) / sizeof(plateaus[0]); i++) {
+		if (plateaus[i] >= sent)
+			continue;
+		if (!tcp_path_mtu(c, plateaus[i], now, out))
+			return false;
+		c->pmtu_guessed = true;
+		c->stats.pmtu_blackholes++;
+		return true;
+	}
+	return false; /* already at the floor */
 }
 
 /*

@@ -5,6 +5,7 @@
  *
  * Read first: RFC 5927 (ICMP attacks against TCP: 4.1 the sequence check,
  * 4.2 hard errors as soft, 7 path MTU), RFC 1191 (path MTU discovery),
+ * RFC 2923 2.1 and RFC 8899 4.3 (black holes),
  * RFC 6069 (reverting the RTO backoff on unreachables),
  * RFC 1122 4.2.3.9 (TCP's reaction to ICMP), RFC 6633 (source quench is
  * ignored, by net/ before it gets here). Linux's tcp_v4_err() makes the
@@ -12,7 +13,8 @@
  *
  * Owns: the sequence check, the errno of each error, the soft/hard split,
  * the path MTU rule (floor, ignoring what does not lower it, a
- * connection's MSS following its path MTU) and the RTO revert. The
+ * connection's MSS following its path MTU), black-hole detection when
+ * no error comes (RFC 2923 2.1) and the RTO revert. The
  * connection lookup and the path MTU cache belong to tcp_stack.c, the
  * parsing to wire/icmp.c.
  */
@@ -112,5 +114,27 @@ enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote
  * @return true if snd_mss changed.
  */
 bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out *out);
+
+/**
+ * An RTO of @c's (tcp_rto_expired(), before it resends): black-hole
+ * detection (RFC 2923 2.1, RFC 8899 4.3), for a path that drops datagrams
+ * too large for it and sends no "fragmentation needed" (filtered ICMP, a
+ * tunnel). At every c->cfg.blackhole_rtos-th RTO in a row (c->retries),
+ * if the segment at SND.UNA is full-sized and no ICMP error has come
+ * since data was last acknowledged (c->soft_error: an unreachable means
+ * a broken path, not a narrow one), the highest plateau below the
+ * datagram's size (1500, 1400, 1280, 1024, 576: Ethernet, common
+ * tunnels, IPv6's minimum, Linux's base MSS, the floor) becomes
+ * c->path_mtu through tcp_path_mtu(), which sends what is in flight
+ * again in the smaller segments; c->pmtu_guessed tells the stack, counted
+ * in pmtu_blackholes. A smaller segment lost that long (a short RPC, a
+ * tail) changes nothing; a jumbo path steps down only as far as it has
+ * to, one plateau per cfg.blackhole_rtos RTOs. RFC
+ * 4821's search upwards with probes is not done: the stack's cache
+ * forgets the guess after cfg.blackhole_hold_ns, and the larger MTU is
+ * tried again.
+ * @return true if the path MTU was lowered.
+ */
+bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 
 #endif

@@ -451,6 +451,8 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
  */
 
 static void after(struct tcp_sock *s);
+static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu,
+			   uint64_t lifetime_ns);
 
 /* Bytes @c holds against mem_max. */
 static uint64_t conn_mem(const struct tcp_conn *c)
@@ -704,6 +706,11 @@ static void after(struct tcp_sock *s)
 	struct tcp_conn *c = &s->conn;
 
 	flush_out(st, s);
+	if (c->pmtu_guessed) { /* a black hole (tcp_blackhole()): the peer's other connections too */
+		c->pmtu_guessed = false;
+		st->stats.pmtu_blackholes++;
+		learn_path_mtu(st, c->tuple.raddr, c->path_mtu, c->cfg.blackhole_hold_ns);
+	}
 	limits_after(s);
 	if (c->state == TCP_CLOSED && (s->app_closed || !s->app_owned)) {
 		kill_sock(s);
@@ -1130,12 +1137,16 @@ static void expire_path_mtus(struct tcp_stack *st)
 		path_mtu_forgotten(st);
 }
 
-/* A path MTU @s believed: into the cache, and to the peer's other connections. */
-static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
+/*
+ * A path MTU a connection believed: into the cache for @lifetime_ns (0:
+ * the cache's), and to the peer's other connections.
+ */
+static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu,
+			   uint64_t lifetime_ns)
 {
 	uint32_t evicted;
 
-	if (pmtu_learn(&st->pmtu, dst, mtu, st->now, &evicted))
+	if (pmtu_learn(&st->pmtu, dst, mtu, st->now, lifetime_ns, &evicted))
 		path_mtu_to_conns(st, dst, mtu);
 	if (evicted)
 		path_mtu_forgotten(st);
@@ -1177,7 +1188,7 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 		/* The path MTU known, reported again: it still holds (its lifetime restarts). */
 		floored = (uint16_t)tcp_pmtu_floored(q->mtu);
 		if (s->conn.path_mtu && floored == s->conn.path_mtu)
-			learn_path_mtu(st, t.raddr, floored);
+			learn_path_mtu(st, t.raddr, floored, 0);
 		return LUNAR_DROP_TCP_ICMP_MTU_NOT_LOWER;
 	case TCP_ICMP_MTU_RECORDED:
 		st->stats.icmp_mtu_recorded++;
@@ -1204,7 +1215,7 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 		deliver_inline(s);
 	/* A lower path MTU (tcp_icmp_error() took only a lower one): the peer's other connections. */
 	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED && path_mtu)
-		learn_path_mtu(st, t.raddr, path_mtu);
+		learn_path_mtu(st, t.raddr, path_mtu, 0);
 	return LUNAR_DROP_NONE;
 }
 
@@ -1483,10 +1494,11 @@ static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *
 
 	fprintf(f,
 		"tcp pmtu: entries %u learned %lu lowered %lu refreshed %lu expired %lu evicted %lu "
-		"icmp_mtu_recorded %lu conns_started %lu conns_lowered %lu conns_raised %lu\n",
+		"icmp_mtu_recorded %lu blackholes %lu conns_started %lu conns_lowered %lu "
+		"conns_raised %lu\n",
 		pc->used, pc->stats.learned, pc->stats.lowered, pc->stats.refreshed,
-		pc->stats.expired, pc->stats.evicted, x->icmp_mtu_recorded, x->pmtu_conns_started,
-		x->pmtu_conns_lowered, x->pmtu_conns_raised);
+		pc->stats.expired, pc->stats.evicted, x->icmp_mtu_recorded, x->pmtu_blackholes,
+		x->pmtu_conns_started, x->pmtu_conns_lowered, x->pmtu_conns_raised);
 	for (unsigned i = 0; i < PMTU_SLOTS && shown < 16; i++) {
 		const struct pmtu_entry *e = &pc->e[i];
 

@@ -666,6 +666,11 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 	FUZZ_CHECK(c->cc.cwnd >= c->cc.smss);
 	/* Until the peer's SYN says more, the send MSS is RFC 9293's default 536, whatever ours. */
 	FUZZ_CHECK(c->snd_mss >= 64 && (!f->peer_syn || c->snd_mss <= c->cfg.mss));
+	/* No ICMP here: a path MTU only from black-hole detection, a plateau, and only lower. */
+	FUZZ_CHECK(c->path_mtu == 0 || c->path_mtu == 1500 || c->path_mtu == 1400 ||
+		   c->path_mtu == 1280 || c->path_mtu == 1024 || c->path_mtu == 576);
+	FUZZ_CHECK(c->pmtu_guessed == (c->stats.pmtu_blackholes > 0));
+	FUZZ_CHECK(c->snd_mss <= c->mss_clamp);
 
 	/* Timers: none in the past; after tcp_timer(now), none due any more. */
 	FUZZ_CHECK(d == UINT64_MAX || d >= f->now);

@@ -847,6 +847,7 @@ static void check_path_mtu(const struct tcp_conn *c)
 		if (pc->e[i].mtu && pc->e[i].dst == c->tuple.raddr)
 			cached = pc->e[i].mtu;
 	FUZZ_CHECK(c->path_mtu == cached);
+	FUZZ_CHECK(!c->pmtu_guessed); /* a black hole's guess went into the cache */
 	FUZZ_CHECK(c->cc.cwnd >= c->cc.smss);
 	FUZZ_CHECK(!cached || cached >= TCP_PMTU_MIN);
 	FUZZ_CHECK(c->snd_mss <= c->mss_clamp);

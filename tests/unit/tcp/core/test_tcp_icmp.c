@@ -441,6 +441,112 @@ static void test_path_mtu_raise_keeps_one_segment(void **state)
 	script_end(&s);
 }
 
+/* Timeouts until the @n-th in a row; each resends @len bytes at SND.UNA. */
+static void timeouts_until(struct script *s, unsigned n, uint32_t len)
+{
+	while (s->c.retries < n) {
+		const struct tcp_tx *t;
+
+		advance_next(s);
+		t = take_tx(s);
+		assert_int_equal(t->seq, ISS + 1);
+		assert_int_equal(t->len, len);
+		assert_true(t->retransmit);
+		drain_tx(s);
+	}
+}
+
+/*
+ * RFC 2923 2.1, RFC 8899 4.3: full-sized segments that draw neither an
+ * ACK nor an error through cfg.blackhole_rtos (3) timeouts in a row are
+ * taken to be too large for a path that drops them silently. The third
+ * timeout's resend goes at the next plateau (1400); three more and the
+ * one after (1280), which the ACK shows gets through. The stack is told
+ * at each step (pmtu_guessed, counted).
+ */
+static void test_blackhole_steps_down(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	established_with(&s, NULL, 2);
+	timeouts_until(&s, 2, MSS0);
+	assert_int_equal(s.c.path_mtu, 0);
+	assert_false(s.c.pmtu_guessed);
+	timeouts_until(&s, 3, 1400 - OVERHEAD);
+	assert_int_equal(s.c.path_mtu, 1400);
+	assert_int_equal(s.c.snd_mss, 1400 - OVERHEAD);
+	assert_int_equal(s.c.mss_clamp, MSS0);
+	assert_true(s.c.pmtu_guessed);
+	assert_int_equal(s.c.stats.pmtu_blackholes, 1);
+	s.c.pmtu_guessed = false; /* as the stack does */
+	timeouts_until(&s, 5, 1400 - OVERHEAD);
+	assert_false(s.c.pmtu_guessed);
+	timeouts_until(&s, 6, 1280 - OVERHEAD);
+	assert_int_equal(s.c.path_mtu, 1280);
+	assert_true(s.c.pmtu_guessed);
+	assert_int_equal(s.c.stats.pmtu_blackholes, 2);
+	/* It fits: the ACK ends the run; the rest goes in the new size. */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 1280 - OVERHEAD, 65535, 0);
+	assert_int_equal(s.c.retries, 0);
+	assert_int_equal(s.c.snd_mss, 1280 - OVERHEAD);
+	t = take_tx(&s);
+	assert_int_equal(t->seq, ISS + 1 + 1280 - OVERHEAD);
+	assert_int_equal(t->len, 1280 - OVERHEAD);
+	drain_tx(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 2 * MSS0, 65535, 0);
+	drain_tx(&s);
+	assert_int_equal(s.c.stats.pmtu_blackholes, 2);
+	script_end(&s);
+}
+
+/*
+ * What is not a black hole: a segment smaller than the MSS lost as long
+ * (a short RPC: its size says nothing), a full one after a host
+ * unreachable (RFC 6069's broken path), one already at the 576 floor,
+ * and anything with cfg.blackhole_rtos 0.
+ */
+static void test_blackhole_not_taken(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	timeouts_until(&s, 6, 1000);
+	assert_int_equal(s.c.path_mtu, 0);
+	script_end(&s);
+
+	established_with(&s, NULL, 1);
+	timeouts_until(&s, 1, MSS0);
+	assert_int_equal(icmp(&s, 3, ICMP_CODE_HOST_UNREACH, 0, ISS + 1 + 1), TCP_ICMP_SOFT_ERROR);
+	drain_tx(&s);
+	timeouts_until(&s, 6, MSS0);
+	assert_int_equal(s.c.path_mtu, 0);
+	script_end(&s);
+
+	established_with(&s, NULL, 1);
+	assert_true(tcp_path_mtu(&s.c, TCP_PMTU_MIN, s.now, &s.out));
+	drain_tx(&s);
+	timeouts_until(&s, 6, TCP_PMTU_MIN - OVERHEAD);
+	assert_int_equal(s.c.path_mtu, TCP_PMTU_MIN);
+	assert_int_equal(s.c.stats.pmtu_blackholes, 0);
+	script_end(&s);
+
+	script_config(&cfg);
+	cfg.blackhole_rtos = 0;
+	established_with(&s, &o, 1);
+	timeouts_until(&s, 6, MSS0);
+	assert_int_equal(s.c.path_mtu, 0);
+	assert_false(s.c.pmtu_guessed);
+	script_end(&s);
+}
+
 /*
  * RFC 6069 4: a host or net unreachable quoting SND.UNA after timeouts
  * undoes one doubling of the RTO, counted from when the timer was armed;
@@ -512,6 +618,7 @@ static void test_unreachable_reverts_at_ceiling(void **state)
 	(void)state;
 	script_config(&cfg);
 	cfg.rto_max_ns = 2 * cfg.rto_min_ns;
+	cfg.blackhole_rtos = 0; /* three silent timeouts of a full segment: a black hole's sign */
 	established_with(&s, &o, 1);
 	assert_int_equal(tcp_rtt_timeout(&s.c.rtt), cfg.rto_min_ns);
 	for (unsigned i = 0; i < 3; i++) {
@@ -597,6 +704,8 @@ int main(void)
 	    cmocka_unit_test(test_syn_received_frag_needed_ignored),
 	    cmocka_unit_test(test_path_mtu_given),
 	    cmocka_unit_test(test_path_mtu_raise_keeps_one_segment),
+	    cmocka_unit_test(test_blackhole_steps_down),
+	    cmocka_unit_test(test_blackhole_not_taken),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
 	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),
 	    cmocka_unit_test(test_unreachable_no_revert),

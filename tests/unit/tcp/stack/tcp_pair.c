@@ -318,6 +318,22 @@ void pair_discard_tx(struct pair_side *s)
 	s->fp.n_tx = 0;
 }
 
+/* Frames @s sent whose IPv4 datagram is larger than @mtu are lost (a black hole: no error). */
+static void discard_over(struct pair_side *s, uint16_t mtu)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < s->fp.n_tx; i++) {
+		struct rte_mbuf *f = s->fp.tx[i];
+
+		if (rte_pktmbuf_pkt_len(f) - RTE_ETHER_HDR_LEN > mtu)
+			rte_pktmbuf_free(f);
+		else
+			s->fp.tx[kept++] = f;
+	}
+	s->fp.n_tx = kept;
+}
+
 void pair_step(struct tcp_pair *p)
 {
 	p->now += PAIR_STEP_NS;
@@ -325,6 +341,8 @@ void pair_step(struct tcp_pair *p)
 	side_poll(p, &p->b);
 	if (p->cut_a)
 		pair_discard_tx(&p->a);
+	if (p->mtu_a)
+		discard_over(&p->a, p->mtu_a);
 	carry(&p->a, &p->b);
 	if (!p->hold_b)
 		carry(&p->b, &p->a);

@@ -49,6 +49,7 @@ struct tcp_pair {
 	uint32_t cli_events, srv_events; /* every event bit each end was given */
 	bool hold_b;   /* the server's frames (its ACKs) wait at its port, not carried */
 	bool cut_a;    /* the client's frames are lost on the way (a path that is down) */
+	uint16_t mtu_a; /* nonzero: the client's datagrams larger than this are lost, silently */
 	bool srv_echo; /* the server sends back what it reads, from its callback */
 	uint8_t *rcvd; /* what the server read, in order */
 	size_t rcvd_len, rcvd_cap;

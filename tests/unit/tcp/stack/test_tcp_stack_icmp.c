@@ -11,7 +11,9 @@
  * backoff of the retransmission timer (RFC 6069). The path MTU learned
  * goes into the stack's cache (RFC 1191 5): the peer's other connections,
  * open or opened later, send at it too, and all go back up when the cache
- * forgets it (6.3). Every outcome shows in the stack's counters.
+ * forgets it (6.3); so does a black hole's guess (RFC 2923 2.1), when a
+ * path drops large datagrams and says nothing. Every outcome shows in the
+ * stack's counters.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -366,6 +368,65 @@ static void test_pmtu_shared_by_connections(void **state)
 }
 
 /*
+ * RFC 2923 2.1, RFC 8899 4.3: a path that takes 1280 bytes and drops
+ * larger datagrams without a word. The client's full segments time out
+ * three times, the MTU steps to 1400 (still too large), three more and
+ * to 1280: the stream arrives whole. The guess is the path's, as an
+ * ICMP-learned MTU is: the peer's other open connection follows each
+ * step and a new one starts at 1280; after cfg.blackhole_hold_ns (not
+ * the ten minutes of a reported MTU) all go back up.
+ */
+static void test_blackhole_guess_shared(void **state)
+{
+	const size_t len = 8 * 1448;
+	const struct tcp_stack_stats *st;
+	const struct pmtu_cache *pc;
+	struct second v = {0};
+	uint32_t ev2 = 0, ev3 = 0;
+	struct tcp_sock *c2, *c3;
+	struct tcp_config cfg;
+	struct tcp_pair p;
+
+	(void)state;
+	pair_config(&cfg);
+	assert_int_equal(cfg.blackhole_rtos, 3);
+	pair_open(&p, false);
+	st = tcp_stack_stats(p.a.tcp);
+	pc = tcp_stack_pmtu(p.a.tcp);
+	c2 = connect_second(&p, &v, &ev2);
+	p.mtu_a = 1280;
+	client_sends(&p, len);
+	pair_run(&p, 1000 * 1000 * US);
+	pair_rcvd_ok(&p, len);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->icmp_mss_lowered, 0);
+	assert_int_equal(st->pmtu_blackholes, 2);
+	assert_int_equal(tcp_sock_conn(p.cli)->snd_mss, 1280 - 52);
+	assert_int_equal(pmtu_get(pc, PAIR_IP_B, p.now), 1280);
+	assert_int_equal(tcp_sock_conn(c2)->path_mtu, 1280);
+	assert_int_equal(st->pmtu_conns_lowered, 2); /* 1400, then 1280 */
+	send_fits(&p, c2, len, 1280);
+	c3 = connect_second(&p, &v, &ev3);
+	assert_int_equal(st->pmtu_conns_started, 1);
+	send_fits(&p, c3, len, 1280);
+	pair_run(&p, 2000 * US);
+	assert_int_equal(v.rcvd, 2 * len);
+	assert_int_equal(st->pmtu_blackholes, 2);
+
+	/* Held for blackhole_hold_ns only: then the larger MTU is tried again. */
+	p.mtu_a = 0;
+	p.now += cfg.blackhole_hold_ns;
+	pair_step(&p);
+	assert_int_equal(pc->used, 0);
+	assert_int_equal(st->pmtu_conns_raised, 3);
+	assert_int_equal(tcp_sock_conn(p.cli)->snd_mss, 1448);
+	assert_int_equal(send_fits(&p, c3, len, 1500), 1500);
+	pair_run(&p, 2000 * US);
+	assert_int_equal(v.rcvd, 3 * len);
+	tcp_listener_close(v.lst);
+	pair_close(&p);
+}
+
+/*
  * A peer whose MSS is already below the path (b advertises 1000): a
  * "fragmentation needed" for 1280 lowers no segment (icmp_mtu_recorded,
  * not a drop) but the path MTU is known, kept and cached; a later one for
@@ -411,6 +472,7 @@ int main(void)
 	    cmocka_unit_test(test_unreachable_reverts_rto),
 	    cmocka_unit_test(test_pmtu_shared_by_connections),
 	    cmocka_unit_test(test_pmtu_recorded_below_peer_mss),
+	    cmocka_unit_test(test_blackhole_guess_shared),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_icmp", tests, pair_group_setup,

@@ -19,6 +19,7 @@ void lunar_options_init(struct lunar_options *o)
 	o->ecn = -1;
 	o->hystart_min_ns = o->hystart_max_ns = -1;
 	o->probes = -1;
+	o->blackhole_rtos = -1;
 	o->keepalive = -1;
 	o->xdp_syncookies = true;
 }
@@ -169,6 +170,41 @@ bad:
 		      "--keepalive %s: expected IDLE,INTVL,PROBES (seconds from 0.001 to 86400, "
 		      "seconds, probes from 1 to 1000; e.g. 10,2,3) or off",
 		      arg);
+	return -EINVAL;
+}
+
+/*
+ * --pmtu-blackhole RTOS[,HOLD_S] | off: after RTOS timeouts in a row of a
+ * full-sized segment, take the path for a black hole and step its MTU down
+ * (tcp_icmp.h tcp_blackhole()); the guess is held HOLD_S seconds.
+ */
+static int parse_blackhole(struct lunar_options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long rtos;
+	double hold = 0;
+	char buf[64], *comma;
+
+	if (!strcmp(arg, "off")) {
+		o->blackhole_rtos = 0;
+		return 1;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma++ = '\0';
+	if (parse_uint(buf, LUNAR_BLACKHOLE_RTOS_MAX, &rtos) || rtos < 1 ||
+	    (comma && parse_seconds(comma, 1, 86400, &hold)))
+		goto bad;
+	o->blackhole_rtos = (int)rtos;
+	o->blackhole_hold_s = hold;
+	return 1;
+bad:
+	lunar_set_err(err, errlen,
+		      "--pmtu-blackhole %s: expected RTOS[,HOLD_S] (timeouts in a row from 1 to "
+		      "%u, then seconds the smaller MTU is held, 1 to 86400; default 3,60) or off",
+		      arg, LUNAR_BLACKHOLE_RTOS_MAX);
 	return -EINVAL;
 }
 
@@ -400,6 +436,8 @@ bad_core:
 		return 1;
 	case LUNAR_OPT_HYSTART:
 		return parse_hystart(o, arg, err, errlen);
+	case LUNAR_OPT_PMTU_BLACKHOLE:
+		return parse_blackhole(o, arg, err, errlen);
 	case LUNAR_OPT_PROBES:
 		if (!strcmp(arg, "rfc")) {
 			o->probes = 0;
@@ -528,6 +566,9 @@ void lunar_options_usage(FILE *f)
 	      "  --probes MODE      loss probes before an RTO when none draws an ACK: N\n"
 	      "                     (1..8; default 2), in recovery too, or rfc (RFC 8985:\n"
 	      "                     one tail loss probe, none in recovery)\n"
+	      "  --pmtu-blackhole R[,H]  full-sized segments unanswered R timeouts in a row\n"
+	      "                     (no ICMP error): step the path MTU down (1500, 1400, 1280,\n"
+	      "                     1024, 576) and hold it H s; default 3,60; off\n"
 	      "  --tcp-limits SPEC  per worker: conns=N (connections, any state), half-open=N\n"
 	      "                     (SYN-RECEIVED; beyond: SYN cookies), time-wait=N, mem=SIZE\n"
 	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"

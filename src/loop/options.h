@@ -16,6 +16,7 @@
  *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
+ *   --pmtu-blackhole RTOS[,HOLD_S] | off  black-hole detection (RFC 2923 2.1)
  *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)
  *   --idle-yield N     after N idle polls in a row, sched_yield() on each further one
  *   --verbose          more log lines (DPDK's too)
@@ -57,6 +58,8 @@ struct lunar_options {
 	int keepalive;       /* -1: tcp_config's default (off); 0 off; 1 on with: */
 	double keepalive_idle_s, keepalive_intvl_s;
 	unsigned keepalive_probes;
+	int blackhole_rtos;      /* --pmtu-blackhole: -1 tcp_config's (3); 0 off */
+	double blackhole_hold_s; /* 0: tcp_config's (60 s) */
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
 	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
 	unsigned idle_yield; /* --idle-yield: idle polls before sched_yield(); 0: never */
@@ -67,6 +70,8 @@ struct tcp_config;
 
 /** Largest --idle-yield. */
 #define LUNAR_IDLE_YIELD_MAX 1000000u
+/** --pmtu-blackhole: timeouts in a row before a black hole is taken, at most. */
+#define LUNAR_BLACKHOLE_RTOS_MAX 16u
 /** --probes: loss probes before an RTO at most. */
 #define LUNAR_PROBES_MAX 8u
 
@@ -95,6 +100,7 @@ enum {
 	LUNAR_OPT_IDLE_YIELD,
 	LUNAR_OPT_HYSTART,
 	LUNAR_OPT_PROBES,
+	LUNAR_OPT_PMTU_BLACKHOLE,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -118,7 +124,8 @@ enum {
 		{"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF},                         \
 		{"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD},                     \
 		{"hystart", required_argument, NULL, LUNAR_OPT_HYSTART},                           \
-		{"probes", required_argument, NULL, LUNAR_OPT_PROBES}
+		{"probes", required_argument, NULL, LUNAR_OPT_PROBES},                             \
+		{"pmtu-blackhole", required_argument, NULL, LUNAR_OPT_PMTU_BLACKHOLE}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -20,7 +20,8 @@
  *   12   parse_uint_opt("count", 1..10000000), as lunar-ping
  *   13   parse_seconds_opt("duration", up to 1e6), as lunar-ping
  *   14   parse_ipv4()
- *   15   lunar_options_check() now (it is also called after the last pair)
+ *   15   code byte bit 6 set: LUNAR_OPT_PMTU_BLACKHOLE; clear:
+ *        lunar_options_check() now (it is also called after the last pair)
  * Arguments and the error buffer are heap copies of exactly their size,
  * so AddressSanitizer catches any read or write past them.
  *
@@ -28,7 +29,7 @@
  * range 1 <= lo <= hi, fault rates in [0,1] and not NaN, delays <= 10 s,
  * keep-alive times in [0.001, 86400] s and 1..1000 probes, --probes
  * unset, rfc or 1..8, HyStart++ bounds unset, off or 1 us <= min <= max
- * <= 1 s,
+ * <= 1 s, --pmtu-blackhole unset, off or 1..16 timeouts held 1..86400 s,
  * names NUL-terminated within their buffers, interface names of 1..15
  * characters without '/', ':' or spaces, memif path non-empty, MTU 0 or
  * 576..9000, prefix length 1..32 with an address, core <= 1023); every
@@ -111,6 +112,9 @@ static void check_opts(const struct lunar_options *o)
 			   o->keepalive_intvl_s >= 0.001 && o->keepalive_intvl_s <= 86400 &&
 			   o->keepalive_probes >= 1 && o->keepalive_probes <= 1000);
 	FUZZ_CHECK(o->probes >= -1 && o->probes <= (int)LUNAR_PROBES_MAX);
+	FUZZ_CHECK(o->blackhole_rtos >= -1 && o->blackhole_rtos <= (int)LUNAR_BLACKHOLE_RTOS_MAX);
+	FUZZ_CHECK(o->blackhole_hold_s == 0 ||
+		   (o->blackhole_hold_s >= 1 && o->blackhole_hold_s <= 86400));
 	FUZZ_CHECK((o->hystart_min_ns == -1 && o->hystart_max_ns == -1) ||
 		   (o->hystart_min_ns == 0 && o->hystart_max_ns == 0) ||
 		   (o->hystart_min_ns >= 1000 && o->hystart_min_ns <= o->hystart_max_ns &&
@@ -237,13 +241,14 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 	int rc;
 
 	memset(st->err, 'X', st->errlen); /* no NUL: an error must write one */
-	if (code <= 8 || (code == 9 && (code_byte & 0x40))) {
+	if (code <= 8 || ((code == 9 || code == 15) && (code_byte & 0x40))) {
 		static const int by_bits[8] = {
 			LUNAR_OPT_IDLE_YIELD, LUNAR_OPT_XDP_SYNCOOKIES, LUNAR_OPT_KEEPALIVE,
 			LUNAR_OPT_SOCK_BUF,   LUNAR_OPT_TCP_LIMITS,     LUNAR_OPT_POOL,
 			LUNAR_OPT_PROBES,     LUNAR_OPT_HYSTART};
-		int opt = code <= 8 ? LUNAR_OPT_PORT + (int)code
-				    : by_bits[(code_byte >> 5 & 4) | (code_byte >> 4 & 3)];
+		int opt = code <= 8    ? LUNAR_OPT_PORT + (int)code
+			  : code == 15 ? LUNAR_OPT_PMTU_BLACKHOLE
+				       : by_bits[(code_byte >> 5 & 4) | (code_byte >> 4 & 3)];
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);
 		differential(opt, arg, rc, &st->o);

@@ -207,6 +207,44 @@ static void test_hystart(void **state)
 	}
 }
 
+/* --pmtu-blackhole: tcp_config's 3,60 by default; RTOS, RTOS,HOLD_S or off; the rest refused. */
+static void test_pmtu_blackhole(void **state)
+{
+	static const char *const bad[] = {"", "0", "17", "on", "3,", ",60", "3,0", "3,x",
+					  "3,60,1", " 3", "-3", "3,100000"};
+	struct lunar_options o;
+	struct tcp_config cfg, def;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	tcp_config_default(&def);
+	cfg = def;
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.blackhole_rtos, 3);
+	assert_int_equal(cfg.blackhole_hold_ns, 60000000000ull);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PMTU_BLACKHOLE, "5", err, sizeof(err)),
+			 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.blackhole_rtos, 5);
+	assert_int_equal(cfg.blackhole_hold_ns, 60000000000ull);
+	assert_int_equal(
+	    lunar_options_apply(&o, LUNAR_OPT_PMTU_BLACKHOLE, "2,1.5", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.blackhole_rtos, 2);
+	assert_int_equal(cfg.blackhole_hold_ns, 1500000000ull);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PMTU_BLACKHOLE, "off", err, sizeof(err)),
+			 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.blackhole_rtos, 0);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lunar_options_init(&o);
+		refused_with(&o, LUNAR_OPT_PMTU_BLACKHOLE, "pmtu-blackhole", bad[i],
+			     "expected RTOS[,HOLD_S]", "or off");
+		assert_int_equal(o.blackhole_rtos, -1); /* nothing half-applied */
+	}
+}
+
 /* --sock-buf: both buffers take it; unset leaves tcp_config's; out of range refused. */
 static void test_sock_buf(void **state)
 {
@@ -291,6 +329,7 @@ int main(void)
 	    cmocka_unit_test(test_sock_buf),
 	    cmocka_unit_test(test_idle_yield),
 	    cmocka_unit_test(test_hystart),
+	    cmocka_unit_test(test_pmtu_blackhole),
 	    cmocka_unit_test(test_probes),
 	};
 

@@ -121,10 +121,20 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		return false;
 	sent = c->snd_mss + overhead;
 	for (unsigned i = 0; i < sizeof(plateaus) / sizeof(plateaus[0]); i++) {
+		unsigned backoff = c->rtt.backoff;
+
 		if (plateaus[i] >= sent)
 			continue;
-		if (!tcp_path_mtu(c, plateaus[i], now, out))
+		/*
+		 * The timeouts were the size's, not the path's load: the smaller
+		 * resend is timed from the base RTO, or the second step would
+		 * wait out a backoff of 2^blackhole_rtos (seconds, not ms).
+		 */
+		c->rtt.backoff = 0;
+		if (!tcp_path_mtu(c, plateaus[i], now, out)) {
+			c->rtt.backoff = backoff;
 			return false;
+		}
 		c->pmtu_guessed = true;
 		c->stats.pmtu_blackholes++;
 		return true;

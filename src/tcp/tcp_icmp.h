@@ -126,7 +126,8 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
  * datagram's size (1500, 1400, 1280, 1024, 576: Ethernet, common
  * tunnels, IPv6's minimum, Linux's base MSS, the floor) becomes
  * c->path_mtu through tcp_path_mtu(), which sends what is in flight
- * again in the smaller segments; c->pmtu_guessed tells the stack, counted
+ * again in the smaller segments, timed from the base RTO (the backoff so
+ * far was the size's doing); c->pmtu_guessed tells the stack, counted
  * in pmtu_blackholes. A smaller segment lost that long (a short RPC, a
  * tail) changes nothing; a jumbo path steps down only as far as it has
  * to, one plateau per cfg.blackhole_rtos RTOs. RFC

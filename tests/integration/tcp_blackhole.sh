@@ -32,12 +32,17 @@ eaten() { $R nft list table ip lunar_blackhole | grep -o 'packets [0-9]*' | awk 
 bg httpd $B "$HTTPD" --port af_xdp:arb-b --listen 8080 --root "$OUT/root" --counters \
 	--pcap "$OUT/httpd.pcap"
 wait_for "lunar-httpd ready" 100 grep -q ready "$OUT/httpd.log"
+ms() { echo $(($(date +%s%N) / 1000000)); }
+t0=$(ms)
 got=$($A curl -sS --max-time 20 http://10.78.2.2:8080/big.bin | sha256sum | cut -c1-64)
 expect_eq "first download through the black hole: SHA-256" "$got" "$want"
+t1=$(ms)
 eaten1=$(eaten)
 got=$($A curl -sS --max-time 20 http://10.78.2.2:8080/big.bin | sha256sum | cut -c1-64)
 expect_eq "second download, a new connection: SHA-256" "$got" "$want"
+t2=$(ms)
 eaten2=$(eaten)
+echo "    download times (not asserted): first $((t1 - t0)) ms, second $((t2 - t1)) ms"
 stop httpd
 expect_eq "lunar-httpd exit code" "$RC_httpd" 0
 

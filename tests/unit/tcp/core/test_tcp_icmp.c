@@ -460,9 +460,9 @@ static void timeouts_until(struct script *s, unsigned n, uint32_t len)
  * RFC 2923 2.1, RFC 8899 4.3: full-sized segments that draw neither an
  * ACK nor an error through cfg.blackhole_rtos (3) timeouts in a row are
  * taken to be too large for a path that drops them silently. The third
- * timeout's resend goes at the next plateau (1400); three more and the
- * one after (1280), which the ACK shows gets through. The stack is told
- * at each step (pmtu_guessed, counted).
+ * timeout's resend goes at the next plateau (1400), timed from the base
+ * RTO again; three more and the one after (1280), which the ACK shows
+ * gets through. The stack is told at each step (pmtu_guessed, counted).
  */
 static void test_blackhole_steps_down(void **state)
 {
@@ -480,9 +480,13 @@ static void test_blackhole_steps_down(void **state)
 	assert_int_equal(s.c.mss_clamp, MSS0);
 	assert_true(s.c.pmtu_guessed);
 	assert_int_equal(s.c.stats.pmtu_blackholes, 1);
+	/* The timeouts were the size's: the smaller resend is timed from the base RTO. */
+	assert_int_equal(s.c.rtt.backoff, 0);
+	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
 	s.c.pmtu_guessed = false; /* as the stack does */
 	timeouts_until(&s, 5, 1400 - OVERHEAD);
 	assert_false(s.c.pmtu_guessed);
+	assert_int_equal(s.c.rtt.backoff, 2);
 	timeouts_until(&s, 6, 1280 - OVERHEAD);
 	assert_int_equal(s.c.path_mtu, 1280);
 	assert_true(s.c.pmtu_guessed);

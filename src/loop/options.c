@@ -4,6 +4,7 @@
 #include "tcp/tcp_cc.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,7 @@ static int parse_blackhole(struct lunar_options *o, const char *arg, char *err, 
 	if (comma)
 		*comma++ = '\0';
 	if (parse_uint(buf, LUNAR_BLACKHOLE_RTOS_MAX, &rtos) || rtos < 1 ||
-	    (comma && parse_seconds(comma, 1, 86400, &hold)))
+	    (comma && (!isdigit((unsigned char)*comma) || parse_seconds(comma, 1, 600, &hold))))
 		goto bad;
 	o->blackhole_rtos = (int)rtos;
 	o->blackhole_hold_s = hold;
@@ -203,7 +204,8 @@ static int parse_blackhole(struct lunar_options *o, const char *arg, char *err, 
 bad:
 	lunar_set_err(err, errlen,
 		      "--pmtu-blackhole %s: expected RTOS[,HOLD_S] (timeouts in a row from 1 to "
-		      "%u, then seconds the smaller MTU is held, 1 to 86400; default 3,60) or off",
+		      "%u, then seconds the smaller MTU is held, 1 to 600, a reported MTU's "
+		      "lifetime; default 3,60) or off",
 		      arg, LUNAR_BLACKHOLE_RTOS_MAX);
 	return -EINVAL;
 }

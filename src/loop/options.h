@@ -59,7 +59,7 @@ struct lunar_options {
 	double keepalive_idle_s, keepalive_intvl_s;
 	unsigned keepalive_probes;
 	int blackhole_rtos;      /* --pmtu-blackhole: -1 tcp_config's (3); 0 off */
-	double blackhole_hold_s; /* 0: tcp_config's (60 s) */
+	double blackhole_hold_s; /* 0: tcp_config's (60 s); else 1..600 */
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
 	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
 	unsigned idle_yield; /* --idle-yield: idle polls before sched_yield(); 0: never */

@@ -52,6 +52,8 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 		if (mtu > e->mtu)
 			return false;
 		e->expires_ns = expires;
+		if (expires < pc->next_expiry_ns)
+			pc->next_expiry_ns = expires; /* a shorter lifetime than before */
 		if (mtu == e->mtu) {
 			pc->stats.refreshed++;
 			return false;

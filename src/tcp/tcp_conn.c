@@ -46,6 +46,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->probe_max = 2;
 	cfg->frto = true;
 	cfg->blackhole_rtos = 3;
+	cfg->blackhole_min_ns = 200 * NS_PER_MS;
 	cfg->blackhole_hold_ns = 60000 * NS_PER_MS;
 	cfg->cc = TCP_CC_NEWRENO;
 	cfg->hystart_min_ns = TCP_HYSTART_MIN_RTT_THRESH_NS;
@@ -1027,6 +1028,7 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 * first resent) must not make the receiver's reneging invisible.
 	 */
 	c->retries++;
+	c->rtos_at_size++;
 	/*
 	 * RFC 5682 2.1, 3.1 step 1: F-RTO judges a first RTO, not one while
 	 * the data sent before an earlier RTO or loss is still being recovered

@@ -120,10 +120,18 @@ struct tcp_config {
 	 * SND.UNA larger than the next plateau below it (1500, 1400, 1280,
 	 * 1024, 576 bytes) is taken to be too large for a path that drops it
 	 * without a word, and the plateau becomes the path MTU; each further
-	 * run of as many RTOs tries the next one. 3 by default, as Linux's
-	 * net.ipv4.tcp_retries1 with tcp_mtu_probing = 1; 0: off.
+	 * run of as many RTOs at the new size tries the next one. 3 by default
+	 * (Linux, with net.ipv4.tcp_mtu_probing = 1, which is not its
+	 * default, acts after tcp_retries1 = 3 timeouts' worth of time on a
+	 * 200 ms base, per socket); 0: off.
 	 */
 	uint8_t blackhole_rtos;
+	/**
+	 * ...and not before data has gone unacknowledged this long: a stall
+	 * of a few RTOs at a 4 ms floor (a paused peer, a path re-converging)
+	 * is not a black hole. 200 ms by default.
+	 */
+	uint64_t blackhole_min_ns;
 	/**
 	 * How long the stack's path MTU cache holds a black hole's plateau
 	 * for the peer's connections before the larger MTU is tried again: a
@@ -390,6 +398,12 @@ struct tcp_conn {
 	uint32_t rtt_seq;   /**< timed segment: sample when this is acknowledged */
 	uint64_t rtt_start; /**< when the timed segment was sent; 0 = none timed */
 	unsigned retries;   /**< consecutive RTO expiries */
+	/**
+	 * Of those, the ones since snd_mss last changed (tcp_path_mtu()): the
+	 * timeouts black-hole detection judges the current size by, so a step
+	 * another connection's guess or an ICMP error made is not taken again.
+	 */
+	unsigned rtos_at_size;
 	uint64_t unacked_since; /**< when the oldest outstanding data was first sent, or last ACKed */
 	uint64_t last_send_ns;  /**< last data or FIN sent (idle restart, RFC 5681 4.1) */
 	/*

@@ -89,6 +89,7 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 	c->snd_mss = tcp_path_mss(c);
 	if (c->snd_mss == was)
 		return false;
+	c->rtos_at_size = 0; /* timeouts so far were at the old size */
 	if (c->state == TCP_SYN_RECEIVED) {
 		tcp_conn_cc_init(c); /* nothing sent yet but the SYN-ACK: IW in the new size */
 		return true;
@@ -104,12 +105,26 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 /* Path MTUs a black hole is tried at, highest first (tcp_icmp.h). */
 static const uint16_t plateaus[] = {1500, 1400, 1280, 1024, TCP_PMTU_MIN};
 
+/* Payload of what an RTO resends first: SND.UNA's record, or what go-back-N sends (no FIN). */
+static uint32_t head_len(const struct tcp_conn *c)
+{
+	uint32_t len = c->snd_max - c->snd_una;
+
+	if (c->sb_on && c->sb.count)
+		len = tcp_sb_at(&c->sb, 0)->end - c->snd_una;
+	else if (len > c->snd_wnd)
+		len = c->snd_wnd;
+	if (c->fin_sent && seq_gt(c->snd_una + len, c->fin_seq))
+		len = c->fin_seq - c->snd_una;
+	return len;
+}
+
 bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
-	uint32_t overhead = 40u + (c->ts_ok ? 12u : 0u);
-	uint32_t head = c->snd_max - c->snd_una, sent;
+	uint32_t overhead = 40u + (c->ts_ok ? 12u : 0u), sent;
 
-	if (!c->cfg.blackhole_rtos || !c->retries || c->retries % c->cfg.blackhole_rtos)
+	if (!c->cfg.blackhole_rtos || c->rtos_at_size < c->cfg.blackhole_rtos ||
+	    now - c->unacked_since < c->cfg.blackhole_min_ns)
 		return false;
 	/*
 	 * Only a full-sized segment at SND.UNA (the largest datagram we send)
@@ -117,11 +132,12 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 * last acknowledged says the path is broken, not narrow
 	 * (c->soft_error, which that ACK clears).
 	 */
-	if (head < c->snd_mss || c->soft_error)
+	if (head_len(c) < c->snd_mss || c->soft_error)
 		return false;
 	sent = c->snd_mss + overhead;
 	for (unsigned i = 0; i < sizeof(plateaus) / sizeof(plateaus[0]); i++) {
 		unsigned backoff = c->rtt.backoff;
+		uint32_t cwnd = c->cc.cwnd;
 
 		if (plateaus[i] >= sent)
 			continue;
@@ -131,8 +147,12 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		 * wait out a backoff of 2^blackhole_rtos (seconds, not ms).
 		 */
 		c->rtt.backoff = 0;
+		/* RFC 5681 3.1's loss window after a timeout: one segment, of the new size. */
+		c->cc.cwnd = plateaus[i] - overhead;
+		tcp_rec_frto_abandon(c); /* what goes now is not what F-RTO would send */
 		if (!tcp_path_mtu(c, plateaus[i], now, out)) {
 			c->rtt.backoff = backoff;
+			c->cc.cwnd = cwnd;
 			return false;
 		}
 		c->pmtu_guessed = true;

@@ -119,18 +119,23 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
  * An RTO of @c's (tcp_rto_expired(), before it resends): black-hole
  * detection (RFC 2923 2.1, RFC 8899 4.3), for a path that drops datagrams
  * too large for it and sends no "fragmentation needed" (filtered ICMP, a
- * tunnel). At every c->cfg.blackhole_rtos-th RTO in a row (c->retries),
- * if the segment at SND.UNA is full-sized and no ICMP error has come
- * since data was last acknowledged (c->soft_error: an unreachable means
- * a broken path, not a narrow one), the highest plateau below the
- * datagram's size (1500, 1400, 1280, 1024, 576: Ethernet, common
- * tunnels, IPv6's minimum, Linux's base MSS, the floor) becomes
+ * tunnel). Once c->cfg.blackhole_rtos RTOs in a row have come at the
+ * current size (c->rtos_at_size: a step, an ICMP error or the cache
+ * lowering snd_mss starts the count again) and data has gone
+ * unacknowledged at least c->cfg.blackhole_min_ns, if what the RTO
+ * resends first (SND.UNA's scoreboard record, else go-back-N's segment)
+ * is full-sized and no ICMP error has come since data was last
+ * acknowledged (c->soft_error: an unreachable means a broken path, not a
+ * narrow one), the highest plateau below the datagram's size (1500,
+ * 1400, 1280, 1024, 576: Ethernet, common tunnels, IPv6's minimum, about
+ * Linux's base MSS, the floor) becomes
  * c->path_mtu through tcp_path_mtu(), which sends what is in flight
  * again in the smaller segments, timed from the base RTO (the backoff so
- * far was the size's doing); c->pmtu_guessed tells the stack, counted
- * in pmtu_blackholes. A smaller segment lost that long (a short RPC, a
- * tail) changes nothing; a jumbo path steps down only as far as it has
- * to, one plateau per cfg.blackhole_rtos RTOs. RFC
+ * far was the size's doing) with a loss window of one new segment;
+ * c->pmtu_guessed tells the stack, counted in c->stats.pmtu_blackholes.
+ * A smaller segment lost that long (a short RPC, a tail) changes nothing.
+ * A 9000-byte path goes to 1500 at the first step (no plateau between);
+ * each step takes cfg.blackhole_rtos more RTOs. RFC
  * 4821's search upwards with probes is not done: the stack's cache
  * forgets the guess after cfg.blackhole_hold_ns, and the larger MTU is
  * tried again.

@@ -152,6 +152,7 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 		c->snd_nxt = ack; /* after a timeout rolled snd_nxt back */
 	a.rtt_sample_ns = take_rtt_sample(c, ack, now);
 	c->retries = 0;
+	c->rtos_at_size = 0;
 	c->soft_error = 0; /* something got through: an earlier ICMP error is stale */
 	c->unacked_since = now;
 	/* With a scoreboard every ACK times the last segment it delivered (RACK). */

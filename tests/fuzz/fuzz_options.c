@@ -29,7 +29,7 @@
  * range 1 <= lo <= hi, fault rates in [0,1] and not NaN, delays <= 10 s,
  * keep-alive times in [0.001, 86400] s and 1..1000 probes, --probes
  * unset, rfc or 1..8, HyStart++ bounds unset, off or 1 us <= min <= max
- * <= 1 s, --pmtu-blackhole unset, off or 1..16 timeouts held 1..86400 s,
+ * <= 1 s, --pmtu-blackhole unset, off or 1..16 timeouts held 1..600 s,
  * names NUL-terminated within their buffers, interface names of 1..15
  * characters without '/', ':' or spaces, memif path non-empty, MTU 0 or
  * 576..9000, prefix length 1..32 with an address, core <= 1023); every
@@ -114,7 +114,7 @@ static void check_opts(const struct lunar_options *o)
 	FUZZ_CHECK(o->probes >= -1 && o->probes <= (int)LUNAR_PROBES_MAX);
 	FUZZ_CHECK(o->blackhole_rtos >= -1 && o->blackhole_rtos <= (int)LUNAR_BLACKHOLE_RTOS_MAX);
 	FUZZ_CHECK(o->blackhole_hold_s == 0 ||
-		   (o->blackhole_hold_s >= 1 && o->blackhole_hold_s <= 86400));
+		   (o->blackhole_hold_s >= 1 && o->blackhole_hold_s <= 600));
 	FUZZ_CHECK((o->hystart_min_ns == -1 && o->hystart_max_ns == -1) ||
 		   (o->hystart_min_ns == 0 && o->hystart_max_ns == 0) ||
 		   (o->hystart_min_ns >= 1000 && o->hystart_min_ns <= o->hystart_max_ns &&

@@ -211,7 +211,7 @@ static void test_hystart(void **state)
 static void test_pmtu_blackhole(void **state)
 {
 	static const char *const bad[] = {"", "0", "17", "on", "3,", ",60", "3,0", "3,x",
-					  "3,60,1", " 3", "-3", "3,100000"};
+					  "3,60,1", " 3", "-3", "3,100000", "3,601", "3, 60", "3,+60"};
 	struct lunar_options o;
 	struct tcp_config cfg, def;
 	char err[256];

@@ -131,6 +131,14 @@ static void test_given_lifetime(void **state)
 	assert_int_equal(pmtu_get(&pc, DST + 1, 11 * S), 1280);
 	assert_int_equal(pmtu_expire(&pc, 12 * S), 1);
 	assert_int_equal(pc.used, 0);
+
+	/* A 10 s entry lowered for 3 s: forgotten, and purged, at the shorter end. */
+	assert_true(pmtu_learn(&pc, DST, 1400, 20 * S, 0, &evicted));
+	assert_true(pmtu_learn(&pc, DST, 1280, 21 * S, 3 * S, &evicted));
+	assert_int_equal(pc.next_expiry_ns, 24 * S);
+	assert_int_equal(pmtu_get(&pc, DST, 24 * S), 0);
+	assert_int_equal(pmtu_expire(&pc, 24 * S), 1);
+	assert_int_equal(pc.used, 0);
 }
 
 /* The slot @dst lands on in an empty cache. */

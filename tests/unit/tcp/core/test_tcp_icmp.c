@@ -466,11 +466,15 @@ static void timeouts_until(struct script *s, unsigned n, uint32_t len)
  */
 static void test_blackhole_steps_down(void **state)
 {
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
 	struct script s;
 	const struct tcp_tx *t;
 
 	(void)state;
-	established_with(&s, NULL, 2);
+	script_config(&cfg);
+	cfg.blackhole_min_ns = 0; /* the count alone: see test_blackhole_waits_min_time */
+	established_with(&s, &o, 2);
 	timeouts_until(&s, 2, MSS0);
 	assert_int_equal(s.c.path_mtu, 0);
 	assert_false(s.c.pmtu_guessed);
@@ -483,6 +487,7 @@ static void test_blackhole_steps_down(void **state)
 	/* The timeouts were the size's: the smaller resend is timed from the base RTO. */
 	assert_int_equal(s.c.rtt.backoff, 0);
 	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
+	assert_int_equal(s.c.cc.cwnd, 1400 - OVERHEAD); /* the loss window, one new segment */
 	s.c.pmtu_guessed = false; /* as the stack does */
 	timeouts_until(&s, 5, 1400 - OVERHEAD);
 	assert_false(s.c.pmtu_guessed);
@@ -502,6 +507,79 @@ static void test_blackhole_steps_down(void **state)
 	seg(&s, ACK, IRS + 1, ISS + 1 + 2 * MSS0, 65535, 0);
 	drain_tx(&s);
 	assert_int_equal(s.c.stats.pmtu_blackholes, 2);
+	script_end(&s);
+}
+
+/*
+ * cfg.blackhole_min_ns (200 ms): three timeouts at the 4 ms floor come
+ * within 28 ms, a stall a paused peer can cause; the first timeout once
+ * data has gone unacknowledged that long steps down.
+ */
+static void test_blackhole_waits_min_time(void **state)
+{
+	struct script s;
+	uint64_t prev;
+
+	(void)state;
+	established_with(&s, NULL, 1);
+	assert_int_equal(s.c.cfg.blackhole_min_ns, 200 * MS);
+	timeouts_until(&s, 3, MSS0);
+	assert_true(s.now - s.c.unacked_since < 200 * MS);
+	assert_int_equal(s.c.path_mtu, 0);
+	do {
+		prev = s.now;
+		advance_next(&s);
+		drain_tx(&s);
+	} while (!s.c.path_mtu && s.c.retries < 20);
+	assert_int_equal(s.c.path_mtu, 1400);
+	assert_true(s.now - s.c.unacked_since >= 200 * MS);
+	assert_true(prev - s.c.unacked_since < 200 * MS);
+	script_end(&s);
+}
+
+/*
+ * Timeouts are counted at the size they happened at: a connection that
+ * another's guess (or an ICMP error) lowered after two timeouts waits
+ * for three at the new size before the next step, so one stall does not
+ * take a peer's connections down a plateau each. And what is judged is
+ * the segment an RTO resends: three small writes in flight, 1500 bytes
+ * in all, are three small records, not a full-sized datagram.
+ */
+static void test_blackhole_counts_at_size(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.blackhole_min_ns = 0;
+	established_with(&s, &o, 1);
+	timeouts_until(&s, 2, MSS0);
+	assert_true(tcp_path_mtu(&s.c, 1400, s.now, &s.out)); /* another connection's guess */
+	drain_tx(&s);
+	timeouts_until(&s, 4, 1400 - OVERHEAD);
+	assert_int_equal(s.c.path_mtu, 1400);
+	assert_int_equal(s.c.stats.pmtu_blackholes, 0);
+	timeouts_until(&s, 5, 1280 - OVERHEAD); /* the third at 1400 */
+	assert_int_equal(s.c.stats.pmtu_blackholes, 1);
+	script_end(&s);
+
+	cfg.rack = true; /* the scoreboard: an RTO resends record by record */
+	fixture_established(&s, &o);
+	prime_window(&s);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(app_send(&s, 500), 500);
+		expect_tx(&s, ACK | PSH, ISS + 1 + i * 500, IRS + 1, 500);
+	}
+	assert_true(s.c.sb_on);
+	while (s.c.retries < 6) { /* tail loss probes too: whatever goes, none larger */
+		advance_next(&s);
+		for (unsigned i = 0; i < s.out.n; i++)
+			assert_true(s.out.seg[i].len <= 500);
+		drain_tx(&s);
+	}
+	assert_int_equal(s.c.path_mtu, 0);
 	script_end(&s);
 }
 
@@ -709,6 +787,8 @@ int main(void)
 	    cmocka_unit_test(test_path_mtu_given),
 	    cmocka_unit_test(test_path_mtu_raise_keeps_one_segment),
 	    cmocka_unit_test(test_blackhole_steps_down),
+	    cmocka_unit_test(test_blackhole_waits_min_time),
+	    cmocka_unit_test(test_blackhole_counts_at_size),
 	    cmocka_unit_test(test_blackhole_not_taken),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
 	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),

@@ -39,6 +39,14 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now)
 	return e && now < e->expires_ns ? e->mtu : 0;
 }
 
+/* @e is forgotten at @expires; pmtu_expire() looks no earlier than the first such time. */
+static void expire_at(struct pmtu_cache *pc, struct pmtu_entry *e, uint64_t expires)
+{
+	e->expires_ns = expires;
+	if (expires < pc->next_expiry_ns)
+		pc->next_expiry_ns = expires;
+}
+
 bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 		uint64_t lifetime_ns, uint32_t *evicted)
 {
@@ -51,9 +59,7 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 	if (e && now < e->expires_ns) {
 		if (mtu > e->mtu)
 			return false;
-		e->expires_ns = expires;
-		if (expires < pc->next_expiry_ns)
-			pc->next_expiry_ns = expires; /* a shorter lifetime than before */
+		expire_at(pc, e, expires); /* perhaps sooner than before */
 		if (mtu == e->mtu) {
 			pc->stats.refreshed++;
 			return false;
@@ -84,9 +90,7 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 	/* else: @dst's own entry, expired and not yet purged, is taken again */
 	e->dst = dst;
 	e->mtu = mtu;
-	e->expires_ns = expires;
-	if (expires < pc->next_expiry_ns)
-		pc->next_expiry_ns = expires;
+	expire_at(pc, e, expires);
 	pc->stats.learned++;
 	return true;
 }

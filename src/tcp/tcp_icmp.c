@@ -121,7 +121,10 @@ static uint32_t head_len(const struct tcp_conn *c)
 
 bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
-	uint32_t overhead = 40u + (c->ts_ok ? 12u : 0u), sent;
+	const unsigned n = sizeof(plateaus) / sizeof(plateaus[0]);
+	uint32_t sent = c->snd_mss + tcp_hdr_bytes(c); /* the datagram SND.UNA goes in */
+	unsigned backoff = c->rtt.backoff, i = 0;
+	uint32_t cwnd = c->cc.cwnd;
 
 	if (!c->cfg.blackhole_rtos || c->rtos_at_size < c->cfg.blackhole_rtos ||
 	    now - c->unacked_since < c->cfg.blackhole_min_ns)
@@ -134,32 +137,27 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 */
 	if (head_len(c) < c->snd_mss || c->soft_error)
 		return false;
-	sent = c->snd_mss + overhead;
-	for (unsigned i = 0; i < sizeof(plateaus) / sizeof(plateaus[0]); i++) {
-		unsigned backoff = c->rtt.backoff;
-		uint32_t cwnd = c->cc.cwnd;
-
-		if (plateaus[i] >= sent)
-			continue;
-		/*
-		 * The timeouts were the size's, not the path's load: the smaller
-		 * resend is timed from the base RTO, or the second step would
-		 * wait out a backoff of 2^blackhole_rtos (seconds, not ms).
-		 */
-		c->rtt.backoff = 0;
-		/* RFC 5681 3.1's loss window after a timeout: one segment, of the new size. */
-		c->cc.cwnd = plateaus[i] - overhead;
-		tcp_rec_frto_abandon(c); /* what goes now is not what F-RTO would send */
-		if (!tcp_path_mtu(c, plateaus[i], now, out)) {
-			c->rtt.backoff = backoff;
-			c->cc.cwnd = cwnd;
-			return false;
-		}
-		c->pmtu_guessed = true;
-		c->stats.pmtu_blackholes++;
-		return true;
+	while (i < n && plateaus[i] >= sent)
+		i++;
+	if (i == n)
+		return false; /* already at the floor */
+	/*
+	 * The timeouts were the size's, not the path's load: the smaller
+	 * resend is timed from the base RTO, or the second step would wait
+	 * out a backoff of 2^blackhole_rtos (seconds, not ms).
+	 */
+	c->rtt.backoff = 0;
+	/* RFC 5681 3.1's loss window after a timeout: one segment, of the new size. */
+	c->cc.cwnd = plateaus[i] - tcp_hdr_bytes(c);
+	tcp_rec_frto_abandon(c); /* what goes now is not what F-RTO would send */
+	if (!tcp_path_mtu(c, plateaus[i], now, out)) {
+		c->rtt.backoff = backoff;
+		c->cc.cwnd = cwnd;
+		return false;
 	}
-	return false; /* already at the floor */
+	c->pmtu_guessed = true;
+	c->stats.pmtu_blackholes++;
+	return true;
 }
 
 /*

@@ -34,13 +34,18 @@ void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 bool tcp_conn_cwnd_limited(const struct tcp_conn *c);
 /** Congestion control from scratch at c->snd_mss, as c->cfg says (algorithm, IW, HyStart++). */
 void tcp_conn_cc_init(struct tcp_conn *c);
+/** What a segment's datagram carries besides payload: IPv4 and TCP headers, every segment's options. */
+static inline uint32_t tcp_hdr_bytes(const struct tcp_conn *c)
+{
+	return 40u + (c->ts_ok ? 12u : 0u);
+}
 /**
  * The send MSS for c->path_mtu: mss_clamp, or less if the path takes less
- * (IPv4 and TCP headers and the options every segment carries deducted).
+ * (tcp_hdr_bytes() deducted).
  */
 static inline uint16_t tcp_path_mss(const struct tcp_conn *c)
 {
-	uint32_t overhead = 40u + (c->ts_ok ? 12u : 0u);
+	uint32_t overhead = tcp_hdr_bytes(c);
 
 	if (c->path_mtu > overhead && c->path_mtu - overhead < c->mss_clamp)
 		return (uint16_t)(c->path_mtu - overhead);

@@ -95,6 +95,22 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 	return true;
 }
 
+bool pmtu_raise(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu)
+{
+	struct pmtu_entry *e = (struct pmtu_entry *)find(pc, dst);
+
+	if (!e || (mtu && mtu <= e->mtu))
+		return false;
+	pc->stats.raised++;
+	if (mtu) {
+		e->mtu = mtu;
+		return true;
+	}
+	e->mtu = 0; /* next_expiry_ns may be early now: pmtu_expire() finds nothing then */
+	pc->used--;
+	return true;
+}
+
 unsigned pmtu_expire(struct pmtu_cache *pc, uint64_t now)
 {
 	unsigned n = 0;

@@ -34,6 +34,7 @@ struct pmtu_stats {
 	uint64_t refreshed; /* the same MTU reported again: its lifetime starts over */
 	uint64_t expired;   /* forgotten after its lifetime (the larger MTU tried again) */
 	uint64_t evicted;   /* forgotten early: all PMTU_WAYS slots of a new destination in use */
+	uint64_t raised;    /* a probe showed the path takes more (RFC 4821): raised or forgotten */
 };
 
 struct pmtu_cache {
@@ -64,6 +65,15 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now);
  */
 bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 		uint64_t lifetime_ns, uint32_t *evicted);
+
+/**
+ * A probe got through (RFC 4821 7.6.1): the path to @dst takes @mtu
+ * after all, or the interface's MTU when @mtu is 0. An entry below it is
+ * raised to it, keeping its expiry, or forgotten (@mtu 0); one expired
+ * and not yet purged too, since connections hold what it says until then.
+ * @return true if @dst's entry changed.
+ */
+bool pmtu_raise(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu);
 
 /**
  * Forget every entry whose lifetime is over at @now, so that the

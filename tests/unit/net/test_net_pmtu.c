@@ -2,7 +2,8 @@
  * test_net_pmtu.c - the path MTU cache (net/pmtu.c): only a lower MTU is
  * taken (RFC 1191 3), the same one again restarts its lifetime, an entry
  * is forgotten when its lifetime is over (RFC 1191 6.3), and a destination whose PMTU_WAYS slots are all taken evicts the
- * one expiring first and says which. Home slots are
+ * one expiring first and says which; a probe's proof raises an entry or
+ * forgets it (RFC 4821). Home slots are
  * found through the public API (a destination learned into an empty
  * cache lands on its home slot), so the tests do not depend on the hash.
  * Pure data structure: no EAL.
@@ -141,6 +142,36 @@ static void test_given_lifetime(void **state)
 	assert_int_equal(pc.used, 0);
 }
 
+/*
+ * pmtu_raise(): a probe got through, so the entry goes up to it, keeping
+ * its expiry; to the interface's MTU (0), the entry is forgotten. Not
+ * lower, not for a destination the cache does not know. An entry expired
+ * and not yet purged is raised too (its connections still hold it).
+ */
+static void test_raise(void **state)
+{
+	(void)state;
+	pmtu_init(&pc, 10 * S);
+	assert_false(pmtu_raise(&pc, DST, 1400)); /* unknown */
+	assert_true(learn(&pc, DST, 1280, 1 * S));
+	assert_false(pmtu_raise(&pc, DST, 1280)); /* not higher */
+	assert_false(pmtu_raise(&pc, DST, 1000));
+	assert_true(pmtu_raise(&pc, DST, 1400));
+	assert_int_equal(pmtu_get(&pc, DST, 2 * S), 1400);
+	assert_int_equal(pmtu_get(&pc, DST, 11 * S), 0); /* expiry kept */
+	assert_int_equal(pc.stats.raised, 1);
+	assert_true(pmtu_raise(&pc, DST, 0));
+	assert_int_equal(pmtu_get(&pc, DST, 3 * S), 0);
+	assert_int_equal(pc.used, 0);
+	assert_int_equal(pmtu_expire(&pc, 11 * S), 0); /* nothing left to expire */
+	assert_int_equal(pc.stats.raised, 2);
+
+	assert_true(learn(&pc, DST, 1280, 20 * S));
+	assert_true(pmtu_raise(&pc, DST, 1400)); /* expired at 30 s, not purged */
+	assert_int_equal(pmtu_expire(&pc, 30 * S), 1);
+	assert_int_equal(pc.used, 0);
+}
+
 /* The slot @dst lands on in an empty cache. */
 static unsigned home_of(uint32_t dst)
 {
@@ -239,6 +270,7 @@ int main(void)
 	    cmocka_unit_test(test_learn_lower_only),
 	    cmocka_unit_test(test_lifetime),
 	    cmocka_unit_test(test_given_lifetime),
+	    cmocka_unit_test(test_raise),
 	    cmocka_unit_test(test_eviction),
 	    cmocka_unit_test(test_many),
 	};

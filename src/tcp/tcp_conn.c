@@ -48,6 +48,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->blackhole_rtos = 3;
 	cfg->blackhole_min_ns = 200 * NS_PER_MS;
 	cfg->blackhole_hold_ns = 60000 * NS_PER_MS;
+	cfg->probe_interval_ns = 600000 * NS_PER_MS;
 	cfg->cc = TCP_CC_NEWRENO;
 	cfg->hystart_min_ns = TCP_HYSTART_MIN_RTT_THRESH_NS;
 	cfg->hystart_max_ns = TCP_HYSTART_MAX_RTT_THRESH_NS;
@@ -842,15 +843,21 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		uint32_t usable = r.c_room < r.r_room ? r.c_room : r.r_room;
 		uint32_t unsent = r.unsent;
 		uint32_t len = unsent < usable ? unsent : usable;
+		uint32_t probe = c->probe_at && !force && !extra && !sent
+					 ? tcp_pmtu_probe_len(c, now, usable, unsent)
+					 : 0;
 		uint8_t flags = RTE_TCP_ACK_FLAG;
 		bool fin_now = false;
 
 		/*
-		 * One MSS per segment, or with TSO up to tso_max whole MSSs (the
-		 * port cuts them; RFC 9293 3.7.1 still holds on the wire). Such a
-		 * segment carries no SACK blocks: tcp_xmit finds no room for them.
+		 * A path MTU probe: one segment larger than the MSS (tcp_icmp.h).
+		 * Else one MSS per segment, or with TSO up to tso_max whole MSSs
+		 * (the port cuts them; RFC 9293 3.7.1 still holds on the wire).
+		 * Such a segment carries no SACK blocks: tcp_xmit finds no room.
 		 */
-		if (c->cfg.tso_max >= 2u * c->snd_mss && len > c->snd_mss) {
+		if (probe) {
+			len = probe;
+		} else if (c->cfg.tso_max >= 2u * c->snd_mss && len > c->snd_mss) {
 			uint32_t cap = c->cfg.tso_max - c->cfg.tso_max % c->snd_mss;
 
 			if (len > cap)
@@ -889,7 +896,9 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			c->unacked_since = now; /* the clock of the user timeout starts */
 		if (!tcp_xmit(c, out, flags, c->snd_nxt, len, now))
 			break;
-		if (len > c->snd_mss)
+		if (probe)
+			tcp_pmtu_probe_sent(c, c->snd_nxt, len);
+		else if (len > c->snd_mss)
 			out->seg[out->n - 1].tso_mss = c->snd_mss;
 		if (seq_lt(c->snd_nxt, c->snd_max)) { /* go-back-N after an RTO, or a lower MSS */
 			out->seg[out->n - 1].retransmit = true;
@@ -1049,6 +1058,8 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->rtt_start = 0; /* Karn: no sample from retransmitted data */
 	if (!c->sb_on)
 		c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
+	if (c->probe_mtu)
+		tcp_pmtu_probe_failed(c, now); /* lost with the rest, or not: no telling */
 	tcp_blackhole(c, now, out); /* or what is resent may be too large again */
 	tcp_output(c, now, out);
 	if (!c->rto_at)

@@ -139,6 +139,17 @@ struct tcp_config {
 	 * than a reported MTU's 10 minutes. 60 s by default.
 	 */
 	uint64_t blackhole_hold_ns;
+	/**
+	 * RFC 4821 7, RFC 8899 5.1.1 (PMTU_RAISE_TIMER): a connection whose
+	 * path MTU is below its interface's searches for a larger one with
+	 * probes, one datagram of new data at a time (tcp_icmp.h
+	 * tcp_pmtu_probe_len()): at once after a black-hole step (which may
+	 * have been an outage, not a narrow path), else this long after it was
+	 * lowered or its last search ended. 600 s by default (Linux's
+	 * net.ipv4.tcp_probe_interval); 0: never. Needs the scoreboard
+	 * (SACK and cfg.rack), which tells whose loss was the probe's.
+	 */
+	uint64_t probe_interval_ns;
 	/** The congestion control algorithm (tcp_cc.h); NewReno by default (LUNA 9). */
 	enum tcp_cc_algo cc;
 	/**
@@ -299,6 +310,9 @@ struct tcp_conn_stats {
 	uint64_t ecn_syn_fallbacks; /**< connects whose SYN was resent without ECN setup (RFC 3168 6.1.1.1) */
 	uint64_t cwnd_unused_cuts; /**< cwnd brought down for going unused an RTO (RFC 2861) */
 	uint64_t pmtu_blackholes; /**< path MTU lowered to a plateau after RTOs (cfg.blackhole_rtos) */
+	uint64_t pmtu_probes;      /**< path MTU probes sent (RFC 4821: one larger datagram of new data) */
+	uint64_t pmtu_probes_ok;   /**< of those, acknowledged: the path MTU went up to the probe's */
+	uint64_t pmtu_probes_lost; /**< of those, lost (RACK, a timeout, or an ICMP error about it) */
 };
 
 struct tcp_conn {
@@ -338,6 +352,22 @@ struct tcp_conn {
 	 * gives it to its cache, for cfg.blackhole_hold_ns, and clears this.
 	 */
 	bool pmtu_guessed;
+	/**
+	 * A probe raised path_mtu (0: to the interface's again): the stack
+	 * raises its cache and the peer's other connections, and clears this.
+	 */
+	bool pmtu_probed;
+	/*
+	 * Path MTU search (RFC 4821 7.2-7.6), tcp_icmp.c. probe_mtu: the MTU
+	 * of the probe in flight (0: none); [probe_seq, probe_end) its data,
+	 * kept after it failed until acknowledged (empty: none).
+	 * search_high: the largest MTU not yet found too large (a probe tries
+	 * it). probe_at: when the next probe may go (0: no search).
+	 */
+	uint16_t probe_mtu;
+	uint16_t search_high;
+	uint32_t probe_seq, probe_end;
+	uint64_t probe_at;
 	bool ws_ok, ts_ok, sack_ok; /**< negotiated options */
 	/* ECN (RFC 3168), when both SYNs agreed to it (ecn_ok) */
 	bool ecn_ok;

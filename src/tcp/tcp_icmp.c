@@ -17,6 +17,24 @@ static uint32_t iface_mtu(const struct tcp_conn *c)
 	return c->cfg.mss + 40u; /* tcp_conn_init() made a cfg.mss of 0 1460 */
 }
 
+/* The MTU lunar sends at now. */
+static uint32_t cur_mtu(const struct tcp_conn *c)
+{
+	return c->path_mtu ? c->path_mtu : iface_mtu(c);
+}
+
+/*
+ * No search now: the next from the interface's MTU in cfg.probe_interval_ns
+ * (RFC 8899 5.1.1's PMTU_RAISE_TIMER), if the path MTU is still below it.
+ */
+static void search_later(struct tcp_conn *c, uint64_t now)
+{
+	uint32_t top = iface_mtu(c);
+
+	c->search_high = (uint16_t)(top > UINT16_MAX ? UINT16_MAX : top);
+	c->probe_at = c->path_mtu && c->cfg.probe_interval_ns ? now + c->cfg.probe_interval_ns : 0;
+}
+
 /*
  * Destination unreachable codes as Linux's icmp_err_convert[] reads them:
  * the errno, and whether the error is hard (fatal) while connecting.
@@ -56,8 +74,8 @@ static void resend_smaller(struct tcp_conn *c, uint64_t now, struct tcp_out *out
 	tcp_output(c, now, out);
 }
 
-static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint64_t now,
-					 struct tcp_out *out)
+static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint32_t seq,
+					 uint64_t now, struct tcp_out *out)
 {
 	bool floored = mtu < TCP_PMTU_MIN;
 
@@ -72,8 +90,13 @@ static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint6
 	 * ACK comes.
 	 */
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED ||
-	    mtu >= (c->path_mtu ? c->path_mtu : iface_mtu(c)))
+	    mtu >= cur_mtu(c)) {
+		/* About our probe: what the path takes is what the search tries next. */
+		if (c->probe_mtu && mtu < c->probe_mtu && seq_geq(seq, c->probe_seq) &&
+		    seq_lt(seq, c->probe_end) && mtu < c->search_high)
+			c->search_high = (uint16_t)mtu;
 		return TCP_ICMP_MTU_NOT_LOWER;
+	}
 	if (!tcp_path_mtu(c, (uint16_t)mtu, now, out))
 		return TCP_ICMP_MTU_RECORDED; /* for the peer's other connections */
 	return floored ? TCP_ICMP_MSS_FLOORED : TCP_ICMP_MSS_LOWERED;
@@ -84,6 +107,10 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 	uint16_t was = c->snd_mss;
 
 	c->path_mtu = mtu;
+	if (!mtu || (c->probe_mtu && c->probe_mtu <= mtu))
+		c->probe_mtu = 0; /* what it would have shown is known */
+	if (!mtu || !c->probe_at || c->search_high <= mtu)
+		search_later(c, now);
 	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN || c->state == TCP_SYN_SENT)
 		return false; /* the SYN-ACK's options will meet it (take_syn_options) */
 	c->snd_mss = tcp_path_mss(c);
@@ -157,7 +184,78 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	}
 	c->pmtu_guessed = true;
 	c->stats.pmtu_blackholes++;
+	if (c->cfg.probe_interval_ns) {
+		search_later(c, now);
+		c->probe_at = now; /* it may have been an outage: look up again at once */
+	}
 	return true;
+}
+
+/* Payload of a probe of @mtu: what the datagram leaves, within what the handshake allows. */
+static uint32_t probe_payload(const struct tcp_conn *c, uint32_t mtu)
+{
+	uint32_t hdr = tcp_hdr_bytes(c), len = mtu > hdr ? mtu - hdr : 0;
+
+	return len < c->mss_clamp ? len : c->mss_clamp;
+}
+
+uint32_t tcp_pmtu_probe_len(struct tcp_conn *c, uint64_t now, uint32_t usable, uint32_t unsent)
+{
+	uint32_t len;
+
+	if (!c->probe_at || now < c->probe_at || c->probe_mtu)
+		return 0;
+	if (!c->sb_on || (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT) ||
+	    c->snd_nxt != c->snd_max || c->sb.lost || c->cc.in_recovery || c->rtt.backoff ||
+	    c->frto.step || c->rack.tlp_out)
+		return 0; /* a quiet moment, when a loss can only be the probe's */
+	len = probe_payload(c, c->search_high);
+	if (len <= c->snd_mss) {
+		search_later(c, now); /* nothing larger to try */
+		return 0;
+	}
+	return unsent >= len && usable >= len ? len : 0;
+}
+
+void tcp_pmtu_probe_sent(struct tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	c->probe_mtu = (uint16_t)(len + tcp_hdr_bytes(c));
+	c->probe_seq = seq;
+	c->probe_end = seq + len;
+	c->stats.pmtu_probes++;
+}
+
+void tcp_pmtu_probe_acked(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	uint32_t mtu = c->probe_mtu;
+
+	c->probe_mtu = 0;
+	c->stats.pmtu_probes_ok++;
+	c->pmtu_probed = true;
+	tcp_path_mtu(c, mtu >= iface_mtu(c) ? 0 : (uint16_t)mtu, now, out);
+	search_later(c, now); /* the largest MTU not found too large: found */
+}
+
+void tcp_pmtu_probe_failed(struct tcp_conn *c, uint64_t now)
+{
+	const unsigned n = sizeof(plateaus) / sizeof(plateaus[0]);
+	uint32_t mtu = c->probe_mtu, next = 0;
+	unsigned i = 0;
+
+	c->probe_mtu = 0;
+	c->stats.pmtu_probes_lost++;
+	while (i < n && plateaus[i] >= mtu)
+		i++;
+	if (i < n)
+		next = plateaus[i];
+	if (c->search_high < mtu)
+		next = c->search_high; /* what an ICMP error about the probe reported (frag_needed()) */
+	if (next <= cur_mtu(c)) {
+		search_later(c, now);
+		return;
+	}
+	c->search_high = (uint16_t)next;
+	c->probe_at = now;
 }
 
 /*
@@ -199,7 +297,7 @@ enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote
 	if (!seq_geq(q->seq, c->snd_una) || !seq_lt(q->seq, c->snd_max))
 		return TCP_ICMP_OUT_OF_WINDOW;
 	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED)
-		return frag_needed(c, q->mtu, now, out);
+		return frag_needed(c, q->mtu, q->seq, now, out);
 	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code < 16) {
 		err = unreach[q->code].err;
 		hard = unreach[q->code].hard;

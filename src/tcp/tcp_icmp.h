@@ -135,12 +135,49 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
  * c->pmtu_guessed tells the stack, counted in c->stats.pmtu_blackholes.
  * A smaller segment lost that long (a short RPC, a tail) changes nothing.
  * A 9000-byte path goes to 1500 at the first step (no plateau between);
- * each step takes cfg.blackhole_rtos more RTOs. RFC
- * 4821's search upwards with probes is not done: the stack's cache
- * forgets the guess after cfg.blackhole_hold_ns, and the larger MTU is
- * tried again.
+ * each step takes cfg.blackhole_rtos more RTOs. A step may be an outage
+ * taken for a narrow path: each starts a search upwards at once (below),
+ * and the stack's cache forgets the guess after cfg.blackhole_hold_ns.
  * @return true if the path MTU was lowered.
  */
 bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+
+/*
+ * Path MTU search (RFC 4821 7.2-7.7; RFC 8899 5.1.1's PMTU_RAISE_TIMER),
+ * for a connection whose path MTU is below its interface's. A probe is
+ * one segment of new data as large as c->search_high takes (the largest
+ * MTU not yet found too large), sent only at a quiet moment: a scoreboard
+ * (SACK and cfg.rack) to tell its loss from others, not in any recovery,
+ * no timeout backed off, nothing to resend, room in cwnd and the peer's
+ * window for all of it, and that much data waiting. Its data is recorded
+ * in records of the current MSS, so what is lost of it goes again in
+ * segments that fit.
+ * - Acknowledged whole: the path takes it (tcp_path_mtu(), raised;
+ *   c->pmtu_probed tells the stack, which raises its cache and the peer's
+ *   other connections). The search is over.
+ * - Lost (RACK marks its data lost, a timeout comes, as Linux's
+ *   tcp_mtup_probe_failed()): the next plateau below it is tried at once,
+ *   or the MTU an ICMP error about it reported if that is higher. If the
+ *   probe's data was all that was lost there is no congestion response
+ *   (RFC 4821 7.6.2, as Linux's tcp_simple_retransmit()): it goes again
+ *   in segments that fit.
+ * - A search starts at once after a black-hole step, and
+ *   cfg.probe_interval_ns after any other lowering or after a search
+ *   ends (found or not), from the interface's MTU again; none while at the
+ *   interface's MTU.
+ */
+
+/**
+ * output(), about to send new data at @now with @usable bytes of cwnd and
+ * window room and @unsent bytes written: the payload of the probe to send
+ * now as one segment (never cut by TSO), or 0.
+ */
+uint32_t tcp_pmtu_probe_len(struct tcp_conn *c, uint64_t now, uint32_t usable, uint32_t unsent);
+/** The probe went: [@seq, @seq + @len). Counted in c->stats.pmtu_probes. */
+void tcp_pmtu_probe_sent(struct tcp_conn *c, uint32_t seq, uint32_t len);
+/** SND.UNA reached the probe's end with none of it resent: the path takes it. */
+void tcp_pmtu_probe_acked(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/** The probe was lost (its data marked lost, or a timeout): the search goes on lower. */
+void tcp_pmtu_probe_failed(struct tcp_conn *c, uint64_t now);
 
 #endif

@@ -9,6 +9,7 @@
 #include "mem/zbuf.h"
 #include "tcp/tcp_cc.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_icmp.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_seq.h"
 
@@ -175,6 +176,11 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 		retransmit_first(c, now, out);
 	/* RFC 6298 5.2, 5.3: stop the timer when all is acknowledged, else restart it. */
 	c->rto_at = c->snd_una == c->snd_max ? 0 : now + tcp_rtt_timeout(&c->rtt);
+	if (c->probe_seq != c->probe_end && seq_geq(ack, c->probe_end)) {
+		if (c->probe_mtu)
+			tcp_pmtu_probe_acked(c, now, out); /* none of it was resent: it got through whole */
+		c->probe_seq = c->probe_end; /* a failed one's range is done with too */
+	}
 }
 
 /* In-order data: queue it and decide when to acknowledge (RFC 1122 4.2.3.2). */

@@ -7,6 +7,7 @@
  * the connection keeps NewReno's duplicate-ACK recovery in tcp_input.c.
  */
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_icmp.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_seq.h"
 
@@ -54,6 +55,33 @@ uint64_t tcp_rec_acked(struct tcp_conn *c, uint32_t ack, uint64_t now)
 	return d.xmit_ns && now >= d.xmit_ns ? now - d.xmit_ns : 0;
 }
 
+/*
+ * Whether what is marked lost includes the path MTU probe's data: if so,
+ * the probe failed (tcp_icmp.h). @return true if nothing else is lost,
+ * so that no congestion response is owed (RFC 4821 7.6.2; Linux's
+ * tcp_simple_retransmit() after tcp_mtup_probe_failed()). The range is
+ * kept past the failure until acknowledged: another ACK of the same
+ * burst, before the resend goes, finds the same loss.
+ */
+static bool probe_lost_alone(struct tcp_conn *c, uint64_t now)
+{
+	uint32_t bytes = 0;
+
+	for (uint32_t i = tcp_sb_first_lost(&c->sb); i < c->sb.count; i++) {
+		const struct tcp_txseg *r = tcp_sb_at(&c->sb, i);
+
+		if (seq_geq(r->start, c->probe_end))
+			break;
+		if ((r->flags & TCP_TXSEG_LOST) && seq_geq(r->start, c->probe_seq))
+			bytes += r->end - r->start;
+	}
+	if (!bytes)
+		return false;
+	if (c->probe_mtu)
+		tcp_pmtu_probe_failed(c, now);
+	return bytes == c->sb.lost;
+}
+
 /* RFC 8985 6.2 step 5 and 6: mark losses, arm the reordering timer, start recovery. */
 static void rack_check(struct tcp_conn *c, uint64_t now)
 {
@@ -68,6 +96,11 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 	timeout = tcp_rack_detect_loss(&c->rack, &c->sb, reo, now, &lost);
 	c->stats.rack_lost += lost;
 	c->rack_at = timeout ? now + timeout : 0;
+	if (c->probe_seq != c->probe_end && c->sb.lost && !c->cc.in_recovery &&
+	    probe_lost_alone(c, now)) {
+		c->sb_kick = true; /* resent at once, in segments that fit */
+		return;
+	}
 	if (c->sb.lost &&
 	    tcp_cc_enter_recovery(&c->cc, c->snd_una, c->snd_max, c->snd_max - c->snd_una)) {
 		tcp_rec_undo_begin(c, now);

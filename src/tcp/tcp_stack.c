@@ -428,6 +428,9 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 	x->ecn_cuts += c->ecn_cuts;
 	x->ecn_syn_fallbacks += c->ecn_syn_fallbacks;
 	x->cwnd_unused_cuts += c->cwnd_unused_cuts;
+	x->pmtu_probes += c->pmtu_probes;
+	x->pmtu_probes_ok += c->pmtu_probes_ok;
+	x->pmtu_probes_lost += c->pmtu_probes_lost;
 	x->hystart_css += h->css_entries;
 	x->hystart_css_spurious += h->css_spurious;
 	x->hystart_exits += h->exits;
@@ -451,6 +454,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
  */
 
 static void after(struct tcp_sock *s);
+static void raise_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu);
 static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu,
 			   uint64_t lifetime_ns);
 
@@ -710,6 +714,10 @@ static void after(struct tcp_sock *s)
 		c->pmtu_guessed = false;
 		st->stats.pmtu_blackholes++;
 		learn_path_mtu(st, c->tuple.raddr, c->path_mtu, c->cfg.blackhole_hold_ns);
+	}
+	if (c->pmtu_probed) { /* a probe got through (tcp_icmp.h): the cache and the others too */
+		c->pmtu_probed = false;
+		raise_path_mtu(st, c->tuple.raddr, c->path_mtu);
 	}
 	limits_after(s);
 	if (c->state == TCP_CLOSED && (s->app_closed || !s->app_owned)) {
@@ -1090,10 +1098,11 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 static void give_path_mtu(struct tcp_sock *s, uint16_t mtu)
 {
 	struct tcp_stack *st = s->st;
+	uint16_t was = s->conn.snd_mss;
 
 	if (!tcp_path_mtu(&s->conn, mtu, st->now, &st->out))
 		return;
-	if (mtu)
+	if (s->conn.snd_mss < was)
 		st->stats.pmtu_conns_lowered++;
 	else
 		st->stats.pmtu_conns_raised++;
@@ -1127,6 +1136,23 @@ static void path_mtu_forgotten(struct tcp_stack *st)
 		next = s->all_next;
 		if (s->conn.path_mtu && !pmtu_get(&st->pmtu, s->conn.tuple.raddr, st->now))
 			give_path_mtu(s, 0);
+	}
+}
+
+/*
+ * A probe showed the path to @dst takes @mtu (0: the interface's MTU):
+ * the cache's entry goes up, and the peer's connections below it with it.
+ */
+static void raise_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
+{
+	if (!pmtu_raise(&st->pmtu, dst, mtu))
+		return;
+	for (struct tcp_sock *s = st->all, *next; s; s = next) {
+		uint16_t known = s->conn.path_mtu;
+
+		next = s->all_next;
+		if (s->conn.tuple.raddr == dst && known && (!mtu || known < mtu))
+			give_path_mtu(s, mtu);
 	}
 }
 
@@ -1494,10 +1520,11 @@ static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *
 
 	fprintf(f,
 		"tcp pmtu: entries %u learned %lu lowered %lu refreshed %lu expired %lu evicted %lu "
-		"icmp_mtu_recorded %lu blackholes %lu conns_started %lu conns_lowered %lu "
-		"conns_raised %lu\n",
+		"raised %lu icmp_mtu_recorded %lu blackholes %lu probes %lu probes_ok %lu "
+		"probes_lost %lu conns_started %lu conns_lowered %lu conns_raised %lu\n",
 		pc->used, pc->stats.learned, pc->stats.lowered, pc->stats.refreshed,
-		pc->stats.expired, pc->stats.evicted, x->icmp_mtu_recorded, x->pmtu_blackholes,
+		pc->stats.expired, pc->stats.evicted, pc->stats.raised, x->icmp_mtu_recorded,
+		x->pmtu_blackholes, x->pmtu_probes, x->pmtu_probes_ok, x->pmtu_probes_lost,
 		x->pmtu_conns_started, x->pmtu_conns_lowered, x->pmtu_conns_raised);
 	for (unsigned i = 0; i < PMTU_SLOTS && shown < 16; i++) {
 		const struct pmtu_entry *e = &pc->e[i];

@@ -90,12 +90,13 @@ struct tcp_stack_stats {
 	 * path MTU from the cache; connections (any state, TIME-WAIT
 	 * included) whose MSS a report about another connection to the same
 	 * peer lowered; connections whose MSS went back up when the cache
-	 * forgot their path's MTU; path MTUs lowered to a plateau by
+	 * forgot their path's MTU or a probe raised it; path MTUs lowered to a plateau by
 	 * black-hole detection (tcp_blackhole(), held in the cache for
-	 * cfg.blackhole_hold_ns)
+	 * cfg.blackhole_hold_ns); path MTU probes (RFC 4821, tcp_icmp.h)
+	 * sent, acknowledged (the path MTU raised), lost
 	 */
 	uint64_t icmp_mtu_recorded, pmtu_conns_started, pmtu_conns_lowered, pmtu_conns_raised;
-	uint64_t pmtu_blackholes;
+	uint64_t pmtu_blackholes, pmtu_probes, pmtu_probes_ok, pmtu_probes_lost;
 	/* limits (tcp_limits.h, docs/LIMITS.md): each action one of them caused */
 	uint64_t syn_dropped_conns;     /* SYNs dropped: table full, no TIME-WAIT to end */
 	uint64_t syn_dropped_half_open; /* SYNs dropped: max_half_open reached, cookies off */

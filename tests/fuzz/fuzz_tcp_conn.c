@@ -666,9 +666,17 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 	FUZZ_CHECK(c->cc.cwnd >= c->cc.smss);
 	/* Until the peer's SYN says more, the send MSS is RFC 9293's default 536, whatever ours. */
 	FUZZ_CHECK(c->snd_mss >= 64 && (!f->peer_syn || c->snd_mss <= c->cfg.mss));
-	/* No ICMP here: a path MTU only from black-hole detection, a plateau, and only lower. */
+	/*
+	 * No ICMP here: a path MTU only from black-hole detection, a plateau,
+	 * or a probe that got through (tcp_icmp.h), above the MSS it replaced.
+	 */
 	FUZZ_CHECK(c->path_mtu == 0 || c->path_mtu == 1500 || c->path_mtu == 1400 ||
-		   c->path_mtu == 1280 || c->path_mtu == 1024 || c->path_mtu == 576);
+		   c->path_mtu == 1280 || c->path_mtu == 1024 || c->path_mtu == 576 ||
+		   c->stats.pmtu_probes_ok > 0);
+	FUZZ_CHECK(c->stats.pmtu_probes_ok + c->stats.pmtu_probes_lost <= c->stats.pmtu_probes);
+	FUZZ_CHECK(!c->probe_mtu || (c->probe_mtu > c->snd_mss + 40u &&
+				     c->probe_mtu <= c->cfg.mss + 40u + (c->ts_ok ? 12u : 0u)));
+	FUZZ_CHECK(!c->probe_mtu || c->sb_on);
 	FUZZ_CHECK(c->pmtu_guessed == (c->stats.pmtu_blackholes > 0));
 	FUZZ_CHECK(c->snd_mss <= c->mss_clamp);
 

@@ -772,6 +772,212 @@ static void test_unreachable_no_revert(void **state)
 	expect_no_revert(&s, ICMP_CODE_NET_UNREACH, ISS, 1);
 }
 
+/* The peer acknowledges @ack and SACKs [@l, @r) (none if @l == @r). */
+static void ack_sack(struct script *s, uint32_t ack, uint32_t l, uint32_t r)
+{
+	struct tcp_options o = {.has_ts = true, .ts_val = s->peer_ts,
+				.ts_ecr = s->out.n ? s->out.seg[s->out.n - 1].opts.ts_val : 0};
+	const uint32_t b[2] = {l, r};
+
+	if (l != r)
+		opts_sack(&o, 1, b);
+	seg_opts(s, ACK, IRS + 1, ack, 65535, 0, &o);
+}
+
+/*
+ * The peer acknowledges everything sent, an RTT after it went, until all
+ * the application wrote is acknowledged. @return the largest segment sent
+ * meanwhile.
+ */
+static uint32_t ack_all(struct script *s)
+{
+	uint32_t largest = 0;
+
+	for (unsigned i = 0; i < 100 && s->c.snd_una != s->c.snd_una + s->c.snd.bytes; i++) {
+		while (pending_tx(s)) {
+			uint32_t len = take_tx(s)->len;
+
+			largest = len > largest ? len : largest;
+		}
+		advance(s, 100 * US);
+		ack_sack(s, s->c.snd_max, 0, 0);
+	}
+	assert_int_equal(s->c.snd.bytes, 0);
+	while (pending_tx(s))
+		assert_int_equal(take_tx(s)->len, 0);
+	return largest;
+}
+
+/* A SACK connection (the scoreboard a probe needs), established, the window primed. */
+static void probe_fixture(struct script *s, struct tcp_config *cfg)
+{
+	struct fixture_opts o = fixture_opts_with(cfg);
+
+	script_config(cfg);
+	cfg->rack = true;
+	cfg->blackhole_min_ns = 0;
+	fixture_established(s, &o);
+	prime_window(s);
+	assert_true(s->c.sb_on);
+	assert_int_equal(s->c.cfg.probe_interval_ns, 600000 * MS);
+}
+
+/*
+ * RFC 4821 7, RFC 8899 4.3: a black-hole step may have been an outage
+ * (three timeouts of full segments look the same), so a search upwards
+ * starts at once. At the first quiet moment with room, one segment as
+ * large as the interface takes goes out ahead of the smaller ones; its
+ * ACK raises the path MTU back (the stack is told: pmtu_probed), and at
+ * the interface's MTU there is nothing more to search.
+ */
+static void test_probe_after_blackhole_outage(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	probe_fixture(&s, &cfg);
+	assert_int_equal(app_send(&s, 2 * MSS0), (int)(2 * MSS0));
+	drain_tx(&s);
+	while (!s.c.path_mtu && s.c.retries < 10) {
+		advance_next(&s);
+		drain_tx(&s);
+	}
+	assert_int_equal(s.c.path_mtu, 1400);
+	assert_int_equal(s.c.search_high, 1500);
+	assert_true(s.c.probe_at && s.c.probe_at <= s.now);
+	/* The outage ends: everything is acknowledged; more data goes. */
+	ack_sack(&s, ISS + 1 + 2 * MSS0, 0, 0);
+	drain_tx(&s);
+	assert_int_equal(s.c.snd_mss, 1400 - OVERHEAD);
+	assert_int_equal(app_send(&s, 20 * MSS0), (int)(20 * MSS0));
+	t = take_tx(&s);
+	assert_int_equal(t->seq, ISS + 1 + 2 * MSS0);
+	assert_int_equal(t->len, MSS0); /* the probe: a 1500-byte datagram */
+	assert_int_equal(t->tso_mss, 0);
+	assert_int_equal(s.c.probe_mtu, 1500);
+	assert_int_equal(s.c.stats.pmtu_probes, 1);
+	while (pending_tx(&s)) /* the rest in the current size */
+		assert_true(take_tx(&s)->len <= 1400 - OVERHEAD);
+	/* Its ACK: the path takes 1500 again. */
+	advance(&s, 100 * US);
+	ack_sack(&s, ISS + 1 + 3 * MSS0, 0, 0);
+	assert_int_equal(s.c.path_mtu, 0);
+	assert_int_equal(s.c.snd_mss, MSS0);
+	assert_true(s.c.pmtu_probed);
+	assert_int_equal(s.c.stats.pmtu_probes_ok, 1);
+	assert_int_equal(s.c.probe_at, 0); /* nothing above the interface's MTU */
+	assert_int_equal(s.c.probe_mtu, 0);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * A probe the path drops: RACK marks its data lost once later segments
+ * are SACKed. That loss is the probe's alone, so it is no congestion
+ * signal (RFC 4821 7.6.2, as Linux): no recovery, cwnd kept, the data
+ * sent again in segments that fit. The next plateau down (1400) is
+ * probed at the next quiet moment; when it gets through the search ends
+ * until cfg.probe_interval_ns from then. A path MTU lowered otherwise
+ * (an ICMP error, the cache) waits that interval before its first probe.
+ */
+static void test_probe_lost_no_congestion_response(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t mss = 1280 - OVERHEAD, p0 = ISS + 1;
+	uint32_t cwnd;
+
+	(void)state;
+	probe_fixture(&s, &cfg);
+	assert_true(tcp_path_mtu(&s.c, 1280, s.now, &s.out));
+	assert_int_equal(s.c.probe_at, s.now + 600000 * MS);
+	assert_int_equal(s.c.search_high, 1500);
+	assert_int_equal(app_send(&s, 6 * mss), (int)(6 * mss));
+	while (pending_tx(&s)) /* not due yet: no probe */
+		assert_true(take_tx(&s)->len <= mss);
+	ack_sack(&s, p0 + 6 * mss, 0, 0);
+	advance(&s, 600000 * MS);
+
+	assert_int_equal(app_send(&s, 12 * MSS0), (int)(12 * MSS0));
+	expect_tx(&s, ACK, p0 + 6 * mss, IRS + 1, MSS0); /* the probe */
+	assert_int_equal(s.c.probe_mtu, 1500);
+	drain_tx(&s);
+	cwnd = s.c.cc.cwnd;
+	/* The probe is lost; the four segments after it arrive. */
+	advance(&s, 100 * US);
+	ack_sack(&s, p0 + 6 * mss, p0 + 6 * mss + MSS0, p0 + 6 * mss + MSS0 + 4 * mss);
+	if (!s.c.stats.pmtu_probes_lost)
+		advance_next(&s); /* the reordering window */
+	assert_int_equal(s.c.stats.pmtu_probes_lost, 1);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.stats.recoveries, 0);
+	assert_int_equal(s.c.cc.cwnd, cwnd);
+	assert_int_equal(s.c.search_high, 1400);
+	assert_int_equal(s.c.probe_mtu, 0);
+	expect_resent(&s, p0 + 6 * mss, MSS0, mss);
+	assert_true(ack_all(&s) <= mss);
+	/* At the next quiet moment with data to send, a probe of 1400 goes, and fits. */
+	assert_int_equal(app_send(&s, 8 * MSS0), (int)(8 * MSS0));
+	assert_int_equal(ack_all(&s), 1400 - OVERHEAD);
+	assert_int_equal(s.c.path_mtu, 1400);
+	assert_int_equal(s.c.snd_mss, 1400 - OVERHEAD);
+	assert_int_equal(s.c.stats.pmtu_probes, 2);
+	assert_int_equal(s.c.stats.pmtu_probes_ok, 1);
+	assert_int_equal(s.c.probe_at, s.now + 600000 * MS); /* 1500 again in 10 minutes */
+	assert_int_equal(s.c.search_high, 1500);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * A timeout with a probe out fails it too (the probe may be what was
+ * lost), and an ICMP error about the probe says what the path takes: the
+ * search tries that next rather than the next plateau. With
+ * cfg.probe_interval_ns 0 there is no search at all.
+ */
+static void test_probe_timeout_and_icmp_hint(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t p0 = ISS + 1;
+
+	(void)state;
+	probe_fixture(&s, &cfg);
+	assert_true(tcp_path_mtu(&s.c, 1280, s.now, &s.out));
+	advance(&s, 600000 * MS);
+	assert_int_equal(app_send(&s, 3 * MSS0), (int)(3 * MSS0));
+	expect_tx(&s, ACK, p0, IRS + 1, MSS0);
+	drain_tx(&s);
+	assert_int_equal(frag_needed(&s, 1350, p0), TCP_ICMP_MTU_NOT_LOWER);
+	assert_int_equal(s.c.search_high, 1350);
+	assert_int_equal(s.c.path_mtu, 1280); /* an error about a probe lowers nothing */
+	while (!s.c.stats.timeouts)
+		advance_next(&s);
+	drain_tx(&s);
+	assert_int_equal(s.c.stats.pmtu_probes_lost, 1);
+	assert_int_equal(s.c.search_high, 1350);
+	assert_true(ack_all(&s) <= 1280 - OVERHEAD);
+	/* Once quiet (an RTT sample ends the backoff), the probe is of 1350. */
+	assert_int_equal(app_send(&s, 8 * MSS0), (int)(8 * MSS0));
+	assert_int_equal(ack_all(&s), 1350 - OVERHEAD);
+	assert_int_equal(s.c.path_mtu, 1350);
+	assert_int_equal(s.c.stats.pmtu_probes_ok, 1);
+	script_end(&s);
+
+	probe_fixture(&s, &cfg);
+	s.c.cfg.probe_interval_ns = 0;
+	assert_true(tcp_path_mtu(&s.c, 1280, s.now, &s.out));
+	assert_int_equal(s.c.probe_at, 0);
+	advance(&s, 600000 * MS);
+	assert_int_equal(app_send(&s, 3 * MSS0), (int)(3 * MSS0));
+	while (pending_tx(&s))
+		assert_true(take_tx(&s)->len <= 1280 - OVERHEAD);
+	assert_int_equal(s.c.stats.pmtu_probes, 0);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -790,6 +996,9 @@ int main(void)
 	    cmocka_unit_test(test_blackhole_waits_min_time),
 	    cmocka_unit_test(test_blackhole_counts_at_size),
 	    cmocka_unit_test(test_blackhole_not_taken),
+	    cmocka_unit_test(test_probe_after_blackhole_outage),
+	    cmocka_unit_test(test_probe_lost_no_congestion_response),
+	    cmocka_unit_test(test_probe_timeout_and_icmp_hint),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
 	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),
 	    cmocka_unit_test(test_unreachable_no_revert),

@@ -56,16 +56,22 @@ static void client_datagram(struct tcp_pair *p, unsigned i, uint8_t *ip)
 	memcpy(ip, rte_pktmbuf_mtod(f, const uint8_t *) + RTE_ETHER_HDR_LEN, QUOTE_MAX);
 }
 
-/* The client sends @len bytes of the stream; its segments wait at its port. */
-static void client_sends(struct tcp_pair *p, size_t len)
+/* The client sends @len bytes of the stream from offset @off; its segments wait at its port. */
+static void client_sends_from(struct tcp_pair *p, size_t len, uint64_t off)
 {
 	uint8_t *buf = malloc(len);
 
 	assert_non_null(buf);
-	pair_fill(buf, len, 0);
+	pair_fill(buf, len, off);
 	assert_int_equal(tcp_sock_send(p->cli, buf, len), (int)len);
 	free(buf);
 	netif_flush(&p->a.nif);
+}
+
+/* The stream's first @len bytes. */
+static void client_sends(struct tcp_pair *p, size_t len)
+{
+	client_sends_from(p, len, 0);
 }
 
 static uint64_t drops(const struct pair_side *s, enum lunar_drop why)
@@ -464,6 +470,70 @@ static void test_pmtu_recorded_below_peer_mss(void **state)
 	pair_close(&p);
 }
 
+/*
+ * RFC 4821 7: after the black-hole steps the client searches upwards at
+ * once. On the same narrow path its probes of 1500 and 1400 are lost
+ * (no congestion response: no recovery) and the stream arrives whole;
+ * the search then waits cfg.probe_interval_ns (100 ms here). Once the path is wide
+ * again, the next probe gets through: the client goes back to 1500, the
+ * cache forgets the guess before its hold is over, and the peer's other
+ * connection goes up with it.
+ */
+static void test_probe_finds_wider_path(void **state)
+{
+	const size_t len = 16 * 1448;
+	const struct tcp_stack_stats *st;
+	const struct pmtu_cache *pc;
+	const struct tcp_conn *c;
+	struct second v = {0};
+	struct tcp_config cfg;
+	struct tcp_sock *c2;
+	struct tcp_pair p;
+	uint32_t ev2 = 0;
+
+	(void)state;
+	pair_config(&cfg);
+	cfg.probe_interval_ns = 100 * 1000 * US; /* 100 ms, well within the guess's 60 s hold */
+	pair_open_cfgs(&p, false, &cfg, &cfg);
+	st = tcp_stack_stats(p.a.tcp);
+	pc = tcp_stack_pmtu(p.a.tcp);
+	c = tcp_sock_conn(p.cli);
+	c2 = connect_second(&p, &v, &ev2);
+	p.mtu_a = 1280;
+	client_sends(&p, len);
+	pair_run(&p, 1000 * 1000 * US);
+	client_sends_from(&p, len, len);
+	pair_run(&p, 1000 * 1000 * US);
+	pair_rcvd_ok(&p, 2 * len);
+	assert_int_equal(st->pmtu_blackholes, 2);
+	assert_int_equal(c->path_mtu, 1280);
+	assert_int_equal(c->stats.pmtu_probes, 2);
+	assert_int_equal(c->stats.pmtu_probes_lost, 2); /* 1500, then 1400 */
+	assert_int_equal(c->stats.pmtu_probes_ok, 0);
+	assert_int_equal(c->stats.recoveries, 0);
+	assert_true(c->probe_at); /* the next search, from the top, due once there is data */
+	assert_int_equal(c->search_high, 1500);
+	assert_int_equal(tcp_sock_conn(c2)->path_mtu, 1280);
+
+	p.mtu_a = 0;
+	pair_run(&p, 200 * 1000 * US); /* past the interval */
+	client_sends_from(&p, len, 2 * len);
+	pair_run(&p, 1000 * 1000 * US);
+	pair_rcvd_ok(&p, 3 * len);
+	assert_int_equal(c->stats.pmtu_probes_ok, 1);
+	assert_int_equal(c->path_mtu, 0);
+	assert_int_equal(c->snd_mss, 1448);
+	assert_int_equal(pc->used, 0);
+	assert_int_equal(pc->stats.raised, 1);
+	assert_int_equal(pc->stats.expired, 0);
+	assert_int_equal(tcp_sock_conn(c2)->path_mtu, 0);
+	assert_int_equal(send_fits(&p, c2, len, 1500), 1500);
+	pair_run(&p, 2000 * US);
+	assert_int_equal(v.rcvd, len);
+	tcp_listener_close(v.lst);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +543,7 @@ int main(void)
 	    cmocka_unit_test(test_pmtu_shared_by_connections),
 	    cmocka_unit_test(test_pmtu_recorded_below_peer_mss),
 	    cmocka_unit_test(test_blackhole_guess_shared),
+	    cmocka_unit_test(test_probe_finds_wider_path),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_icmp", tests, pair_group_setup,

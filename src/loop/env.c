@@ -841,6 +841,8 @@ void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
 		cfg->blackhole_rtos = (uint8_t)o->blackhole_rtos;
 	if (o->blackhole_hold_s > 0)
 		cfg->blackhole_hold_ns = (uint64_t)(o->blackhole_hold_s * 1e9);
+	if (o->probe_interval_s >= 0)
+		cfg->probe_interval_ns = (uint64_t)(o->probe_interval_s * 1e9);
 	if (o->sock_buf)
 		cfg->rcv_buf = cfg->snd_buf = o->sock_buf;
 	if (o->keepalive >= 0)

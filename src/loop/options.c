@@ -21,6 +21,7 @@ void lunar_options_init(struct lunar_options *o)
 	o->hystart_min_ns = o->hystart_max_ns = -1;
 	o->probes = -1;
 	o->blackhole_rtos = -1;
+	o->probe_interval_s = -1;
 	o->keepalive = -1;
 	o->xdp_syncookies = true;
 }
@@ -208,6 +209,30 @@ bad:
 		      "lifetime; default 3,60) or off",
 		      arg, LUNAR_BLACKHOLE_RTOS_MAX);
 	return -EINVAL;
+}
+
+/*
+ * --pmtu-probe SECONDS | off: how long a connection below its interface's
+ * MTU waits before it searches for a larger one with probes (tcp_icmp.h).
+ */
+static int parse_probe_interval(struct lunar_options *o, const char *arg, char *err,
+				size_t errlen)
+{
+	double s;
+
+	if (!strcmp(arg, "off")) {
+		o->probe_interval_s = 0;
+		return 1;
+	}
+	if (!isdigit((unsigned char)*arg) || parse_seconds(arg, 1, 86400, &s)) {
+		lunar_set_err(err, errlen,
+			      "--pmtu-probe %s: expected seconds between path MTU searches, 1 to "
+			      "86400 (default 600, RFC 8899's PMTU_RAISE_TIMER), or off",
+			      arg);
+		return -EINVAL;
+	}
+	o->probe_interval_s = s;
+	return 1;
 }
 
 /*
@@ -440,6 +465,8 @@ bad_core:
 		return parse_hystart(o, arg, err, errlen);
 	case LUNAR_OPT_PMTU_BLACKHOLE:
 		return parse_blackhole(o, arg, err, errlen);
+	case LUNAR_OPT_PMTU_PROBE:
+		return parse_probe_interval(o, arg, err, errlen);
 	case LUNAR_OPT_PROBES:
 		if (!strcmp(arg, "rfc")) {
 			o->probes = 0;
@@ -571,6 +598,9 @@ void lunar_options_usage(FILE *f)
 	      "  --pmtu-blackhole R[,H]  full-sized segments unanswered R timeouts in a row\n"
 	      "                     (no ICMP error): step the path MTU down (1500, 1400, 1280,\n"
 	      "                     1024, 576) and hold it H s; default 3,60; off\n"
+	      "  --pmtu-probe S     a path MTU below the interface's is searched upwards with\n"
+	      "                     probes (RFC 4821): at once after a black hole, else S s\n"
+	      "                     after it was lowered or the last search; default 600; off\n"
 	      "  --tcp-limits SPEC  per worker: conns=N (connections, any state), half-open=N\n"
 	      "                     (SYN-RECEIVED; beyond: SYN cookies), time-wait=N, mem=SIZE\n"
 	      "                     (bytes buffered by TCP; 0: no cap); docs/LIMITS.md\n"

@@ -17,6 +17,7 @@
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
  *   --pmtu-blackhole RTOS[,HOLD_S] | off  black-hole detection (RFC 2923 2.1)
+ *   --pmtu-probe SECONDS | off  path MTU search with probes (RFC 4821), its interval
  *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)
  *   --idle-yield N     after N idle polls in a row, sched_yield() on each further one
  *   --verbose          more log lines (DPDK's too)
@@ -60,6 +61,7 @@ struct lunar_options {
 	unsigned keepalive_probes;
 	int blackhole_rtos;      /* --pmtu-blackhole: -1 tcp_config's (3); 0 off */
 	double blackhole_hold_s; /* 0: tcp_config's (60 s); else 1..600 */
+	double probe_interval_s; /* --pmtu-probe: -1 tcp_config's (600 s); 0 off; else 1..86400 */
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
 	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
 	unsigned idle_yield; /* --idle-yield: idle polls before sched_yield(); 0: never */
@@ -101,6 +103,7 @@ enum {
 	LUNAR_OPT_HYSTART,
 	LUNAR_OPT_PROBES,
 	LUNAR_OPT_PMTU_BLACKHOLE,
+	LUNAR_OPT_PMTU_PROBE,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -125,7 +128,8 @@ enum {
 		{"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD},                     \
 		{"hystart", required_argument, NULL, LUNAR_OPT_HYSTART},                           \
 		{"probes", required_argument, NULL, LUNAR_OPT_PROBES},                             \
-		{"pmtu-blackhole", required_argument, NULL, LUNAR_OPT_PMTU_BLACKHOLE}
+		{"pmtu-blackhole", required_argument, NULL, LUNAR_OPT_PMTU_BLACKHOLE},             \
+		{"pmtu-probe", required_argument, NULL, LUNAR_OPT_PMTU_PROBE}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

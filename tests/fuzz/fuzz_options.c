@@ -20,7 +20,8 @@
  *   12   parse_uint_opt("count", 1..10000000), as lunar-ping
  *   13   parse_seconds_opt("duration", up to 1e6), as lunar-ping
  *   14   parse_ipv4()
- *   15   code byte bit 6 set: LUNAR_OPT_PMTU_BLACKHOLE; clear:
+ *   15   code byte bit 6 set: LUNAR_OPT_PMTU_BLACKHOLE, or with bit 7
+ *        also set LUNAR_OPT_PMTU_PROBE; bit 6 clear:
  *        lunar_options_check() now (it is also called after the last pair)
  * Arguments and the error buffer are heap copies of exactly their size,
  * so AddressSanitizer catches any read or write past them.
@@ -30,6 +31,7 @@
  * keep-alive times in [0.001, 86400] s and 1..1000 probes, --probes
  * unset, rfc or 1..8, HyStart++ bounds unset, off or 1 us <= min <= max
  * <= 1 s, --pmtu-blackhole unset, off or 1..16 timeouts held 1..600 s,
+ * --pmtu-probe unset, off or 1..86400 s,
  * names NUL-terminated within their buffers, interface names of 1..15
  * characters without '/', ':' or spaces, memif path non-empty, MTU 0 or
  * 576..9000, prefix length 1..32 with an address, core <= 1023); every
@@ -115,6 +117,8 @@ static void check_opts(const struct lunar_options *o)
 	FUZZ_CHECK(o->blackhole_rtos >= -1 && o->blackhole_rtos <= (int)LUNAR_BLACKHOLE_RTOS_MAX);
 	FUZZ_CHECK(o->blackhole_hold_s == 0 ||
 		   (o->blackhole_hold_s >= 1 && o->blackhole_hold_s <= 600));
+	FUZZ_CHECK(o->probe_interval_s == -1 || o->probe_interval_s == 0 ||
+		   (o->probe_interval_s >= 1 && o->probe_interval_s <= 86400));
 	FUZZ_CHECK((o->hystart_min_ns == -1 && o->hystart_max_ns == -1) ||
 		   (o->hystart_min_ns == 0 && o->hystart_max_ns == 0) ||
 		   (o->hystart_min_ns >= 1000 && o->hystart_min_ns <= o->hystart_max_ns &&
@@ -247,7 +251,7 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 			LUNAR_OPT_SOCK_BUF,   LUNAR_OPT_TCP_LIMITS,     LUNAR_OPT_POOL,
 			LUNAR_OPT_PROBES,     LUNAR_OPT_HYSTART};
 		int opt = code <= 8    ? LUNAR_OPT_PORT + (int)code
-			  : code == 15 ? LUNAR_OPT_PMTU_BLACKHOLE
+			  : code == 15 ? (code_byte & 0x80 ? LUNAR_OPT_PMTU_PROBE : LUNAR_OPT_PMTU_BLACKHOLE)
 				       : by_bits[(code_byte >> 5 & 4) | (code_byte >> 4 & 3)];
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);

@@ -245,6 +245,38 @@ static void test_pmtu_blackhole(void **state)
 	}
 }
 
+/* --pmtu-probe: seconds between searches (fractions allowed), or off; junk refused, nothing half-applied. */
+static void test_pmtu_probe(void **state)
+{
+	static const char *const bad[] = {"", "0", "0.5", "86401", "on", "x", " 60", "+60", "-1",
+					  "60s", "1e3x", "nan"};
+	struct lunar_options o;
+	struct tcp_config cfg, def;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	tcp_config_default(&def);
+	cfg = def;
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.probe_interval_ns, 600000000000ull);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PMTU_PROBE, "30", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.probe_interval_ns, 30000000000ull);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PMTU_PROBE, "1.5", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.probe_interval_ns, 1500000000ull);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PMTU_PROBE, "off", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_int_equal(cfg.probe_interval_ns, 0);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lunar_options_init(&o);
+		refused_with(&o, LUNAR_OPT_PMTU_PROBE, "pmtu-probe", bad[i],
+			     "expected seconds between path MTU searches", "or off");
+		assert_true(o.probe_interval_s < 0); /* nothing half-applied */
+	}
+}
+
 /* --sock-buf: both buffers take it; unset leaves tcp_config's; out of range refused. */
 static void test_sock_buf(void **state)
 {
@@ -330,6 +362,7 @@ int main(void)
 	    cmocka_unit_test(test_idle_yield),
 	    cmocka_unit_test(test_hystart),
 	    cmocka_unit_test(test_pmtu_blackhole),
+	    cmocka_unit_test(test_pmtu_probe),
 	    cmocka_unit_test(test_probes),
 	};
 

@@ -54,6 +54,10 @@ expect_eq "lunar heard no ICMP error" "$heard" 0
 expect_eq "two steps down: 1500 -> 1400 -> 1280" "$(line_field "$OUT/httpd.log" tcp blackholes)" 2
 expect_ge "datagrams of 1400 bytes were tried (the first plateau)" \
 	"$(at '> 1352 && ip.len <= 1400')" 1
+probes=$(line_field "$OUT/httpd.log" tcp probes)
+echo "    path MTU probes (RFC 4821): sent $probes, lost $(line_field "$OUT/httpd.log" tcp probes_lost), through $(line_field "$OUT/httpd.log" tcp probes_ok)"
+expect_ge "the search upwards after the steps: probes sent" "${probes:-0}" 1
+expect_eq "every probe lost on the narrow path" "$(line_field "$OUT/httpd.log" tcp probes_lost)" "$probes"
 expect_eq "second download: nothing too large, nothing eaten" "$((eaten2 - eaten1))" 0
 expect_eq "second download: started at the cached path MTU" \
 	"$(line_field "$OUT/httpd.log" tcp conns_started)" 1

@@ -903,6 +903,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		if (seq_lt(c->snd_nxt, c->snd_max)) { /* go-back-N after an RTO, or a lower MSS */
 			out->seg[out->n - 1].retransmit = true;
 			c->stats.retransmits++;
+			tcp_pmtu_probe_resent(c, c->snd_nxt, c->snd_nxt + len, now);
 		} else if (!c->rtt_start && len) {
 			c->rtt_seq = c->snd_nxt + len; /* time this segment (Karn: new data only) */
 			c->rtt_start = now;

@@ -106,11 +106,18 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 {
 	uint16_t was = c->snd_mss;
 
+	uint32_t before = cur_mtu(c);
+
 	c->path_mtu = mtu;
+	if (c->probe_mtu && mtu && mtu < before) {
+		/* Lowered under it: its data goes again smaller, so its ACK will prove nothing. */
+		c->probe_mtu = 0;
+		c->stats.pmtu_probes_lost++;
+	}
 	if (!mtu || (c->probe_mtu && c->probe_mtu <= mtu))
 		c->probe_mtu = 0; /* what it would have shown is known */
-	if (!mtu || !c->probe_at || c->search_high <= mtu)
-		search_later(c, now);
+	if (!mtu || mtu < before || !c->probe_at || c->search_high <= mtu)
+		search_later(c, now); /* a lowering says the path takes less: not again soon */
 	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN || c->state == TCP_SYN_SENT)
 		return false; /* the SYN-ACK's options will meet it (take_syn_options) */
 	c->snd_mss = tcp_path_mss(c);
@@ -207,8 +214,9 @@ uint32_t tcp_pmtu_probe_len(struct tcp_conn *c, uint64_t now, uint32_t usable, u
 		return 0;
 	if (!c->sb_on || (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT) ||
 	    c->snd_nxt != c->snd_max || c->sb.lost || c->cc.in_recovery || c->rtt.backoff ||
-	    c->frto.step || c->rack.tlp_out)
-		return 0; /* a quiet moment, when a loss can only be the probe's */
+	    c->frto.step || c->rack.tlp_out || c->undo.on ||
+	    (c->cc.recover_armed && seq_lt(c->snd_una, c->cc.recover)))
+		return 0; /* a quiet moment (no recovery, RTO's included), when a loss can only be the probe's */
 	len = probe_payload(c, c->search_high);
 	if (len <= c->snd_mss) {
 		search_later(c, now); /* nothing larger to try */
@@ -223,6 +231,12 @@ void tcp_pmtu_probe_sent(struct tcp_conn *c, uint32_t seq, uint32_t len)
 	c->probe_seq = seq;
 	c->probe_end = seq + len;
 	c->stats.pmtu_probes++;
+}
+
+void tcp_pmtu_probe_resent(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now)
+{
+	if (c->probe_mtu && seq_lt(seq, c->probe_end) && seq_gt(end, c->probe_seq))
+		tcp_pmtu_probe_failed(c, now);
 }
 
 void tcp_pmtu_probe_acked(struct tcp_conn *c, uint64_t now, struct tcp_out *out)

@@ -155,16 +155,19 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
  * - Acknowledged whole: the path takes it (tcp_path_mtu(), raised;
  *   c->pmtu_probed tells the stack, which raises its cache and the peer's
  *   other connections). The search is over.
- * - Lost (RACK marks its data lost, a timeout comes, as Linux's
- *   tcp_mtup_probe_failed()): the next plateau below it is tried at once,
- *   or the MTU an ICMP error about it reported if that is higher. If the
- *   probe's data was all that was lost there is no congestion response
- *   (RFC 4821 7.6.2, as Linux's tcp_simple_retransmit()): it goes again
- *   in segments that fit.
+ * - Lost (RACK marks its data lost, any of it is resent, a timeout
+ *   comes, as Linux's tcp_mtup_probe_failed()): the next plateau below it
+ *   is tried at once, or the MTU an ICMP error about it reported. If the
+ *   probe's data, never resent, was all that was lost and no recovery is
+ *   under way, there is no congestion response (RFC 4821 7.6.2, as
+ *   Linux's tcp_simple_retransmit()): it goes again in segments that fit,
+ *   and a tail loss probe that resent a piece of it is forgiven too.
+ * - A lower path MTU while it is out (an ICMP error, the cache) counts it
+ *   lost; a raise to its size or more drops it uncounted.
  * - A search starts at once after a black-hole step, and
- *   cfg.probe_interval_ns after any other lowering or after a search
- *   ends (found or not), from the interface's MTU again; none while at the
- *   interface's MTU.
+ *   cfg.probe_interval_ns after any other lowering (which ends a search
+ *   under way) or after a search ends (found or not), from the
+ *   interface's MTU again; none while at the interface's MTU.
  */
 
 /**
@@ -175,6 +178,11 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 uint32_t tcp_pmtu_probe_len(struct tcp_conn *c, uint64_t now, uint32_t usable, uint32_t unsent);
 /** The probe went: [@seq, @seq + @len). Counted in c->stats.pmtu_probes. */
 void tcp_pmtu_probe_sent(struct tcp_conn *c, uint32_t seq, uint32_t len);
+/**
+ * [@seq, @end) goes again: if it overlaps the probe in flight, the probe
+ * failed (what arrives now is not the probe; its ACK would prove nothing).
+ */
+void tcp_pmtu_probe_resent(struct tcp_conn *c, uint32_t seq, uint32_t end, uint64_t now);
 /** SND.UNA reached the probe's end with none of it resent: the path takes it. */
 void tcp_pmtu_probe_acked(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /** The probe was lost (its data marked lost, or a timeout): the search goes on lower. */

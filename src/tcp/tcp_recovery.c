@@ -19,6 +19,9 @@ static void fall_back(struct tcp_conn *c)
 	c->cc.sack_recovery = false; /* a recovery under way goes on as NewReno's */
 	c->rack_at = c->tlp_at = 0;
 	c->stats.sb_nomem++;
+	c->probe_mtu = 0; /* a probe needs the scoreboard to be judged */
+	c->probe_seq = c->probe_end;
+	c->probe_at = 0;
 }
 
 void tcp_rec_start(struct tcp_conn *c)
@@ -72,7 +75,9 @@ static bool probe_lost_alone(struct tcp_conn *c, uint64_t now)
 
 		if (seq_geq(r->start, c->probe_end))
 			break;
-		if ((r->flags & TCP_TXSEG_LOST) && seq_geq(r->start, c->probe_seq))
+		/* The probe's own transmission: its pieces resent and lost again are congestion's. */
+		if ((r->flags & (TCP_TXSEG_LOST | TCP_TXSEG_RETRANS)) == TCP_TXSEG_LOST &&
+		    seq_geq(r->start, c->probe_seq))
 			bytes += r->end - r->start;
 	}
 	if (!bytes)
@@ -96,9 +101,12 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 	timeout = tcp_rack_detect_loss(&c->rack, &c->sb, reo, now, &lost);
 	c->stats.rack_lost += lost;
 	c->rack_at = timeout ? now + timeout : 0;
-	if (c->probe_seq != c->probe_end && c->sb.lost && !c->cc.in_recovery &&
-	    probe_lost_alone(c, now)) {
+	if (c->probe_seq != c->probe_end && c->sb.lost && probe_lost_alone(c, now) &&
+	    !c->cc.in_recovery) {
 		c->sb_kick = true; /* resent at once, in segments that fit */
+		/* A tail loss probe that resent a piece of it: no loss of anything else to answer for. */
+		if (c->rack.tlp_out && seq_leq(c->rack.tlp_end_seq, c->probe_end))
+			c->rack.tlp_out = false;
 		return;
 	}
 	if (c->sb.lost &&
@@ -250,6 +258,7 @@ static bool resend(struct tcp_conn *c, const struct tcp_txseg *r, uint64_t now,
 		return false;
 	t->retransmit = true;
 	c->stats.retransmits++;
+	tcp_pmtu_probe_resent(c, r->start, r->end, now);
 	tcp_undo_retransmitted(&c->undo, r->start, r->end, c->snd_mss);
 	if (c->rtt_start && seq_lt(r->start, c->rtt_seq))
 		c->rtt_start = 0; /* Karn: the timed segment was sent again */

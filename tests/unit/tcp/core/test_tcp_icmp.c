@@ -851,9 +851,12 @@ static void test_probe_after_blackhole_outage(void **state)
 	ack_sack(&s, ISS + 1 + 2 * MSS0, 0, 0);
 	drain_tx(&s);
 	assert_int_equal(s.c.snd_mss, 1400 - OVERHEAD);
+	/* Once the timeout's episode is over (a round), a probe goes first, whole. */
+	assert_int_equal(app_send(&s, 2 * MSS0), (int)(2 * MSS0));
+	assert_true(ack_all(&s) <= 1400 - OVERHEAD);
+	assert_int_equal(s.c.stats.pmtu_probes, 0);
 	assert_int_equal(app_send(&s, 20 * MSS0), (int)(20 * MSS0));
 	t = take_tx(&s);
-	assert_int_equal(t->seq, ISS + 1 + 2 * MSS0);
 	assert_int_equal(t->len, MSS0); /* the probe: a 1500-byte datagram */
 	assert_int_equal(t->tso_mss, 0);
 	assert_int_equal(s.c.probe_mtu, 1500);
@@ -862,7 +865,7 @@ static void test_probe_after_blackhole_outage(void **state)
 		assert_true(take_tx(&s)->len <= 1400 - OVERHEAD);
 	/* Its ACK: the path takes 1500 again. */
 	advance(&s, 100 * US);
-	ack_sack(&s, ISS + 1 + 3 * MSS0, 0, 0);
+	ack_sack(&s, s.c.probe_end, 0, 0);
 	assert_int_equal(s.c.path_mtu, 0);
 	assert_int_equal(s.c.snd_mss, MSS0);
 	assert_true(s.c.pmtu_probed);
@@ -928,6 +931,66 @@ static void test_probe_lost_no_congestion_response(void **state)
 	assert_int_equal(s.c.probe_at, s.now + 600000 * MS); /* 1500 again in 10 minutes */
 	assert_int_equal(s.c.search_high, 1500);
 	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * A probe lost together with another segment: the probe failed, and the
+ * other loss is congestion's, so recovery begins as it would have.
+ */
+static void test_probe_lost_with_another(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t mss = 1280 - OVERHEAD, p0 = ISS + 1;
+
+	(void)state;
+	probe_fixture(&s, &cfg);
+	assert_true(tcp_path_mtu(&s.c, 1280, s.now, &s.out));
+	advance(&s, 600000 * MS);
+	assert_int_equal(app_send(&s, 8 * MSS0), (int)(8 * MSS0));
+	expect_tx(&s, ACK, p0, IRS + 1, MSS0); /* the probe */
+	drain_tx(&s);
+	/* The probe and the segment after it are lost; the four after those arrive. */
+	advance(&s, 100 * US);
+	ack_sack(&s, p0, p0 + MSS0 + mss, p0 + MSS0 + 5 * mss);
+	if (!s.c.stats.pmtu_probes_lost)
+		advance_next(&s);
+	assert_int_equal(s.c.stats.pmtu_probes_lost, 1);
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.stats.recoveries, 1);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * A lower path MTU while a probe is out (here an ICMP error about the
+ * segment before it): the probe's data goes again smaller, so its ACK
+ * proves nothing: counted lost, the path MTU is not raised, and the
+ * lowering ends the search until cfg.probe_interval_ns from now.
+ */
+static void test_probe_out_when_lowered(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t p0 = ISS + 1;
+
+	(void)state;
+	probe_fixture(&s, &cfg);
+	assert_true(tcp_path_mtu(&s.c, 1400, s.now, &s.out));
+	advance(&s, 600000 * MS);
+	assert_int_equal(app_send(&s, 1400 - OVERHEAD), (int)(1400 - OVERHEAD));
+	assert_int_equal(app_send(&s, 4 * MSS0), (int)(4 * MSS0));
+	assert_int_equal(s.c.probe_mtu, 1500);
+	assert_int_equal(s.c.probe_seq, p0 + 1400 - OVERHEAD);
+	drain_tx(&s);
+	assert_int_equal(frag_needed(&s, 1280, p0), TCP_ICMP_MSS_LOWERED);
+	assert_int_equal(s.c.probe_mtu, 0);
+	assert_int_equal(s.c.stats.pmtu_probes_lost, 1);
+	assert_int_equal(s.c.probe_at, s.now + 600000 * MS);
+	assert_true(ack_all(&s) <= 1280 - OVERHEAD);
+	assert_int_equal(s.c.path_mtu, 1280);
+	assert_int_equal(s.c.stats.pmtu_probes_ok, 0);
 	script_end(&s);
 }
 
@@ -998,6 +1061,8 @@ int main(void)
 	    cmocka_unit_test(test_blackhole_not_taken),
 	    cmocka_unit_test(test_probe_after_blackhole_outage),
 	    cmocka_unit_test(test_probe_lost_no_congestion_response),
+	    cmocka_unit_test(test_probe_lost_with_another),
+	    cmocka_unit_test(test_probe_out_when_lowered),
 	    cmocka_unit_test(test_probe_timeout_and_icmp_hint),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
 	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),

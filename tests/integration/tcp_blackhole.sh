@@ -7,7 +7,8 @@
 # in a row it tries 1400 bytes (still too large), after three more 1280,
 # which pass: the download arrives byte for byte. The guess goes into the
 # path MTU cache, held 60 s: a second download, a new connection, starts
-# at 1280 and never stalls.
+# at 1280 and never stalls. Each step starts a search upwards (RFC 4821):
+# its probes of 1500 and 1400 bytes are lost on this path.
 source "$(dirname "$0")/lib.sh"
 setup_test tcp_blackhole "$1"
 HTTPD="$BUILD/tools/lunar-httpd"

@@ -502,14 +502,22 @@ static void check_out(struct fz *f)
 			    !t->retransmit));
 		FUZZ_CHECK(!(t->flags & CWR) || t->ecn == TCP_ECN_ECT0);
 		if (t->len) {
-			/* Data: only what the send buffer holds, within what may be in flight. */
-			FUZZ_CHECK(t->len <= c->snd_mss);
+			/*
+			 * Data: only what the send buffer holds, within what may be in
+			 * flight; at most one MSS, but for a path MTU probe (tcp_icmp.h):
+			 * exactly its range, within what the handshake allows, uncut.
+			 */
+			FUZZ_CHECK(t->len <= c->snd_mss ||
+				   (t->seq == c->probe_seq && t->seq + t->len == c->probe_end &&
+				    t->len <= c->mss_clamp && !t->tso_mss && !t->retransmit));
 			FUZZ_CHECK(seq_geq(t->seq, c->snd_una));
 			FUZZ_CHECK(seq_leq(t->seq + t->len, c->snd_max));
 			FUZZ_CHECK(seq_leq(t->seq + t->len, data_end(c)));
 			check_tx_payload(f, t);
-			/* Data and options fit the MSS (RFC 9293 3.7.1: options count). */
-			FUZZ_CHECK(t->len + optlen <= (size_t)c->snd_mss + (c->ts_ok ? 12 : 0));
+			/* Data and options fit the MSS (RFC 9293 3.7.1: options count); a probe, the peer's. */
+			FUZZ_CHECK(t->len + optlen <=
+				   (size_t)(t->len > c->snd_mss ? c->mss_clamp : c->snd_mss) +
+				       (c->ts_ok ? 12 : 0));
 		} else {
 			/* A keep-alive is numbered SND.NXT - 1; nothing else below SND.UNA. */
 			FUZZ_CHECK(seq_geq(t->seq, c->snd_una - 1));

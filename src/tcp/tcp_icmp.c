@@ -105,17 +105,18 @@ static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint3
 bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out *out)
 {
 	uint16_t was = c->snd_mss;
-
 	uint32_t before = cur_mtu(c);
 
 	c->path_mtu = mtu;
-	if (c->probe_mtu && mtu && mtu < before) {
-		/* Lowered under it: its data goes again smaller, so its ACK will prove nothing. */
-		c->probe_mtu = 0;
+	/*
+	 * A probe out: lowered under it, its data goes again smaller, so its
+	 * ACK would prove nothing (lost); raised to its size or more, what it
+	 * would have shown is known.
+	 */
+	if (c->probe_mtu && mtu && mtu < before)
 		c->stats.pmtu_probes_lost++;
-	}
-	if (!mtu || (c->probe_mtu && c->probe_mtu <= mtu))
-		c->probe_mtu = 0; /* what it would have shown is known */
+	if (!mtu || mtu < before || c->probe_mtu <= mtu)
+		c->probe_mtu = 0;
 	if (!mtu || mtu < before || !c->probe_at || c->search_high <= mtu)
 		search_later(c, now); /* a lowering says the path takes less: not again soon */
 	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN || c->state == TCP_SYN_SENT)
@@ -139,6 +140,15 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 /* Path MTUs a black hole is tried at, highest first (tcp_icmp.h). */
 static const uint16_t plateaus[] = {1500, 1400, 1280, 1024, TCP_PMTU_MIN};
 
+/* The highest plateau below @mtu, or 0 at the floor. */
+static uint16_t plateau_below(uint32_t mtu)
+{
+	for (unsigned i = 0; i < sizeof(plateaus) / sizeof(plateaus[0]); i++)
+		if (plateaus[i] < mtu)
+			return plateaus[i];
+	return 0;
+}
+
 /* Payload of what an RTO resends first: SND.UNA's record, or what go-back-N sends (no FIN). */
 static uint32_t head_len(const struct tcp_conn *c)
 {
@@ -155,10 +165,10 @@ static uint32_t head_len(const struct tcp_conn *c)
 
 bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
-	const unsigned n = sizeof(plateaus) / sizeof(plateaus[0]);
 	uint32_t sent = c->snd_mss + tcp_hdr_bytes(c); /* the datagram SND.UNA goes in */
-	unsigned backoff = c->rtt.backoff, i = 0;
+	unsigned backoff = c->rtt.backoff;
 	uint32_t cwnd = c->cc.cwnd;
+	uint16_t next;
 
 	if (!c->cfg.blackhole_rtos || c->rtos_at_size < c->cfg.blackhole_rtos ||
 	    now - c->unacked_since < c->cfg.blackhole_min_ns)
@@ -171,9 +181,8 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 */
 	if (head_len(c) < c->snd_mss || c->soft_error)
 		return false;
-	while (i < n && plateaus[i] >= sent)
-		i++;
-	if (i == n)
+	next = plateau_below(sent);
+	if (!next)
 		return false; /* already at the floor */
 	/*
 	 * The timeouts were the size's, not the path's load: the smaller
@@ -182,19 +191,17 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 */
 	c->rtt.backoff = 0;
 	/* RFC 5681 3.1's loss window after a timeout: one segment, of the new size. */
-	c->cc.cwnd = plateaus[i] - tcp_hdr_bytes(c);
+	c->cc.cwnd = next - tcp_hdr_bytes(c);
 	tcp_rec_frto_abandon(c); /* what goes now is not what F-RTO would send */
-	if (!tcp_path_mtu(c, plateaus[i], now, out)) {
+	if (!tcp_path_mtu(c, next, now, out)) {
 		c->rtt.backoff = backoff;
 		c->cc.cwnd = cwnd;
 		return false;
 	}
 	c->pmtu_guessed = true;
 	c->stats.pmtu_blackholes++;
-	if (c->cfg.probe_interval_ns) {
-		search_later(c, now);
+	if (c->cfg.probe_interval_ns) /* tcp_path_mtu() set the search from the top */
 		c->probe_at = now; /* it may have been an outage: look up again at once */
-	}
 	return true;
 }
 
@@ -252,16 +259,10 @@ void tcp_pmtu_probe_acked(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 
 void tcp_pmtu_probe_failed(struct tcp_conn *c, uint64_t now)
 {
-	const unsigned n = sizeof(plateaus) / sizeof(plateaus[0]);
-	uint32_t mtu = c->probe_mtu, next = 0;
-	unsigned i = 0;
+	uint32_t mtu = c->probe_mtu, next = plateau_below(mtu);
 
 	c->probe_mtu = 0;
 	c->stats.pmtu_probes_lost++;
-	while (i < n && plateaus[i] >= mtu)
-		i++;
-	if (i < n)
-		next = plateaus[i];
 	if (c->search_high < mtu)
 		next = c->search_high; /* what an ICMP error about the probe reported (frag_needed()) */
 	if (next <= cur_mtu(c)) {

@@ -1109,19 +1109,27 @@ static void give_path_mtu(struct tcp_sock *s, uint16_t mtu)
 	after(s);
 }
 
+/* A path MTU as a bound: 0, the interface's, above any other. */
+static uint32_t mtu_bound(uint16_t mtu)
+{
+	return mtu ? mtu : UINT32_MAX;
+}
+
 /*
- * The path to @dst takes @mtu: every open connection to it follows (RFC
- * 1191 5: the path MTU is a property of the path, not of the connection
- * that learned it; Linux keeps it in the route). A connection that already
- * knows a lower one keeps it. O(connections), once per MTU learned.
+ * The path to @dst takes @mtu (0: the interface's): every open connection
+ * to it follows (RFC 1191 5: the path MTU is a property of the path, not
+ * of the connection that learned it; Linux keeps it in the route), the
+ * way the news goes: @up (a probe got through) raises those below it, else
+ * those above it are lowered; a connection that already knows a lower one
+ * keeps it. O(connections), once per MTU learned or raised.
  */
-static void path_mtu_to_conns(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
+static void path_mtu_to_conns(struct tcp_stack *st, uint32_t dst, uint16_t mtu, bool up)
 {
 	for (struct tcp_sock *s = st->all, *next; s; s = next) {
-		uint16_t known = s->conn.path_mtu;
+		uint32_t known = mtu_bound(s->conn.path_mtu), want = mtu_bound(mtu);
 
 		next = s->all_next;
-		if (s->conn.tuple.raddr == dst && (!known || known > mtu))
+		if (s->conn.tuple.raddr == dst && (up ? known < want : known > want))
 			give_path_mtu(s, mtu);
 	}
 }
@@ -1145,15 +1153,8 @@ static void path_mtu_forgotten(struct tcp_stack *st)
  */
 static void raise_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu)
 {
-	if (!pmtu_raise(&st->pmtu, dst, mtu))
-		return;
-	for (struct tcp_sock *s = st->all, *next; s; s = next) {
-		uint16_t known = s->conn.path_mtu;
-
-		next = s->all_next;
-		if (s->conn.tuple.raddr == dst && known && (!mtu || known < mtu))
-			give_path_mtu(s, mtu);
-	}
+	if (pmtu_raise(&st->pmtu, dst, mtu))
+		path_mtu_to_conns(st, dst, mtu, true);
 }
 
 /* Entries past their lifetime forgotten, and their connections told. */
@@ -1173,7 +1174,7 @@ static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu,
 	uint32_t evicted;
 
 	if (pmtu_learn(&st->pmtu, dst, mtu, st->now, lifetime_ns, &evicted))
-		path_mtu_to_conns(st, dst, mtu);
+		path_mtu_to_conns(st, dst, mtu, false);
 	if (evicted)
 		path_mtu_forgotten(st);
 }

@@ -51,7 +51,12 @@ run_suite() {
 	fi
 	passed=$((passed + ok))
 	failed=$((failed + fail))
-	[ "$fail" = 0 ] || failures+=("$label (see $out)")
+	[ "$fail" = 0 ] || {
+		failures+=("$label (see $out)")
+		# Why, in the run's own output: failed assertions, sanitizer and
+		# fuzzer reports (the whole logs stay in $out).
+		grep -E '^(FAIL: |==[0-9]+==ERROR|SUMMARY: |.*runtime error: )' "$out" | head -40 | sed 's/^/  | /'
+	}
 }
 
 build() {

@@ -334,13 +334,12 @@ arb_ecnsyn() {
 # each retransmission can draw its error (RFC 6069's case); the global
 # limit (icmp_msgs_per_sec, 1000/s) still holds.
 arb_unreach() {
+	# The limit goes before the first reject and comes back after the last.
+	[ $# -eq 0 ] || [ "$1" = 0 ] || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=0
 	router_random_rule "$UNREACH_TABLE" 2 "unreachable" "ip daddr ${ARB_A_IP%/*} " \
 		"counter reject with icmp type host-unreachable" \
 		"answers PCT of the packets towards ${ARB_A_IP%/*} with host unreachable" "$@"
-	[ $# -gt 0 ] || return 0
-	local ms=0
-	ip netns exec "$NS_R" nft list table ip "$UNREACH_TABLE" >/dev/null 2>&1 || ms=1000
-	ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=$ms
+	[ "${1:-}" != 0 ] || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=1000
 }
 
 # A memif socket file is stale when nothing listens on it any more (its

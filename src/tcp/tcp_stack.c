@@ -394,6 +394,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 
 	x->retransmits += c->retransmits;
 	x->timeouts += c->timeouts;
+	x->zero_window_probes += c->zero_window_probes;
 	x->fastpath_ack += c->fastpath_ack;
 	x->fastpath_data += c->fastpath_data;
 	x->slowpath += c->slowpath;
@@ -1551,7 +1552,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "
 		"rst_sent %lu foreign %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
-		"fastpath_data %lu slowpath %lu burst_acks %lu burst_acks_carried %lu\n"
+		"fastpath_data %lu slowpath %lu burst_acks %lu burst_acks_carried %lu "
+		"zero_window_probes %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
 		"tx_no_mbuf %lu tso_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
@@ -1561,7 +1563,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->burst_acks,
-		x->burst_acks_carried, x->copy_tx_bytes,
+		x->burst_acks_carried, x->zero_window_probes, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
 		x->challenge_acks_limited,

@@ -44,6 +44,7 @@ struct tcp_stack_stats {
 	uint64_t foreign;             /* segments of another worker's connections (dropped) */
 	uint64_t rst_sent;            /* RSTs for segments without a connection */
 	uint64_t segs_in, segs_out, retransmits, timeouts;
+	uint64_t zero_window_probes; /* persist timer probes of a closed window (RFC 9293 3.8.6.1) */
 	uint64_t fastpath_ack, fastpath_data, slowpath;
 	/* ACKs owed at a receive burst's end (tcp_config.ack_per_burst): sent
 	 * then, or carried by a segment sent during the burst (no pure ACK) */

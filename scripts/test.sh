@@ -55,7 +55,7 @@ run_suite() {
 		failures+=("$label (see $out)")
 		# Why, in the run's own output: failed assertions, sanitizer and
 		# fuzzer reports (the whole logs stay in $out).
-		grep -E '^(FAIL: |==[0-9]+==ERROR|SUMMARY: |.*runtime error: )' "$out" | head -40 | sed 's/^/  | /'
+		grep -E '^(FAIL: |==[0-9]+== ?ERROR|SUMMARY: |.*runtime error: )' "$out" | head -40 | sed 's/^/  | /'
 	}
 }
 

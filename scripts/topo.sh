@@ -334,12 +334,18 @@ arb_ecnsyn() {
 # each retransmission can draw its error (RFC 6069's case); the global
 # limit (icmp_msgs_per_sec, 1000/s) still holds.
 arb_unreach() {
+	local permille=0
+	if [ $# -gt 0 ]; then
+		permille=$(permille_of "unreachable" "$1") || exit 1
+		ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"
+	fi
 	# The limit goes before the first reject and comes back after the last.
-	[ $# -eq 0 ] || [ "$1" = 0 ] || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=0
+	[ "$permille" -eq 0 ] || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=0
 	router_random_rule "$UNREACH_TABLE" 2 "unreachable" "ip daddr ${ARB_A_IP%/*} " \
 		"counter reject with icmp type host-unreachable" \
 		"answers PCT of the packets towards ${ARB_A_IP%/*} with host unreachable" "$@"
-	[ "${1:-}" != 0 ] || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=1000
+	[ $# -eq 0 ] || ip netns exec "$NS_R" nft list table ip "$UNREACH_TABLE" >/dev/null 2>&1 ||
+		ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=1000
 }
 
 # A memif socket file is stale when nothing listens on it any more (its

@@ -20,6 +20,8 @@ setup_test() {
 	BUILD=$(cd "$2" && pwd)
 	PING="$BUILD/tools/lunar-ping"
 	OUT=$(mktemp -d "/tmp/lunar-$TEST_NAME.XXXXXX")
+	# nstat keeps its history in /tmp/.nstat.u$UID unless told otherwise.
+	export NSTAT_HISTORY="$OUT/nstat.history"
 	trap finish EXIT
 	trap 'exit 130' INT TERM
 	echo "# $TEST_NAME: logs in $OUT"

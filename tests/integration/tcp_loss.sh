@@ -96,9 +96,12 @@ for cc in cubic dctcp; do
 		$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --send "$OUT/src.bin" \
 			--cc "$cc" --counters --pcap "$OUT/$cc.pcap" >"$OUT/$cc.log" 2>&1
 		rc=$?
-		grep -q " ecn_syn_fallbacks [1-9]" "$OUT/$cc.log" || break
+		# Only a run that passed otherwise goes again; a fallen-back run is checked too.
+		[ "$rc" = 0 ] && grep -q " ecn_syn_fallbacks [1-9]" "$OUT/$cc.log" || break
 		echo "$cc: the random loss took the handshake's ECN negotiation (try $try)"
 		wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
+		expect_eq "$cc, ECN fallen back (try $try): SHA-256" "$(cat "$OUT/sink.sha")" "$want"
+		mv "$OUT/$cc.log" "$OUT/$cc.try$try.log"
 	done
 	expect_eq "$cc, 1% loss, lunar -> kernel: exit code" "$rc" 0
 	wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
@@ -165,18 +168,22 @@ wait_for "transfer under way" 100 $A ss -tnH state established "sport = :$port"
 # means it was not (the kernel's window closed while its reader was off
 # the CPU, and lunar's probes of a closed window are not retransmissions
 # RFC 6069 speaks of): the path goes down again, up to three times.
+most=0
 for try in 1 2 3; do
+	kill -0 "$PID_lcd" 2>/dev/null || break # the transfer is over
 	sleep 0.3
 	ip netns exec lunar-r nstat -n # counters from here
 	"$TOPO" arb unreach 100 >/dev/null
 	sleep 2
 	rejected=$(ip netns exec lunar-r nft list table ip lunar_unreach | grep -o 'packets [0-9]*' | awk '{print $2}')
 	"$TOPO" arb unreach 0 >/dev/null
-	echo "path down (try $try): the router rejected ${rejected:-0} packets; its ICMP counters:"
-	ip netns exec lunar-r nstat -a | grep -E '^Icmp(OutMsgs|OutDestUnreachs|OutRateLimit|OutErrors)' | sed 's/^/  /'
-	[ "${rejected:-0}" -lt 20 ] || break
+	echo "path down (try $try): the router rejected ${rejected:-0} packets; its ICMP counters since:"
+	ip netns exec lunar-r nstat -z IcmpOutMsgs IcmpOutDestUnreachs 'IcmpOutRateLimit*' IcmpOutErrors |
+		grep '^Icmp' | sed 's/^/  /'
+	[ "${rejected:-0}" -le "$most" ] || most=${rejected:-0}
+	[ "$most" -lt 20 ] || break
 done
-expect_ge "path down: the router answered lunar's packets with host unreachable" "${rejected:-0}" 1
+expect_ge "path down: the router answered lunar's packets with host unreachable" "$most" 1
 wait "$PID_lcd"
 expect_eq "path down and back: exit code" "$?" 0
 wait_for "sink to finish" 100 test -s "$OUT/sink.sha"

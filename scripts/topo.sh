@@ -74,6 +74,8 @@ die() { echo "topo.sh: $*" >&2; exit 1; }
 say() { echo "topo.sh: $*"; }
 
 ns_exists() { [ -e "/run/netns/$1" ]; }
+# The router namespace, which the arb rules need: there, or die saying how.
+need_router() { ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"; }
 link_exists() { ns_exists "$1" && ip -n "$1" link show dev "$2" >/dev/null 2>&1; }
 addr_of() { echo "${1%/*}"; }
 
@@ -276,7 +278,7 @@ permille_of() {
 router_random_rule() {
 	local table=$1 prio=$2 what=$3 pre=$4 action=$5 says=$6
 	shift 6
-	ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"
+	need_router
 	if [ $# -eq 0 ]; then
 		if ip netns exec "$NS_R" nft list table ip "$table" 2>/dev/null; then :; else
 			say "arb: no $what rule in $NS_R"
@@ -337,7 +339,7 @@ arb_unreach() {
 	local permille=0
 	if [ $# -gt 0 ]; then
 		permille=$(permille_of "unreachable" "$1") || exit 1
-		ns_exists "$NS_R" || die "router namespace $NS_R does not exist; run 'topo.sh arb up' first"
+		need_router
 	fi
 	# The limit goes before the first reject and comes back after the last.
 	[ "$permille" -eq 0 ] || ip netns exec "$NS_R" sysctl -qw net.ipv4.icmp_ratelimit=0

@@ -12,5 +12,7 @@
 #endif
 #define LUNAR_PACKED __attribute__((packed))
 #define LUNAR_UNUSED __attribute__((unused))
+/* A function a profiler must see as its own (callgrind --toggle-collect). */
+#define LUNAR_NOINLINE __attribute__((noinline))
 
 #endif

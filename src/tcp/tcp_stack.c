@@ -1249,7 +1249,8 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 
 /* ---- events ---- */
 
-static void dispatch(struct tcp_stack *st)
+/* Never inlined, as burst_end(): a profile can count the callbacks apart (docs/benchmarks.md). */
+static LUNAR_NOINLINE void dispatch(struct tcp_stack *st)
 {
 	/* Bounded: callbacks may queue new events (a reply can free space...). */
 	for (unsigned rounds = 0; st->ev_head && rounds < 1024; rounds++) {
@@ -1368,9 +1369,11 @@ static void sock_timer(struct tw_entry *e, void *ctx)
  * The receive burst is over and its callbacks have run: each connection it
  * touched sends what it held, in one pass, then the ACK its segments
  * earned unless that data carried it. Dead sockets stay allocated until
- * free_dead(), after this.
+ * free_dead(), after this. Never inlined: a profile can count the
+ * framing of each burst's output apart from the poll's timers (callgrind
+ * --toggle-collect=burst_end, docs/benchmarks.md).
  */
-static void burst_end(struct tcp_stack *st)
+static LUNAR_NOINLINE void burst_end(struct tcp_stack *st)
 {
 	struct tcp_sock *s;
 	bool owed;
@@ -1399,8 +1402,10 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 	check_pool(st);
 	expire_path_mtus(st);
 	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
-	dispatch(st);
-	burst_end(st);
+	if (st->ev_head)
+		dispatch(st);
+	if (st->burst_head)
+		burst_end(st);
 	free_dead(st);
 }
 

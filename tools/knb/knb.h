@@ -157,6 +157,13 @@ void knb_flow_hs_sent(struct knb_flow *f, uint32_t n);
 int knb_flow_hs_received(struct knb_flow *f, const uint8_t *p, uint32_t n);
 /** Payload bytes this end may send now (UINT64_MAX: unbounded). */
 uint64_t knb_flow_tx_budget(const struct knb_flow *f);
+/*
+ * Whether knb_flow_on_tx() (@tx) or knb_flow_on_rx() of @n bytes would
+ * use its time: a client's request starting or response completing. A
+ * stack whose clock costs something per read (rdtsc is ~10 ns in a VM)
+ * reads it only then; the other calls may pass 0.
+ */
+bool knb_flow_needs_time(const struct knb_flow *f, uint64_t n, bool tx);
 void knb_flow_on_tx(struct knb_flow *f, uint64_t n, uint64_t now_ns);
 void knb_flow_on_rx(struct knb_flow *f, uint64_t n, uint64_t now_ns);
 /** Client RPC: every request started has its response (nothing in flight). */

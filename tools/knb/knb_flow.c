@@ -255,6 +255,16 @@ uint64_t knb_flow_tx_budget(const struct knb_flow *f)
 	return 0;
 }
 
+bool knb_flow_needs_time(const struct knb_flow *f, uint64_t n, bool tx)
+{
+	if (f->kind != KNB_FLOW_RPC || !f->client)
+		return false;
+	if (tx) /* a request starts within these bytes: its issue time */
+		return (f->tx_bytes + n + f->msg_size - 1) / f->msg_size > f->requests;
+	/* a response completes: its latency, when measured */
+	return f->meter->on && (f->rx_bytes + n) / f->msg_size > f->responses;
+}
+
 void knb_flow_on_tx(struct knb_flow *f, uint64_t n, uint64_t now_ns)
 {
 	struct knb_meter *m = f->meter;

@@ -70,6 +70,12 @@ static uint64_t now(struct lctx *L)
 	return lunar_env_now_ns(L->env);
 }
 
+/* The time for knb_flow_on_tx()/_on_rx() of @n bytes, read only when the flow uses it. */
+static uint64_t flow_time(struct lconn *k, uint64_t n, bool tx)
+{
+	return knb_flow_needs_time(&k->f, n, tx) ? now(k->L) : 0;
+}
+
 /*
  * Let go of the socket: no more events for us, then a graceful close (or a
  * RST). The stack frees it when the connection ends; the lconn stays until
@@ -164,7 +170,7 @@ static void pump_out(struct lconn *k)
 					       : tcp_sock_send_zc(k->s, src, len);
 		if (rc <= 0)
 			return; /* TCP_EV_WRITABLE, or the loop, resumes */
-		knb_flow_on_tx(&k->f, (uint64_t)rc, now(k->L));
+		knb_flow_on_tx(&k->f, (uint64_t)rc, flow_time(k, (uint64_t)rc, true));
 		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
 			struct tcp_slice *sl = &k->pend[k->pend_head];
 
@@ -225,12 +231,12 @@ static void pump_in_copy(struct lconn *k)
 		if (got > (size_t)hs) {
 			uint32_t rest = (uint32_t)got - (uint32_t)hs;
 
-			knb_flow_on_rx(&k->f, rest, now(L));
+			knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false));
 			if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
 				int rc = (int)lsock_send(k->ls, L->scratch + hs, rest);
 
 				if (rc > 0)
-					knb_flow_on_tx(&k->f, (uint64_t)rc, now(L));
+					knb_flow_on_tx(&k->f, (uint64_t)rc, flow_time(k, (uint64_t)rc, true));
 			}
 		}
 		pump_out(k);
@@ -283,7 +289,7 @@ static void pump_in(struct lconn *k)
 				tcp_sock_zc_done(k->s, NULL, (uint32_t)hs); /* the hello, consumed */
 			echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
 			if (rest) {
-				knb_flow_on_rx(&k->f, rest, now(L));
+				knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false));
 				if (echo) {
 					unsigned at = k->pend_head + k->pend_n++;
 

@@ -2,7 +2,8 @@
  * test_knb_flow.c - knb's flow engine without any stack: the handshake
  * (accepted, another version, not knb at all), RPC accounting (budgets,
  * requests started, responses completed, latency samples only in the
- * window, draining), the echo and bulk budgets, and the plans per pattern.
+ * window, draining; when the clock is needed), the echo and bulk budgets,
+ * and the plans per pattern.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -150,6 +151,40 @@ static void test_rpc_accounting(void **state)
 	free(ms);
 }
 
+/*
+ * The time is needed only when a client's request starts or a measured
+ * response completes: the calls in between may skip the clock.
+ */
+static void test_needs_time(void **state)
+{
+	struct knb_flow_spec spec = {.kind = KNB_FLOW_RPC, .msg_size = 100, .iodepth = 2};
+	struct knb_meter *mc = meter(), *ms = meter();
+	struct knb_flow *cl = calloc(2, sizeof(*cl)), *sv = cl + 1;
+
+	(void)state;
+	handshake(cl, sv, &spec, mc, ms);
+	assert_true(knb_flow_needs_time(cl, 1, true)); /* request 0 starts */
+	knb_flow_on_tx(cl, 60, 1000);
+	assert_false(knb_flow_needs_time(cl, 40, true)); /* the rest of request 0 */
+	assert_true(knb_flow_needs_time(cl, 41, true));	 /* and request 1's first byte */
+	knb_flow_on_tx(cl, 140, 1000);
+	/* The server measures nothing. */
+	assert_false(knb_flow_needs_time(sv, 100, false));
+	assert_false(knb_flow_needs_time(sv, 100, true));
+	/* Outside the window a response completing takes no sample: no time. */
+	assert_false(knb_flow_needs_time(cl, 100, false));
+	mc->on = true;
+	assert_false(knb_flow_needs_time(cl, 99, false));
+	assert_true(knb_flow_needs_time(cl, 100, false));
+	knb_flow_on_rx(cl, 99, 0);
+	assert_true(knb_flow_needs_time(cl, 1, false));
+	knb_flow_on_rx(cl, 1, 7000);
+	assert_int_equal(knb_hist_max(&mc->hist), 6000); /* 7000 - 1000 */
+	free(cl);
+	free(mc);
+	free(ms);
+}
+
 static void test_bulk_budgets(void **state)
 {
 	struct knb_flow_spec up = {.kind = KNB_FLOW_UP, .msg_size = 65536, .iodepth = 1};
@@ -210,6 +245,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handshake),	 cmocka_unit_test(test_version_mismatch),
 		cmocka_unit_test(test_not_knb),		 cmocka_unit_test(test_rpc_accounting),
+		cmocka_unit_test(test_needs_time),
 		cmocka_unit_test(test_bulk_budgets),	 cmocka_unit_test(test_plans),
 	};
 

@@ -4,13 +4,14 @@
 # VM has no PMU, and its memif has a slow mode; docs/benchmarks.md).
 #
 # A knb server (memif, --trust-link) runs under callgrind, counting only
-# netif_input (parsing, TCP input, the callbacks of inline mode) and the
-# tcp_stack_poll() steps that do a burst's work: dispatch() (batch mode's
-# callbacks) and burst_end() (each connection's output, framed). Neither
-# the memif PMD, the port's transmit and frees, nor the idle loop is
-# counted. A native knb client drives it for 3 s; the total is divided by
-# the requests the server answered. The same build gives the same figure
-# to within about 1% (the share of bursts of each size varies a little).
+# netif_input (parsing, TCP input, inline callbacks) and the steps of
+# tcp_stack_poll() that do a burst's work: burst_deliver() (inline mode's
+# callback for the burst's last run of segments), dispatch() (batch
+# mode's callbacks) and burst_end() (each connection's output, framed).
+# Neither the memif PMD, the port's transmit and frees, nor the idle loop
+# is counted. A native knb client drives it for 3 s; the total is divided
+# by the requests the server answered. The same build gives the same
+# figure to within about 1% (the share of bursts of each size varies).
 #
 #   sudo bench/cg_request.sh [API [MTU [IODEPTH]]]      # inline 1500 1
 #
@@ -39,7 +40,8 @@ cleanup() {
 trap cleanup EXIT
 # EAL cannot reserve hugepage address space under valgrind: no hugepages.
 LUNAR_EAL_ARGS="--no-huge -m 512" valgrind --tool=callgrind --collect-atstart=no \
-	--toggle-collect=netif_input --toggle-collect=dispatch --toggle-collect=burst_end \
+	--toggle-collect=netif_input --toggle-collect=burst_deliver --toggle-collect=dispatch \
+	--toggle-collect=burst_end \
 	--callgrind-out-file="$out/callgrind.out" \
 	"$prof" server --stack lunar --api "$api" --trust-link --mtu "$mtu" \
 	--port "memif:$sock:server" --ip 192.168.77.2/24 --listen 192.168.77.2:7000 --core 1 \

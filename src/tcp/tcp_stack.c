@@ -81,6 +81,11 @@ struct tcp_stack {
 	 * is cheaper than hashing it. Cleared when that socket leaves the table.
 	 */
 	struct tcp_sock *last_rx;
+	/*
+	 * inline-r2c's train: the socket whose callback waits for the end of
+	 * its run of segments in this burst (deliver_inline()).
+	 */
+	struct tcp_sock *inline_next;
 	struct tcp_out out;
 	uint8_t cookie_key[TCP_SYNCOOKIE_KEY_BYTES]; /* SYN cookies' secret */
 	uint64_t cookie_sent_ns;		     /* when the last one went (0: never) */
@@ -800,11 +805,15 @@ static void free_dead(struct tcp_stack *st)
 }
 
 /*
- * inline-r2c (LUNA §5.1, Fig. 5b): the application's callback runs right
- * after the segment that caused its events, before the next segment of the
- * burst; what it sends goes into this iteration's transmit batch with its
- * headers. No event queue. The callback is never re-entered: events its
- * own calls cause wait for the next segment or the batch dispatch.
+ * inline-r2c (LUNA §5.1, Fig. 5b): the application's callback runs in
+ * place, as the burst is processed, and what it sends goes into this
+ * iteration's transmit batch with its headers. No event queue. A run of
+ * segments of one connection in a burst is one delivery, as a NIC's
+ * receive offload (LRO) would have merged them: the callback runs when
+ * the next segment is another connection's, or the burst ends
+ * (inline_flush()), and finds every segment of the run readable. The
+ * callback is never re-entered: events its own calls cause wait for the
+ * next delivery or the batch dispatch.
  */
 static void deliver_inline(struct tcp_sock *s)
 {
@@ -822,6 +831,17 @@ static void deliver_inline(struct tcp_sock *s)
 		lunar_cost_leave(prev);
 	}
 	s->in_callback = false;
+}
+
+/* The run of segments waiting for its callback is over: deliver it. */
+static void inline_flush(struct tcp_stack *st)
+{
+	struct tcp_sock *s = st->inline_next;
+
+	if (s) {
+		st->inline_next = NULL;
+		deliver_inline(s);
+	}
 }
 
 /* ---- input from the interface ---- */
@@ -1012,6 +1032,8 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	    s->conn.tuple.lport != t.lport || s->conn.tuple.rport != t.rport)
 		s = st->last_rx = tcp_table_lookup(st->table, &t);
 
+	if (st->inline_next && st->inline_next != s)
+		inline_flush(st); /* another connection's segment ends the run */
 	st->now = st->nif->now_ns;
 	st->stats.segs_in++;
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
@@ -1086,8 +1108,8 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 		tcp_abort(&s->conn, st->now, &st->out);
 	}
 	after(s);
-	if (s->inline_mode)
-		deliver_inline(s);
+	if (s->inline_mode && !s->dead)
+		st->inline_next = s; /* delivered at the end of its run */
 }
 
 /* ---- path MTU (net/pmtu.h) ---- */
@@ -1239,8 +1261,10 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	}
 	path_mtu = s->conn.path_mtu;
 	after(s); /* segments sent again, or the events of an aborted connect */
-	if (s->inline_mode)
+	if (s->inline_mode) {
+		inline_flush(st); /* a run still waiting goes first */
 		deliver_inline(s);
+	}
 	/* A lower path MTU (tcp_icmp_error() took only a lower one): the peer's other connections. */
 	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED && path_mtu)
 		learn_path_mtu(st, t.raddr, path_mtu, 0);
@@ -1392,12 +1416,23 @@ static LUNAR_NOINLINE void burst_end(struct tcp_stack *st)
 	}
 }
 
+/*
+ * The burst's last inline run, delivered. Never inlined, as burst_end():
+ * a profile counts the callbacks with the rest of the burst's work.
+ */
+static LUNAR_NOINLINE void burst_deliver(struct tcp_stack *st)
+{
+	inline_flush(st);
+}
+
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 {
 	/*
 	 * Each connection's timers run at most once per poll, whatever they
 	 * re-arm: what a timer re-arms at or before @now waits for the next.
 	 */
+	if (st->inline_next)
+		burst_deliver(st);
 	st->now = now;
 	check_pool(st);
 	expire_path_mtus(st);

@@ -1805,6 +1805,34 @@ int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len)
 	return rc;
 }
 
+int tcp_sock_send_zcv(struct tcp_sock *s, const struct tcp_iov *v, unsigned n)
+{
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
+	uint32_t room = mem_room(s->st), done = 0;
+	bool cut = false;
+	int rc = 0;
+
+	for (unsigned i = 0; i < n && !cut; i++) {
+		uint32_t len = v[i].len < room - done ? v[i].len : room - done;
+
+		if (!v[i].len)
+			continue;
+		rc = len ? tcp_send(&s->conn, v[i].data, len) : 0;
+		if (rc < 0)
+			break;
+		done += (uint32_t)rc;
+		cut = (uint32_t)rc < v[i].len;
+	}
+	if (cut)
+		send_cut(s);
+	if (done) {
+		tcp_output(&s->conn, s->st->now, &s->st->out);
+		after(s);
+	}
+	lunar_cost_leave(prev);
+	return done ? (int)done : rc;
+}
+
 int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 {
 	const uint8_t *src = data;
@@ -1860,6 +1888,25 @@ void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len)
 	if (data)
 		zbuf_unref(data);
 	if (!s || s->dead)
+		return;
+	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
+
+	s->conn.mem_pressure = pressure_for(s->st, &s->conn); /* whether the window may open */
+	tcp_recv_release(&s->conn, len, s->st->now, &s->st->out);
+	after(s);
+	lunar_cost_leave(prev);
+}
+
+void tcp_sock_zc_done_v(struct tcp_sock *s, const struct tcp_slice *v, unsigned n)
+{
+	uint32_t len = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (v[i].data)
+			zbuf_unref(v[i].data);
+		len += v[i].len;
+	}
+	if (!s || s->dead || !len)
 		return;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
 

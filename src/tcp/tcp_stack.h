@@ -215,6 +215,19 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len);
 /** Zero-copy send of Zbuf memory (a reference is taken). @return bytes taken or -errno. */
 int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len);
+/** One piece of Zbuf memory for tcp_sock_send_zcv(). */
+struct tcp_iov {
+	const uint8_t *data;
+	uint32_t len;
+};
+/**
+ * Zero-copy send of @n pieces of Zbuf memory, in order, in one call (one
+ * output pass and one round of bookkeeping, where tcp_sock_send_zc() per
+ * piece pays each): every piece taken gets a reference of its own.
+ * @return bytes taken, a prefix of the pieces (the last one taken may be
+ *         cut short), as tcp_sock_send_zc() would have taken them, or -errno.
+ */
+int tcp_sock_send_zcv(struct tcp_sock *s, const struct tcp_iov *v, unsigned n);
 /** Copying read of up to @len bytes. @return bytes copied (0: nothing queued). */
 size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len);
 /**
@@ -232,6 +245,11 @@ unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned ma
  * its own reference.
  */
 void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len);
+/**
+ * tcp_sock_zc_done() for @n whole slices from tcp_sock_read_zc(), in one
+ * call: every reference dropped, the window opened once by their total.
+ */
+void tcp_sock_zc_done_v(struct tcp_sock *s, const struct tcp_slice *v, unsigned n);
 /** Bytes the application holds from zero-copy reads. */
 uint32_t tcp_sock_held(const struct tcp_sock *s);
 /** Send-buffer space: the connection's, within what the stack's mem_max leaves. */

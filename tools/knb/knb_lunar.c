@@ -113,6 +113,50 @@ static void conn_failed(struct lconn *k, int err)
 	drop_sock(k, false); /* CLOSED already: this frees it */
 }
 
+/*
+ * The RPC server's echo (zero-copy interfaces): the received slices still
+ * waiting go back in one send, bounded in flight, and those sent whole are
+ * given back in one call (the send buffer holds its own references).
+ */
+static void echo_out(struct lconn *k)
+{
+	struct tcp_iov v[PEND_MAX];
+	uint64_t budget = knb_flow_tx_budget(&k->f);
+	uint32_t held = k->L->snd_buf - tcp_sock_send_space(k->s), room, total = 0, sent;
+	unsigned n = 0, first = k->pend_head, whole = 0;
+	int rc;
+
+	if (!k->pend_n || !budget || held >= ECHO_INFLIGHT)
+		return;
+	room = ECHO_INFLIGHT - held;
+	if (room > budget)
+		room = (uint32_t)budget;
+	for (unsigned i = 0; i < k->pend_n && total < room; i++) {
+		const struct tcp_slice *sl = &k->pend[k->pend_head + i];
+		uint32_t off = i ? 0 : k->pend_off, len = sl->len - off;
+
+		if (len > room - total)
+			len = room - total;
+		v[n++] = (struct tcp_iov){sl->data + off, len};
+		total += len;
+	}
+	rc = tcp_sock_send_zcv(k->s, v, n);
+	if (rc <= 0)
+		return; /* TCP_EV_WRITABLE, or the loop, resumes */
+	knb_flow_on_tx(&k->f, (uint64_t)rc, 0); /* a server's sends use no time */
+	for (sent = (uint32_t)rc; k->pend_n && sent >= k->pend[k->pend_head].len - k->pend_off;
+	     whole++) {
+		sent -= k->pend[k->pend_head].len - k->pend_off;
+		k->pend_head++;
+		k->pend_n--;
+		k->pend_off = 0;
+	}
+	k->pend_off += sent;
+	tcp_sock_zc_done_v(k->s, &k->pend[first], whole);
+	if (!k->pend_n)
+		k->pend_head = 0;
+}
+
 /* Send the handshake, then what the flow may send now. */
 static void pump_out(struct lconn *k)
 {
@@ -147,44 +191,21 @@ static void pump_out(struct lconn *k)
 			return;
 		}
 	}
+	if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
+		if (L_api(k) != KNB_API_COPY) /* pump_in_copy echoes as it reads */
+			echo_out(k); /* the received frames themselves */
+		return;
+	}
 	while ((budget = knb_flow_tx_budget(&k->f)) > 0) {
 		uint32_t len = budget < KNB_BULK_CHUNK ? (uint32_t)budget : KNB_BULK_CHUNK;
 		const uint8_t *src = k->L->payload;
 		int rc;
 
-		if (!k->f.client && k->f.kind == KNB_FLOW_RPC && L_api(k) == KNB_API_COPY)
-			return; /* pump_in_copy echoes as it reads */
-		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
-			/* Echo the received frames themselves, bounded in flight. */
-			struct tcp_slice *sl = &k->pend[k->pend_head];
-			uint32_t held = k->L->snd_buf - tcp_sock_send_space(k->s);
-
-			if (!k->pend_n || held >= ECHO_INFLIGHT)
-				return;
-			src = sl->data + k->pend_off;
-			len = sl->len - k->pend_off;
-			if (len > ECHO_INFLIGHT - held)
-				len = ECHO_INFLIGHT - held;
-		}
 		rc = L_api(k) == KNB_API_COPY ? (int)lsock_send(k->ls, src, len)
 					       : tcp_sock_send_zc(k->s, src, len);
 		if (rc <= 0)
 			return; /* TCP_EV_WRITABLE, or the loop, resumes */
 		knb_flow_on_tx(&k->f, (uint64_t)rc, flow_time(k, (uint64_t)rc, true));
-		if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
-			struct tcp_slice *sl = &k->pend[k->pend_head];
-
-			k->pend_off += (uint32_t)rc;
-			if (k->pend_off == sl->len) {
-				/* The send buffer holds its own reference. */
-				tcp_sock_zc_done(k->s, sl->data, sl->len);
-				k->pend_head++;
-				k->pend_n--;
-				k->pend_off = 0;
-				if (!k->pend_n)
-					k->pend_head = 0;
-			}
-		}
 		if ((uint32_t)rc < len)
 			return;
 	}

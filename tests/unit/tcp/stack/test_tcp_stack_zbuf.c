@@ -7,7 +7,9 @@
  * holds: a named misuse. One that runs Zbuf dry: the copying send says
  * -ENOBUFS and takes nothing, and once buffers are back everything works
  * and nothing is left in use. One that sends in many small pieces: a
- * segment spans a hundred and more of them, every byte arrives. Each with
+ * segment spans a hundred and more of them, every byte arrives. The
+ * io-vector calls: references per piece, prefixes, short sends, and slices
+ * given back together. Each with
  * payload copied into frames (as on af_xdp) and attached to them by
  * reference (as on memif and tap).
  */
@@ -296,6 +298,73 @@ static void test_segment_of_many_sends(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/*
+ * The io-vector calls. Several pieces of Zbuf memory go in one
+ * tcp_sock_send_zcv(), each with a reference of its own; a piece that is
+ * not Zbuf memory ends the prefix taken (and alone is -EFAULT); a send
+ * buffer that fills cuts the last piece taken, counted as a short send.
+ * Slices read zero-copy go back in one tcp_sock_zc_done_v(): every
+ * reference dropped, the window opened by their total, nothing left held.
+ */
+static void test_io_vectors(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	enum { A = 3000, B = 2000, BIG = 60000, NBIG = 5 };
+	uint8_t *a = stream_buf(A, 0), *b = stream_buf(B, A), *big[NBIG], not_zbuf[100];
+	struct tcp_iov v[] = {{a, A}, {b, B}, {not_zbuf, sizeof(not_zbuf)}}, vb[NBIG];
+	struct tcp_slice sl[64];
+	struct tcp_pair p;
+	uint32_t got = 0, space;
+	unsigned n;
+
+	pair_open(&p, attach);
+	tcp_sock_set_ctx(p.srv, NULL, NULL); /* read below, zero-copy */
+	assert_int_equal(tcp_sock_send_zcv(p.cli, v, 3), A + B);
+	assert_int_equal(zbuf_refcnt(a) >= 2, true); /* ours and the send buffer's */
+	assert_int_equal(zbuf_refcnt(b) >= 2, true);
+	assert_int_equal(tcp_sock_send_zcv(p.cli, &v[2], 1), -EFAULT);
+	assert_int_equal(tcp_sock_send_zcv(p.cli, v, 0), 0);
+	zbuf_free(a);
+	zbuf_free(b);
+	pair_run(&p, MS);
+	n = tcp_sock_read_zc(p.srv, sl, 64);
+	for (unsigned i = 0; i < n; i++) {
+		for (uint32_t j = 0; j < sl[i].len; j++)
+			assert_int_equal(sl[i].data[j], pair_byte(got + j));
+		got += sl[i].len;
+	}
+	assert_int_equal(got, A + B);
+	assert_int_equal(tcp_sock_held(p.srv), A + B);
+	tcp_sock_zc_done_v(p.srv, sl, n);
+	assert_int_equal(tcp_sock_held(p.srv), 0);
+	pair_run(&p, 5 * MS);
+	assert_int_equal(zbuf_refcnt(a), 0); /* acknowledged, released */
+	assert_int_equal(zbuf_refcnt(b), 0);
+
+	/* More than the send buffer takes: a prefix, the last piece cut, counted. */
+	p.hold_b = true;
+	space = tcp_sock_send_space(p.cli);
+	assert_true(space < NBIG * BIG);
+	for (unsigned i = 0; i < NBIG; i++) {
+		big[i] = stream_buf(BIG, A + B + i * BIG);
+		vb[i] = (struct tcp_iov){big[i], BIG};
+	}
+	assert_int_equal(tcp_sock_send_zcv(p.cli, vb, NBIG), space);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->snd_buf_full, 1);
+	for (unsigned i = 0; i < NBIG; i++)
+		zbuf_free(big[i]);
+	p.hold_b = false;
+	pair_run(&p, 5 * MS);
+	n = tcp_sock_read_zc(p.srv, sl, 64);
+	got = 0;
+	for (unsigned i = 0; i < n; i++)
+		got += sl[i].len;
+	tcp_sock_zc_done_v(p.srv, sl, n);
+	assert_true(got > 0);
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 /* Each test twice: payload copied into frames, and attached to them. */
 #define BOTH_FRAMINGS(f)                                                                           \
 	{#f "/copied", f, NULL, NULL, &copied}, {#f "/attached", f, NULL, NULL, &attached}
@@ -307,6 +376,7 @@ int main(void)
 		BOTH_FRAMINGS(test_unref_more_than_held),
 		BOTH_FRAMINGS(test_exhaustion),
 		BOTH_FRAMINGS(test_segment_of_many_sends),
+		BOTH_FRAMINGS(test_io_vectors),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_zbuf", tests, pair_group_setup,

@@ -53,7 +53,7 @@ struct tcp_sock {
 	bool burst_listed;
 	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
-	bool inline_mode; /* inline-r2c: callbacks run as each segment is processed */
+	bool inline_mode; /* inline-r2c: callbacks run in place, once per run of segments */
 	bool in_callback; /* never re-entered */
 	/* limits (see "limits" below) */
 	bool half_open;   /* made from a SYN and not yet past SYN-RECEIVED: in st->half_open */
@@ -810,8 +810,9 @@ static void free_dead(struct tcp_stack *st)
  * iteration's transmit batch with its headers. No event queue. A run of
  * segments of one connection in a burst is one delivery, as a NIC's
  * receive offload (LRO) would have merged them: the callback runs when
- * the next segment is another connection's, or the burst ends
- * (inline_flush()), and finds every segment of the run readable. The
+ * the next TCP segment is another connection's, an ICMP error is handled
+ * for an inline socket, or the burst ends (inline_flush()), and finds
+ * every segment of the run readable. The
  * callback is never re-entered: events its own calls cause wait for the
  * next delivery or the batch dispatch.
  */
@@ -831,6 +832,12 @@ static void deliver_inline(struct tcp_sock *s)
 		lunar_cost_leave(prev);
 	}
 	s->in_callback = false;
+}
+
+static bool same_tuple(const struct tcp_4tuple *a, const struct tcp_4tuple *b)
+{
+	return a->laddr == b->laddr && a->raddr == b->raddr && a->lport == b->lport &&
+	       a->rport == b->rport;
 }
 
 /* The run of segments waiting for its callback is over: deliver it. */
@@ -1024,16 +1031,20 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	struct tcp_stack *st = ctx;
 	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
 			       .rport = tr->sport};
-	struct tcp_sock *s = st->last_rx;
+	struct tcp_sock *s;
 	bool bad_cookie, capped;
 	uint64_t refused = 0;
 
-	if (!s || s->conn.tuple.laddr != t.laddr || s->conn.tuple.raddr != t.raddr ||
-	    s->conn.tuple.lport != t.lport || s->conn.tuple.rport != t.rport)
+	/*
+	 * Another connection's segment ends the run waiting for its callback,
+	 * which goes first: what it does (a connection it closes or opens)
+	 * decides what this segment finds.
+	 */
+	if (st->inline_next && !same_tuple(&st->inline_next->conn.tuple, &t))
+		inline_flush(st);
+	s = st->last_rx;
+	if (!s || !same_tuple(&s->conn.tuple, &t))
 		s = st->last_rx = tcp_table_lookup(st->table, &t);
-
-	if (st->inline_next && st->inline_next != s)
-		inline_flush(st); /* another connection's segment ends the run */
 	st->now = st->nif->now_ns;
 	st->stats.segs_in++;
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
@@ -1795,8 +1806,10 @@ int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len)
 	uint32_t room = mem_room(s->st);
 	int rc = room ? tcp_send(&s->conn, zbuf_data, len < room ? len : room) : 0;
 
-	if (rc >= 0 && (uint32_t)rc < len)
+	if (rc >= 0 && (uint32_t)rc < len) {
+		charge(s); /* which limit cut it: mem_max counts what was just taken */
 		send_cut(s);
+	}
 	if (rc > 0) {
 		tcp_output(&s->conn, s->st->now, &s->st->out);
 		after(s);
@@ -1823,8 +1836,10 @@ int tcp_sock_send_zcv(struct tcp_sock *s, const struct tcp_iov *v, unsigned n)
 		done += (uint32_t)rc;
 		cut = (uint32_t)rc < v[i].len;
 	}
-	if (cut)
+	if (cut) {
+		charge(s); /* which limit cut it: mem_max counts what was just taken */
 		send_cut(s);
+	}
 	if (done) {
 		tcp_output(&s->conn, s->st->now, &s->st->out);
 		after(s);

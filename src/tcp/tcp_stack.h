@@ -266,12 +266,14 @@ void tcp_sock_abort(struct tcp_sock *s);
 const struct tcp_conn *tcp_sock_conn(const struct tcp_sock *s);
 void tcp_sock_set_ctx(struct tcp_sock *s, tcp_sock_fn fn, void *ctx);
 /**
- * inline-r2c (LUNA §5.1): run this socket's callback in place, right after
- * each received segment that gives it events, instead of after the burst
- * (batch-r2c, the default). The callback may read zero-copy and reply at
- * once; the reply joins this iteration's transmit batch. It must be short:
- * the whole burst waits for it (the worker's watchdog counts iterations
- * over budget).
+ * inline-r2c (LUNA §5.1): run this socket's callback in place as the burst
+ * is processed, instead of after it (batch-r2c, the default): once for each
+ * run of its segments (consecutive in the burst, as a NIC's LRO would merge
+ * them), when the next TCP segment is another connection's, an ICMP error
+ * is handled for an inline socket, or the burst ends. The callback may read
+ * zero-copy and reply at once; the reply joins this iteration's transmit
+ * batch. It must be short: the whole burst waits for it (the worker's
+ * watchdog counts iterations over budget).
  */
 void tcp_sock_set_inline(struct tcp_sock *s, bool on);
 

@@ -7,6 +7,8 @@
  * is a use after free, which the ASan build (CI runs this test in it)
  * reports. A listener closed in the middle of a handshake takes the
  * half-open connection with it: the client's ACK finds nothing either.
+ * An inline callback that aborts a connection before that connection's
+ * segment in the same burst: the segment finds nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,11 +107,96 @@ static void test_listener_closed_mid_handshake(void **state)
 	pair_close(&p);
 }
 
+struct two_srv {
+	struct tcp_sock *srv[2];
+	unsigned calls[2];
+};
+
+/* Server 0's inline callback reads what came and, once data came, aborts server 1's connection. */
+static void on_srv0_abort_other(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	struct two_srv *t = ctx;
+	uint8_t buf[256];
+	size_t got = 0, n;
+
+	(void)events;
+	t->calls[0]++;
+	while ((n = tcp_sock_read(s, buf, sizeof(buf))))
+		got += n;
+	if (got && t->srv[1]) {
+		tcp_sock_abort(t->srv[1]);
+		t->srv[1] = NULL;
+	}
+}
+
+static void on_srv1(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	(void)s;
+	(void)events;
+	((struct two_srv *)ctx)->calls[1]++;
+}
+
+/*
+ * inline-r2c delivers a run of segments when another connection's segment
+ * comes, and that callback runs before the new segment is looked up: a
+ * connection it aborts is gone for the segment, which finds no connection
+ * (a RST, RFC 9293 3.10.7.1, its data taken by nobody) rather than the
+ * aborted one's memory. One burst carries a segment for connection 0 and
+ * then one for connection 1; connection 0's callback aborts connection 1.
+ */
+static void test_inline_run_ends_before_next_lookup(void **state)
+{
+	struct tcp_pair p;
+	struct two_srv t = {0};
+	struct tcp_sock *cli[2];
+	uint32_t cli_events[2] = {0, 0};
+	uint64_t no_listener, rst_sent;
+	uint8_t buf[100];
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, false);
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, NULL, NULL, &rc);
+	assert_non_null(p.lst);
+	for (unsigned i = 0; i < 2; i++) {
+		cli[i] = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_event, &cli_events[i], &rc);
+		assert_non_null(cli[i]);
+	}
+	pair_run(&p, 1000 * US);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(cli_events[i] & TCP_EV_CONNECTED);
+		t.srv[i] = tcp_accept(p.lst, i ? on_srv1 : on_srv0_abort_other, &t);
+		assert_non_null(t.srv[i]);
+		tcp_sock_set_inline(t.srv[i], true);
+	}
+	pair_run(&p, 100 * US); /* what the accepted sockets were owed is delivered */
+	t.calls[0] = t.calls[1] = 0;
+	no_listener = p.b.nif.ctr.drops[LUNAR_DROP_TCP_NO_LISTENER];
+	rst_sent = tcp_stack_stats(p.b.tcp)->rst_sent;
+	memset(buf, 7, sizeof(buf));
+	assert_int_equal(tcp_sock_send(cli[0], buf, sizeof(buf)), sizeof(buf));
+	assert_int_equal(tcp_sock_send(cli[1], buf, sizeof(buf)), sizeof(buf));
+	pair_step(&p); /* both segments go out in one client burst */
+	pair_step(&p); /* and arrive in one server burst: 0's, then 1's */
+	assert_int_equal(t.calls[0], 1);
+	assert_int_equal(t.calls[1], 0); /* aborted before its segment was looked up */
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_NO_LISTENER], no_listener + 1);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->rst_sent, rst_sent + 1);
+	pair_run(&p, 1000 * US);
+	assert_true(cli_events[1] & TCP_EV_RESET);
+	assert_false(cli_events[0] & TCP_EV_RESET);
+	for (unsigned i = 0; i < 2; i++)
+		tcp_sock_abort(cli[i]);
+	tcp_sock_abort(t.srv[0]);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closed_connection_not_remembered),
 		cmocka_unit_test(test_listener_closed_mid_handshake),
+		cmocka_unit_test(test_inline_run_ends_before_next_lookup),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_demux", tests, pair_group_setup,

@@ -812,9 +812,9 @@ static void free_dead(struct tcp_stack *st)
  * receive offload (LRO) would have merged them: the callback runs when
  * the next TCP segment is another connection's, an ICMP error is handled
  * for an inline socket, or the burst ends (inline_flush()), and finds
- * every segment of the run readable. The
- * callback is never re-entered: events its own calls cause wait for the
- * next delivery or the batch dispatch.
+ * every segment of the run readable. The callback is never re-entered:
+ * events its own calls cause wait for the next delivery or the batch
+ * dispatch.
  */
 static void deliver_inline(struct tcp_sock *s)
 {
@@ -1438,12 +1438,12 @@ static LUNAR_NOINLINE void burst_deliver(struct tcp_stack *st)
 
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 {
+	if (st->inline_next)
+		burst_deliver(st);
 	/*
 	 * Each connection's timers run at most once per poll, whatever they
 	 * re-arm: what a timer re-arms at or before @now waits for the next.
 	 */
-	if (st->inline_next)
-		burst_deliver(st);
 	st->now = now;
 	check_pool(st);
 	expire_path_mtus(st);
@@ -1800,24 +1800,6 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 
 /* ---- data ---- */
 
-int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len)
-{
-	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
-	uint32_t room = mem_room(s->st);
-	int rc = room ? tcp_send(&s->conn, zbuf_data, len < room ? len : room) : 0;
-
-	if (rc >= 0 && (uint32_t)rc < len) {
-		charge(s); /* which limit cut it: mem_max counts what was just taken */
-		send_cut(s);
-	}
-	if (rc > 0) {
-		tcp_output(&s->conn, s->st->now, &s->st->out);
-		after(s);
-	}
-	lunar_cost_leave(prev);
-	return rc;
-}
-
 int tcp_sock_send_zcv(struct tcp_sock *s, const struct tcp_iov *v, unsigned n)
 {
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
@@ -1846,6 +1828,13 @@ int tcp_sock_send_zcv(struct tcp_sock *s, const struct tcp_iov *v, unsigned n)
 	}
 	lunar_cost_leave(prev);
 	return done ? (int)done : rc;
+}
+
+int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len)
+{
+	const struct tcp_iov v = {zbuf_data, len};
+
+	return tcp_sock_send_zcv(s, &v, 1);
 }
 
 int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
@@ -1898,10 +1887,9 @@ unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned ma
 	return n;
 }
 
-void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len)
+/* @len bytes the application held go back to @s's receive window (none once it is gone). */
+static void zc_give_back(struct tcp_sock *s, uint32_t len)
 {
-	if (data)
-		zbuf_unref(data);
 	if (!s || s->dead)
 		return;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
@@ -1910,6 +1898,13 @@ void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len)
 	tcp_recv_release(&s->conn, len, s->st->now, &s->st->out);
 	after(s);
 	lunar_cost_leave(prev);
+}
+
+void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len)
+{
+	if (data)
+		zbuf_unref(data);
+	zc_give_back(s, len);
 }
 
 void tcp_sock_zc_done_v(struct tcp_sock *s, const struct tcp_slice *v, unsigned n)
@@ -1921,14 +1916,8 @@ void tcp_sock_zc_done_v(struct tcp_sock *s, const struct tcp_slice *v, unsigned 
 			zbuf_unref(v[i].data);
 		len += v[i].len;
 	}
-	if (!s || s->dead || !len)
-		return;
-	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
-
-	s->conn.mem_pressure = pressure_for(s->st, &s->conn); /* whether the window may open */
-	tcp_recv_release(&s->conn, len, s->st->now, &s->st->out);
-	after(s);
-	lunar_cost_leave(prev);
+	if (len)
+		zc_give_back(s, len);
 }
 
 uint32_t tcp_sock_held(const struct tcp_sock *s)

@@ -276,7 +276,7 @@ static void pump_in(struct lconn *k)
 
 	while (!k->closed) {
 		struct tcp_slice sl[32];
-		unsigned room, n;
+		unsigned room, n, done = 0;
 
 		if (k->pend_head) {
 			/* Room at the end of the backlog for what is read next. */
@@ -320,8 +320,11 @@ static void pump_in(struct lconn *k)
 					continue; /* keeps the reference */
 				}
 			}
-			tcp_sock_zc_done(k->s, sl[i].data, rest ? rest : sl[i].len);
+			/* Given back together after the loop: one call, one window update. */
+			sl[done] = sl[i];
+			sl[done++].len = rest ? rest : sl[i].len;
 		}
+		tcp_sock_zc_done_v(k->s, sl, done);
 		if (k->closed)
 			return;
 		pump_out(k);

@@ -189,16 +189,43 @@ void netif_neigh_update(struct netif *nif, uint32_t ip, const struct rte_ether_a
 	neigh_release(nif, e);
 }
 
-/* Route and resolve, then queue. Takes @m (L3 packet at data offset). */
-static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
+/*
+ * The Ethernet destination for @dst when a frame can go now: broadcast, or
+ * a neighbour reachable or stale (a stale one is asked again, RFC 1122
+ * 2.3.2.1). False when there is no route or the next hop is unresolved.
+ */
+static bool l3_resolved(struct netif *nif, uint32_t dst, struct rte_ether_addr *mac)
 {
-	uint32_t hop = netif_next_hop(nif, dst);
+	uint32_t hop;
 	struct neigh_entry *e;
 
 	if (is_broadcast(nif, dst)) {
-		eth_output(nif, m, &eth_bcast, RTE_ETHER_TYPE_IPV4);
+		*mac = eth_bcast;
+		return true;
+	}
+	hop = netif_next_hop(nif, dst);
+	e = hop ? neigh_find(&nif->neigh, hop) : NULL;
+	if (!e || (e->state != NEIGH_REACHABLE && e->state != NEIGH_STALE))
+		return false;
+	e->last_used_ns = nif->now_ns;
+	if (e->state == NEIGH_STALE && nif->now_ns >= e->next_try_ns)
+		neigh_ask(nif, e, true);
+	*mac = e->mac;
+	return true;
+}
+
+/* Route and resolve, then queue. Takes @m (L3 packet at data offset). */
+static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
+{
+	struct rte_ether_addr mac;
+	uint32_t hop;
+	struct neigh_entry *e;
+
+	if (l3_resolved(nif, dst, &mac)) {
+		eth_output(nif, m, &mac, RTE_ETHER_TYPE_IPV4);
 		return 0;
 	}
+	hop = netif_next_hop(nif, dst);
 	if (!hop) {
 		netif_drop(nif, m, LUNAR_DROP_NO_ROUTE);
 		return -ENETUNREACH;
@@ -209,12 +236,6 @@ static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
 		return -ENOBUFS;
 	}
 	e->last_used_ns = nif->now_ns;
-	if (e->state == NEIGH_REACHABLE || e->state == NEIGH_STALE) {
-		if (e->state == NEIGH_STALE && nif->now_ns >= e->next_try_ns)
-			neigh_ask(nif, e, true);
-		eth_output(nif, m, &e->mac, RTE_ETHER_TYPE_IPV4);
-		return 0;
-	}
 	nif->ctr.neigh_miss++;
 	if (e->n_hold == NEIGH_HOLD) {
 		netif_drop(nif, m, LUNAR_DROP_NEIGH_UNRESOLVED);
@@ -226,8 +247,9 @@ static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
 	return 0;
 }
 
-int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto,
-		      uint8_t tos)
+/* Put the IPv4 header in @m's headroom. Takes @m when it fails (counted). */
+static int ipv4_prepend(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto,
+			uint8_t tos)
 {
 	struct ipv4_repr ir = {
 		.src = nif->ip,
@@ -268,7 +290,30 @@ int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8
 	} else {
 		ipv4_emit(h, sizeof(struct rte_ipv4_hdr), &ir, true);
 	}
-	return l3_output(nif, m, dst);
+	return 0;
+}
+
+int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto,
+		      uint8_t tos)
+{
+	int rc = ipv4_prepend(nif, m, dst, proto, tos);
+
+	return rc ? rc : l3_output(nif, m, dst);
+}
+
+void netif_ipv4_output_n(struct netif *nif, struct rte_mbuf *const *m, unsigned n, uint32_t dst,
+			 uint8_t proto, uint8_t tos)
+{
+	struct rte_ether_addr mac;
+
+	if (n > 1 && l3_resolved(nif, dst, &mac)) {
+		for (unsigned i = 0; i < n; i++)
+			if (ipv4_prepend(nif, m[i], dst, proto, tos) == 0)
+				eth_output(nif, m[i], &mac, RTE_ETHER_TYPE_IPV4);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		netif_ipv4_output(nif, m[i], dst, proto, tos);
 }
 
 /* ---- routes ---- */

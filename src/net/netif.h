@@ -173,6 +173,15 @@ uint32_t netif_next_hop(const struct netif *nif, uint32_t dst);
  */
 int netif_ipv4_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uint8_t proto,
 		      uint8_t tos);
+/**
+ * netif_ipv4_output() for @n packets to one destination, with one route
+ * and neighbour lookup for them all when the neighbour is resolved (else
+ * each goes alone, and may wait for resolution). For a transport's burst
+ * of segments, such as the frames cut from one segment in software
+ * (GSO). Takes every mbuf.
+ */
+void netif_ipv4_output_n(struct netif *nif, struct rte_mbuf *const *m, unsigned n, uint32_t dst,
+			 uint8_t proto, uint8_t tos);
 
 /** Send an ICMP echo request with @len bytes of pattern payload. */
 int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, size_t len);

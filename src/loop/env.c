@@ -829,6 +829,8 @@ void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
 		cfg->cc = (enum tcp_cc_algo)o->cc;
 	if (o->ecn >= 0)
 		cfg->ecn = (uint8_t)o->ecn;
+	if (o->no_gso)
+		cfg->gso = false;
 	if (o->hystart_min_ns >= 0) {
 		cfg->hystart_min_ns = (uint64_t)o->hystart_min_ns;
 		cfg->hystart_max_ns = (uint64_t)o->hystart_max_ns;

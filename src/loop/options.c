@@ -510,6 +510,13 @@ bad_core:
 		}
 		o->xdp_syncookies = !strcmp(arg, "on");
 		return 1;
+	case LUNAR_OPT_GSO:
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			lunar_set_err(err, errlen, "--gso %s: expected on (the default) or off", arg);
+			return -EINVAL;
+		}
+		o->no_gso = !strcmp(arg, "off");
+		return 1;
 	default:
 		return 0;
 	}
@@ -610,6 +617,9 @@ void lunar_options_usage(FILE *f)
 	      "  --xdp-syncookies on|off  af_xdp: under a SYN flood the XDP program answers\n"
 	      "                     SYNs with this worker's cookies, off its core (default on;\n"
 	      "                     on veth the peer needs an XDP program; docs/TRAFFIC.md)\n"
+	      "  --gso on|off       where the port has no TSO, TCP still sends segments of\n"
+	      "                     several MSSs and lunar cuts them into frames (GSO; the\n"
+	      "                     default on); off: MSS-sized segments from TCP itself\n"
 	      "  --idle-yield N     after N polls in a row that received, sent and served\n"
 	      "                     nothing, give the CPU to the kernel (sched_yield) on each\n"
 	      "                     further idle poll: for a core shared with the port's\n"

@@ -19,6 +19,8 @@
  *   --pmtu-blackhole RTOS[,HOLD_S] | off  black-hole detection (RFC 2923 2.1)
  *   --pmtu-probe SECONDS | off  path MTU search with probes (RFC 4821), its interval
  *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)
+ *   --gso on|off       TCP cuts segments of several MSSs in software where the port
+ *                      has no TSO (default on)
  *   --idle-yield N     after N idle polls in a row, sched_yield() on each further one
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
@@ -63,6 +65,7 @@ struct lunar_options {
 	double blackhole_hold_s; /* 0: tcp_config's (60 s); else 1..600 */
 	double probe_interval_s; /* --pmtu-probe: -1 tcp_config's (600 s); 0 off; else 1..86400 */
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
+	bool no_gso;         /* --gso off: MSS-sized segments from TCP on ports without TSO */
 	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
 	unsigned idle_yield; /* --idle-yield: idle polls before sched_yield(); 0: never */
 	bool verbose;
@@ -104,6 +107,7 @@ enum {
 	LUNAR_OPT_PROBES,
 	LUNAR_OPT_PMTU_BLACKHOLE,
 	LUNAR_OPT_PMTU_PROBE,
+	LUNAR_OPT_GSO,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -129,7 +133,8 @@ enum {
 		{"hystart", required_argument, NULL, LUNAR_OPT_HYSTART},                           \
 		{"probes", required_argument, NULL, LUNAR_OPT_PROBES},                             \
 		{"pmtu-blackhole", required_argument, NULL, LUNAR_OPT_PMTU_BLACKHOLE},             \
-		{"pmtu-probe", required_argument, NULL, LUNAR_OPT_PMTU_PROBE}
+		{"pmtu-probe", required_argument, NULL, LUNAR_OPT_PMTU_PROBE},                     \
+		{"gso", required_argument, NULL, LUNAR_OPT_GSO}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -37,6 +37,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->mss = 0; /* 0: the interface's MTU - 40 (tcp_stack), 1460 for a bare connection */
 	cfg->rcv_buf = 1u << 20;
 	cfg->snd_buf = 1u << 20;
+	cfg->gso = true;
 	cfg->window_scaling = true;
 	cfg->timestamps = true;
 	cfg->sack = true;
@@ -836,7 +837,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 	if (c->sb_on && c->sb.lost && c->frto.step < TCP_FRTO_SEND_NEW &&
 	    tcp_rec_send_lost(c, c->cc.cwnd + extra, now, out))
 		sent = true;
-	for (;;) {
+	for (unsigned frames = 0; !c->cfg.gso || frames < TCP_OUT_MAX;) {
 		uint32_t end = tcp_data_end(c);
 		uint32_t in_flight = c->snd_nxt - c->snd_una;
 		struct send_room r = send_room(c, c->cc.cwnd + extra);
@@ -862,8 +863,19 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 
 			if (len > cap)
 				len = cap;
-			if (len % c->snd_mss && len != unsent)
-				len -= len % c->snd_mss; /* whole segments unless it is the tail */
+			/* Cut in software (GSO): at most TCP_OUT_MAX frames a call, as without it. */
+			if (c->cfg.gso && len > (TCP_OUT_MAX - frames) * c->snd_mss)
+				len = (TCP_OUT_MAX - frames) * c->snd_mss;
+			/*
+			 * Whole segments unless it is the tail, and the tail only
+			 * when Nagle would send it alone (as Linux's
+			 * tcp_mss_split_point()): never a short last frame while
+			 * data is in flight.
+			 */
+			if (len % c->snd_mss &&
+			    (len != unsent ||
+			     !(c->cfg.nodelay || !in_flight || c->fin_queued || force)))
+				len -= len % c->snd_mss;
 		} else if (len > c->snd_mss) {
 			len = c->snd_mss;
 		}
@@ -902,12 +914,17 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			out->seg[out->n - 1].tso_mss = c->snd_mss;
 		if (seq_lt(c->snd_nxt, c->snd_max)) { /* go-back-N after an RTO, or a lower MSS */
 			out->seg[out->n - 1].retransmit = true;
-			c->stats.retransmits++;
+			c->stats.retransmits += len > c->snd_mss ? (len + c->snd_mss - 1) / c->snd_mss : 1;
 			tcp_pmtu_probe_resent(c, c->snd_nxt, c->snd_nxt + len, now);
 		} else if (!c->rtt_start && len) {
-			c->rtt_seq = c->snd_nxt + len; /* time this segment (Karn: new data only) */
+			/*
+			 * Time this segment (Karn: new data only); of a TSO segment
+			 * its first MSS, whose ACK no delayed ACK holds back.
+			 */
+			c->rtt_seq = c->snd_nxt + (len > c->snd_mss && !probe ? c->snd_mss : len);
 			c->rtt_start = now;
 		}
+		frames += len > c->snd_mss && !probe ? (len + c->snd_mss - 1) / c->snd_mss : 1;
 		c->snd_nxt += len;
 		if (fin_now) {
 			c->fin_seq = c->snd_nxt;

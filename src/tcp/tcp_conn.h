@@ -58,6 +58,14 @@ const char *tcp_state_name(enum tcp_state s);
 struct tcp_config {
 	uint16_t mss;          /**< MSS we advertise; 0: MTU - 40 (1460 without an interface) */
 	uint32_t tso_max;      /**< largest segment handed to a TSO port (0: no TSO, MSS-sized) */
+	/**
+	 * Segments of several MSSs on a port without TSO too, cut into
+	 * frames by tcp_stack in software (GSO). tcp_stack sets tso_max from
+	 * this and the port, and leaves it set only where it does the
+	 * cutting; the core then sends at most TCP_OUT_MAX frames' worth a
+	 * call, as it would without GSO.
+	 */
+	bool gso;
 	uint32_t rcv_buf;      /**< receive buffer (window) bytes */
 	uint32_t snd_buf;      /**< send buffer bytes */
 	bool window_scaling;   /**< RFC 7323 2 */

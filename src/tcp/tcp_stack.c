@@ -310,16 +310,19 @@ static uint16_t chain_csum_partial(const struct rte_mbuf *m)
 	return sum;
 }
 
-/* Build and send one segment of @c (or a bare reply when @c is NULL). */
-static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
-			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
+/*
+ * One frame of [tx->seq, tx->seq + tx->len) with @hdr bytes of TCP header,
+ * written from @tx or, when @tmpl is not NULL, copied from there (the
+ * header of the frame before it in one segment cut in software) and
+ * patched for its sequence number and flags; its checksum finished. The
+ * header is left at *@tcp. NULL when out of buffers (counted).
+ */
+static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
+				    const struct tcp_4tuple *t, const struct tcp_tx *tx, size_t hdr,
+				    const uint8_t *tmpl, uint8_t **tcp)
 {
 	struct netif *nif = st->nif;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
-	struct tcp_repr r = {.sport = t->lport, .dport = t->rport, .seq = tx->seq,
-			     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
-			     .payload_len = tx->len};
-	size_t hdr = tcp_hdr_len(&tx->opts);
 	bool offload = (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) || tx->tso_mss;
 	uint8_t *p = NULL;
 	struct rte_mbuf *m = frame_attached(st, c, tx, hdr, &p);
@@ -330,15 +333,29 @@ static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
 	lunar_cost_leave(prev);
 	if (!m) {
 		st->stats.tx_no_mbuf++;
-		return; /* counted; the timers retransmit what mattered */
+		return NULL; /* counted; the timers retransmit what mattered */
 	}
 	if (zc)
 		st->stats.zc_tx_bytes += tx->len;
 	else /* one copy into the frame: memif and af_xdp (copy mode) copy again anyway */
 		st->stats.copy_tx_bytes += tx->len;
-	/* Offloaded or chained, the payload is summed apart from the header. */
-	tcp_emit(p, hdr + (offload || zc ? 0 : tx->len), &r, &tx->opts, t->laddr, t->raddr,
-		 !offload && !zc);
+	if (tmpl) {
+		uint32_t seq = rte_cpu_to_be_32(tx->seq);
+
+		memcpy(p, tmpl, hdr);
+		memcpy(p + 4, &seq, sizeof(seq));
+		p[13] = tx->flags;
+		if (!offload && !zc)
+			tcp_fill_csum(p, hdr + tx->len, t->laddr, t->raddr);
+	} else {
+		struct tcp_repr r = {.sport = t->lport, .dport = t->rport, .seq = tx->seq,
+				     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
+				     .payload_len = tx->len};
+
+		/* Offloaded or chained, the payload is summed apart from the header. */
+		tcp_emit(p, hdr + (offload || zc ? 0 : tx->len), &r, &tx->opts, t->laddr, t->raddr,
+			 !offload && !zc);
+	}
 	if (offload) {
 		/* DPDK: the pseudo-header sum, without the length for TSO. */
 		uint16_t ph = inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP,
@@ -350,7 +367,6 @@ static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
 		if (tx->tso_mss) {
 			m->tso_segsz = tx->tso_mss;
 			m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
-			st->stats.tso_segs++;
 		}
 	} else if (zc) {
 		/* Software checksum over the header buffer and the attached payload. */
@@ -363,14 +379,115 @@ static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
 		sum = (uint16_t)~inet_csum_add(ph, raw);
 		memcpy(p + 16, &sum, sizeof(sum));
 	}
-	st->stats.segs_out++;
-	netif_ipv4_output(nif, m, t->raddr, IPPROTO_TCP, tx->ecn);
+	st->stats.segs_out += tx->tso_mss ? (tx->len + tx->tso_mss - 1) / tx->tso_mss : 1; /* frames */
+	*tcp = p;
+	return m;
 }
 
+/*
+ * Frames on their way to the IPv4 layer, handed over together (one route
+ * and neighbour lookup for a connection's burst) and in order.
+ */
+#define TX_BATCH 64
+
+struct tx_batch {
+	struct rte_mbuf *m[TX_BATCH];
+	unsigned n;
+	uint32_t raddr;
+	uint8_t ecn;
+};
+
+static void batch_flush(struct tcp_stack *st, struct tx_batch *b)
+{
+	if (b->n)
+		netif_ipv4_output_n(st->nif, b->m, b->n, b->raddr, IPPROTO_TCP, b->ecn);
+	b->n = 0;
+}
+
+static void batch_add(struct tcp_stack *st, struct tx_batch *b, struct rte_mbuf *m, uint8_t ecn)
+{
+	if (b->n && (b->n == TX_BATCH || b->ecn != ecn))
+		batch_flush(st, b);
+	b->ecn = ecn;
+	b->m[b->n++] = m;
+}
+
+/*
+ * Frame one segment of @c (or a bare reply when @c is NULL) into @b.
+ *
+ * Software segmentation (GSO, as Linux does for devices without TSO): on a
+ * port without TSO the core still sends segments of several MSSs
+ * (cfg.gso), and they are cut here into MSS-sized frames that share one
+ * header build and option layout, and one route and neighbour lookup.
+ * The core's scoreboard keeps MSS-sized records either way, so SACK and
+ * retransmission see the frames the peer sees. As a NIC cuts a TSO
+ * segment: FIN and PSH on the last frame only, CWR on the first only.
+ */
+static void frame_segment(struct tcp_stack *st, struct tcp_conn *c, const struct tcp_4tuple *t,
+			  const struct tcp_tx *tx, struct tx_batch *b)
+{
+	size_t hdr = tcp_hdr_len(&tx->opts);
+	uint8_t tmpl[TCP_HDR_MAX_LEN], *p;
+	struct rte_mbuf *m;
+	struct tcp_tx f;
+
+	if (!tx->tso_mss || (st->nif->port->offloads & PORT_OFFLOAD_TX_TSO)) {
+		m = build_frame(st, c, t, tx, hdr, NULL, &p);
+		if (!m)
+			return;
+		if (tx->tso_mss)
+			st->stats.tso_segs++;
+		batch_add(st, b, m, tx->ecn);
+		return;
+	}
+	f = *tx;
+	f.tso_mss = 0;
+	for (uint32_t off = 0; off < tx->len; off += f.len) {
+		f.seq = tx->seq + off;
+		f.len = tx->len - off < tx->tso_mss ? tx->len - off : tx->tso_mss;
+		f.flags = tx->flags;
+		if (off + f.len < tx->len)
+			f.flags &= (uint8_t)~(RTE_TCP_FIN_FLAG | RTE_TCP_PSH_FLAG);
+		if (off)
+			f.flags &= (uint8_t)~RTE_TCP_CWR_FLAG;
+		m = build_frame(st, c, t, &f, hdr, off ? tmpl : NULL, &p);
+		if (!m) {
+			/* Counted once there; the rest too, lost to the peer: RACK or the timers resend them. */
+			st->stats.tx_no_mbuf += (tx->len - off - f.len + tx->tso_mss - 1) / tx->tso_mss;
+			return;
+		}
+		if (!off) {
+			memcpy(tmpl, p, hdr); /* the frame may be sent (and freed) before the next is built */
+			st->stats.gso_segs++;
+		}
+		batch_add(st, b, m, tx->ecn);
+	}
+}
+
+/* Build and send one segment of @c (or a bare reply when @c is NULL). */
+static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
+			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
+{
+	struct tx_batch b;
+
+	b.n = 0; /* not the array: an initializer would clear it all */
+	b.raddr = t->raddr;
+	frame_segment(st, c, t, tx, &b);
+	batch_flush(st, &b);
+}
+
+/* Send what the core queued for @s: one batch of frames for the IPv4 layer. */
 static void flush_out(struct tcp_stack *st, struct tcp_sock *s)
 {
+	struct tx_batch b;
+
+	if (!st->out.n)
+		return;
+	b.n = 0;
+	b.raddr = s->conn.tuple.raddr;
 	for (unsigned i = 0; i < st->out.n; i++)
-		send_segment(st, &s->conn, &s->conn.tuple, &st->out.seg[i]);
+		frame_segment(st, &s->conn, &s->conn.tuple, &st->out.seg[i], &b);
+	batch_flush(st, &b);
 	st->out.n = 0;
 }
 
@@ -1483,8 +1600,10 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1), or less if asked. */
 	if (nif->mtu > 40 && (!st->cfg.mss || st->cfg.mss > nif->mtu - 40))
 		st->cfg.mss = (uint16_t)(nif->mtu - 40);
-	/* TSO where the port offers it: segments up to 64 KiB, cut by the port. */
-	st->cfg.tso_max = (nif->port->offloads & PORT_OFFLOAD_TX_TSO) ? 65535 - 20 - 60 : 0;
+	/* Segments up to 64 KiB, cut by the port (TSO) or else in software (GSO, frame_segment()). */
+	if (nif->port->offloads & PORT_OFFLOAD_TX_TSO)
+		st->cfg.gso = false;
+	st->cfg.tso_max = (nif->port->offloads & PORT_OFFLOAD_TX_TSO) || st->cfg.gso ? 65535 - 20 - 60 : 0;
 	st->plan = *plan;
 	st->worker = worker;
 	st->eph = flow_plan_client_ports(plan, worker);
@@ -1606,7 +1725,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"fastpath_data %lu slowpath %lu burst_acks %lu burst_acks_carried %lu "
 		"zero_window_probes %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
-		"tx_no_mbuf %lu tso_segs %lu sockets %u\n"
+		"tx_no_mbuf %lu tso_segs %lu gso_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
 		"challenge_acks %lu challenge_acks_limited %lu\n"
 		"tcp: syncookies_sent %lu syncookies_ok %lu syncookies_bad %lu "
@@ -1615,7 +1734,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->burst_acks,
 		x->burst_acks_carried, x->zero_window_probes, x->copy_tx_bytes,
-		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, st->sockets, x->out_of_window,
+		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, x->gso_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
 		x->challenge_acks_limited,
 		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);

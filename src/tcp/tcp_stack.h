@@ -43,6 +43,8 @@ struct tcp_stack_stats {
 	uint64_t syncookies_sent, syncookies_ok, syncookies_bad, syncookies_no_room;
 	uint64_t foreign;             /* segments of another worker's connections (dropped) */
 	uint64_t rst_sent;            /* RSTs for segments without a connection */
+	/* segs_in/segs_out: frames (a TSO segment counts the frames the port cuts);
+	 * retransmits: MSS-sized segments resent, as the connections count them */
 	uint64_t segs_in, segs_out, retransmits, timeouts;
 	uint64_t zero_window_probes; /* persist timer probes of a closed window (RFC 9293 3.8.6.1) */
 	uint64_t fastpath_ack, fastpath_data, slowpath;
@@ -54,6 +56,7 @@ struct tcp_stack_stats {
 	uint64_t inline_calls; /* inline-r2c callbacks run in place */
 	uint64_t tx_no_mbuf;
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
+	uint64_t gso_segs; /* segments of several MSSs cut into frames in software (GSO) */
 	/* segments dropped (and answered with an ACK) by rule, per RFC 9293 3.10.7.4 */
 	uint64_t out_of_window, ack_unsent, ack_too_old, paws_rejects, challenge_acks;
 	uint64_t challenge_acks_limited; /* not sent: over the per-connection limit (RFC 5961 7) */

@@ -277,6 +277,33 @@ static void test_pmtu_probe(void **state)
 	}
 }
 
+/* --gso: on by default, off turns it off, on again restores it; junk refused. */
+static void test_gso(void **state)
+{
+	static const char *const bad[] = {"", "yes", "1", "ON", "off "};
+	struct lunar_options o;
+	struct tcp_config cfg;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	tcp_config_default(&cfg);
+	lunar_options_tcp(&o, &cfg);
+	assert_true(cfg.gso);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_GSO, "off", err, sizeof(err)), 1);
+	lunar_options_tcp(&o, &cfg);
+	assert_false(cfg.gso);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_GSO, "on", err, sizeof(err)), 1);
+	tcp_config_default(&cfg);
+	lunar_options_tcp(&o, &cfg);
+	assert_true(cfg.gso);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lunar_options_init(&o);
+		refused_with(&o, LUNAR_OPT_GSO, "gso", bad[i], "expected on (the default) or off", NULL);
+		assert_false(o.no_gso);
+	}
+}
+
 /* --sock-buf: both buffers take it; unset leaves tcp_config's; out of range refused. */
 static void test_sock_buf(void **state)
 {
@@ -363,6 +390,7 @@ int main(void)
 	    cmocka_unit_test(test_hystart),
 	    cmocka_unit_test(test_pmtu_blackhole),
 	    cmocka_unit_test(test_pmtu_probe),
+	    cmocka_unit_test(test_gso),
 	    cmocka_unit_test(test_probes),
 	};
 

@@ -860,22 +860,29 @@ static void test_tx_slices_cursor(void **state)
  * hands the port segments of whole MSSs (and the tail), marked with the MSS
  * to cut at; without it, every segment is at most one MSS.
  */
+/* Established, with segments up to 64 KiB and an initial window of 100 segments; @cfg as given. */
+static uint32_t tso_established(struct script *s, struct tcp_config *cfg)
+{
+	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
+				 .peer_mss = 1460, .peer_window = 65535, .cfg = cfg};
+
+	cfg->tso_max = 65535 - 80;
+	cfg->iw_segments = 100; /* the whole 100 000 bytes fit the first window */
+	fixture_established(s, &o);
+	seg(s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	return s->c.snd_mss;
+}
+
 static void test_tso_segments(void **state)
 {
 	struct tcp_config cfg;
-	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
-				 .peer_mss = 1460, .peer_window = 65535, .cfg = &cfg};
 	struct script s;
 	const struct tcp_tx *t;
 	uint32_t mss, total = 0;
 
 	(void)state;
 	script_config(&cfg);
-	cfg.tso_max = 65535 - 80;
-	cfg.iw_segments = 100; /* the whole 100 000 bytes fit the first window */
-	fixture_established(&s, &o);
-	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
-	mss = s.c.snd_mss;
+	mss = tso_established(&s, &cfg);
 	assert_int_equal(app_send(&s, 50000), 50000);
 	assert_int_equal(app_send(&s, 50000), 50000);
 	while (pending_tx(&s)) {
@@ -899,10 +906,65 @@ static void test_tso_segments(void **state)
 	script_end(&s);
 }
 
+/*
+ * Large segments cut in software (cfg.gso): the RTT is timed on the first
+ * MSS, whose ACK no delayed ACK holds back (as Linux samples a partial
+ * ACK of a TSO segment); one call sends at most TCP_OUT_MAX frames' worth,
+ * as it would without GSO; and with Nagle on, a short tail stays behind
+ * while data is in flight (RFC 9293 3.7.4; Linux's tcp_mss_split_point()).
+ */
+static void test_gso_timing_cap_and_nagle(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t mss, total = 0;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.gso = true;
+	cfg.nodelay = false;
+	mss = tso_established(&s, &cfg);
+	/* Nothing in flight: the whole 4000 bytes go as one segment, timed on its first MSS. */
+	assert_int_equal(app_send(&s, 4000), 4000);
+	t = take_tx(&s);
+	assert_int_equal(t->len, 4000);
+	assert_int_equal(t->tso_mss, mss);
+	assert_false(pending_tx(&s));
+	assert_int_equal(s.c.rtt_seq, ISS + 1 + mss);
+	/* Data in flight: of 2 MSS + 100 the whole MSSs go, the 100 bytes wait (Nagle). */
+	assert_int_equal(app_send(&s, 2 * mss + 100), (int)(2 * mss + 100));
+	t = take_tx(&s);
+	assert_int_equal(t->seq, ISS + 1 + 4000);
+	assert_int_equal(t->len, 2 * mss);
+	assert_false(pending_tx(&s));
+	/* Everything acknowledged: the tail goes. */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 4000 + 2 * mss, 65535, 0);
+	t = take_tx(&s);
+	assert_int_equal(t->len, 100);
+	assert_false(pending_tx(&s));
+	/* 90 MSSs queued behind a closed window that then opens: 64 MSSs' worth go, the next ACK the rest. */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 4000 + 2 * mss + 100, 0, 0);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(app_send(&s, 30 * mss), (int)(30 * mss));
+	while (pending_tx(&s))
+		assert_int_equal(take_tx(&s)->len, 0); /* nothing but ACKs or a window probe's */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 4000 + 2 * mss + 100, 65535, 0);
+	while (pending_tx(&s))
+		total += take_tx(&s)->len;
+	assert_int_equal(total, TCP_OUT_MAX * mss);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 4000 + 2 * mss + 100 + 10 * mss, 65535, 0);
+	while (pending_tx(&s))
+		total += take_tx(&s)->len;
+	assert_int_equal(total, 90 * mss);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tso_segments),
+		cmocka_unit_test(test_gso_timing_cap_and_nagle),
 		cmocka_unit_test(test_mss_peer_option_smaller),
 		cmocka_unit_test(test_mss_default_536),
 		cmocka_unit_test(test_mss_minus_timestamps),

@@ -70,6 +70,8 @@ void pair_fill(uint8_t *buf, size_t len, uint64_t off)
 		buf[i] = pair_byte(off + i);
 }
 
+bool pair_copied = false, pair_attached = true;
+
 void pair_rcvd_ok(const struct tcp_pair *p, size_t len)
 {
 	assert_int_equal(p->rcvd_len, len);
@@ -343,7 +345,8 @@ void pair_step(struct tcp_pair *p)
 		pair_discard_tx(&p->a);
 	if (p->mtu_a)
 		discard_over(&p->a, p->mtu_a);
-	carry(&p->a, &p->b);
+	if (!p->hold_a)
+		carry(&p->a, &p->b);
 	if (!p->hold_b)
 		carry(&p->b, &p->a);
 }

@@ -48,6 +48,7 @@ struct tcp_pair {
 	struct tcp_sock *cli, *srv;	 /* the connection's two ends */
 	uint32_t cli_events, srv_events; /* every event bit each end was given */
 	bool hold_b;   /* the server's frames (its ACKs) wait at its port, not carried */
+	bool hold_a;   /* the client's frames wait at its port, for the test to look at */
 	bool cut_a;    /* the client's frames are lost on the way (a path that is down) */
 	uint16_t mtu_a; /* nonzero: the client's datagrams larger than this are lost, silently */
 	bool srv_echo; /* the server sends back what it reads, from its callback */
@@ -120,6 +121,12 @@ void pair_inject_ip(struct tcp_pair *p, struct pair_side *to, uint32_t src, uint
 void pair_syn_nowhere(struct tcp_pair *p, uint16_t sport);
 /** Free what side @s has sent and not yet had carried (with hold_b, the server's frames). */
 void pair_discard_tx(struct pair_side *s);
+
+/** The two framings a test can take from *state: payload copied into frames, or attached. */
+extern bool pair_copied, pair_attached;
+/** cmocka entries running test @f once with each framing. */
+#define PAIR_BOTH_FRAMINGS(f)                                                                      \
+	{#f "/copied", f, NULL, NULL, &pair_copied}, {#f "/attached", f, NULL, NULL, &pair_attached}
 
 /** Byte @off of the test stream: what senders send and pair_rcvd_ok() expects. */
 static inline uint8_t pair_byte(uint64_t off)

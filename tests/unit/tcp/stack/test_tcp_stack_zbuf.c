@@ -27,8 +27,6 @@
 
 #define MS 1000000ull
 
-static bool copied = false, attached = true;
-
 static uint64_t misuses(void)
 {
 	struct zbuf_stats s;
@@ -365,18 +363,14 @@ static void test_io_vectors(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
-/* Each test twice: payload copied into frames, and attached to them. */
-#define BOTH_FRAMINGS(f)                                                                           \
-	{#f "/copied", f, NULL, NULL, &copied}, {#f "/attached", f, NULL, NULL, &attached}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH_FRAMINGS(test_free_while_in_flight),
-		BOTH_FRAMINGS(test_unref_more_than_held),
-		BOTH_FRAMINGS(test_exhaustion),
-		BOTH_FRAMINGS(test_segment_of_many_sends),
-		BOTH_FRAMINGS(test_io_vectors),
+		PAIR_BOTH_FRAMINGS(test_free_while_in_flight),
+		PAIR_BOTH_FRAMINGS(test_unref_more_than_held),
+		PAIR_BOTH_FRAMINGS(test_exhaustion),
+		PAIR_BOTH_FRAMINGS(test_segment_of_many_sends),
+		PAIR_BOTH_FRAMINGS(test_io_vectors),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_zbuf", tests, pair_group_setup,

@@ -1,0 +1,222 @@
+/*
+ * test_tcp_stack_gso.c - software segmentation (tcp_config.gso): on a port
+ * without TSO the core sends a segment of several MSSs and tcp_stack cuts
+ * it into frames. What the peer sees must be what MSS-sized segments
+ * would have been: each frame within the MSS, in sequence, checksummed,
+ * the same ACK, window and options, PSH and FIN on the last frame only;
+ * and a frame lost on the way costs one MSS resent, not the whole
+ * segment. Each test runs with the payload copied into the frames and
+ * attached to them (the two framings of tcp_stack.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_pair.h"
+#include "wire/eth.h"
+#include "wire/ipv4.h"
+#include "wire/tcp.h"
+
+#define MSG 4000 /* at MTU 1500: 1448 + 1448 + 1104 */
+#define MSS 1448
+
+/* One frame the client sent, parsed (checksums verified) from a flat copy. */
+struct frame {
+	uint8_t buf[2048];
+	struct ipv4_repr ip;
+	struct tcp_repr tcp;
+};
+
+static void parse_frame(struct tcp_pair *p, unsigned i, struct frame *f)
+{
+	struct rte_mbuf *m = p->a.fp.tx[i];
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	const uint8_t *d;
+	struct eth_repr er;
+
+	assert_true(i < p->a.fp.n_tx);
+	assert_true(len <= sizeof(f->buf));
+	d = rte_pktmbuf_read(m, 0, len, f->buf);
+	if (d != f->buf)
+		memcpy(f->buf, d, len);
+	assert_int_equal(eth_parse(f->buf, len, &er), LUNAR_DROP_NONE);
+	assert_int_equal(ipv4_parse(f->buf + RTE_ETHER_HDR_LEN, len - RTE_ETHER_HDR_LEN, true, &f->ip),
+			 LUNAR_DROP_NONE);
+	assert_int_equal(tcp_parse(f->ip.payload, f->ip.payload_len, f->ip.src, f->ip.dst, true,
+				   &f->tcp),
+			 LUNAR_DROP_NONE);
+}
+
+/* The client sends the stream's first @len bytes; its frames wait at its port. */
+static void client_sends(struct tcp_pair *p, size_t len)
+{
+	uint8_t *buf = malloc(len);
+
+	assert_non_null(buf);
+	pair_fill(buf, len, 0);
+	assert_int_equal(tcp_sock_send(p->cli, buf, len), (int)len);
+	free(buf);
+}
+
+/* Connected with @cfg on the client; the server reads into p->rcvd. */
+static void open_with(struct tcp_pair *p, bool attach, const struct tcp_config *cfg_a)
+{
+	struct tcp_config cfg;
+
+	pair_config(&cfg);
+	pair_open_cfgs(p, attach, cfg_a, &cfg);
+	assert_int_equal(tcp_sock_conn(p->cli)->snd_mss, MSS);
+}
+
+/*
+ * 4000 bytes, one send: one segment for the core, three frames on the
+ * wire, each a valid segment of its own in sequence; PSH on the last.
+ */
+static void test_cut_into_mss_frames(void **state)
+{
+	bool attach = *(bool *)*state;
+	const uint32_t want[] = {MSS, MSS, MSG - 2 * MSS};
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame f[3];
+	uint64_t gso0, core0;
+
+	pair_config(&cfg);
+	open_with(&p, attach, &cfg);
+	gso0 = tcp_stack_stats(p.a.tcp)->gso_segs;
+	core0 = tcp_sock_conn(p.cli)->stats.segs_out;
+	client_sends(&p, MSG);
+	netif_flush(&p.a.nif);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->gso_segs - gso0, 1);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.segs_out - core0, 1);
+	assert_int_equal(p.a.fp.n_tx, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		parse_frame(&p, i, &f[i]);
+		assert_int_equal(f[i].tcp.payload_len, want[i]);
+		assert_int_equal(f[i].tcp.flags & ~RTE_TCP_PSH_FLAG, RTE_TCP_ACK_FLAG);
+		assert_int_equal(!!(f[i].tcp.flags & RTE_TCP_PSH_FLAG), i == 2);
+		for (uint32_t k = 0; k < want[i]; k++)
+			assert_int_equal(f[i].tcp.payload[k], pair_byte(i * MSS + k));
+		if (i) {
+			assert_int_equal(f[i].tcp.seq, f[i - 1].tcp.seq + want[i - 1]);
+			assert_int_equal(f[i].tcp.ack, f[0].tcp.ack);
+			assert_int_equal(f[i].tcp.window, f[0].tcp.window);
+			assert_int_equal(f[i].tcp.hdr_len, f[0].tcp.hdr_len);
+			assert_true(f[i].tcp.opts.has_ts);
+			assert_int_equal(f[i].tcp.opts.ts_val, f[0].tcp.opts.ts_val);
+			assert_int_not_equal(f[i].ip.id, f[i - 1].ip.id);
+		}
+	}
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, MSG);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_BAD_CHECKSUM], 0);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.retransmits, 0);
+	pair_close(&p);
+}
+
+/* Without GSO the core makes the three segments itself; the wire sees the same frames. */
+static void test_off_core_segments(void **state)
+{
+	bool attach = *(bool *)*state;
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame f;
+	uint64_t core0;
+
+	pair_config(&cfg);
+	cfg.gso = false;
+	open_with(&p, attach, &cfg);
+	core0 = tcp_sock_conn(p.cli)->stats.segs_out;
+	client_sends(&p, MSG);
+	netif_flush(&p.a.nif);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->gso_segs, 0);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.segs_out - core0, 3);
+	assert_int_equal(p.a.fp.n_tx, 3);
+	parse_frame(&p, 2, &f);
+	assert_int_equal(f.tcp.payload_len, MSG - 2 * MSS);
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, MSG);
+	pair_close(&p);
+}
+
+/*
+ * A close while data waits for the congestion window: when the window
+ * opens, data and FIN go as one segment, and the FIN rides on its last
+ * frame only.
+ */
+static void test_fin_on_last_frame(void **state)
+{
+	bool attach = *(bool *)*state;
+	const size_t iw = 10 * MSS; /* RFC 6928's initial window */
+	uint8_t *buf = malloc(iw + MSG);
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame f;
+
+	assert_non_null(buf);
+	pair_config(&cfg);
+	open_with(&p, attach, &cfg);
+	pair_fill(buf, iw + MSG, 0);
+	assert_int_equal(tcp_sock_send(p.cli, buf, iw + MSG), (int)(iw + MSG));
+	free(buf);
+	tcp_sock_close(p.cli);
+	p.cli = NULL;
+	pair_step(&p); /* the initial window goes; the rest and the FIN wait */
+	p.hold_a = true;
+	for (unsigned i = 0; i < 100 && !p.a.fp.n_tx; i++)
+		pair_step(&p); /* the server's ACK opens the window */
+	assert_int_equal(p.a.fp.n_tx, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		parse_frame(&p, i, &f);
+		assert_int_equal(!!(f.tcp.flags & RTE_TCP_FIN_FLAG), i == 2);
+	}
+	p.hold_a = false;
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, iw + MSG);
+	assert_true(p.srv_events & TCP_EV_EOF);
+	pair_close(&p);
+}
+
+/*
+ * The middle frame is lost: the server's SACK names the third, and the
+ * client resends the one MSS it lacks (the scoreboard keeps MSS-sized
+ * records of the cut segment), not the segment the core sent.
+ */
+static void test_lost_frame_resends_one_mss(void **state)
+{
+	bool attach = *(bool *)*state;
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	uint64_t bytes0;
+
+	pair_config(&cfg);
+	open_with(&p, attach, &cfg);
+	client_sends(&p, MSG);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, 3);
+	rte_pktmbuf_free(p.a.fp.tx[1]);
+	p.a.fp.tx[1] = p.a.fp.tx[2];
+	p.a.fp.n_tx = 2;
+	bytes0 = tcp_sock_conn(p.cli)->stats.bytes_out;
+	pair_run(&p, 200000000);
+	pair_rcvd_ok(&p, MSG);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.retransmits, 1);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.bytes_out - bytes0, MSS);
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		PAIR_BOTH_FRAMINGS(test_cut_into_mss_frames),
+		PAIR_BOTH_FRAMINGS(test_off_core_segments),
+		PAIR_BOTH_FRAMINGS(test_fin_on_last_frame),
+		PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
+	};
+
+	return cmocka_run_group_tests_name("tcp/stack_gso", tests, pair_group_setup,
+					   pair_group_teardown);
+}

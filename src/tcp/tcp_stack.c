@@ -469,7 +469,15 @@ static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
 			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
 {
 	struct tx_batch b;
+	uint8_t *p;
 
+	if (!tx->tso_mss) { /* one frame (an ACK, a reply within the MSS): no batch */
+		struct rte_mbuf *m = build_frame(st, c, t, tx, tcp_hdr_len(&tx->opts), NULL, &p);
+
+		if (m)
+			netif_ipv4_output(st->nif, m, t->raddr, IPPROTO_TCP, tx->ecn);
+		return;
+	}
 	b.n = 0; /* not the array: an initializer would clear it all */
 	b.raddr = t->raddr;
 	frame_segment(st, c, t, tx, &b);
@@ -483,6 +491,11 @@ static void flush_out(struct tcp_stack *st, struct tcp_sock *s)
 
 	if (!st->out.n)
 		return;
+	if (st->out.n == 1) {
+		send_segment(st, &s->conn, &s->conn.tuple, &st->out.seg[0]);
+		st->out.n = 0;
+		return;
+	}
 	b.n = 0;
 	b.raddr = s->conn.tuple.raddr;
 	for (unsigned i = 0; i < st->out.n; i++)

@@ -25,7 +25,8 @@
  *      delayed ACKs; bit5 no SYN cookies; bit6 zero-copy framing (a header
  *      pool, a port taking chained buffers); bit7 no RACK
  *   1  bit0-2 receive buffer, bit3-5 send buffer (tables below), bit6-7
- *      congestion control (NewReno, CUBIC, DCTCP, NewReno)
+ *      congestion control (NewReno, CUBIC, DCTCP, NewReno without software
+ *      segmentation: MSS-sized segments from the core)
  *   2  bit0-3 max_conns - 1 (the table: 1..16 connections); bit4-5 the MTU
  *      (1500, 9000, 1280, 600); bit6 ECN on; bit7 the stack is worker 0 of
  *      two (the other worker's segments are dropped as foreign)
@@ -1641,6 +1642,7 @@ static void setup(struct reader *in)
 	cfg->rcv_buf = rcv_bufs[bufs & 7];
 	cfg->snd_buf = snd_bufs[(bufs >> 3) & 7];
 	cfg->cc = (enum tcp_cc_algo)((bufs >> 6) % TCP_CC_ALGO_COUNT);
+	cfg->gso = (bufs >> 6) != 3;
 	cfg->ecn = (b2 & 0x40) ? TCP_ECN_ON : TCP_ECN_ACCEPT;
 	if (misc & 0x01) {
 		cfg->keepalive = true;

@@ -17,6 +17,8 @@
 #
 #   sudo bench/cg_request.sh [API [MTU [IODEPTH [SIDE]]]]  # inline 1500 1 server
 #
+# CG_TRUST=0 drops --trust-link on both sides (software checksums).
+#
 # Needs a build with symbols: meson setup build-prof --buildtype=release
 # -Dc_args=-g && ninja -C build-prof tools/knb/knb (KNB_PROF to override;
 # KNB for the uncounted side, default build/tools/knb/knb).
@@ -42,12 +44,14 @@ cleanup() {
 }
 trap cleanup EXIT
 # EAL cannot reserve hugepage address space under valgrind: no hugepages.
-counted=(env LUNAR_EAL_ARGS="--no-huge -m 512" valgrind --tool=callgrind --collect-atstart=no
+counted=(env LUNAR_EAL_ARGS="--no-huge -m 512" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no
 	--toggle-collect=netif_input --toggle-collect=burst_deliver --toggle-collect=dispatch
 	--toggle-collect=burst_end --callgrind-out-file="$out/callgrind.out" "$prof")
-server_args=(server --stack lunar --api "$api" --trust-link --mtu "$mtu"
+trust=--trust-link
+[ "${CG_TRUST:-1}" = 0 ] && trust=--mtu=$mtu # (a harmless repeat in its place)
+server_args=(server --stack lunar --api "$api" "$trust" --mtu "$mtu"
 	--port "memif:$sock:server" --ip 192.168.77.2/24 --listen 192.168.77.2:7000 --core 1)
-client_args=(client --stack lunar --api "$api" --trust-link --mtu "$mtu" --port "memif:$sock:client"
+client_args=(client --stack lunar --api "$api" "$trust" --mtu "$mtu" --port "memif:$sock:client"
 	--ip 192.168.77.1/24 --connect 192.168.77.2:7000 --core 0 --connect-timeout 60
 	--iodepth "$depth" --duration 3 --warmup 0.5)
 if [ "$side" = server ]; then
@@ -70,5 +74,5 @@ requests=$(grep -o 'requests [0-9]*' "$out/$side.log" | tail -1 | awk '{print $2
 total=$(callgrind_annotate "$out/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
 [ -n "$requests" ] && [ "$requests" -gt 0 ] && [ -n "$total" ] ||
 	{ echo "cg_request.sh: no requests counted (see $out)" >&2; exit 1; }
-echo "$side, api $api mtu $mtu iodepth $depth: $requests requests, $((total / requests)) instructions a request"
+echo "$side, api $api mtu $mtu iodepth $depth${CG_TRUST:+ trust ${CG_TRUST}}: $requests requests, $((total / requests)) instructions a request"
 echo "(profile: callgrind_annotate $out/callgrind.out)"

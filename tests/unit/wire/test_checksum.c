@@ -215,7 +215,10 @@ static void test_long_sums_many_rounds(void **state)
 	(void)state;
 	assert_non_null(buf);
 	memset(buf, 0xff, len);
-	check_versions(buf, len);
+	check_versions(buf, len); /* every lane at its positive extreme */
+	memset(buf, 0, len);
+	check_versions(buf, len); /* its negative extreme; and the sum is 0, not 0xffff */
+	assert_int_equal(inet_csum_partial(buf, len), 0);
 	srand(7);
 	for (size_t i = 0; i < len; i++)
 		buf[i] = (uint8_t)rand();

@@ -47,11 +47,11 @@ trap cleanup EXIT
 counted=(env LUNAR_EAL_ARGS="--no-huge -m 512" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no
 	--toggle-collect=netif_input --toggle-collect=burst_deliver --toggle-collect=dispatch
 	--toggle-collect=burst_end --callgrind-out-file="$out/callgrind.out" "$prof")
-trust=--trust-link
-[ "${CG_TRUST:-1}" = 0 ] && trust=--mtu=$mtu # (a harmless repeat in its place)
-server_args=(server --stack lunar --api "$api" "$trust" --mtu "$mtu"
+trust=(--trust-link)
+[ "${CG_TRUST:-1}" = 0 ] && trust=()
+server_args=(server --stack lunar --api "$api" "${trust[@]}" --mtu "$mtu"
 	--port "memif:$sock:server" --ip 192.168.77.2/24 --listen 192.168.77.2:7000 --core 1)
-client_args=(client --stack lunar --api "$api" "$trust" --mtu "$mtu" --port "memif:$sock:client"
+client_args=(client --stack lunar --api "$api" "${trust[@]}" --mtu "$mtu" --port "memif:$sock:client"
 	--ip 192.168.77.1/24 --connect 192.168.77.2:7000 --core 0 --connect-timeout 60
 	--iodepth "$depth" --duration 3 --warmup 0.5)
 if [ "$side" = server ]; then

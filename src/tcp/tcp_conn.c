@@ -849,6 +849,7 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 					 : 0;
 		uint8_t flags = RTE_TCP_ACK_FLAG;
 		bool fin_now = false;
+		uint32_t segs;
 
 		/*
 		 * A path MTU probe: one segment larger than the MSS (tcp_icmp.h).
@@ -912,19 +913,21 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			tcp_pmtu_probe_sent(c, c->snd_nxt, len);
 		else if (len > c->snd_mss)
 			out->seg[out->n - 1].tso_mss = c->snd_mss;
+		/* A TSO segment is the MSS-sized frames the port or GSO cuts; a probe is one. */
+		segs = len > c->snd_mss && !probe ? (len + c->snd_mss - 1) / c->snd_mss : 1;
 		if (seq_lt(c->snd_nxt, c->snd_max)) { /* go-back-N after an RTO, or a lower MSS */
 			out->seg[out->n - 1].retransmit = true;
-			c->stats.retransmits += len > c->snd_mss ? (len + c->snd_mss - 1) / c->snd_mss : 1;
+			c->stats.retransmits += segs;
 			tcp_pmtu_probe_resent(c, c->snd_nxt, c->snd_nxt + len, now);
 		} else if (!c->rtt_start && len) {
 			/*
 			 * Time this segment (Karn: new data only); of a TSO segment
 			 * its first MSS, whose ACK no delayed ACK holds back.
 			 */
-			c->rtt_seq = c->snd_nxt + (len > c->snd_mss && !probe ? c->snd_mss : len);
+			c->rtt_seq = c->snd_nxt + (segs > 1 ? c->snd_mss : len);
 			c->rtt_start = now;
 		}
-		frames += len > c->snd_mss && !probe ? (len + c->snd_mss - 1) / c->snd_mss : 1;
+		frames += segs;
 		c->snd_nxt += len;
 		if (fin_now) {
 			c->fin_seq = c->snd_nxt;

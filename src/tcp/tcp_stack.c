@@ -1615,7 +1615,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 		st->cfg.mss = (uint16_t)(nif->mtu - 40);
 	/* Segments up to 64 KiB, cut by the port (TSO) or else in software (GSO, frame_segment()). */
 	if (nif->port->offloads & PORT_OFFLOAD_TX_TSO)
-		st->cfg.gso = false;
+		st->cfg.gso = false; /* the port cuts them */
 	st->cfg.tso_max = (nif->port->offloads & PORT_OFFLOAD_TX_TSO) || st->cfg.gso ? 65535 - 20 - 60 : 0;
 	st->plan = *plan;
 	st->worker = worker;

@@ -12,6 +12,8 @@
 
 #include "wire/checksum.h"
 
+#include <rte_ip.h>
+
 #define ROUNDS 9
 #define SUMS   2000000
 

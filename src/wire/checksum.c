@@ -28,38 +28,6 @@
 
 #include <immintrin.h>
 
-/* Fold a 64-bit sum of 16-bit words (in any grouping) to 16 bits. */
-static uint16_t fold64(uint64_t s)
-{
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffffu) + (s >> 16);
-	s = (s & 0xffffu) + (s >> 16);
-	return (uint16_t)s;
-}
-
-/* The bytes past the last whole 32-bit word: 0-3 of them. */
-static uint64_t sum_tail(const uint8_t *p, size_t len)
-{
-	uint64_t s = 0;
-
-	if (len >= 2) {
-		uint16_t w;
-
-		memcpy(&w, p, 2);
-		s += w;
-		p += 2;
-		len -= 2;
-	}
-	if (len) {
-		uint16_t w = 0;
-
-		memcpy(&w, p, 1);
-		s += w;
-	}
-	return s;
-}
-
 /* Whole 32-bit words, four accumulators so the adds do not wait on each other. */
 static uint64_t sum_words(const uint8_t *p, size_t len)
 {
@@ -74,18 +42,12 @@ static uint64_t sum_words(const uint8_t *p, size_t len)
 		c += w[2];
 		d += w[3];
 	}
-	for (; len >= 4; p += 4, len -= 4) {
-		uint32_t w;
-
-		memcpy(&w, p, 4);
-		a += w;
-	}
-	return a + b + c + d + sum_tail(p, len);
+	return a + b + c + d + inet_csum_words(p, len);
 }
 
 uint16_t inet_csum_long_generic(const void *buf, size_t len)
 {
-	return fold64(sum_words(buf, len));
+	return inet_csum_fold(sum_words(buf, len));
 }
 
 #if defined(__x86_64__)
@@ -140,7 +102,7 @@ __attribute__((target("avx2,tune=haswell"))) uint16_t inet_csum_long_avx2(const 
 		sum += lanes_avx2(acc, n / 32);
 		len -= n;
 	}
-	return fold64(sum + sum_words(p, len));
+	return inet_csum_fold(sum + sum_words(p, len));
 }
 
 /* 64 bytes: sixteen 32-bit words widened into eight 64-bit lanes, twice. */
@@ -178,7 +140,7 @@ __attribute__((target("avx512f,avx512bw"))) uint16_t inet_csum_long_avx512(const
 	/* Zero padding adds nothing, and an odd last byte lands in the low half of its word. */
 	if (len)
 		acc1 = add64_avx512(acc1, load_part(p, len));
-	return fold64((uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(acc0, acc1)));
+	return inet_csum_fold((uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(acc0, acc1)));
 }
 
 #endif

@@ -2,9 +2,9 @@
  * checksum.h - the Internet checksum (RFC 1071), in one place.
  *
  * Owns how lunar computes the 16-bit one's complement checksum used by
- * IPv4, ICMP, UDP and TCP. Inline wrappers over DPDK's header-only
- * rte_raw_cksum() for short regions and over checksum.c's SIMD sum for
- * long ones, so every parser and emitter agrees on byte order and folding.
+ * IPv4, ICMP, UDP and TCP: an inline sum for short regions and the
+ * pseudo-header, checksum.c's SIMD sum for long ones, so every parser and
+ * emitter agrees on byte order and folding.
  *
  * Byte order: the one's complement sum is byte-order independent (RFC 1071
  * 2(B)), so every value returned here is already in network byte order
@@ -16,11 +16,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/compiler.h" /* before DPDK: rte_common.h defines container_of only #ifndef */
 
 #include <rte_byteorder.h>
-#include <rte_ip.h>
 
 /**
  * One's complement add two 16-bit partial sums.
@@ -51,7 +51,7 @@ static inline uint16_t inet_csum_add_at(uint16_t sum, uint16_t part, size_t off)
 /*
  * Regions at least this long (a segment's payload) are summed out of line
  * by the widest version this CPU runs (checksum.c); shorter ones (headers,
- * the pseudo-header) inline by rte_raw_cksum().
+ * the pseudo-header) inline by inet_csum_short().
  */
 #define INET_CSUM_LONG_MIN 64
 
@@ -70,6 +70,59 @@ uint16_t inet_csum_long_avx512(const void *buf, size_t len);
 /** The version inet_csum_long points at: "avx512", "avx2" or "generic". */
 const char *inet_csum_long_name(void);
 
+/* Fold a 64-bit sum of 16-bit words (in any grouping) to 16 bits. */
+static inline uint16_t inet_csum_fold(uint64_t s)
+{
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/*
+ * @len bytes at @p as 32-bit words added into 64 bits, unfolded: adding a
+ * 32-bit word adds its two 16-bit words, each in its own half, so the
+ * fold gives RFC 1071's sum. The 2- and 1-byte tail starts at an even
+ * offset; the odd byte is padded with zero.
+ */
+static inline uint64_t inet_csum_words(const uint8_t *p, size_t len)
+{
+	uint64_t s = 0;
+
+	for (; len >= 4; p += 4, len -= 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		s += w;
+	}
+	if (len >= 2) {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		s += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		uint16_t w = 0;
+
+		memcpy(&w, p, 1);
+		s += w;
+	}
+	return s;
+}
+
+/*
+ * The sum of a short region (a header). Four bytes an add where DPDK
+ * 22.11's rte_raw_cksum() takes two; its loop made the headers' sums ~6%
+ * of a checksummed request's work.
+ */
+static inline uint16_t inet_csum_short(const void *buf, size_t len)
+{
+	return inet_csum_fold(inet_csum_words(buf, len));
+}
+
 /**
  * Non-complemented one's complement sum of a buffer.
  *
@@ -81,7 +134,7 @@ const char *inet_csum_long_name(void);
 static inline uint16_t inet_csum_partial(const void *buf, size_t len)
 {
 	if (len < INET_CSUM_LONG_MIN)
-		return rte_raw_cksum(buf, len);
+		return inet_csum_short(buf, len);
 	return inet_csum_long(buf, len);
 }
 
@@ -119,22 +172,13 @@ static inline uint16_t inet_csum(const void *buf, size_t len)
  */
 static inline uint16_t inet_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
 {
-	struct {
-		rte_be32_t src;
-		rte_be32_t dst;
-		uint8_t zero;
-		uint8_t proto;
-		rte_be16_t len_hi; /* 0 for every real segment */
-		rte_be16_t len_lo;
-	} __attribute__((packed)) ph;
+	/* Summed in host order, swapped once: the sum is byte-order independent (RFC 1071 2(B)). */
+	uint32_t s = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + (len >> 16) +
+		     (len & 0xffff);
 
-	ph.src = rte_cpu_to_be_32(src);
-	ph.dst = rte_cpu_to_be_32(dst);
-	ph.zero = 0;
-	ph.proto = proto;
-	ph.len_hi = rte_cpu_to_be_16((uint16_t)(len >> 16));
-	ph.len_lo = rte_cpu_to_be_16((uint16_t)len);
-	return inet_csum_partial(&ph, sizeof(ph));
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return rte_cpu_to_be_16((uint16_t)s);
 }
 
 /**

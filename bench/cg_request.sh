@@ -9,7 +9,9 @@
 # work: burst_deliver() (inline mode's callback for the burst's last run
 # of segments), dispatch() (batch mode's callbacks) and burst_end() (each
 # connection's output, framed; the client's next request starts in its
-# callback, so it is counted there). Neither the memif PMD, the port's transmit and
+# callback, so it is counted there), and the work left until after the
+# transmit (tcp_stack_after_tx(), zbuf_defer_end()), which is also given
+# apart: what a reply does not wait for. Neither the memif PMD, the port's transmit and
 # frees, nor the idle loop is counted. The other side runs natively; the
 # client drives the pair for 3 s; the total is divided by the requests
 # the counted side answered or completed. The same build gives the same
@@ -46,7 +48,8 @@ trap cleanup EXIT
 # EAL cannot reserve hugepage address space under valgrind: no hugepages.
 counted=(env LUNAR_EAL_ARGS="--no-huge -m 512" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no
 	--toggle-collect=netif_input --toggle-collect=burst_deliver --toggle-collect=dispatch
-	--toggle-collect=burst_end --callgrind-out-file="$out/callgrind.out" "$prof")
+	--toggle-collect=burst_end --toggle-collect=tcp_stack_after_tx --toggle-collect=zbuf_defer_end
+	--callgrind-out-file="$out/callgrind.out" "$prof")
 trust=(--trust-link)
 [ "${CG_TRUST:-1}" = 0 ] && trust=()
 server_args=(server --stack lunar --api "$api" "${trust[@]}" --mtu "$mtu"
@@ -72,7 +75,13 @@ wait "$srv" || true
 srv=
 requests=$(grep -o 'requests [0-9]*' "$out/$side.log" | tail -1 | awk '{print $2}')
 total=$(callgrind_annotate "$out/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+# callgrind_annotate may list a function twice (absolute and relative file names): the larger.
+late=$(cd "$out" && callgrind_annotate --inclusive=yes callgrind.out 2>/dev/null |
+	awk 'match($0, /:(tcp_stack_after_tx|zbuf_defer_end)( |$)/) {
+		f = substr($0, RSTART + 1, RLENGTH - 1); gsub(" ", "", f); gsub(",", "", $1)
+		if ($1 + 0 > max[f]) max[f] = $1 + 0 }
+	END {for (f in max) n += max[f]; print n + 0}')
 [ -n "$requests" ] && [ "$requests" -gt 0 ] && [ -n "$total" ] ||
 	{ echo "cg_request.sh: no requests counted (see $out)" >&2; exit 1; }
-echo "$side, api $api mtu $mtu iodepth $depth${CG_TRUST:+ trust ${CG_TRUST}}: $requests requests, $((total / requests)) instructions a request"
+echo "$side, api $api mtu $mtu iodepth $depth${CG_TRUST:+ trust ${CG_TRUST}}: $requests requests, $((total / requests)) instructions a request, $(((total - late) / requests)) before the transmit"
 echo "(profile: callgrind_annotate $out/callgrind.out)"

@@ -566,6 +566,7 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 			LOG_WARN("no header pool (%s): TCP payload is copied into frames",
 				 rte_strerror(rte_errno));
 		tcp_stack_set_hdr_pool(env->tcp, env->hdr_pool);
+		tcp_stack_defer_to_tx(env->tcp, true); /* lunar_env_poll() calls tcp_stack_after_tx() */
 		if (env->workers[0]->steer_open && env->opt.xdp_syncookies)
 			tcp_stack_set_cookie_hook(env->tcp, arm_xdp_cookies, env);
 		tcp_stack_poll(env->tcp, lunar_env_now_ns(env)); /* give it the time before any connect */
@@ -684,6 +685,8 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	now = tsc_to_ns(env, start_tsc);
 	env->loop_ns = now;
 	prev = lunar_cost_enter(LUNAR_COST_RX);
+	/* Buffers the iteration is done with are freed after its transmit, not before. */
+	zbuf_defer_begin();
 	n = port_rx_burst(env->port, pkts, RX_BURST);
 	if (n) {
 		lunar_cost_enter(LUNAR_COST_PROTOCOL);
@@ -722,6 +725,12 @@ unsigned lunar_env_poll(struct lunar_env *env)
 	lunar_cost_enter(LUNAR_COST_TX);
 	tx_tsc = rte_get_tsc_cycles();
 	netif_flush(&env->nif);
+	/* What no frame waited for: timers re-armed, frames and buffers freed. */
+	lunar_cost_enter(LUNAR_COST_TIMERS);
+	if (env->tcp)
+		tcp_stack_after_tx(env->tcp);
+	lunar_cost_enter(LUNAR_COST_BUFFERS);
+	zbuf_defer_end();
 	lunar_cost_leave(prev);
 	watchdog(env, start_tsc, tx_tsc, n);
 	if (env->opt.idle_yield)

@@ -455,7 +455,41 @@ void zbuf_ref(const void *p)
 	__atomic_fetch_add(&m->refcnt, 1, __ATOMIC_RELAXED);
 }
 
+/* zbuf_defer_begin()'s notes: this thread's releases waiting for zbuf_defer_end(). */
+static _Thread_local struct {
+	bool on;
+	unsigned n;
+	const void *p[ZBUF_DEFER_MAX];
+} deferred;
+
+static void release(const void *p);
+
+void zbuf_defer_begin(void)
+{
+	deferred.on = true;
+}
+
+void zbuf_defer_end(void)
+{
+	unsigned n = deferred.n;
+
+	/* Reset first: a misuse handler may longjmp out of a release (the tests' does). */
+	deferred.on = false;
+	deferred.n = 0;
+	for (unsigned i = 0; i < n; i++)
+		release(deferred.p[i]);
+}
+
 void zbuf_unref(const void *p)
+{
+	if (deferred.on && deferred.n < ZBUF_DEFER_MAX) {
+		deferred.p[deferred.n++] = p;
+		return;
+	}
+	release(p);
+}
+
+static void release(const void *p)
 {
 	struct zbuf_zone *z;
 	struct zbuf_meta *m;
@@ -615,6 +649,7 @@ void zbuf_thread_init(unsigned core)
 
 void zbuf_thread_fini(void)
 {
+	zbuf_defer_end();
 	if (tls_core < 0)
 		return;
 	cache_flush_all(&pcpu[tls_core]);

@@ -109,6 +109,17 @@ void *zbuf_alloc_class(enum zbuf_class cls);
 void zbuf_ref(const void *p);
 /** Drop a reference on the object containing @p; at zero it is freed. */
 void zbuf_unref(const void *p);
+/*
+ * Deferred release, per thread: between zbuf_defer_begin() and
+ * zbuf_defer_end(), zbuf_unref() only notes the pointer (up to
+ * ZBUF_DEFER_MAX of them; past that it releases at once) and
+ * zbuf_defer_end() releases them in the order they came. lunar_env_poll()
+ * so frees what a poll is done with after its frames are sent, not before.
+ * Misuse (a double free) is reported when the release happens.
+ */
+#define ZBUF_DEFER_MAX 256
+void zbuf_defer_begin(void);
+void zbuf_defer_end(void);
 /** Same as zbuf_unref(): the release call for any Zbuf pointer. */
 static inline void zbuf_free(const void *p)
 {

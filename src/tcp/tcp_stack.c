@@ -29,6 +29,8 @@
 #include "wire/tcp.h"
 
 #define MAX_SLICES 64
+/* Received frames whose free waits for the transmit; past that many, freed at once. */
+#define RX_DONE_MAX 64
 
 struct tcp_listener {
 	struct tcp_stack *st;
@@ -51,6 +53,8 @@ struct tcp_sock {
 	struct tcp_sock *ev_next, *ready_next, *dead_next;
 	struct tcp_sock *burst_next; /* on the stack's list of work for the burst's end */
 	bool burst_listed;
+	struct tcp_sock *resched_next; /* on the stack's list of timers to re-arm after transmit */
+	bool resched_listed;
 	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
 	bool inline_mode; /* inline-r2c: callbacks run in place, once per run of segments */
@@ -86,6 +90,17 @@ struct tcp_stack {
 	 * its run of segments in this burst (deliver_inline()).
 	 */
 	struct tcp_sock *inline_next;
+	/*
+	 * Work no frame waits for, left until the poll's frames are sent
+	 * (tcp_stack_defer_to_tx()): the timers of the connections the burst
+	 * touched, the received frames TCP is done with, dead sockets.
+	 */
+	bool defer_to_tx;
+	bool in_burst_end;  /* timers re-armed by after() go on resched_head */
+	bool after_tx_due;  /* tcp_stack_after_tx() has work from the last poll */
+	struct tcp_sock *resched_head;
+	unsigned rx_done_n;
+	struct rte_mbuf *rx_done[RX_DONE_MAX];
 	struct tcp_out out;
 	uint8_t cookie_key[TCP_SYNCOOKIE_KEY_BYTES]; /* SYN cookies' secret */
 	uint64_t cookie_sent_ns;		     /* when the last one went (0: never) */
@@ -120,6 +135,27 @@ static void resched(struct tcp_sock *s)
 		tw_cancel(&s->st->timers, &s->timer);
 	else
 		tw_schedule(&s->st->timers, &s->timer, d);
+}
+
+/*
+ * Re-arm @s's timer, or, in burst_end() of a stack that leaves its
+ * bookkeeping until after transmit, list it for tcp_stack_after_tx().
+ * A timer set late is no loss: the wheel is next read in the next poll,
+ * and tcp_stack_after_tx() runs before it.
+ */
+static void resched_soon(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (!st->in_burst_end) {
+		resched(s);
+		return;
+	}
+	if (!s->resched_listed) {
+		s->resched_listed = true;
+		s->resched_next = st->resched_head;
+		st->resched_head = s;
+	}
 }
 
 /* ---- frames ---- */
@@ -866,7 +902,7 @@ static void after(struct tcp_sock *s)
 	 * after each of its segments and each call its callbacks make.
 	 */
 	if (!s->burst_listed)
-		resched(s);
+		resched_soon(s);
 	/* A passive connection becomes acceptable once established. */
 	if (s->listener && !s->app_owned && (c->events & TCP_EV_CONNECTED)) {
 		struct tcp_listener *l = s->listener;
@@ -1233,10 +1269,13 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 	if (capped)
 		st->stats.rcv_mem_limited +=
 		    s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused - refused;
-	{
+	/* What the connection keeps, it referenced itself. */
+	if (st->defer_to_tx && st->rx_done_n < RX_DONE_MAX) {
+		st->rx_done[st->rx_done_n++] = m;
+	} else {
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 
-		rte_pktmbuf_free(m); /* what the connection keeps, it referenced itself */
+		rte_pktmbuf_free(m);
 		lunar_cost_leave(prev);
 	}
 	/*
@@ -1543,6 +1582,7 @@ static LUNAR_NOINLINE void burst_end(struct tcp_stack *st)
 	struct tcp_sock *s;
 	bool owed;
 
+	st->in_burst_end = st->defer_to_tx;
 	while ((s = st->burst_head)) {
 		st->burst_head = s->burst_next;
 		s->burst_listed = false;
@@ -1555,6 +1595,7 @@ static LUNAR_NOINLINE void burst_end(struct tcp_stack *st)
 			st->stats.burst_acks_carried++;
 		after(s);
 	}
+	st->in_burst_end = false;
 }
 
 /*
@@ -1566,8 +1607,38 @@ static LUNAR_NOINLINE void burst_deliver(struct tcp_stack *st)
 	inline_flush(st);
 }
 
+void tcp_stack_after_tx(struct tcp_stack *st)
+{
+	struct tcp_sock *s;
+
+	while ((s = st->resched_head)) {
+		st->resched_head = s->resched_next;
+		s->resched_listed = false;
+		if (!s->dead)
+			resched(s);
+	}
+	if (st->rx_done_n) {
+		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
+
+		rte_pktmbuf_free_bulk(st->rx_done, st->rx_done_n);
+		st->rx_done_n = 0;
+		lunar_cost_leave(prev);
+	}
+	free_dead(st); /* after the list: a dead socket may be on it */
+	st->after_tx_due = false;
+}
+
+void tcp_stack_defer_to_tx(struct tcp_stack *st, bool on)
+{
+	if (!on && st->after_tx_due)
+		tcp_stack_after_tx(st);
+	st->defer_to_tx = on;
+}
+
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 {
+	if (st->after_tx_due)
+		tcp_stack_after_tx(st); /* the caller did not: before anything reads the timers */
 	if (st->inline_next)
 		burst_deliver(st);
 	/*
@@ -1582,7 +1653,10 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 		dispatch(st);
 	if (st->burst_head)
 		burst_end(st);
-	free_dead(st);
+	if (st->defer_to_tx)
+		st->after_tx_due = true;
+	else
+		tcp_stack_after_tx(st);
 }
 
 /* ---- setup ---- */
@@ -1640,7 +1714,7 @@ void tcp_stack_free(struct tcp_stack *st)
 		kill_sock(s); /* unlinks it from st->all */
 	}
 	st->ev_head = st->ev_tail = NULL;
-	free_dead(st);
+	tcp_stack_after_tx(st); /* the frames it still held, and the sockets */
 	if (st->nif->tcp_ctx == st) {
 		st->nif->tcp_fn = NULL;
 		st->nif->tcp_icmp_fn = NULL;

@@ -183,6 +183,18 @@ void tcp_stack_set_cookie_hook(struct tcp_stack *st, tcp_cookie_hook_fn fn, void
 #define TCP_COOKIE_ARM_NS 1000000000ull /* 1 s */
 /** Run due timers and deliver pending events. Call once per loop iteration. */
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
+/**
+ * With @on, tcp_stack_poll() leaves the work no frame waits for (re-arming
+ * the timers of the connections its burst touched, freeing the received
+ * frames TCP is done with and dead sockets) to tcp_stack_after_tx(), which
+ * the caller runs once the poll's frames are sent: replies leave sooner
+ * (lunar_env_poll() does this). Off by default: tcp_stack_poll() does it
+ * all before it returns. A caller that skips tcp_stack_after_tx() has it
+ * run at the start of the next tcp_stack_poll().
+ */
+void tcp_stack_defer_to_tx(struct tcp_stack *st, bool on);
+/** The work tcp_stack_poll() left, with tcp_stack_defer_to_tx() on; nothing otherwise. */
+void tcp_stack_after_tx(struct tcp_stack *st);
 const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st);
 void tcp_stack_dump(struct tcp_stack *st, FILE *f);
 struct pmtu_cache;

@@ -386,6 +386,75 @@ static void test_unref_more_than_held(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/*
+ * Deferred release (zbuf_defer_begin/end, as lunar_env_poll() frees what
+ * a poll is done with after its transmit): an unref in between releases
+ * nothing until the end, which releases each in order; past
+ * ZBUF_DEFER_MAX notes the unref is at once; a double free among the
+ * notes is reported at the end and changes nothing; after the end unrefs
+ * are immediate again.
+ */
+static void test_defer_release(void **state)
+{
+	enum { N = ZBUF_DEFER_MAX + 2 };
+	static char *objs[N];
+	struct zbuf_stats s;
+	char *p;
+
+	(void)state;
+	p = zbuf_alloc(100);
+	assert_non_null(p);
+	zbuf_ref(p + 1);
+	zbuf_defer_begin();
+	zbuf_unref(p);
+	zbuf_unref(p + 50);
+	assert_int_equal(zbuf_refcnt(p), 2); /* nothing released yet */
+	assert_int_equal(zbuf_in_use(), 1);
+	zbuf_defer_end();
+	assert_int_equal(zbuf_refcnt(p), 0);
+	assert_int_equal(zbuf_in_use(), 0);
+
+	/* More than the notes hold: the rest are released at once. */
+	for (unsigned i = 0; i < N; i++) {
+		objs[i] = zbuf_alloc(100);
+		assert_non_null(objs[i]);
+	}
+	zbuf_defer_begin();
+	for (unsigned i = 0; i < N; i++)
+		zbuf_unref(objs[i]);
+	assert_int_equal(zbuf_in_use(), ZBUF_DEFER_MAX);
+	zbuf_defer_end();
+	assert_int_equal(zbuf_in_use(), 0);
+
+	/* A double free among the notes: reported at the end, released once. */
+	p = zbuf_alloc(100);
+	assert_non_null(p);
+	zbuf_class_stats(ZBUF_CLASS_2K, &s);
+	misuse_count = 0;
+	misuse_msg[0] = '\0';
+	zbuf_set_misuse_handler(note_misuse);
+	zbuf_defer_begin();
+	zbuf_unref(p);
+	zbuf_unref(p);
+	assert_int_equal(misuse_count, 0);
+	zbuf_defer_end();
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(misuse_count, 1);
+	assert_non_null(strstr(misuse_msg, "zbuf: double free at 0x"));
+	{
+		struct zbuf_stats after;
+
+		zbuf_class_stats(ZBUF_CLASS_2K, &after);
+		assert_int_equal(after.frees, s.frees + 1);
+	}
+
+	/* Ended: immediate again. */
+	p = zbuf_alloc(100);
+	assert_non_null(p);
+	zbuf_unref(p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 /* Run @misuse in a forked child; put what it wrote to stderr in @buf; assert it died of SIGABRT. */
 static void child_stderr(void (*misuse)(void), char *buf, size_t len)
 {
@@ -494,6 +563,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exhaustion_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unref_more_than_held, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_defer_release, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_default_handler_aborts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fini_reports_misuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_init_errors, setup, teardown),

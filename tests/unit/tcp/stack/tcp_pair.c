@@ -135,7 +135,8 @@ static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint
 	assert_non_null(s->tcp);
 	if (attach)
 		tcp_stack_set_hdr_pool(s->tcp, hdr_pool);
-	tcp_stack_poll(s->tcp, p->now); /* the time, before any call */
+	tcp_stack_defer_to_tx(s->tcp, true); /* as lunar_env_poll() runs it */
+	tcp_stack_poll(s->tcp, p->now);	     /* the time, before any call */
 }
 
 void pair_config(struct tcp_config *cfg)
@@ -195,17 +196,25 @@ void pair_open_cfgs(struct tcp_pair *p, bool attach, const struct tcp_config *cf
 	assert_non_null(p->srv);
 }
 
-/* One loop iteration of a side, as lunar_env_poll() runs it. */
-static void side_poll(struct tcp_pair *p, struct pair_side *s)
+void pair_poll_to_tx(struct tcp_pair *p, struct pair_side *s)
 {
 	struct rte_mbuf *pkts[RX_BURST];
 	uint16_t n;
 
+	zbuf_defer_begin();
 	while ((n = port_rx_burst(&s->fp.base, pkts, RX_BURST)) > 0)
 		netif_input(&s->nif, pkts, n, p->now);
 	tcp_stack_poll(s->tcp, p->now);
 	netif_timers(&s->nif, p->now);
 	netif_flush(&s->nif);
+}
+
+/* One loop iteration of a side, as lunar_env_poll() runs it. */
+static void side_poll(struct tcp_pair *p, struct pair_side *s)
+{
+	pair_poll_to_tx(p, s);
+	tcp_stack_after_tx(s->tcp);
+	zbuf_defer_end();
 }
 
 /*

@@ -96,6 +96,12 @@ void pair_run(struct tcp_pair *p, uint64_t ns);
 void pair_release_b(struct tcp_pair *p, unsigned n);
 /** One loop iteration of each side (PAIR_STEP_NS), and the frames carried. */
 void pair_step(struct tcp_pair *p);
+/**
+ * The first part of a loop iteration of side @s (no time passes): receive,
+ * the stack's poll, transmit, within zbuf_defer_begin(). The test then
+ * looks, and ends it as the loop does: tcp_stack_after_tx(), zbuf_defer_end().
+ */
+void pair_poll_to_tx(struct tcp_pair *p, struct pair_side *s);
 /** Reset what is open, free both stacks, assert every packet buffer came back. */
 void pair_close(struct tcp_pair *p);
 

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <netinet/in.h> /* IPPROTO_* */
+
 #include "base/compiler.h" /* before DPDK: rte_common.h defines container_of only #ifndef */
 #include "base/drop.h"
 #include "wire/checksum.h"

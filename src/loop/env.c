@@ -840,6 +840,8 @@ void lunar_options_tcp(const struct lunar_options *o, struct tcp_config *cfg)
 		cfg->ecn = (uint8_t)o->ecn;
 	if (o->no_gso)
 		cfg->gso = false;
+	if (o->no_gro)
+		cfg->gro = false;
 	if (o->hystart_min_ns >= 0) {
 		cfg->hystart_min_ns = (uint64_t)o->hystart_min_ns;
 		cfg->hystart_max_ns = (uint64_t)o->hystart_max_ns;

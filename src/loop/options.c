@@ -338,10 +338,22 @@ bad:
 	return -EINVAL;
 }
 
+/* --NAME on|off into *@on. @return 1, or -EINVAL with the error said. */
+static int on_off(const char *name, const char *arg, bool *on, char *err, size_t errlen)
+{
+	if (strcmp(arg, "on") && strcmp(arg, "off")) {
+		lunar_set_err(err, errlen, "--%s %s: expected on (the default) or off", name, arg);
+		return -EINVAL;
+	}
+	*on = !strcmp(arg, "on");
+	return 1;
+}
+
 int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char *err,
 			size_t errlen)
 {
 	unsigned long v, lo, hi;
+	bool on;
 	int rc;
 
 	switch (code) {
@@ -503,19 +515,16 @@ bad_core:
 		o->idle_yield = (unsigned)v;
 		return 1;
 	case LUNAR_OPT_XDP_SYNCOOKIES:
-		if (strcmp(arg, "on") && strcmp(arg, "off")) {
-			lunar_set_err(err, errlen, "--xdp-syncookies %s: expected on (the default) or off",
-				      arg);
-			return -EINVAL;
-		}
-		o->xdp_syncookies = !strcmp(arg, "on");
-		return 1;
+		return on_off("xdp-syncookies", arg, &o->xdp_syncookies, err, errlen);
 	case LUNAR_OPT_GSO:
-		if (strcmp(arg, "on") && strcmp(arg, "off")) {
-			lunar_set_err(err, errlen, "--gso %s: expected on (the default) or off", arg);
+		if (on_off("gso", arg, &on, err, errlen) < 0)
 			return -EINVAL;
-		}
-		o->no_gso = !strcmp(arg, "off");
+		o->no_gso = !on;
+		return 1;
+	case LUNAR_OPT_GRO:
+		if (on_off("gro", arg, &on, err, errlen) < 0)
+			return -EINVAL;
+		o->no_gro = !on;
 		return 1;
 	default:
 		return 0;
@@ -620,6 +629,8 @@ void lunar_options_usage(FILE *f)
 	      "  --gso on|off       where the port has no TSO, TCP still sends segments of\n"
 	      "                     several MSSs and lunar cuts them into frames (GSO; the\n"
 	      "                     default on); off: MSS-sized segments from TCP itself\n"
+	      "  --gro on|off       a receive burst's in-order segments of one connection go\n"
+	      "                     to TCP together (software GRO; the default on)\n"
 	      "  --idle-yield N     after N polls in a row that received, sent and served\n"
 	      "                     nothing, give the CPU to the kernel (sched_yield) on each\n"
 	      "                     further idle poll: for a core shared with the port's\n"

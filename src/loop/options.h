@@ -21,6 +21,8 @@
  *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)
  *   --gso on|off       TCP cuts segments of several MSSs in software where the port
  *                      has no TSO (default on)
+ *   --gro on|off       a receive burst's in-order segments of one connection go to
+ *                      TCP together (software GRO; default on)
  *   --idle-yield N     after N idle polls in a row, sched_yield() on each further one
  *   --verbose          more log lines (DPDK's too)
  * Tools add their own options and hand unknown ones to lunar_options_apply().
@@ -66,6 +68,7 @@ struct lunar_options {
 	double probe_interval_s; /* --pmtu-probe: -1 tcp_config's (600 s); 0 off; else 1..86400 */
 	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
 	bool no_gso;         /* --gso off: MSS-sized segments from TCP on ports without TSO */
+	bool no_gro;         /* --gro off: every segment to TCP on its own */
 	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
 	unsigned idle_yield; /* --idle-yield: idle polls before sched_yield(); 0: never */
 	bool verbose;
@@ -108,6 +111,7 @@ enum {
 	LUNAR_OPT_PMTU_BLACKHOLE,
 	LUNAR_OPT_PMTU_PROBE,
 	LUNAR_OPT_GSO,
+	LUNAR_OPT_GRO,
 };
 
 /** struct option entries for getopt_long; put them in every tool's table. */
@@ -134,7 +138,8 @@ enum {
 		{"probes", required_argument, NULL, LUNAR_OPT_PROBES},                             \
 		{"pmtu-blackhole", required_argument, NULL, LUNAR_OPT_PMTU_BLACKHOLE},             \
 		{"pmtu-probe", required_argument, NULL, LUNAR_OPT_PMTU_PROBE},                     \
-		{"gso", required_argument, NULL, LUNAR_OPT_GSO}
+		{"gso", required_argument, NULL, LUNAR_OPT_GSO},                                   \
+		{"gro", required_argument, NULL, LUNAR_OPT_GRO}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

@@ -726,6 +726,8 @@ void netif_input(struct netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t
 			netif_drop(nif, m, LUNAR_DROP_ETH_UNKNOWN_TYPE);
 		}
 	}
+	if (nif->tcp_burst_fn)
+		nif->tcp_burst_fn(nif->tcp_ctx);
 }
 
 void netif_timers(struct netif *nif, uint64_t now_ns)

@@ -44,6 +44,11 @@ typedef void (*netif_tcp_fn)(void *ctx, const struct ipv4_repr *ir, const struct
  * it, else why it did not; the interface frees the message or counts it.
  */
 typedef enum lunar_drop (*netif_tcp_icmp_fn)(void *ctx, const struct icmp_quote *q);
+/**
+ * The same transport, told that netif_input()'s burst is over: what it
+ * held of the burst (a train of segments, software GRO) it takes now.
+ */
+typedef void (*netif_tcp_burst_fn)(void *ctx);
 
 struct netif_counters {
 #define X(name, desc) uint64_t name;
@@ -126,7 +131,8 @@ struct netif {
 	void *echo_ctx;
 	netif_tcp_fn tcp_fn; /* NULL: TCP is counted and dropped (TCP_NO_LISTENER) */
 	netif_tcp_icmp_fn tcp_icmp_fn; /* NULL: errors quoting TCP dropped (TCP_ICMP_NO_CONN) */
-	void *tcp_ctx; /* both TCP handlers' */
+	netif_tcp_burst_fn tcp_burst_fn; /* NULL: nothing to tell */
+	void *tcp_ctx; /* the TCP handlers' */
 	struct rte_mbuf *txq[NETIF_TXQ]; /* frames to send, in order; [0, txq_len) */
 	unsigned txq_len;
 	uint64_t now_ns; /* time of the burst being processed */

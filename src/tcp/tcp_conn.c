@@ -38,6 +38,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->rcv_buf = 1u << 20;
 	cfg->snd_buf = 1u << 20;
 	cfg->gso = true;
+	cfg->gro = true;
 	cfg->window_scaling = true;
 	cfg->timestamps = true;
 	cfg->sack = true;

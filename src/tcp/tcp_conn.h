@@ -66,6 +66,12 @@ struct tcp_config {
 	 * call, as it would without GSO.
 	 */
 	bool gso;
+	/**
+	 * Software GRO: a receive burst's in-order segments of one
+	 * connection with matching headers go to TCP as one train
+	 * (tcp_input_train()). tcp_stack's; the core ignores it.
+	 */
+	bool gro;
 	uint32_t rcv_buf;      /**< receive buffer (window) bytes */
 	uint32_t snd_buf;      /**< send buffer bytes */
 	bool window_scaling;   /**< RFC 7323 2 */
@@ -523,6 +529,23 @@ void tcp_conn_from_cookie(struct tcp_conn *c, const struct tcp_repr *syn, uint64
  */
 void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
 	       struct tcp_out *out);
+
+/** One segment's payload in a train (tcp_input_train()). */
+struct tcp_piece {
+	const uint8_t *data;
+	uint32_t len;
+};
+
+/**
+ * A train of segments for this connection (software GRO, the stack's
+ * receive burst): @n payload pieces in sequence from @seg->seq, each a
+ * segment whose header was @seg's but for its sequence number (and a PSH
+ * on the last). Taken by header prediction as the segments one at a time
+ * would be. @return how many of the first pieces it took (0: none; the
+ * caller gives those left to tcp_input() one by one).
+ */
+unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
+			 const struct tcp_piece *pc, unsigned n, uint64_t now, struct tcp_out *out);
 
 /** Send what may be sent now: data, FIN, window updates, pending ACKs. */
 void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out);

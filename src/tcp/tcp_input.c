@@ -109,19 +109,23 @@ static void retransmit_first(struct tcp_conn *c, uint64_t now, struct tcp_out *o
 	c->stats.retransmits++;
 }
 
-/* Window update rule, RFC 9293 3.10.7.4 fifth check. */
-static void update_window(struct tcp_conn *c, const struct tcp_repr *seg)
+/* Window update rule, RFC 9293 3.10.7.4 fifth check, for a segment at @seq. */
+static void update_window_at(struct tcp_conn *c, const struct tcp_repr *seg, uint32_t seq)
 {
-	if (seq_lt(c->snd_wl1, seg->seq) ||
-	    (c->snd_wl1 == seg->seq && seq_leq(c->snd_wl2, seg->ack))) {
+	if (seq_lt(c->snd_wl1, seq) || (c->snd_wl1 == seq && seq_leq(c->snd_wl2, seg->ack))) {
 		c->snd_wnd = (uint32_t)seg->window << c->snd_wscale;
-		c->snd_wl1 = seg->seq;
+		c->snd_wl1 = seq;
 		c->snd_wl2 = seg->ack;
 		if (c->snd_wnd > c->max_snd_wnd)
 			c->max_snd_wnd = c->snd_wnd;
 		if (c->snd_wnd)
 			c->persist_at = 0;
 	}
+}
+
+static void update_window(struct tcp_conn *c, const struct tcp_repr *seg)
+{
+	update_window_at(c, seg, seg->seq);
 }
 
 /* The handshake completed; a CLOSE that came during it now sends its FIN. */
@@ -301,31 +305,40 @@ static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uin
  * Window changes are taken by the RFC 9293 rule. Everything else (a
  * duplicate ACK, a pure window update, a zero window, an ACK beyond
  * SND.MAX) takes the full path.
+ *
+ * @seg's payload may come as a train (tcp_input_train()): @n pieces of
+ * @len bytes in all, in sequence from @seg->seq, every other field of
+ * their headers @seg's. It is taken as its segments one by one would be:
+ * the first acknowledges, each piece is queued in turn and counted, and
+ * the window's last update is the last piece's. @return the pieces taken
+ * (all, or up to the one the receive queue had no room for, which is
+ * dropped as one segment would be), or 0: the full path's.
  */
-static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
-		      struct tcp_out *out)
+static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
+			  const struct tcp_piece *pc, unsigned n, uint32_t len, uint64_t now,
+			  struct tcp_out *out)
 {
 	const uint8_t mask = RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_RST_FLAG |
 			     RTE_TCP_URG_FLAG | RTE_TCP_ACK_FLAG;
-	uint32_t len = (uint32_t)seg->payload_len;
+	unsigned taken = n;
 	bool acks_new;
 
 	if ((seg->flags & mask) != RTE_TCP_ACK_FLAG || seg->seq != c->rcv_nxt ||
 	    c->snd_nxt != c->snd_max || c->cc.in_recovery || c->cc.dupacks ||
 	    seg->opts.sack_count || !seg->window || c->sb.sacked || c->sb.lost ||
 	    c->rack.tlp_out || c->frto.step)
-		return false;
+		return 0;
 	/* ECN signals, and a DCTCP receiver's CE state to leave, take the slow path. */
 	if (c->ecn_ok && ((seg->flags & (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG)) ||
 			  seg->ecn == TCP_ECN_CE || c->ecn_echo))
-		return false;
+		return 0;
 	if (c->ts_ok && (!seg->opts.has_ts || seq_lt(seg->opts.ts_val, c->ts_recent)))
-		return false;
+		return 0;
 	acks_new = seq_gt(seg->ack, c->snd_una);
 	if (acks_new ? seq_gt(seg->ack, c->snd_max) : (seg->ack != c->snd_una || !len))
-		return false;
+		return 0;
 	if (len && (c->reass.n || len > rcv_wnd_now(c) || c->mem_pressure != TCP_MEM_NORMAL))
-		return false;
+		return 0;
 	update_ts_recent(c, seg, now);
 	if (acks_new) {
 		ack_advance(c, seg, false, now, out);
@@ -339,14 +352,25 @@ static bool fast_path(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t n
 	if (acks_new && c->sb_on)
 		tcp_rec_arm_tlp(c, now);
 	if (len) {
-		data_in_order(c, seg->payload, len);
-		c->stats.fastpath_data++;
+		uint32_t seq = seg->seq;
+
+		for (unsigned i = 0; i < n; i++) {
+			if (i)
+				update_window_at(c, seg, seq); /* as the piece's own segment would */
+			data_in_order(c, pc[i].data, pc[i].len);
+			c->stats.fastpath_data++;
+			if (c->rcv_nxt != seq + pc[i].len) {
+				taken = i + 1; /* not queued: the rest are out of order now */
+				break;
+			}
+			seq += pc[i].len;
+		}
 	} else {
 		c->stats.fastpath_ack++;
 	}
 	tcp_keepalive_touch(c, now);
 	tcp_output(c, now, out);
-	return true;
+	return taken;
 }
 
 /* A SYN taken in LISTEN (RFC 9293 3.10.7.2): SYN-RECEIVED, the SYN-ACK into @out. */
@@ -805,12 +829,30 @@ void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now, str
 	case TCP_SYN_SENT:
 		syn_sent_input(c, seg, now, out);
 		return;
-	case TCP_ESTABLISHED:
-		if (fast_path(c, seg, now, out))
+	case TCP_ESTABLISHED: {
+		struct tcp_piece one = {.data = seg->payload, .len = (uint32_t)seg->payload_len};
+
+		if (fast_path(c, seg, &one, 1, one.len, now, out))
 			return;
 		break;
+	}
 	default:
 		break;
 	}
 	sync_input(c, seg, now, out);
+}
+
+unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
+			 const struct tcp_piece *pc, unsigned n, uint64_t now, struct tcp_out *out)
+{
+	uint32_t len = 0;
+	unsigned taken;
+
+	if (c->state != TCP_ESTABLISHED || !n)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		len += pc[i].len;
+	taken = fast_path(c, seg, pc, n, len, now, out);
+	c->stats.segs_in += taken;
+	return taken;
 }

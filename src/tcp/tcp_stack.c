@@ -67,6 +67,23 @@ struct tcp_sock {
 	uint64_t mem_charged; /* its bytes in st->mem_bytes */
 };
 
+/*
+ * Software GRO: in-order data segments of one connection within a receive
+ * burst, their headers alike but for the sequence number, held to go to
+ * TCP together (gro_flush()). Linux's GRO and a NIC's LRO do the same.
+ */
+#define GRO_MAX 32
+struct gro_train {
+	unsigned n;
+	uint32_t bytes;       /* payload in all */
+	uint32_t next_seq;    /* where the next segment must start */
+	uint8_t last_flags;   /* the last segment's flags: PSH may end a train */
+	struct ipv4_repr ir;  /* the first segment's headers, every segment's but for... */
+	struct tcp_repr head; /* ...seq, payload and (the last's) PSH */
+	struct tcp_piece pc[GRO_MAX];
+	struct rte_mbuf *m[GRO_MAX];
+};
+
 struct tcp_stack {
 	struct netif *nif;
 	struct tcp_table *table;
@@ -95,6 +112,7 @@ struct tcp_stack {
 	 * (tcp_stack_defer_to_tx()): the timers of the connections the burst
 	 * touched, the received frames TCP is done with, dead sockets.
 	 */
+	struct gro_train gro; /* the burst's segments held for TCP (software GRO) */
 	bool defer_to_tx;
 	bool in_burst_end;  /* timers re-armed by after() go on resched_head */
 	bool after_tx_due;  /* tcp_stack_after_tx() has work from the last poll */
@@ -1191,26 +1209,91 @@ static struct tcp_sock *passive_open(struct tcp_stack *st, struct tcp_listener *
 	return s;
 }
 
-static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
-			struct rte_mbuf *m)
+/*
+ * A received frame TCP is done with (what the connection keeps of it, it
+ * referenced itself): freed, or after the transmit (tcp_stack_defer_to_tx()).
+ */
+static void rx_done(struct tcp_stack *st, struct rte_mbuf *m)
 {
-	struct tcp_stack *st = ctx;
+	if (st->defer_to_tx && st->rx_done_n < RX_DONE_MAX) {
+		st->rx_done[st->rx_done_n++] = m;
+	} else {
+		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
+
+		rte_pktmbuf_free(m);
+		lunar_cost_leave(prev);
+	}
+}
+
+/* What input_begin() noted for input_end(). */
+struct conn_input {
+	bool capped; /* by mem_max, not the pool */
+	uint64_t refused;
+};
+
+/* Before segments go to @s's TCP: its memory pressure, its output held for the burst's end. */
+static void input_begin(struct tcp_stack *st, struct tcp_sock *s, struct conn_input *in)
+{
+	s->conn.mem_pressure = pressure_for(st, &s->conn);
+	in->capped = s->conn.mem_pressure > st->pool_pressure;
+	in->refused = in->capped ? s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused : 0;
+	/* What these segments and the callbacks they cause send goes at the burst's end. */
+	s->conn.hold_output = true;
+	if (!s->burst_listed) {
+		s->burst_listed = true;
+		s->burst_next = st->burst_head;
+		st->burst_head = s;
+	}
+}
+
+/* After: what mem_max refused counted, a closed application's data reset, after(). */
+static void input_end(struct tcp_stack *st, struct tcp_sock *s, const struct conn_input *in)
+{
+	if (in->capped)
+		st->stats.rcv_mem_limited +=
+		    s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused - in->refused;
+	/*
+	 * RFC 1122 4.2.2.13: data for an application that has closed: reset.
+	 * What this input queued goes too: its payload lives in the send
+	 * buffer the abort releases.
+	 */
+	if (s->app_closed && tcp_recv_bytes(&s->conn) && s->conn.state != TCP_CLOSED) {
+		st->out.n = 0;
+		tcp_abort(&s->conn, st->now, &st->out);
+	}
+	after(s);
+	if (s->inline_mode && !s->dead)
+		st->inline_next = s; /* delivered at the end of its run */
+}
+
+/*
+ * The connection of a segment for @t (NULL: none). Another connection's
+ * segment ends the run waiting for its callback, which goes first: what it
+ * does (a connection it closes or opens) decides what this segment finds.
+ */
+static struct tcp_sock *sock_for(struct tcp_stack *st, const struct tcp_4tuple *t)
+{
+	struct tcp_sock *s;
+
+	if (st->inline_next && !same_tuple(&st->inline_next->conn.tuple, t))
+		inline_flush(st);
+	s = st->last_rx;
+	if (!s || !same_tuple(&s->conn.tuple, t))
+		s = st->last_rx = tcp_table_lookup(st->table, t);
+	return s;
+}
+
+/* One segment through the stack to its connection (or listener, or a RST). */
+static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
+			  const struct tcp_repr *tr, struct rte_mbuf *m)
+{
 	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
 			       .rport = tr->sport};
 	struct tcp_sock *s;
-	bool bad_cookie, capped;
-	uint64_t refused = 0;
+	struct conn_input in;
+	bool bad_cookie;
 
-	/*
-	 * Another connection's segment ends the run waiting for its callback,
-	 * which goes first: what it does (a connection it closes or opens)
-	 * decides what this segment finds.
-	 */
-	if (st->inline_next && !same_tuple(&st->inline_next->conn.tuple, &t))
-		inline_flush(st);
-	s = st->last_rx;
-	if (!s || !same_tuple(&s->conn.tuple, &t))
-		s = st->last_rx = tcp_table_lookup(st->table, &t);
+	s = sock_for(st, &t);
 	st->now = st->nif->now_ns;
 	st->stats.segs_in++;
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
@@ -1254,42 +1337,147 @@ static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_
 			   bad_cookie ? LUNAR_DROP_TCP_BAD_COOKIE : LUNAR_DROP_TCP_NO_LISTENER);
 		return;
 	}
-	s->conn.mem_pressure = pressure_for(st, &s->conn);
-	capped = s->conn.mem_pressure > st->pool_pressure; /* mem_max, not the pool */
-	if (capped)
-		refused = s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused;
-	/* What this segment and the callbacks it causes send goes at the burst's end. */
-	s->conn.hold_output = true;
-	if (!s->burst_listed) {
-		s->burst_listed = true;
-		s->burst_next = st->burst_head;
-		st->burst_head = s;
-	}
+	input_begin(st, s, &in);
 	tcp_input(&s->conn, tr, st->now, &st->out);
-	if (capped)
-		st->stats.rcv_mem_limited +=
-		    s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused - refused;
-	/* What the connection keeps, it referenced itself. */
-	if (st->defer_to_tx && st->rx_done_n < RX_DONE_MAX) {
-		st->rx_done[st->rx_done_n++] = m;
-	} else {
-		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
+	rx_done(st, m);
+	input_end(st, s, &in);
+}
 
-		rte_pktmbuf_free(m);
-		lunar_cost_leave(prev);
-	}
+/* ---- software GRO ---- */
+
+/* A segment that may be in a train: data, flags ACK (PSH allowed), no SYN-time options or SACK. */
+static bool gro_candidate(const struct tcp_repr *tr)
+{
+	return (tr->flags & ~RTE_TCP_PSH_FLAG) == RTE_TCP_ACK_FLAG && tr->payload_len &&
+	       !tr->opts.sack_count && !tr->opts.has_mss && !tr->opts.has_wscale &&
+	       !tr->opts.sack_permitted;
+}
+
+/* @tr (a candidate) continues the train: same connection, next in sequence, same header. */
+static bool gro_continues(const struct gro_train *g, const struct ipv4_repr *ir,
+			  const struct tcp_repr *tr)
+{
+	const struct tcp_repr *h = &g->head;
+
+	return g->n < GRO_MAX && !(g->last_flags & RTE_TCP_PSH_FLAG) && tr->seq == g->next_seq &&
+	       ir->src == g->ir.src && ir->dst == g->ir.dst && tr->sport == h->sport &&
+	       tr->dport == h->dport && tr->ack == h->ack && tr->window == h->window &&
+	       tr->ecn == h->ecn && tr->opts.has_ts == h->opts.has_ts &&
+	       (!h->opts.has_ts ||
+		(tr->opts.ts_val == h->opts.ts_val && tr->opts.ts_ecr == h->opts.ts_ecr));
+}
+
+static void gro_add(struct gro_train *g, const struct tcp_repr *tr, struct rte_mbuf *m)
+{
+	g->bytes = (g->n ? g->bytes : 0) + (uint32_t)tr->payload_len;
+	g->pc[g->n].data = tr->payload;
+	g->pc[g->n].len = (uint32_t)tr->payload_len;
+	g->m[g->n++] = m;
+	g->last_flags = tr->flags;
+	g->next_seq = tr->seq + (uint32_t)tr->payload_len;
+}
+
+/*
+ * A train of two or more to its connection, if it has one and header
+ * prediction takes the train (what segment_input() does for one segment,
+ * once). @return the segments taken, from the first; 0: none.
+ */
+static unsigned train_input(struct tcp_stack *st, const struct gro_train *g, unsigned n)
+{
+	const struct tcp_repr *h = &g->head;
+	struct tcp_4tuple t = {.laddr = g->ir.dst, .raddr = g->ir.src, .lport = h->dport,
+			       .rport = h->sport};
+	struct tcp_sock *s;
+	struct conn_input in;
+	unsigned taken;
+
+	s = sock_for(st, &t);
 	/*
-	 * RFC 1122 4.2.2.13: data for an application that has closed: reset.
-	 * What this input queued goes too: its payload lives in the send
-	 * buffer the abort releases.
+	 * Near mem_max one segment can change the pressure the next meets
+	 * (pressure_for() is asked once a train): one by one there.
 	 */
-	if (s->app_closed && tcp_recv_bytes(&s->conn) && s->conn.state != TCP_CLOSED) {
-		st->out.n = 0;
-		tcp_abort(&s->conn, st->now, &st->out);
+	if (st->lim.mem_max && st->mem_bytes + g->bytes >= st->lim.mem_max - st->lim.mem_max / 4)
+		return 0;
+	if (!s || s->conn.state != TCP_ESTABLISHED ||
+	    (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)))
+		return 0; /* one by one: a RST, a foreign drop, or the full path */
+	st->now = st->nif->now_ns;
+	input_begin(st, s, &in);
+	taken = tcp_input_train(&s->conn, h, g->pc, n, st->now, &st->out);
+	if (!taken)
+		return 0;
+	st->stats.segs_in += taken;
+	if (taken > 1) {
+		st->stats.gro_trains++;
+		st->stats.gro_segs += taken;
 	}
-	after(s);
-	if (s->inline_mode && !s->dead)
-		st->inline_next = s; /* delivered at the end of its run */
+	for (unsigned i = 0; i < taken; i++)
+		rx_done(st, g->m[i]);
+	input_end(st, s, &in);
+	return taken;
+}
+
+/* The train held, to TCP: whole if it takes it, else (the rest) one segment at a time. */
+static void gro_flush(struct tcp_stack *st)
+{
+	struct gro_train *g = &st->gro;
+	unsigned n = g->n, taken = 0;
+	uint32_t seq = g->head.seq;
+
+	g->n = 0;
+	if (n > 1)
+		taken = train_input(st, g, n);
+	for (unsigned i = 0; i < n; i++) {
+		if (i >= taken) {
+			struct tcp_repr tr = g->head;
+
+			tr.seq = seq;
+			tr.payload = g->pc[i].data;
+			tr.payload_len = g->pc[i].len;
+			tr.flags = i + 1 == n ? g->last_flags : g->head.flags;
+			segment_input(st, &g->ir, &tr, g->m[i]);
+		}
+		seq += g->pc[i].len;
+	}
+}
+
+/*
+ * netif's TCP input. A data segment that may start a train is held
+ * (software GRO, cfg.gro); the next segment either joins it or ends it,
+ * as do an ICMP error, a PSH (joining) and the burst's end (stack_burst()),
+ * so segments reach TCP in the order they came.
+ */
+static void stack_input(void *ctx, const struct ipv4_repr *ir, const struct tcp_repr *tr,
+			struct rte_mbuf *m)
+{
+	struct tcp_stack *st = ctx;
+	struct gro_train *g = &st->gro;
+
+	if (g->n) {
+		if (gro_candidate(tr) && gro_continues(g, ir, tr)) {
+			gro_add(g, tr, m);
+			if (tr->flags & RTE_TCP_PSH_FLAG)
+				gro_flush(st); /* nothing follows a PSH */
+			return;
+		}
+		gro_flush(st);
+	}
+	if (st->cfg.gro && gro_candidate(tr) && !(tr->flags & RTE_TCP_PSH_FLAG)) {
+		g->ir = *ir;
+		g->head = *tr;
+		gro_add(g, tr, m);
+		return;
+	}
+	segment_input(st, ir, tr, m);
+}
+
+/* netif_input()'s burst is over: the train it left goes to TCP. */
+static void stack_burst(void *ctx)
+{
+	struct tcp_stack *st = ctx;
+
+	if (st->gro.n)
+		gro_flush(st);
 }
 
 /* ---- path MTU (net/pmtu.h) ---- */
@@ -1395,6 +1583,7 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	struct tcp_sock *s;
 	uint16_t path_mtu, floored;
 
+	stack_burst(st); /* the segments before it go first */
 	st->now = st->nif->now_ns;
 	expire_path_mtus(st); /* none is taken again past its lifetime */
 	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
@@ -1639,6 +1828,7 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 {
 	if (st->after_tx_due)
 		tcp_stack_after_tx(st); /* the caller did not: before anything reads the timers */
+	stack_burst(st);
 	if (st->inline_next)
 		burst_deliver(st);
 	/*
@@ -1697,6 +1887,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	tw_init(&st->timers, nif->now_ns);
 	nif->tcp_fn = stack_input;
 	nif->tcp_icmp_fn = stack_icmp;
+	nif->tcp_burst_fn = stack_burst;
 	nif->tcp_ctx = st;
 	return st;
 }
@@ -1705,6 +1896,9 @@ void tcp_stack_free(struct tcp_stack *st)
 {
 	if (!st)
 		return;
+	for (unsigned i = 0; i < st->gro.n; i++)
+		rte_pktmbuf_free(st->gro.m[i]); /* a train never handed over */
+	st->gro.n = 0;
 	/* Abort what is left: an exiting process must not leave half-open peers waiting. */
 	while (st->all) {
 		struct tcp_sock *s = st->all;
@@ -1718,6 +1912,7 @@ void tcp_stack_free(struct tcp_stack *st)
 	if (st->nif->tcp_ctx == st) {
 		st->nif->tcp_fn = NULL;
 		st->nif->tcp_icmp_fn = NULL;
+		st->nif->tcp_burst_fn = NULL;
 		st->nif->tcp_ctx = NULL;
 	}
 	tcp_table_free(st->table);
@@ -1812,7 +2007,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"fastpath_data %lu slowpath %lu burst_acks %lu burst_acks_carried %lu "
 		"zero_window_probes %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
-		"tx_no_mbuf %lu tso_segs %lu gso_segs %lu sockets %u\n"
+		"tx_no_mbuf %lu tso_segs %lu gso_segs %lu gro_trains %lu gro_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
 		"challenge_acks %lu challenge_acks_limited %lu\n"
 		"tcp: syncookies_sent %lu syncookies_ok %lu syncookies_bad %lu "
@@ -1821,7 +2016,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
 		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->burst_acks,
 		x->burst_acks_carried, x->zero_window_probes, x->copy_tx_bytes,
-		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, x->gso_segs, st->sockets, x->out_of_window,
+		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, x->gso_segs, x->gro_trains, x->gro_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
 		x->challenge_acks_limited,
 		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);

@@ -57,6 +57,8 @@ struct tcp_stack_stats {
 	uint64_t tx_no_mbuf;
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
 	uint64_t gso_segs; /* segments of several MSSs cut into frames in software (GSO) */
+	/* software GRO: trains of two or more segments TCP took whole, and their segments */
+	uint64_t gro_trains, gro_segs;
 	/* segments dropped (and answered with an ACK) by rule, per RFC 9293 3.10.7.4 */
 	uint64_t out_of_window, ack_unsent, ack_too_old, paws_rejects, challenge_acks;
 	uint64_t challenge_acks_limited; /* not sent: over the per-connection limit (RFC 5961 7) */

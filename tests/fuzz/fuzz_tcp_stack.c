@@ -17,8 +17,10 @@
  * the real ones, plus a fuzzed offset. Consecutive peer operations form
  * one receive burst; any other operation first delivers it. After every
  * burst or call the loop iteration ends as lunar_env_poll() ends it
- * (tcp_stack_poll, netif_timers, netif_flush) and the invariants are
- * checked. Every violation abort()s with its condition.
+ * (tcp_stack_poll, netif_timers, netif_flush, and when the seed is odd, as
+ * lunar_env_poll() runs it, the bookkeeping left until then:
+ * tcp_stack_after_tx, zbuf_defer_end) and the invariants are checked.
+ * Every violation abort()s with its condition.
  *
  * Set-up block (SETUP_LEN bytes; missing bytes read as 0):
  *   0  bit0-2 no timestamps / SACK / window scaling; bit3 nodelay; bit4 no
@@ -26,7 +28,8 @@
  *      pool, a port taking chained buffers); bit7 no RACK
  *   1  bit0-2 receive buffer, bit3-5 send buffer (tables below), bit6-7
  *      congestion control (NewReno, CUBIC, DCTCP, NewReno without software
- *      segmentation: MSS-sized segments from the core)
+ *      segmentation or GRO: MSS-sized segments from the core, each received
+ *      one on its own)
  *   2  bit0-3 max_conns - 1 (the table: 1..16 connections); bit4-5 the MTU
  *      (1500, 9000, 1280, 600); bit6 ECN on; bit7 the stack is worker 0 of
  *      two (the other worker's segments are dropped as foreign)
@@ -40,7 +43,9 @@
  *      limit (20, none, 1, 1000); bit6 user timeout 1 s; bit7 initial
  *      window 1 segment
  *   8-9 the seed of the random bytes (libsodium's randombytes, replaced
- *      here so every run is the same: cookie key, ISNs, port offsets)
+ *      here so every run is the same: cookie key, ISNs, port offsets); odd,
+ *      the stack leaves its bookkeeping until after the transmit
+ *      (tcp_stack_defer_to_tx) and Zbuf its releases
  *
  * Operations: a selector byte, op = selector % 32 and k = selector / 32
  * (the peer flow, socket or listener it is about), then its bytes. Peer
@@ -313,6 +318,7 @@ static struct {
 	uint64_t iter;              /* iterations ended */
 	unsigned flood_n;
 	uint16_t ip_id;
+	bool defer; /* the loop leaves its bookkeeping until after the transmit (set-up 8-9) */
 } fz;
 
 static struct rte_mempool *rx_pool, *hdr_pool;
@@ -604,6 +610,10 @@ static void iteration_end(void)
 	tcp_stack_poll(fz.st, fz.now);
 	netif_timers(&fz.nif, fz.now);
 	netif_flush(&fz.nif);
+	if (fz.defer) {
+		tcp_stack_after_tx(fz.st);
+		zbuf_defer_end();
+	}
 	check_frames();
 	check_socks();
 	check_stack();
@@ -617,6 +627,8 @@ static void deliver(void)
 {
 	if (!fz.n_burst)
 		return;
+	if (fz.defer)
+		zbuf_defer_begin();
 	netif_input(&fz.nif, fz.burst, (uint16_t)fz.n_burst, fz.now);
 	fz.n_burst = 0;
 	iteration_end();
@@ -1643,6 +1655,7 @@ static void setup(struct reader *in)
 	cfg->snd_buf = snd_bufs[(bufs >> 3) & 7];
 	cfg->cc = (enum tcp_cc_algo)((bufs >> 6) % TCP_CC_ALGO_COUNT);
 	cfg->gso = (bufs >> 6) != 3;
+	cfg->gro = (bufs >> 6) != 3;
 	cfg->ecn = (b2 & 0x40) ? TCP_ECN_ON : TCP_ECN_ACCEPT;
 	if (misc & 0x01) {
 		cfg->keepalive = true;
@@ -1685,6 +1698,8 @@ static void setup(struct reader *in)
 	FUZZ_CHECK(fz.st != NULL);
 	if (o & 0x40)
 		tcp_stack_set_hdr_pool(fz.st, hdr_pool);
+	fz.defer = seed & 1;
+	tcp_stack_defer_to_tx(fz.st, fz.defer);
 	set_limits(conns, half_open, time_wait, mem);
 	tcp_stack_poll(fz.st, fz.now);
 }

@@ -278,30 +278,63 @@ static void test_pmtu_probe(void **state)
 }
 
 /* --gso: on by default, off turns it off, on again restores it; junk refused. */
-static void test_gso(void **state)
+/* --gso and --gro: on (the default) or off into tcp_config; anything else refused. */
+static void on_off_option(int code, const char *name, bool (*get)(const struct tcp_config *),
+			  bool (*off)(const struct lunar_options *))
 {
 	static const char *const bad[] = {"", "yes", "1", "ON", "off "};
 	struct lunar_options o;
 	struct tcp_config cfg;
 	char err[256];
 
-	(void)state;
 	lunar_options_init(&o);
 	tcp_config_default(&cfg);
 	lunar_options_tcp(&o, &cfg);
-	assert_true(cfg.gso);
-	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_GSO, "off", err, sizeof(err)), 1);
+	assert_true(get(&cfg));
+	assert_int_equal(lunar_options_apply(&o, code, "off", err, sizeof(err)), 1);
 	lunar_options_tcp(&o, &cfg);
-	assert_false(cfg.gso);
-	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_GSO, "on", err, sizeof(err)), 1);
+	assert_false(get(&cfg));
+	assert_int_equal(lunar_options_apply(&o, code, "on", err, sizeof(err)), 1);
 	tcp_config_default(&cfg);
 	lunar_options_tcp(&o, &cfg);
-	assert_true(cfg.gso);
+	assert_true(get(&cfg));
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		lunar_options_init(&o);
-		refused_with(&o, LUNAR_OPT_GSO, "gso", bad[i], "expected on (the default) or off", NULL);
-		assert_false(o.no_gso);
+		refused_with(&o, code, name, bad[i], "expected on (the default) or off", NULL);
+		assert_false(off(&o));
 	}
+}
+
+static bool cfg_gso(const struct tcp_config *c)
+{
+	return c->gso;
+}
+
+static bool opt_no_gso(const struct lunar_options *o)
+{
+	return o->no_gso;
+}
+
+static bool cfg_gro(const struct tcp_config *c)
+{
+	return c->gro;
+}
+
+static bool opt_no_gro(const struct lunar_options *o)
+{
+	return o->no_gro;
+}
+
+static void test_gso(void **state)
+{
+	(void)state;
+	on_off_option(LUNAR_OPT_GSO, "gso", cfg_gso, opt_no_gso);
+}
+
+static void test_gro(void **state)
+{
+	(void)state;
+	on_off_option(LUNAR_OPT_GRO, "gro", cfg_gro, opt_no_gro);
 }
 
 /* --sock-buf: both buffers take it; unset leaves tcp_config's; out of range refused. */
@@ -391,6 +424,7 @@ int main(void)
 	    cmocka_unit_test(test_pmtu_blackhole),
 	    cmocka_unit_test(test_pmtu_probe),
 	    cmocka_unit_test(test_gso),
+	    cmocka_unit_test(test_gro),
 	    cmocka_unit_test(test_probes),
 	};
 

@@ -570,6 +570,7 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 		if (env->workers[0]->steer_open && env->opt.xdp_syncookies)
 			tcp_stack_set_cookie_hook(env->tcp, arm_xdp_cookies, env);
 		tcp_stack_poll(env->tcp, lunar_env_now_ns(env)); /* give it the time before any connect */
+		tcp_stack_after_tx(env->tcp);
 	}
 	return env->tcp;
 }

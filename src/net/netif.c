@@ -563,6 +563,8 @@ static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_
 	}
 	if (icr.type == RTE_IP_ICMP_ECHO_REPLY) {
 		nif->ctr.rx_icmp_echo_reply++;
+		if (nif->echo_fn && nif->tcp_burst_fn)
+			nif->tcp_burst_fn(nif->tcp_ctx); /* as for a datagram */
 		if (nif->echo_fn)
 			nif->echo_fn(nif->echo_ctx, ir->src, icr.id, icr.seq, icr.data,
 				     icr.data_len, nif->now_ns);
@@ -598,6 +600,9 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 		if (b->port != ur.dport)
 			continue;
 		nif->ctr.rx_udp++;
+		/* The application sees TCP as of the segments before this datagram. */
+		if (nif->tcp_burst_fn)
+			nif->tcp_burst_fn(nif->tcp_ctx);
 		/* Zero-copy: the payload stays in the received Zbuf frame. */
 		if (!b->fn(b->ctx, ir->src, ur.sport, ur.dport, ur.payload, ur.payload_len,
 			   nif->now_ns))

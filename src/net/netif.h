@@ -45,8 +45,9 @@ typedef void (*netif_tcp_fn)(void *ctx, const struct ipv4_repr *ir, const struct
  */
 typedef enum lunar_drop (*netif_tcp_icmp_fn)(void *ctx, const struct icmp_quote *q);
 /**
- * The same transport, told that netif_input()'s burst is over: what it
- * held of the burst (a train of segments, software GRO) it takes now.
+ * The same transport, told that netif_input()'s burst is over, or that an
+ * application callback (UDP, echo reply) is about to run: what it held of
+ * the burst (a train of segments, software GRO) it takes now.
  */
 typedef void (*netif_tcp_burst_fn)(void *ctx);
 

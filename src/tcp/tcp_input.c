@@ -312,7 +312,8 @@ static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uin
  * the first acknowledges, each piece is queued in turn and counted, and
  * the window's last update is the last piece's. @return the pieces taken
  * (all, or up to the one the receive queue had no room for, which is
- * dropped as one segment would be), or 0: the full path's.
+ * dropped as one segment would be, or the one that made an ACK due at
+ * once, which goes now as that segment's), or 0: the full path's.
  */
 static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 			  const struct tcp_piece *pc, unsigned n, uint32_t len, uint64_t now,
@@ -359,8 +360,12 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 				update_window_at(c, seg, seq); /* as the piece's own segment would */
 			data_in_order(c, pc[i].data, pc[i].len);
 			c->stats.fastpath_data++;
-			if (c->rcv_nxt != seq + pc[i].len) {
-				taken = i + 1; /* not queued: the rest are out of order now */
+			/*
+			 * Not queued: the rest are out of order now. Or an ACK due at
+			 * once (no delayed ACKs): one by one, each segment's own.
+			 */
+			if (c->rcv_nxt != seq + pc[i].len || c->ack_now) {
+				taken = i + 1;
 				break;
 			}
 			seq += pc[i].len;

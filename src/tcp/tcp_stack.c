@@ -53,7 +53,8 @@ struct tcp_sock {
 	struct tcp_sock *ev_next, *ready_next, *dead_next;
 	struct tcp_sock *burst_next; /* on the stack's list of work for the burst's end */
 	bool burst_listed;
-	struct tcp_sock *resched_next; /* on the stack's list of timers to re-arm after transmit */
+	/* on the stack's list of timers to re-arm after transmit; unlinked when killed */
+	struct tcp_sock *resched_next, *resched_prev;
 	bool resched_listed;
 	struct tcp_sock *all_next, *all_prev; /* every socket of the stack, for teardown */
 	bool ev_queued, in_table, app_owned, app_closed, dead;
@@ -171,7 +172,10 @@ static void resched_soon(struct tcp_sock *s)
 	}
 	if (!s->resched_listed) {
 		s->resched_listed = true;
+		s->resched_prev = NULL;
 		s->resched_next = st->resched_head;
+		if (st->resched_head)
+			st->resched_head->resched_prev = s;
 		st->resched_head = s;
 	}
 }
@@ -868,6 +872,15 @@ static void kill_sock(struct tcp_sock *s)
 		return;
 	s->dead = true;
 	tw_cancel(&st->timers, &s->timer);
+	if (s->resched_listed) { /* free_dead() may free it before tcp_stack_after_tx() */
+		s->resched_listed = false;
+		if (s->resched_prev)
+			s->resched_prev->resched_next = s->resched_next;
+		else
+			st->resched_head = s->resched_next;
+		if (s->resched_next)
+			s->resched_next->resched_prev = s->resched_prev;
+	}
 	table_unlist(s);
 	charge(s); /* to 0: what it holds goes with it */
 	if (s->half_open)
@@ -1803,8 +1816,7 @@ void tcp_stack_after_tx(struct tcp_stack *st)
 	while ((s = st->resched_head)) {
 		st->resched_head = s->resched_next;
 		s->resched_listed = false;
-		if (!s->dead)
-			resched(s);
+		resched(s); /* never a dead one: kill_sock() unlinks it */
 	}
 	if (st->rx_done_n) {
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
@@ -1813,7 +1825,6 @@ void tcp_stack_after_tx(struct tcp_stack *st)
 		st->rx_done_n = 0;
 		lunar_cost_leave(prev);
 	}
-	free_dead(st); /* after the list: a dead socket may be on it */
 	st->after_tx_due = false;
 }
 
@@ -1843,6 +1854,8 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 		dispatch(st);
 	if (st->burst_head)
 		burst_end(st);
+	/* Last: a callback may still hold a socket killed in this poll. */
+	free_dead(st);
 	if (st->defer_to_tx)
 		st->after_tx_due = true;
 	else
@@ -1908,7 +1921,8 @@ void tcp_stack_free(struct tcp_stack *st)
 		kill_sock(s); /* unlinks it from st->all */
 	}
 	st->ev_head = st->ev_tail = NULL;
-	tcp_stack_after_tx(st); /* the frames it still held, and the sockets */
+	tcp_stack_after_tx(st); /* the frames it still held */
+	free_dead(st);
 	if (st->nif->tcp_ctx == st) {
 		st->nif->tcp_fn = NULL;
 		st->nif->tcp_icmp_fn = NULL;

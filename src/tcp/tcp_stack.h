@@ -57,7 +57,7 @@ struct tcp_stack_stats {
 	uint64_t tx_no_mbuf;
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
 	uint64_t gso_segs; /* segments of several MSSs cut into frames in software (GSO) */
-	/* software GRO: trains of two or more segments TCP took whole, and their segments */
+	/* software GRO: trains of which TCP took two or more segments at once, and those segments */
 	uint64_t gro_trains, gro_segs;
 	/* segments dropped (and answered with an ACK) by rule, per RFC 9293 3.10.7.4 */
 	uint64_t out_of_window, ack_unsent, ack_too_old, paws_rejects, challenge_acks;
@@ -188,11 +188,11 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
 /**
  * With @on, tcp_stack_poll() leaves the work no frame waits for (re-arming
  * the timers of the connections its burst touched, freeing the received
- * frames TCP is done with and dead sockets) to tcp_stack_after_tx(), which
- * the caller runs once the poll's frames are sent: replies leave sooner
- * (lunar_env_poll() does this). Off by default: tcp_stack_poll() does it
- * all before it returns. A caller that skips tcp_stack_after_tx() has it
- * run at the start of the next tcp_stack_poll().
+ * frames TCP is done with) to tcp_stack_after_tx(), which the caller runs
+ * once the poll's frames are sent: replies leave sooner (lunar_env_poll()
+ * does this). Off by default: tcp_stack_poll() does it all before it
+ * returns. A caller that skips tcp_stack_after_tx() has it run at the
+ * start of the next tcp_stack_poll().
  */
 void tcp_stack_defer_to_tx(struct tcp_stack *st, bool on);
 /** The work tcp_stack_poll() left, with tcp_stack_defer_to_tx() on; nothing otherwise. */

@@ -257,6 +257,11 @@ void pair_release_b(struct tcp_pair *p, unsigned n)
 	carry_n(&p->b, &p->a, n);
 }
 
+void pair_release_a(struct tcp_pair *p, unsigned n)
+{
+	carry_n(&p->a, &p->b, n);
+}
+
 void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr *r)
 {
 	bool to_b = to == &p->b;

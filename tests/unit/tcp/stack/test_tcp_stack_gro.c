@@ -63,8 +63,9 @@ static unsigned take_server_frames(struct tcp_pair *p, struct ack_seen *seen, un
  * The client streams @total bytes in sends of @chunk; every frame the
  * server sends back is recorded in @seen. @return how many.
  */
-static unsigned stream(bool gro, size_t total, size_t chunk, struct ack_seen *seen,
-		       struct tcp_stack_stats *server, struct tcp_conn_stats *conn, uint32_t *wl1)
+static unsigned stream(bool gro, bool delayed_ack, size_t total, size_t chunk,
+		       struct ack_seen *seen, struct tcp_stack_stats *server,
+		       struct tcp_conn_stats *conn, uint32_t *wl1)
 {
 	struct tcp_config cfg;
 	struct tcp_pair p;
@@ -75,6 +76,7 @@ static unsigned stream(bool gro, size_t total, size_t chunk, struct ack_seen *se
 	assert_non_null(buf);
 	pair_config(&cfg);
 	cfg.gro = gro;
+	cfg.delayed_ack = delayed_ack;
 	pair_open_cfgs(&p, true, &cfg, &cfg);
 	p.hold_b = true;
 	for (unsigned step = 0; step < 20000 && p.rcvd_len < total; step++) {
@@ -105,9 +107,11 @@ static unsigned stream(bool gro, size_t total, size_t chunk, struct ack_seen *se
  * 1 MiB streamed: with GRO the server takes trains (the client's frames
  * come several to a burst), and sends exactly the frames (ACKs: sequence,
  * acknowledgment, window, timestamps, flags) it sends without, in the same
- * order and virtual time; the connection counts the same segments.
+ * order and virtual time; the connection counts the same segments. Without
+ * delayed ACKs every segment's ACK is due at once: a train ends at each
+ * (none of two is taken), and the ACKs are still the same.
  */
-static void test_same_as_one_by_one(void **state)
+static void same_as_one_by_one(bool delayed_ack)
 {
 	static struct ack_seen with[MAX_SEEN], without[MAX_SEEN];
 	struct tcp_stack_stats st_with, st_without;
@@ -115,11 +119,11 @@ static void test_same_as_one_by_one(void **state)
 	unsigned n_with, n_without;
 	uint32_t wl1_with, wl1_without;
 
-	(void)state;
-	n_with = stream(true, 1 << 20, 64 * 1024, with, &st_with, &c_with, &wl1_with);
-	n_without = stream(false, 1 << 20, 64 * 1024, without, &st_without, &c_without, &wl1_without);
+	n_with = stream(true, delayed_ack, 1 << 20, 64 * 1024, with, &st_with, &c_with, &wl1_with);
+	n_without = stream(false, delayed_ack, 1 << 20, 64 * 1024, without, &st_without, &c_without,
+			   &wl1_without);
 	assert_int_equal(wl1_with, wl1_without);
-	assert_true(st_with.gro_trains > 0);
+	assert_true(delayed_ack ? st_with.gro_trains > 0 : st_with.gro_trains == 0);
 	assert_true(st_with.gro_segs >= 2 * st_with.gro_trains);
 	print_message("%lu trains of %lu segments; %u frames from the server\n",
 		      (unsigned long)st_with.gro_trains, (unsigned long)st_with.gro_segs, n_with);
@@ -150,6 +154,18 @@ static void test_same_as_one_by_one(void **state)
 	assert_int_equal(c_with.fastpath_data, c_without.fastpath_data);
 	assert_int_equal(c_with.slowpath, c_without.slowpath);
 	assert_int_equal(c_with.bytes_in, c_without.bytes_in);
+}
+
+static void test_same_as_one_by_one(void **state)
+{
+	(void)state;
+	same_as_one_by_one(true);
+}
+
+static void test_same_without_delayed_acks(void **state)
+{
+	(void)state;
+	same_as_one_by_one(false);
 }
 
 /* One data segment from the client, made up: @off bytes into the stream. */
@@ -226,6 +242,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_as_one_by_one),
+	    cmocka_unit_test(test_same_without_delayed_acks),
 	    PAIR_BOTH_FRAMINGS(test_train_ends),
 	};
 

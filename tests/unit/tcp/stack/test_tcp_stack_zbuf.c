@@ -162,6 +162,41 @@ static void test_after_tx_work(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/*
+ * The poll after a skipped tcp_stack_after_tx() receives the segment that
+ * ends a connection (the ACK of the server's FIN in LAST-ACK): the socket
+ * dies in netif_input(), before tcp_stack_poll() catches up on the skipped
+ * work, and stays allocated until the poll is done with it (the ASan
+ * build checks that nothing reads it freed).
+ */
+static void test_after_tx_skipped_conn_ends(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	struct tcp_pair p;
+
+	pair_open(&p, attach);
+	tcp_sock_close(p.cli);
+	pair_run(&p, MS); /* the server in CLOSE-WAIT */
+	assert_int_equal(tcp_sock_conn(p.srv)->state, TCP_CLOSE_WAIT);
+	p.hold_a = true;
+	tcp_sock_close(p.srv);
+	pair_run(&p, MS); /* its FIN out, the client's ACK held */
+	assert_int_equal(tcp_sock_conn(p.srv)->state, TCP_LAST_ACK);
+	assert_true(p.a.fp.n_tx >= 1);
+	assert_int_equal(tcp_stack_sockets(p.b.tcp), 1);
+	pair_poll_to_tx(&p, &p.b); /* an iteration whose tcp_stack_after_tx() is skipped */
+	zbuf_defer_end();
+	pair_release_a(&p, p.a.fp.n_tx);
+	pair_poll_to_tx(&p, &p.b); /* the ACK: the socket dies */
+	tcp_stack_after_tx(p.b.tcp);
+	zbuf_defer_end();
+	assert_int_equal(tcp_stack_sockets(p.b.tcp), 0);
+	p.hold_a = false;
+	pair_run(&p, MS);
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 static unsigned noted;
 static char noted_msg[160];
 
@@ -427,6 +462,7 @@ int main(void)
 		PAIR_BOTH_FRAMINGS(test_segment_of_many_sends),
 		PAIR_BOTH_FRAMINGS(test_io_vectors),
 		PAIR_BOTH_FRAMINGS(test_after_tx_work),
+		PAIR_BOTH_FRAMINGS(test_after_tx_skipped_conn_ends),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_zbuf", tests, pair_group_setup,

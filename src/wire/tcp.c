@@ -49,6 +49,19 @@ static enum lunar_drop tcp_parse_options(const uint8_t *opt, size_t len, struct 
 	size_t i = 0;
 
 	memset(o, 0, sizeof(*o));
+	/*
+	 * Every segment of an established connection with timestamps carries
+	 * exactly NOP, NOP, TS (RFC 7323 appendix A's layout): read it at
+	 * once, as Linux's tcp_parse_aligned_timestamp() does. The loop below
+	 * gives the same for it.
+	 */
+	if (len == 12 && opt[0] == TCP_OPT_NOP && opt[1] == TCP_OPT_NOP && opt[2] == TCP_OPT_TS &&
+	    opt[3] == 10) {
+		o->has_ts = true;
+		o->ts_val = get_be32(opt + 4);
+		o->ts_ecr = get_be32(opt + 8);
+		return LUNAR_DROP_NONE;
+	}
 	while (i < len) {
 		uint8_t kind = opt[i];
 		const uint8_t *d;

@@ -370,6 +370,44 @@ static void test_tcp_options_ok(void **state)
 	assert_int_equal(r.opts.sack[1].right, 0x04040404);
 }
 
+/*
+ * NOP, NOP, TS (read at once) gives what the same timestamps in another
+ * layout (read by the option loop) give; a bad TS length in that layout
+ * is still refused.
+ */
+static void test_tcp_aligned_timestamps(void **state)
+{
+	(void)state;
+	static const uint32_t vals[][2] = {{0, 0}, {1, 2}, {0x80000000u, 0xffffffffu}, {0x01020304, 0xa0b0c0d0}};
+	uint8_t buf[TCP_HDR_MAX_LEN + 3];
+	struct tcp_repr fast, loop;
+
+	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		uint8_t aligned[12] = {1, 1, 8, 10}, other[12] = {8, 10, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+
+		for (int k = 0; k < 4; k++) {
+			aligned[4 + k] = other[2 + k] = (uint8_t)(vals[i][0] >> (24 - 8 * k));
+			aligned[8 + k] = other[6 + k] = (uint8_t)(vals[i][1] >> (24 - 8 * k));
+		}
+		assert_ok(tcp_parse(buf, build_opts(buf, aligned, sizeof(aligned)), A, B, true, &fast));
+		assert_ok(tcp_parse(buf, build_opts(buf, other, sizeof(other)), A, B, true, &loop));
+		assert_true(fast.opts.has_ts && loop.opts.has_ts);
+		assert_int_equal(fast.opts.ts_val, vals[i][0]);
+		assert_int_equal(fast.opts.ts_ecr, vals[i][1]);
+		assert_int_equal(fast.opts.ts_val, loop.opts.ts_val);
+		assert_int_equal(fast.opts.ts_ecr, loop.opts.ts_ecr);
+		assert_false(fast.opts.has_mss || fast.opts.has_wscale || fast.opts.sack_permitted ||
+			     fast.opts.sack_count);
+		assert_int_equal(fast.hdr_len, loop.hdr_len);
+	}
+	{
+		static const uint8_t bad[12] = {1, 1, 8, 9, 0, 0, 0, 1, 0, 0, 0, 2};
+
+		assert_int_equal(tcp_parse(buf, build_opts(buf, bad, sizeof(bad)), A, B, true, &fast),
+				 LUNAR_DROP_TCP_BAD_OPTION);
+	}
+}
+
 /* SACK with 1..4 blocks: length 2 + 8n, RFC 2018 3. */
 static void test_tcp_sack_blocks(void **state)
 {
@@ -486,6 +524,7 @@ int main(void)
 	    cmocka_unit_test(test_tcp_bad_offset),
 	    cmocka_unit_test(test_tcp_bad_checksum),
 	    cmocka_unit_test(test_tcp_options_ok),
+	    cmocka_unit_test(test_tcp_aligned_timestamps),
 	    cmocka_unit_test(test_tcp_sack_blocks),
 	    cmocka_unit_test(test_tcp_options_bad),
 	    cmocka_unit_test(test_tcp_check_order),

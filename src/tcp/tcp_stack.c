@@ -1,6 +1,8 @@
 /*
- * tcp_stack.c - TCP on one worker: demultiplexing, accept queues, timers,
- * frames and application events (see tcp_stack.h).
+ * tcp_stack.c - TCP on one worker: demultiplexing, receive trains (software
+ * GRO), accept queues, timers, frames (software GSO) and application
+ * events, and the bookkeeping a poll leaves until after its transmit (see
+ * tcp_stack.h).
  */
 #include "tcp/tcp_stack.h"
 
@@ -108,12 +110,12 @@ struct tcp_stack {
 	 * its run of segments in this burst (deliver_inline()).
 	 */
 	struct tcp_sock *inline_next;
+	struct gro_train gro; /* the burst's segments held for TCP (software GRO) */
 	/*
 	 * Work no frame waits for, left until the poll's frames are sent
 	 * (tcp_stack_defer_to_tx()): the timers of the connections the burst
-	 * touched, the received frames TCP is done with, dead sockets.
+	 * touched, the received frames TCP is done with.
 	 */
-	struct gro_train gro; /* the burst's segments held for TCP (software GRO) */
 	bool defer_to_tx;
 	bool in_burst_end;  /* timers re-armed by after() go on resched_head */
 	bool after_tx_due;  /* tcp_stack_after_tx() has work from the last poll */

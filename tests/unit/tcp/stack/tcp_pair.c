@@ -257,6 +257,11 @@ void pair_release_b(struct tcp_pair *p, unsigned n)
 	carry_n(&p->b, &p->a, n);
 }
 
+struct rte_mempool *pair_hdr_pool(void)
+{
+	return hdr_pool;
+}
+
 void pair_release_a(struct tcp_pair *p, unsigned n)
 {
 	carry_n(&p->a, &p->b, n);

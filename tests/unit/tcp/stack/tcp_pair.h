@@ -94,6 +94,9 @@ void pair_run(struct tcp_pair *p, uint64_t ns);
  * on the ACK path, ending.
  */
 void pair_release_b(struct tcp_pair *p, unsigned n);
+struct rte_mempool;
+/** The header pool both stacks frame attached payload with (pair_open(p, true)). */
+struct rte_mempool *pair_hdr_pool(void);
 /** The same for the client's frames held with hold_a, to the server. */
 void pair_release_a(struct tcp_pair *p, unsigned n);
 /** One loop iteration of each side (PAIR_STEP_NS), and the frames carried. */

@@ -208,6 +208,64 @@ static void test_lost_frame_resends_one_mss(void **state)
 	pair_close(&p);
 }
 
+/*
+ * The header pool runs dry in the middle of a cut segment. The first
+ * frame takes the last two buffers (header and attachment); the next two
+ * find a header but no attachment, give the header back, and are copied
+ * from the port's pool instead. The segment still leaves whole: three
+ * frames in sequence, checksummed, with the right bytes, one zero-copy
+ * and two copied.
+ */
+static void test_header_pool_dry_mid_segment(void **state)
+{
+	const uint32_t want[] = {MSS, MSS, MSG - 2 * MSS};
+	struct rte_mempool *hp = pair_hdr_pool();
+	static struct rte_mbuf *held[4096];
+	const struct tcp_stack_stats *st;
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame f[3];
+	uint64_t zc0, copy0, no_mbuf0;
+	unsigned n = 0;
+
+	(void)state;
+	pair_config(&cfg);
+	open_with(&p, true, &cfg);
+	st = tcp_stack_stats(p.a.tcp);
+	zc0 = st->zc_tx_bytes;
+	copy0 = st->copy_tx_bytes;
+	no_mbuf0 = st->tx_no_mbuf;
+	while (rte_mempool_avail_count(hp) > 3) {
+		assert_true(n < sizeof(held) / sizeof(held[0]));
+		held[n] = rte_pktmbuf_alloc(hp);
+		assert_non_null(held[n]);
+		n++;
+	}
+	client_sends(&p, MSG);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		parse_frame(&p, i, &f[i]);
+		assert_int_equal(f[i].tcp.payload_len, want[i]);
+		assert_int_equal(f[i].tcp.seq, f[0].tcp.seq + i * MSS);
+		assert_int_equal(!!(f[i].tcp.flags & RTE_TCP_PSH_FLAG), i == 2);
+		for (uint32_t k = 0; k < want[i]; k++)
+			assert_int_equal(f[i].tcp.payload[k], pair_byte(i * MSS + k));
+	}
+	assert_int_equal(p.a.fp.tx[0]->nb_segs, 2); /* header + attachment */
+	assert_int_equal(p.a.fp.tx[1]->nb_segs, 1); /* copied */
+	assert_int_equal(st->zc_tx_bytes - zc0, MSS);
+	/* The copying send's own copy, then the two frames' */
+	assert_int_equal(st->copy_tx_bytes - copy0, MSG + (MSG - MSS));
+	assert_int_equal(st->tx_no_mbuf, no_mbuf0);
+	while (n)
+		rte_pktmbuf_free(held[--n]);
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, MSG);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.retransmits, 0);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +273,7 @@ int main(void)
 		PAIR_BOTH_FRAMINGS(test_off_core_segments),
 		PAIR_BOTH_FRAMINGS(test_fin_on_last_frame),
 		PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
+		cmocka_unit_test(test_header_pool_dry_mid_segment),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_gso", tests, pair_group_setup,

@@ -1039,14 +1039,20 @@ static bool same_tuple(const struct tcp_4tuple *a, const struct tcp_4tuple *b)
 	       a->rport == b->rport;
 }
 
-/* The run of segments waiting for its callback is over: deliver it. */
+/*
+ * The run of segments waiting for its callback is over: deliver it, unless
+ * the connection left inline mode meanwhile (an application callback in
+ * the burst turned it off): then its events wait for the batch dispatch,
+ * where after() queued them.
+ */
 static void inline_flush(struct tcp_stack *st)
 {
 	struct tcp_sock *s = st->inline_next;
 
 	if (s) {
 		st->inline_next = NULL;
-		deliver_inline(s);
+		if (s->inline_mode)
+			deliver_inline(s);
 	}
 }
 

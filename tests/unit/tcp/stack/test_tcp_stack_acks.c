@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <netinet/in.h>
+
 #include <cmocka.h>
 
 #include "tcp_pair.h"
@@ -173,6 +175,54 @@ static void test_single_segment_waits_for_delayed_ack(void **state)
 	pair_close(&p);
 }
 
+/* A UDP datagram's callback (application code in the middle of a burst) turns inline mode off. */
+static bool inline_off(void *ctx, uint32_t src, uint16_t sport, uint16_t dport,
+		       const uint8_t *payload, size_t len, uint64_t now_ns)
+{
+	struct tcp_pair *p = ctx;
+
+	(void)src, (void)sport, (void)dport, (void)payload, (void)len, (void)now_ns;
+	tcp_sock_set_inline(p->srv, false);
+	return false; /* not kept: the interface frees it */
+}
+
+/*
+ * Inline mode turned off while a run of the connection's segments waits
+ * for its callback (here by a UDP callback between two segments of the
+ * run): the run is delivered as the connection now asks, by the batch
+ * dispatch, not inline; nothing is lost and nothing is delivered twice.
+ */
+static void test_inline_off_mid_run(void **state)
+{
+	static const uint8_t udp[12] = {0x30, 0x39, 0x1f, 0x90, 0, 12, 0, 0, 'p', 'i', 'n', 'g'};
+	struct tcp_pair p;
+	struct tcp_stack_stats before;
+	uint8_t buf[300];
+
+	(void)state;
+	open_settled(&p);
+	tcp_sock_set_inline(p.srv, true);
+	assert_int_equal(netif_udp_bind(&p.b.nif, 8080, inline_off, &p), 0);
+	before = *tcp_stack_stats(p.b.tcp);
+	pair_fill(buf, sizeof(buf), p.rcvd_len);
+	p.hold_a = true;
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(tcp_sock_send(p.cli, buf + 100 * i, 100), 100);
+	pair_step(&p); /* the client's three frames wait at its port */
+	assert_int_equal(p.a.fp.n_tx, 3);
+	pair_release_a(&p, 1);
+	pair_inject_ip(&p, &p.b, PAIR_IP_A, IPPROTO_UDP, udp, sizeof(udp));
+	pair_release_a(&p, 2);
+	p.hold_a = false;
+	pair_step(&p); /* the server's burst: segment, datagram, segments */
+	assert_int_equal(p.b.nif.ctr.rx_udp, 1);
+	assert_int_equal(SRV_GREW(&p, before, inline_calls), 0);
+	assert_int_equal(p.rcvd_len, MSG + 300); /* read once each, by the batch callback */
+	pair_run(&p, 2000 * 1000);
+	pair_rcvd_ok(&p, MSG + 300);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_reply_carries_burst_ack),
 		cmocka_unit_test(test_single_segment_waits_for_delayed_ack),
 		cmocka_unit_test(test_inline_replies_leave_together),
+		cmocka_unit_test(test_inline_off_mid_run),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_acks", tests, pair_group_setup,

@@ -78,8 +78,7 @@ struct tcp_sock {
 #define GRO_MAX 32
 struct gro_train {
 	unsigned n;
-	uint32_t bytes;       /* payload in all */
-	uint32_t next_seq;    /* where the next segment must start */
+	uint32_t next_seq;    /* where the next segment must start (head.seq + the payload in all) */
 	uint8_t last_flags;   /* the last segment's flags: PSH may end a train */
 	struct ipv4_repr ir;  /* the first segment's headers, every segment's but for... */
 	struct tcp_repr head; /* ...seq, payload and (the last's) PSH */
@@ -671,13 +670,18 @@ static void charge(struct tcp_sock *s)
 }
 
 /* The pressure mem_max alone puts on the stack: from 3/4 of it low, at it critical. */
-static enum tcp_mem_pressure mem_level(const struct tcp_stack *st)
+static enum tcp_mem_pressure mem_level_at(const struct tcp_stack *st, uint64_t bytes)
 {
 	uint64_t max = st->lim.mem_max;
 
-	if (!max || st->mem_bytes < max - max / 4)
+	if (!max || bytes < max - max / 4)
 		return TCP_MEM_NORMAL;
-	return st->mem_bytes < max ? TCP_MEM_LOW : TCP_MEM_CRITICAL;
+	return bytes < max ? TCP_MEM_LOW : TCP_MEM_CRITICAL;
+}
+
+static enum tcp_mem_pressure mem_level(const struct tcp_stack *st)
+{
+	return mem_level_at(st, st->mem_bytes);
 }
 
 /*
@@ -1287,6 +1291,12 @@ static void input_end(struct tcp_stack *st, struct tcp_sock *s, const struct con
 		st->inline_next = s; /* delivered at the end of its run */
 }
 
+/* The flow plan gives @t to another worker (LUNA §7.4): never half-handle it here. */
+static bool foreign(const struct tcp_stack *st, const struct tcp_4tuple *t)
+{
+	return st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t->lport, t->rport);
+}
+
 /*
  * The connection of a segment for @t (NULL: none). Another connection's
  * segment ends the run waiting for its callback, which goes first: what it
@@ -1317,7 +1327,7 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 	s = sock_for(st, &t);
 	st->now = st->nif->now_ns;
 	st->stats.segs_in++;
-	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
+	if (foreign(st, &t)) {
 		/* The steering sent another worker's segment here: never half-handle it. */
 		st->stats.foreign++;
 		netif_drop(st->nif, m, LUNAR_DROP_TCP_FOREIGN_QUEUE);
@@ -1390,7 +1400,6 @@ static bool gro_continues(const struct gro_train *g, const struct ipv4_repr *ir,
 
 static void gro_add(struct gro_train *g, const struct tcp_repr *tr, struct rte_mbuf *m)
 {
-	g->bytes = (g->n ? g->bytes : 0) + (uint32_t)tr->payload_len;
 	g->pc[g->n].data = tr->payload;
 	g->pc[g->n].len = (uint32_t)tr->payload_len;
 	g->m[g->n++] = m;
@@ -1417,10 +1426,9 @@ static unsigned train_input(struct tcp_stack *st, const struct gro_train *g, uns
 	 * Near mem_max one segment can change the pressure the next meets
 	 * (pressure_for() is asked once a train): one by one there.
 	 */
-	if (st->lim.mem_max && st->mem_bytes + g->bytes >= st->lim.mem_max - st->lim.mem_max / 4)
+	if (mem_level_at(st, st->mem_bytes + (g->next_seq - h->seq)) != TCP_MEM_NORMAL)
 		return 0;
-	if (!s || s->conn.state != TCP_ESTABLISHED ||
-	    (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)))
+	if (!s || s->conn.state != TCP_ESTABLISHED || foreign(st, &t))
 		return 0; /* one by one: a RST, a foreign drop, or the full path */
 	st->now = st->nif->now_ns;
 	input_begin(st, s, &in);
@@ -1607,7 +1615,7 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 	stack_burst(st); /* the segments before it go first */
 	st->now = st->nif->now_ns;
 	expire_path_mtus(st); /* none is taken again past its lifetime */
-	if (st->plan.n_queues > 1 && !flow_plan_owns(&st->plan, st->worker, t.lport, t.rport)) {
+	if (foreign(st, &t)) {
 		st->stats.foreign++;
 		return LUNAR_DROP_TCP_FOREIGN_QUEUE;
 	}

@@ -523,6 +523,17 @@ static void icmp_unreachable(struct netif *nif, const struct ipv4_repr *ir, uint
 		nif->ctr.tx_icmp_unreach++;
 }
 
+/*
+ * The TCP segments of the burst so far reach TCP (its GRO train ends):
+ * at the burst's end, and before an application callback (a datagram, an
+ * echo reply) that must see TCP as of the segments before it.
+ */
+static void tcp_catch_up(struct netif *nif)
+{
+	if (nif->tcp_burst_fn)
+		nif->tcp_burst_fn(nif->tcp_ctx);
+}
+
 static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_repr *ir,
 		       bool to_bcast)
 {
@@ -563,11 +574,11 @@ static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_
 	}
 	if (icr.type == RTE_IP_ICMP_ECHO_REPLY) {
 		nif->ctr.rx_icmp_echo_reply++;
-		if (nif->echo_fn && nif->tcp_burst_fn)
-			nif->tcp_burst_fn(nif->tcp_ctx); /* as for a datagram */
-		if (nif->echo_fn)
+		if (nif->echo_fn) {
+			tcp_catch_up(nif);
 			nif->echo_fn(nif->echo_ctx, ir->src, icr.id, icr.seq, icr.data,
 				     icr.data_len, nif->now_ns);
+		}
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -600,9 +611,7 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 		if (b->port != ur.dport)
 			continue;
 		nif->ctr.rx_udp++;
-		/* The application sees TCP as of the segments before this datagram. */
-		if (nif->tcp_burst_fn)
-			nif->tcp_burst_fn(nif->tcp_ctx);
+		tcp_catch_up(nif);
 		/* Zero-copy: the payload stays in the received Zbuf frame. */
 		if (!b->fn(b->ctx, ir->src, ur.sport, ur.dport, ur.payload, ur.payload_len,
 			   nif->now_ns))
@@ -731,8 +740,7 @@ void netif_input(struct netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t
 			netif_drop(nif, m, LUNAR_DROP_ETH_UNKNOWN_TYPE);
 		}
 	}
-	if (nif->tcp_burst_fn)
-		nif->tcp_burst_fn(nif->tcp_ctx);
+	tcp_catch_up(nif);
 }
 
 void netif_timers(struct netif *nif, uint64_t now_ns)

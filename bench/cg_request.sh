@@ -21,9 +21,11 @@
 #
 # CG_TRUST=0 drops --trust-link on both sides (software checksums).
 #
-# Needs a build with symbols: meson setup build-prof --buildtype=release
-# -Dc_args=-g && ninja -C build-prof tools/knb/knb (KNB_PROF to override;
-# KNB for the uncounted side, default build/tools/knb/knb).
+# Needs a build with symbols and without link-time optimisation (which
+# inlines the counted functions into their callers, so callgrind's toggles
+# miss most of the work): meson setup build-prof --buildtype=release
+# -Db_lto=false -Dc_args=-g && ninja -C build-prof tools/knb/knb (KNB_PROF
+# to override; KNB for the uncounted side, default build/tools/knb/knb).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 api=${1:-inline} mtu=${2:-1500} depth=${3:-1} side=${4:-server}

@@ -106,14 +106,14 @@ if [ "$quick" = 0 ]; then
 	step "ASan+UBSan build"
 	# UBSan only prints by default: make every finding fail the test that hit it.
 	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-	if build_or_fail asan build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
+	if build_or_fail asan build-asan -Dbuildtype=debug -Db_lto=false -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dc_args=-fno-sanitize-recover=undefined; then
 		step "unit and integration tests (ASan+UBSan)"
 		run_suite unit-asan build-asan --suite unit --suite unit-root
 		run_suite integration-asan build-asan --suite integration
 	fi
 	step "fuzz build (clang, libFuzzer)"
-	if CC=clang build_or_fail fuzz build-fuzz -Dbuildtype=debug -Dfuzz=true; then
+	if CC=clang build_or_fail fuzz build-fuzz -Dbuildtype=debug -Db_lto=false -Dfuzz=true; then
 		step "fuzz targets (short fixed runs)"
 		run_suite fuzz build-fuzz --suite fuzz
 	fi

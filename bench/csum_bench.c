@@ -79,6 +79,9 @@ int main(int argc, char **argv)
 		run("avx2", inet_csum_long_avx2, buf, len, want);
 	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
 		run("avx512", inet_csum_long_avx512, buf, len, want);
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vnni"))
+		run("avx512vnni", inet_csum_long_avx512vnni, buf, len, want);
 #endif
 	free(buf);
 	return 0;

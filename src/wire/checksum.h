@@ -66,8 +66,9 @@ uint16_t inet_csum_long_generic(const void *buf, size_t len);
 #if defined(__x86_64__)
 uint16_t inet_csum_long_avx2(const void *buf, size_t len);
 uint16_t inet_csum_long_avx512(const void *buf, size_t len);
+uint16_t inet_csum_long_avx512vnni(const void *buf, size_t len);
 #endif
-/** The version inet_csum_long points at: "avx512", "avx2" or "generic". */
+/** The version inet_csum_long points at: "avx512vnni", "avx512", "avx2" or "generic". */
 const char *inet_csum_long_name(void);
 
 /* Fold a 64-bit sum of 16-bit words (in any grouping) to 16 bits. */

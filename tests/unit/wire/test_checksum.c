@@ -140,6 +140,11 @@ static unsigned long_sums(long_sum_fn *fn, const char **name)
 		fn[n] = inet_csum_long_avx512;
 		name[n++] = "avx512";
 	}
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vnni")) {
+		fn[n] = inet_csum_long_avx512vnni;
+		name[n++] = "avx512vnni";
+	}
 #endif
 	return n;
 }
@@ -147,8 +152,8 @@ static unsigned long_sums(long_sum_fn *fn, const char **name)
 /* Every long-sum version and inet_csum_partial() give RFC 1071's sum of @len bytes at @p. */
 static void check_versions(const uint8_t *p, size_t len)
 {
-	long_sum_fn fn[3];
-	const char *name[3];
+	long_sum_fn fn[4];
+	const char *name[4];
 	unsigned n = long_sums(fn, name);
 	uint16_t want = reference_sum(p, len);
 
@@ -230,8 +235,8 @@ static void test_long_sums_many_rounds(void **state)
 /* The version chosen at load time is the widest this CPU runs. */
 static void test_long_sum_choice(void **state)
 {
-	long_sum_fn fn[3];
-	const char *name[3];
+	long_sum_fn fn[4];
+	const char *name[4];
 	unsigned n = long_sums(fn, name);
 
 	(void)state;

@@ -24,6 +24,15 @@ A point needed by several figures (4 KiB at iodepth 1 is in 9, 10 and 11)
 is measured once. Runs of the stacks are interleaved (point, run, stack) so
 slow drift on a shared machine hits every stack alike.
 
+Slow host phases: on a shared VM, memif (and the kernel, less) can run 2-5
+times slower for minutes at a time. Where the raw memif floor is measured
+at a point, each round there (one run of every stack) is judged by it: a
+round whose raw memif RPC/s is below the point's best divided by
+--slow-phase (1.5) is discarded, every stack's run in it, and another round
+is run instead, up to --runs more. The medians come from the other rounds;
+the discarded ones stay in results.json ("discarded") and are named in the
+notes and on stdout. --slow-phase 0 keeps every round.
+
 Run as root: lunar needs hugepages (scripts/hugepages.sh) and the
 topologies (scripts/topo.sh memif|veth up, which this script runs; it takes
 down at the end only the topologies it found down, unless --keep-topology).
@@ -441,9 +450,20 @@ def run_once(args, st, cfg, raw_dir, run):
 METRICS = ["gbps", "rpc_per_s", "p50_us", "p90_us", "p99_us", "p999_us", "mean_us", "min_us", "max_us", "client_cpu_pct"]
 
 
+def slow_rounds(rounds, factor):
+    """The rounds (run number -> the raw memif record) whose raw memif
+    RPC/s is below the best of them divided by @factor: a slow host phase.
+    Rounds whose raw memif run failed cannot be judged and are kept."""
+    rates = {r: rec["rpc_per_s"] for r, rec in rounds.items() if rec and rec.get("ok") and rec.get("rpc_per_s")}
+    if not factor or not rates:
+        return {}
+    best = max(rates.values())
+    return {r: (v, best) for r, v in rates.items() if v * factor < best}
+
+
 def finish_config(args, cfg):
-    """Medians over the successful runs; CDF of the run with the median p50."""
-    ok = [r for r in cfg["runs"] if r["ok"]]
+    """Medians over the successful runs of rounds not discarded; CDF of the run with the median p50."""
+    ok = [r for r in cfg["runs"] if r["ok"] and not r.get("discarded")]
     if not ok:
         cfg["median"] = None
         return
@@ -638,6 +658,10 @@ def main(argv):
                     help=f"MTU of every link: the memif ports and the veth pair (default {DEFAULT_MTU}). From 4200 a 4 KiB RPC "
                     "is one frame each way, as on a storage network with jumbo frames (SOLAR: one block per packet). "
                     f"At any other MTU lunar-afxdp is left out (it runs at {AFXDP_MAX_MTU} only).")
+    ap.add_argument("--slow-phase", type=float, default=1.5, metavar="X",
+                    help="where raw memif is measured, discard a round (one run of every stack) whose raw memif RPC/s "
+                    "is below the point's best / X, a slow phase of the host, and run another, at most --runs more "
+                    "(default 1.5; 0 keeps every round)")
     ap.add_argument("--keep-topology", action="store_true", help="leave the topologies up at the end")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     ap.add_argument("--no-topology", action="store_true", help="(tests) no scripts/topo.sh, no `ip netns exec`, no root check")
@@ -659,6 +683,9 @@ def main(argv):
     args.figures = parse_list(args.figures, ALL_FIGURES, "--figures")
     if args.runs < 1 or args.duration <= 0 or args.warmup < 0:
         ap.error("--runs must be >= 1, --duration > 0, --warmup >= 0")
+    if args.slow_phase and args.slow_phase <= 1:
+        ap.error(f"--slow-phase {args.slow_phase:g}: expected a factor above 1 (1.5: discard a round whose raw memif "
+                 "RPC/s is below 2/3 of the best), or 0 to keep every round")
     args.knb = os.path.abspath(args.knb)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     if not args.out:
@@ -755,7 +782,18 @@ def main(argv):
             f"about {fmt_duration(runs_total * per_run_guess)}; results in {args.out}")
         by_id = {c["id"]: c for c in configs}
         for (m, d, t) in points:
-            for r in range(1, args.runs + 1):
+            witness = by_id.get(f"raw-memif_m{m}_d{d}_t{t}") if args.slow_phase else None
+            at_point = [c for c in (by_id.get(f"{s}_m{m}_d{d}_t{t}") for s in series) if c]
+            r, slow = 0, {}
+            while True:
+                r += 1
+                if r > args.runs:
+                    # Fewer than --runs rounds outside slow phases: one more, within the budget.
+                    if not witness or r - len(slow) > args.runs or r > 2 * args.runs:
+                        break
+                    runs_total += len(at_point)
+                    log(f"sweep.py: msg={m} iodepth={d}: round(s) {', '.join(map(str, sorted(slow)))} ran in a slow "
+                        f"host phase (raw memif below 1/{args.slow_phase:g} of its best here); round {r} replaces one")
                 for s in series:
                     c = by_id.get(f"{s}_m{m}_d{d}_t{t}")
                     if not c:
@@ -763,7 +801,7 @@ def main(argv):
                     done += 1
                     figs = "demo" if args.demo else "fig" + ",".join(c["figures"])
                     what = f"[{done}/{runs_total}] {figs} {s} msg={m} iodepth={d}" + (f" threads={t}" if t > 1 else "")
-                    what += f" run {r}/{args.runs}"
+                    what += f" run {r}/{args.runs}" if r <= args.runs else f" run {r} (for a slow round)"
                     if s in broken:
                         c["runs"].append({"run": r, "ok": False, "skipped": True, "error": broken[s]})
                         log(f"{what}: skipped ({broken[s]})")
@@ -785,6 +823,22 @@ def main(argv):
                             broken[s] = f"{s} skipped after {fails[s]} failed runs in a row; last: {rec['error']}"
                             notes["general"].append(broken[s])
                             log(f"sweep.py: {broken[s]}")
+                if witness:
+                    slow = slow_rounds({x["run"]: x for x in witness["runs"]}, args.slow_phase)
+            # Every stack's run in a slow round is left out of the medians, and said so.
+            for c in at_point:
+                for rec in c["runs"]:
+                    if rec["run"] in slow:
+                        v, best = slow[rec["run"]]
+                        rec["discarded"] = (f"slow host phase: raw memif {v:,.0f} RPC/s in this round, "
+                                            f"its best at this point {best:,.0f}")
+            if slow:
+                kept = sorted({x["run"] for x in witness["runs"]} - set(slow))
+                notes["general"].append(
+                    f"Slow host phase at msg={m} iodepth={d}: round(s) {', '.join(map(str, sorted(slow)))} discarded "
+                    f"(raw memif {', '.join(f'{slow[x][0]:,.0f}' for x in sorted(slow))} RPC/s against its best here, "
+                    f"{max(b for _, b in slow.values()):,.0f}: below 1/{args.slow_phase:g} of it); "
+                    f"the medians are of round(s) {', '.join(map(str, kept))}.")
     except (KeyboardInterrupt, Interrupted) as e:
         status = "interrupted"
         log(f"sweep.py: interrupted ({e or 'Ctrl-C'}); writing what was measured")
@@ -819,6 +873,9 @@ def main(argv):
         with open(os.path.join(args.out, "results.json")) as f:
             doc = json.load(f)
         print(report.summary_text(doc))
+        for n in doc.get("notes", {}).get("general", []):
+            if n.startswith("Slow host phase"):
+                print(n)
         print()
         print(f"Demo results: {args.out}" + ("" if args.no_report else f" (report: {os.path.join(args.out, 'report.md')})"))
         full = argparse.Namespace(**vars(args))

@@ -19,6 +19,9 @@ Failure injection, for the sweep's error paths:
                               exits 1 with a message on stderr
   FAKE_KNB_SERVER_FAIL=SUBSTR a server whose command line contains SUBSTR
                               exits 1 before printing the ready line
+  FAKE_KNB_SLOW=SUBSTR        a client whose command line contains SUBSTR
+                              runs as in the host's slow phase: every RPC
+                              takes 4 times as long (sweep.py's --slow-phase)
 """
 import argparse
 import json
@@ -123,9 +126,11 @@ MODEL = {
 }
 
 
-def client(a):
+def client(a, slow=False):
     key = stack_key(a)
     base, bw, overlap = MODEL[key]
+    if slow:
+        base, bw = base * 4, bw / 4
     wire_us = a.msg_size * 2 * 8 / (bw * 1e3)  # request and response
     service = base + wire_us
     p50 = service * max(1.0, a.iodepth / overlap)
@@ -245,7 +250,8 @@ def main(argv):
         if fail and fail in line:
             print(f"knb client: injected failure (FAKE_KNB_FAIL={fail})", file=sys.stderr)
             return 1
-        return client(a)
+        slow = os.environ.get("FAKE_KNB_SLOW")
+        return client(a, bool(slow and slow in line))
     fail = os.environ.get("FAKE_KNB_SERVER_FAIL")
     if fail and fail in line:
         print(f"knb server: injected failure (FAKE_KNB_SERVER_FAIL={fail})", file=sys.stderr)

@@ -3,7 +3,8 @@
 # tests/bench/fake_knb.py instead of the real knb: no root, no DPDK, no
 # topology (sweep.py --no-topology). Checks the full sweep (results.json,
 # report.md, the PNGs; the raw memif floor in Fig 9 only), the --demo table
-# (with the lunar memif vs raw memif row), failure handling, --dry-run and
+# (with the lunar memif vs raw memif row), a slow host phase (a round
+# discarded and replaced), failure handling, --dry-run and
 # report.py --copy-to. Prints ok:/FAIL: lines; exits 1 on any failure.
 #
 #   bash tests/bench/test_bench.sh [BUILDDIR]   (BUILDDIR is accepted and unused)
@@ -180,6 +181,46 @@ check "--demo ends saying how to run the full report" bash -c 'tail -1 "$1" | gr
 check "--demo measured 2 points x 5 stacks (raw memif too) x 2 runs" [ "$(grep -cE '^\[[0-9]+/20\] demo ' "$OUT/demo.stderr")" = 20 ]
 check "--demo report skips the figures with a note" grep -q "Skipped: not part of the demo" "$OUT/demo/report.md"
 sed -n '1,8p' "$OUT/demo.stdout" | sed 's/^/#   /'
+
+# ---- 3b. --demo in a slow host phase: round 1 at iodepth 1 runs 4x slower for every stack
+FAKE_KNB_SLOW=_d1_t1_r1 "$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slow" --no-topology \
+	--no-report >"$OUT/slow.stdout" 2>"$OUT/slow.stderr"
+rc=$?
+check "slow phase: --demo exits 0 (rc $rc)" [ "$rc" = 0 ]
+check "slow phase: one more round at iodepth 1 (5 runs more), none at 16" \
+	bash -c '[ "$(grep -cE "^\[[0-9]+/(20|25)\] demo " "$1")" = 25 ] &&
+		[ "$(grep -cE "iodepth=1 run 3 \(for a slow round\)" "$1")" = 5 ]' _ "$OUT/slow.stderr"
+check "slow phase: stdout names the discarded round" \
+	grep -q "^Slow host phase at msg=4096 iodepth=1: round(s) 1 discarded" "$OUT/slow.stdout"
+"$PY" - "$OUT/slow/results.json" "$OUT/demo/results.json" >"$OUT/check_slow.txt" 2>&1 <<'EOF2'
+import json, sys
+slow, clean = (json.load(open(p)) for p in sys.argv[1:3])
+by = {c["id"]: c for c in slow["configs"]}
+cl = {c["id"]: c for c in clean["configs"]}
+for s in ("lunar-memif", "lunar-memif-trust", "lunar-afxdp", "kernel", "raw-memif"):
+    c = by[f"{s}_m4096_d1_t1"]
+    assert [r["run"] for r in c["runs"]] == [1, 2, 3], (s, c["runs"])
+    assert c["runs"][0].get("discarded", "").startswith("slow host phase: raw memif"), c["runs"][0]
+    assert not any(r.get("discarded") for r in c["runs"][1:]), c["runs"]
+    assert c["median"]["runs_ok"] == 2, c["median"]
+    # The medians are those of the clean demo: the slow round left no trace in them.
+    assert c["median"]["p50_us"] == cl[f"{s}_m4096_d1_t1"]["median"]["p50_us"], (s, c["median"])
+    d16 = by[f"{s}_m4096_d16_t1"]
+    assert len(d16["runs"]) == 2 and not any(r.get("discarded") for r in d16["runs"]), d16["runs"]
+assert any(n.startswith("Slow host phase at msg=4096 iodepth=1") for n in slow["notes"]["general"])
+print("ok")
+EOF2
+check "slow phase: results.json keeps round 1 marked discarded, medians of rounds 2 and 3 equal the clean demo's" [ $? = 0 ]
+sed 's/^/#   /' "$OUT/check_slow.txt" | head -5
+FAKE_KNB_SLOW=_d1_t1_r1 "$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slow0" --no-topology \
+	--no-report --slow-phase 0 >"$OUT/slow0.stdout" 2>"$OUT/slow0.stderr"
+check "--slow-phase 0: every round kept (20 runs), the slow one in the medians" \
+	bash -c '[ "$(grep -cE "^\[[0-9]+/20\] demo " "$1")" = 20 ] && ! grep -q "Slow host phase" "$2"' _ \
+	"$OUT/slow0.stderr" "$OUT/slow0.stdout"
+"$SWEEP" --demo --knb "$FAKE" --slow-phase 0.5 --no-topology >"$OUT/slowbad.out" 2>&1
+rc=$?
+check "--slow-phase 0.5 is refused (rc $rc) with what to give instead" \
+	bash -c '[ "$2" = 2 ] && grep -q "expected a factor above 1" "$1"' _ "$OUT/slowbad.out" "$rc"
 
 # ---- 4. failures: a client that fails (af_xdp) and a server that never gets ready (memif)
 FAKE_KNB_FAIL=af_xdp:veth-a FAKE_KNB_SERVER_FAIL=knb.sock:server \

@@ -26,8 +26,9 @@ slow drift on a shared machine hits every stack alike.
 
 Slow host phases: on a shared VM, memif (and the kernel, less) can run 2-5
 times slower for minutes at a time. Where the raw memif floor is measured
-at a point, each round there (one run of every stack) is judged by it: a
-round whose raw memif RPC/s is below the point's best divided by
+at a point, each round there (one run of every stack) is judged by it
+twice: a 1 s raw memif probe opens the round and the round's raw memif run
+closes it. A round where either is below the point's best divided by
 --slow-phase (1.5) is discarded, every stack's run in it, and another round
 is run instead, up to --runs more. The medians come from the other rounds;
 the discarded ones stay in results.json ("discarded") and are named in the
@@ -450,15 +451,24 @@ def run_once(args, st, cfg, raw_dir, run):
 METRICS = ["gbps", "rpc_per_s", "p50_us", "p90_us", "p99_us", "p999_us", "mean_us", "min_us", "max_us", "client_cpu_pct"]
 
 
-def slow_rounds(rounds, factor):
-    """The rounds (run number -> the raw memif record) whose raw memif
-    RPC/s is below the best of them divided by @factor: a slow host phase.
-    Rounds whose raw memif run failed cannot be judged and are kept."""
-    rates = {r: rec["rpc_per_s"] for r, rec in rounds.items() if rec and rec.get("ok") and rec.get("rpc_per_s")}
+PROBE_DURATION_S, PROBE_WARMUP_S = 1.0, 0.3  # the raw memif probe that opens a judged round
+
+
+def slow_rounds(witness, factor):
+    """The rounds of @witness (the raw memif configuration at a point) run
+    in a slow host phase: run number -> (its slowest raw memif RPC/s, the
+    best at the point). A round is judged by raw memif twice, by the short
+    probe that opens it and by its own raw memif run, which closes it; it
+    is slow when either is below the best of all of them divided by
+    @factor. Raw memif runs that failed judge nothing."""
+    rates = {}
+    for rec in witness.get("probes", []) + witness["runs"]:
+        if rec.get("ok") and rec.get("rpc_per_s"):
+            rates.setdefault(rec["round"], []).append(rec["rpc_per_s"])
     if not factor or not rates:
         return {}
-    best = max(rates.values())
-    return {r: (v, best) for r, v in rates.items() if v * factor < best}
+    best = max(max(v) for v in rates.values())
+    return {r: (min(v), best) for r, v in rates.items() if min(v) * factor < best}
 
 
 def finish_config(args, cfg):
@@ -794,6 +804,13 @@ def main(argv):
                     runs_total += len(at_point)
                     log(f"sweep.py: msg={m} iodepth={d}: round(s) {', '.join(map(str, sorted(slow)))} ran in a slow "
                         f"host phase (raw memif below 1/{args.slow_phase:g} of its best here); round {r} replaces one")
+                if witness and "raw-memif" not in broken:
+                    # The round's first judge: a short raw memif run before any stack's.
+                    probe_args = argparse.Namespace(**{**vars(args), "duration": PROBE_DURATION_S,
+                                                       "warmup": PROBE_WARMUP_S})
+                    rec = run_once(probe_args, series["raw-memif"], witness, raw_dir, f"{r}probe")
+                    rec["round"] = r
+                    witness.setdefault("probes", []).append(rec)
                 for s in series:
                     c = by_id.get(f"{s}_m{m}_d{d}_t{t}")
                     if not c:
@@ -807,6 +824,7 @@ def main(argv):
                         log(f"{what}: skipped ({broken[s]})")
                         continue
                     rec = run_once(args, series[s], c, raw_dir, r)
+                    rec["round"] = r
                     c["runs"].append(rec)
                     elapsed = time.monotonic() - t0
                     eta = elapsed / done * (runs_total - done)
@@ -824,14 +842,14 @@ def main(argv):
                             notes["general"].append(broken[s])
                             log(f"sweep.py: {broken[s]}")
                 if witness:
-                    slow = slow_rounds({x["run"]: x for x in witness["runs"]}, args.slow_phase)
+                    slow = slow_rounds(witness, args.slow_phase)
             # Every stack's run in a slow round is left out of the medians, and said so.
             for c in at_point:
                 for rec in c["runs"]:
                     if rec["run"] in slow:
                         v, best = slow[rec["run"]]
-                        rec["discarded"] = (f"slow host phase: raw memif {v:,.0f} RPC/s in this round, "
-                                            f"its best at this point {best:,.0f}")
+                        rec["discarded"] = (f"slow host phase: raw memif {v:,.0f} RPC/s in this round "
+                                            f"(its probe or its run), its best at this point {best:,.0f}")
             if slow:
                 kept = sorted({x["run"] for x in witness["runs"]} - set(slow))
                 notes["general"].append(

@@ -212,6 +212,18 @@ print("ok")
 EOF2
 check "slow phase: results.json keeps round 1 marked discarded, medians of rounds 2 and 3 equal the clean demo's" [ $? = 0 ]
 sed 's/^/#   /' "$OUT/check_slow.txt" | head -5
+# A phase that ends inside a round: only round 2's opening probe at iodepth 1 is slow.
+FAKE_KNB_SLOW=_d1_t1_r2probe "$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slowp" --no-topology \
+	--no-report >"$OUT/slowp.stdout" 2>"$OUT/slowp.stderr"
+check "slow phase: a slow opening probe discards its round (round 2 at iodepth 1; its raw memif run was fast)" \
+	"$PY" -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+by = {c["id"]: c for c in doc["configs"]}
+raw = by["raw-memif_m4096_d1_t1"]
+assert [p["round"] for p in raw["probes"]] == [1, 2, 3], raw["probes"]
+assert [bool(r.get("discarded")) for r in by["kernel_m4096_d1_t1"]["runs"]] == [False, True, False]
+assert not any(r.get("discarded") for r in by["kernel_m4096_d16_t1"]["runs"])' "$OUT/slowp/results.json"
 FAKE_KNB_SLOW=_d1_t1_r1 "$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slow0" --no-topology \
 	--no-report --slow-phase 0 >"$OUT/slow0.stdout" 2>"$OUT/slow0.stderr"
 check "--slow-phase 0: every round kept (20 runs), the slow one in the medians" \

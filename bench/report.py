@@ -206,6 +206,10 @@ def summary_text(doc):
     if floor_rows:
         lines.append("x the raw time: " + FLOOR_NOTE)
     runs = doc.get("settings", {}).get("runs")
+    # Rounds left out as a slow host phase's (sweep.py --slow-phase) leave fewer runs behind a median.
+    kept = sorted({(c.get("median") or {}).get("runs_ok") for c in doc.get("configs", [])} - {None})
+    if kept and kept != [runs]:
+        runs = f"{kept[0]}-{kept[-1]}" if kept[0] != kept[-1] else kept[0]
     lines.append(
         f"(median of {runs} run{'s' if runs != 1 else ''} of {doc.get('settings', {}).get('duration_s'):g} s each; "
         f"latency and RPC/s at iodepth 1, Gbit/s = one-way payload at iodepth 16; one connection, one thread per side)"

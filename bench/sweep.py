@@ -32,7 +32,10 @@ closes it. A round where either is below the point's best divided by
 --slow-phase (1.5) is discarded, every stack's run in it, and another round
 is run instead, up to --runs more. The medians come from the other rounds;
 the discarded ones stay in results.json ("discarded") and are named in the
-notes and on stdout. --slow-phase 0 keeps every round.
+notes and on stdout, and the table says how many runs its medians have
+left. The judge is relative: if every round at a point ran slow, none
+looks slower than the best, and none is discarded. --slow-phase 0 keeps
+every round.
 
 Run as root: lunar needs hugepages (scripts/hugepages.sh) and the
 topologies (scripts/topo.sh memif|veth up, which this script runs; it takes

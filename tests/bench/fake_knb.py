@@ -19,9 +19,10 @@ Failure injection, for the sweep's error paths:
                               exits 1 with a message on stderr
   FAKE_KNB_SERVER_FAIL=SUBSTR a server whose command line contains SUBSTR
                               exits 1 before printing the ready line
-  FAKE_KNB_SLOW=SUBSTR        a client whose command line contains SUBSTR
-                              runs as in the host's slow phase: every RPC
-                              takes 4 times as long (sweep.py's --slow-phase)
+  FAKE_KNB_SLOW=SUBSTR[,...]  a client whose command line contains one of
+                              them runs as in the host's slow phase: every
+                              RPC takes 4 times as long (sweep.py's
+                              --slow-phase)
 """
 import argparse
 import json
@@ -250,8 +251,8 @@ def main(argv):
         if fail and fail in line:
             print(f"knb client: injected failure (FAKE_KNB_FAIL={fail})", file=sys.stderr)
             return 1
-        slow = os.environ.get("FAKE_KNB_SLOW")
-        return client(a, bool(slow and slow in line))
+        slow = [x for x in os.environ.get("FAKE_KNB_SLOW", "").split(",") if x]
+        return client(a, any(x in line for x in slow))
     fail = os.environ.get("FAKE_KNB_SERVER_FAIL")
     if fail and fail in line:
         print(f"knb server: injected failure (FAKE_KNB_SERVER_FAIL={fail})", file=sys.stderr)

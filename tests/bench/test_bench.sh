@@ -212,6 +212,13 @@ print("ok")
 EOF2
 check "slow phase: results.json keeps round 1 marked discarded, medians of rounds 2 and 3 equal the clean demo's" [ $? = 0 ]
 sed 's/^/#   /' "$OUT/check_slow.txt" | head -5
+# Slow rounds past the budget (--runs 2: rounds 2-4 of at most 4 at iodepth 1): one round is left.
+FAKE_KNB_SLOW=_d1_t1_r2,_d1_t1_r3,_d1_t1_r4 "$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slowx" \
+	--no-topology --no-report >"$OUT/slowx.stdout" 2>"$OUT/slowx.stderr"
+check "slow phase past the budget: 4 rounds at iodepth 1, the table says its medians are of 1-2 runs" \
+	bash -c '[ "$(grep -cE "iodepth=1 run [34] \(for a slow round\)" "$1")" = 10 ] &&
+		grep -q "^(median of 1-2 runs of 1 s each" "$2" &&
+		grep -q "iodepth=1: round(s) 2, 3, 4 discarded" "$2"' _ "$OUT/slowx.stderr" "$OUT/slowx.stdout"
 # A phase that ends inside a round: only round 2's opening probe at iodepth 1 is slow.
 FAKE_KNB_SLOW=_d1_t1_r2probe "$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slowp" --no-topology \
 	--no-report >"$OUT/slowp.stdout" 2>"$OUT/slowp.stderr"

@@ -1153,6 +1153,7 @@ static void keepalive_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *
 
 void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
+	tcp_ack_work(c); /* the deadlines below are an ACK's to re-arm */
 	if (c->timewait_at && now >= c->timewait_at) {
 		c->timewait_at = 0;
 		tcp_set_state(c, TCP_CLOSED, now);

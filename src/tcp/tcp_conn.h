@@ -292,6 +292,7 @@ struct tcp_sndbuf {
 /** Counters of one connection (summed per worker by the stack). */
 struct tcp_conn_stats {
 	uint64_t fastpath_ack, fastpath_data, slowpath;
+	uint64_t acks_worked_later; /* ACK bookkeeping left for tcp_ack_work() (ack_defer) */
 	uint64_t segs_in, segs_out, bytes_in, bytes_out;
 	uint64_t retransmits, fast_retransmits, timeouts;
 	uint64_t dupacks, ooo_segs, paws_rejects, challenge_acks, zero_window_probes;
@@ -483,6 +484,21 @@ struct tcp_conn {
 	 */
 	bool hold_output;
 	bool output_owed; /**< tcp_output() was held */
+	/**
+	 * Set by the layer below when it runs tcp_ack_work() after its
+	 * transmit (tcp_stack's after-transmit mode): an ACK of everything
+	 * sent, arriving with data on the fast path, then updates SND.UNA,
+	 * the send buffer, the window and the RTT at once, and leaves the
+	 * rest (the scoreboard and RACK, congestion control, the RTO and
+	 * probe timers) in ack_work for tcp_ack_work(). Until then cwnd has
+	 * not grown by it and the scoreboard still holds the records it
+	 * acknowledged; the core does that work first itself in tcp_input(),
+	 * tcp_input_train(), tcp_timer(), tcp_icmp_error() and
+	 * tcp_path_mtu(), which may resend from the scoreboard.
+	 */
+	bool ack_defer;
+	bool ack_work_due;
+	struct tcp_cc_ack ack_work; /**< the congestion control's view of that ACK */
 
 	/* deadlines (0 = not armed), nanoseconds */
 	uint64_t rto_at, delack_at, persist_at, keepalive_at, timewait_at;
@@ -546,6 +562,9 @@ struct tcp_piece {
  */
 unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
 			 const struct tcp_piece *pc, unsigned n, uint64_t now, struct tcp_out *out);
+
+/** The bookkeeping of an ACK left for later (ack_defer), if any: done now. */
+void tcp_ack_work(struct tcp_conn *c);
 
 /** Send what may be sent now: data, FIN, window updates, pending ACKs. */
 void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out);

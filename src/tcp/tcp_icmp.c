@@ -107,6 +107,8 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 	uint16_t was = c->snd_mss;
 	uint32_t before = cur_mtu(c);
 
+	tcp_ack_work(c); /* what is in flight, and may go again smaller, is the scoreboard's */
+
 	c->path_mtu = mtu;
 	/*
 	 * A probe out: lowered under it, its data goes again smaller, so its
@@ -308,6 +310,7 @@ enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote
 	int err = EHOSTUNREACH; /* time exceeded (Linux's choice) */
 	bool hard = false;
 
+	tcp_ack_work(c); /* the scoreboard and timers this may resend from */
 	/* RFC 5927 4.1: an error about data we never sent, or that was acknowledged, is forged. */
 	if (!seq_geq(q->seq, c->snd_una) || !seq_lt(q->seq, c->snd_max))
 		return TCP_ICMP_OUT_OF_WINDOW;

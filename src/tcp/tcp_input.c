@@ -137,9 +137,46 @@ static void established(struct tcp_conn *c, uint64_t now)
 		tcp_set_state(c, TCP_FIN_WAIT_1, now);
 }
 
+/*
+ * What ack_advance() may leave for tcp_ack_work() (ack_defer): an ACK of
+ * everything sent, with no undo episode or path MTU probe to settle, so
+ * that the work left can neither send nor change what is sent but for
+ * cwnd, which only grows, and the probe timers, which then re-arm.
+ */
+static bool ack_work_may_wait(const struct tcp_conn *c, uint32_t ack)
+{
+	return c->ack_defer && ack == c->snd_max && !c->undo.on && c->probe_seq == c->probe_end &&
+	       !c->cc.in_recovery;
+}
+
+/* The scoreboard and RACK, congestion control, the RTO and the probe timer, for ACK @a. */
+static void ack_work(struct tcp_conn *c, struct tcp_cc_ack *a)
+{
+	if (c->sb_on) {
+		uint64_t rtt = tcp_rec_acked(c, a->ack, a->now_ns);
+
+		if (rtt)
+			a->rtt_sample_ns = rtt;
+	}
+	a->rtt_ns = c->rtt.srtt_ns;
+	tcp_cc_on_ack(&c->cc, a); /* no recovery to act in: ack_work_may_wait() */
+	c->rto_at = c->snd_una == c->snd_max ? 0 : a->now_ns + tcp_rtt_timeout(&c->rtt);
+	if (c->sb_on)
+		tcp_rec_arm_tlp(c, a->now_ns);
+}
+
+void tcp_ack_work(struct tcp_conn *c)
+{
+	if (!c->ack_work_due)
+		return;
+	c->ack_work_due = false;
+	if (c->state != TCP_CLOSED)
+		ack_work(c, &c->ack_work);
+}
+
 /* SND.UNA < SEG.ACK =< SND.MAX: new data acknowledged. */
-static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece, uint64_t now,
-			struct tcp_out *out)
+static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece, bool may_wait,
+			uint64_t now, struct tcp_out *out)
 {
 	uint32_t ack = seg->ack;
 	uint32_t acked = ack - c->snd_una;
@@ -160,6 +197,12 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 	c->rtos_at_size = 0;
 	c->soft_error = 0; /* something got through: an earlier ICMP error is stale */
 	c->unacked_since = now;
+	if (may_wait && ack_work_may_wait(c, ack)) {
+		c->ack_work = a;
+		c->ack_work_due = true;
+		c->stats.acks_worked_later++;
+		return;
+	}
 	/* With a scoreboard every ACK times the last segment it delivered (RACK). */
 	if (c->sb_on) {
 		uint64_t rtt = tcp_rec_acked(c, ack, now);
@@ -342,7 +385,7 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 		return 0;
 	update_ts_recent(c, seg, now);
 	if (acks_new) {
-		ack_advance(c, seg, false, now, out);
+		ack_advance(c, seg, false, len != 0, now, out); /* with data: a reply is to go first */
 		tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
 	}
 	update_window(c, seg);
@@ -350,7 +393,7 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 	 * The RTO moved: so does the probe, under the window this ACK brings
 	 * (the slow path's tcp_rec_on_ack() does this after its update_window()).
 	 */
-	if (acks_new && c->sb_on)
+	if (acks_new && c->sb_on && !c->ack_work_due)
 		tcp_rec_arm_tlp(c, now);
 	if (len) {
 		uint32_t seq = seg->seq;
@@ -685,7 +728,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			return;
 		}
 		if (seq_gt(seg->ack, c->snd_una)) {
-			ack_advance(c, seg, ece, now, out);
+			ack_advance(c, seg, ece, false, now, out);
 		} else if (seg->ack == c->snd_una && seg->payload_len == 0 && !fin &&
 			   ((uint32_t)seg->window << c->snd_wscale) == c->snd_wnd && c->snd_wnd &&
 			   c->snd_max != c->snd_una) {
@@ -819,6 +862,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 
 void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now, struct tcp_out *out)
 {
+	tcp_ack_work(c);
 	c->stats.segs_in++;
 	switch (c->state) {
 	case TCP_CLOSED: {
@@ -853,6 +897,7 @@ unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
 	uint32_t len = 0;
 	unsigned taken;
 
+	tcp_ack_work(c);
 	if (c->state != TCP_ESTABLISHED || !n)
 		return 0;
 	for (unsigned i = 0; i < n; i++)

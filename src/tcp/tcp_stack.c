@@ -591,6 +591,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 	x->zero_window_probes += c->zero_window_probes;
 	x->fastpath_ack += c->fastpath_ack;
 	x->fastpath_data += c->fastpath_data;
+	x->acks_worked_later += c->acks_worked_later;
 	x->slowpath += c->slowpath;
 	x->out_of_window += c->out_of_window;
 	x->ack_unsent += c->ack_unsent;
@@ -1264,6 +1265,8 @@ static void input_begin(struct tcp_stack *st, struct tcp_sock *s, struct conn_in
 	in->refused = in->capped ? s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused : 0;
 	/* What these segments and the callbacks they cause send goes at the burst's end. */
 	s->conn.hold_output = true;
+	/* An ACK's bookkeeping may wait for tcp_stack_after_tx(), which lists every burst's connection. */
+	s->conn.ack_defer = st->defer_to_tx;
 	if (!s->burst_listed) {
 		s->burst_listed = true;
 		s->burst_next = st->burst_head;
@@ -1832,6 +1835,7 @@ void tcp_stack_after_tx(struct tcp_stack *st)
 	while ((s = st->resched_head)) {
 		st->resched_head = s->resched_next;
 		s->resched_listed = false;
+		tcp_ack_work(&s->conn); /* what its ACK left (ack_defer): before its timers are filed */
 		resched(s); /* never a dead one: kill_sock() unlinks it */
 	}
 	if (st->rx_done_n) {
@@ -2034,8 +2038,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "
 		"rst_sent %lu foreign %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
-		"fastpath_data %lu slowpath %lu burst_acks %lu burst_acks_carried %lu "
-		"zero_window_probes %lu\n"
+		"fastpath_data %lu slowpath %lu acks_worked_later %lu burst_acks %lu "
+		"burst_acks_carried %lu zero_window_probes %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
 		"tx_no_mbuf %lu tso_segs %lu gso_segs %lu gro_trains %lu gro_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
@@ -2044,7 +2048,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"syncookies_no_room %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
-		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->burst_acks,
+		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->acks_worked_later,
+		x->burst_acks,
 		x->burst_acks_carried, x->zero_window_probes, x->copy_tx_bytes,
 		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, x->gso_segs, x->gro_trains, x->gro_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,

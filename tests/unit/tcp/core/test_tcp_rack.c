@@ -1345,6 +1345,147 @@ static void test_no_sack_no_scoreboard(void **state)
 }
 
 /*
+ * The RPC case of ack_defer (tcp_conn.h): ten segments out (the initial
+ * window), then 100 us later the peer's reply, 200 bytes that acknowledge
+ * them all. With
+ * @defer the connection takes SND.UNA, the window and the RTT at once and
+ * leaves the scoreboard, RACK, cwnd and the timers to tcp_ack_work().
+ */
+static uint32_t reply_acks_all(struct script *s, struct tcp_config *cfg, bool defer)
+{
+	struct tcp_options o = {.has_ts = true};
+	uint32_t cwnd;
+
+	rack_fixture(s, cfg);
+	s->c.ack_defer = defer;
+	send_segments(s, 10); /* the initial window: cwnd-limited, so the ACK grows cwnd */
+	cwnd = s->c.cc.cwnd;
+	advance(s, 100 * US);
+	o.ts_val = s->peer_ts;
+	o.ts_ecr = s->out.seg[s->out.n - 1].opts.ts_val;
+	seg_opts(s, ACK | PSH, IRS + 1, S(10), 65535, 200, &o);
+	return cwnd; /* before the ACK */
+}
+
+/*
+ * ack_defer: the bookkeeping an ACK of everything leaves waits, visibly,
+ * and when done gives the connection the state the ACK would have given
+ * at once (cwnd, SRTT, RACK, the scoreboard, the timers).
+ */
+static void test_ack_work_later_same_result(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	struct tcp_conn now_; /* the connection as the ACK left it with all its work done */
+	uint32_t cwnd_before;
+
+	(void)state;
+	reply_acks_all(&s, &cfg, false);
+	assert_false(s.c.ack_work_due);
+	assert_int_equal(s.c.stats.acks_worked_later, 0);
+	assert_int_equal(s.c.sb.count, 0);
+	assert_int_equal(s.c.rto_at, 0);
+	now_ = s.c; /* the fields compared below are plain values */
+	drain_tx(&s);
+	recv_all(&s);
+	script_end(&s);
+
+	cwnd_before = reply_acks_all(&s, &cfg, true);
+	assert_true(s.c.ack_work_due);
+	assert_int_equal(s.c.stats.acks_worked_later, 1);
+	/* Taken at once: what a reply sent now is measured against. */
+	assert_int_equal(s.c.snd_una, S(10));
+	assert_int_equal(s.c.snd_wnd, now_.snd_wnd);
+	assert_int_equal(s.c.rtt.srtt_ns, now_.rtt.srtt_ns);
+	assert_int_equal(s.c.snd.bytes, 0);
+	/* Left: the scoreboard's records, cwnd's growth, the RTO of acknowledged data. */
+	assert_int_equal(s.c.sb.count, 10);
+	assert_int_equal(s.c.cc.cwnd, cwnd_before);
+	assert_int_not_equal(s.c.rto_at, 0);
+
+	tcp_ack_work(&s.c);
+	assert_false(s.c.ack_work_due);
+	assert_int_equal(s.c.sb.count, 0);
+	assert_true(now_.cc.cwnd > cwnd_before);
+	assert_int_equal(s.c.cc.cwnd, now_.cc.cwnd);
+	assert_int_equal(s.c.cc.ssthresh, now_.cc.ssthresh);
+	assert_int_equal(s.c.rack.rtt_ns, now_.rack.rtt_ns);
+	assert_int_equal(s.c.rack.xmit_ns, now_.rack.xmit_ns);
+	assert_int_equal(s.c.rto_at, now_.rto_at);
+	assert_int_equal(s.c.tlp_at, now_.tlp_at);
+	tcp_ack_work(&s.c); /* nothing left: a second call changes nothing */
+	assert_int_equal(s.c.cc.cwnd, now_.cc.cwnd);
+	drain_tx(&s);
+	recv_all(&s);
+	script_end(&s);
+}
+
+/*
+ * The core does the work itself before anything that reads what it
+ * updates: a timer falling due (here the RTO of the acknowledged data,
+ * still armed) retransmits nothing, and the next segment's input finds
+ * the scoreboard up to date.
+ */
+static void test_ack_work_before_timer_and_input(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint64_t rto_at;
+
+	(void)state;
+	reply_acks_all(&s, &cfg, true);
+	assert_true(s.c.ack_work_due);
+	rto_at = s.c.rto_at;
+	assert_true(rto_at > s.now);
+	advance(&s, rto_at - s.now + 1 * MS); /* past the stale RTO: the timer runs */
+	assert_int_equal(s.c.stats.timeouts, 0);
+	assert_int_equal(s.c.stats.retransmits, 0);
+	assert_int_equal(s.c.stats.tlp_probes, 0);
+	assert_false(s.c.ack_work_due);
+	assert_int_equal(s.c.sb.count, 0);
+	drain_tx(&s);
+	recv_all(&s);
+	script_end(&s);
+
+	reply_acks_all(&s, &cfg, true);
+	assert_true(s.c.ack_work_due);
+	seg(&s, ACK, IRS + 1 + 200, S(10), 65535, 100); /* more data, the same ACK */
+	assert_false(s.c.ack_work_due);
+	assert_int_equal(s.c.sb.count, 0);
+	assert_int_equal(s.c.stats.acks_worked_later, 1);
+	drain_tx(&s);
+	recv_all(&s);
+	script_end(&s);
+}
+
+/* Not with part of the flight still out, nor without ack_defer, nor for a pure ACK. */
+static void test_ack_work_later_only_when_all_acked(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	struct tcp_options o = {.has_ts = true};
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	s.c.ack_defer = true;
+	send_segments(&s, 3);
+	advance(&s, 100 * US);
+	o.ts_val = s.peer_ts;
+	o.ts_ecr = s.out.seg[s.out.n - 1].opts.ts_val;
+	seg_opts(&s, ACK | PSH, IRS + 1, S(2), 65535, 200, &o); /* two of three */
+	assert_false(s.c.ack_work_due);
+	assert_int_equal(s.c.sb.count, 1);
+	o.ts_val = s.peer_ts;
+	seg_opts(&s, ACK, IRS + 1 + 200, S(3), 65535, 0, &o); /* the rest, no data: a pure ACK */
+	assert_false(s.c.ack_work_due);
+	assert_int_equal(s.c.sb.count, 0);
+	assert_int_equal(s.c.stats.acks_worked_later, 0);
+	drain_tx(&s);
+	recv_all(&s);
+	script_end(&s);
+}
+
+/*
  * One round trip of a sender that always has data: @rtt after the last
  * round's segments left, each is acknowledged on its own (so each ACK
  * measures @rtt through RACK's delivery times), the application refilling
@@ -1438,6 +1579,9 @@ int main(void)
 		cmocka_unit_test(test_probe_cut_survives_rto_undo),
 		cmocka_unit_test(test_no_sack_no_scoreboard),
 		cmocka_unit_test(test_hystart_from_rack_samples),
+		cmocka_unit_test(test_ack_work_later_same_result),
+		cmocka_unit_test(test_ack_work_before_timer_and_input),
+		cmocka_unit_test(test_ack_work_later_only_when_all_acked),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

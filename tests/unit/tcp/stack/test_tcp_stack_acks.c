@@ -152,6 +152,88 @@ static void test_inline_replies_leave_together(void **state)
 	pair_close(&p);
 }
 
+/* The client of test_rpc_acks_worked_after_tx(): the next request from the callback that read the echo. */
+struct rpc_client {
+	struct tcp_pair *p;
+	uint8_t sent[MSG], back[MSG];
+	size_t got;
+	unsigned done, want;
+	bool bad;
+};
+
+static void rpc_send(struct rpc_client *r)
+{
+	pair_fill(r->sent, MSG, r->p->rcvd_len);
+	if (tcp_sock_send(r->p->cli, r->sent, MSG) != MSG)
+		r->bad = true;
+}
+
+static void rpc_on_cli(struct tcp_sock *s, uint32_t ev, void *ctx)
+{
+	struct rpc_client *r = ctx;
+
+	if (!(ev & TCP_EV_READABLE))
+		return;
+	r->got += tcp_sock_read(s, r->back + r->got, MSG - r->got);
+	if (r->got < MSG)
+		return;
+	if (memcmp(r->back, r->sent, MSG))
+		r->bad = true;
+	r->got = 0;
+	if (++r->done < r->want)
+		rpc_send(r); /* in the burst that brought the echo: it carries the ACK */
+}
+
+/*
+ * An RPC ping-pong, the server echoing inline and the client sending each
+ * request from the callback that read the last echo: every request then
+ * acknowledges all of the reply before it and every reply all of its
+ * request, so each side's stack leaves that ACK's bookkeeping until after
+ * its transmit (tcp_conn.h ack_defer). 200 round trips: every byte back,
+ * and not one timeout, probe or retransmission on either side.
+ */
+static void test_rpc_acks_worked_after_tx(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_conn_stats srv0, cli0;
+	const struct tcp_conn_stats *srv, *cli;
+	struct rpc_client *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	open_settled(&p);
+	p.srv_echo = true;
+	tcp_sock_set_inline(p.srv, true);
+	r->p = &p;
+	r->want = 200;
+	tcp_sock_set_ctx(p.cli, rpc_on_cli, r);
+	/* A live connection's counters are its own (the stack's take them at its end). */
+	srv = &tcp_sock_conn(p.srv)->stats;
+	cli = &tcp_sock_conn(p.cli)->stats;
+	srv0 = *srv;
+	cli0 = *cli;
+	rpc_send(r);
+	for (unsigned steps = 0; r->done < r->want && steps < 200 * 20; steps++)
+		pair_step(&p);
+	assert_false(r->bad);
+	assert_int_equal(r->done, 200);
+	pair_rcvd_ok(&p, 201 * MSG);
+	assert_true(srv->acks_worked_later - srv0.acks_worked_later >= 199);
+	assert_true(cli->acks_worked_later - cli0.acks_worked_later >= 199);
+	assert_int_equal(srv->timeouts - srv0.timeouts, 0);
+	assert_int_equal(srv->retransmits - srv0.retransmits, 0);
+	assert_int_equal(srv->tlp_probes - srv0.tlp_probes, 0);
+	assert_int_equal(cli->timeouts - cli0.timeouts, 0);
+	assert_int_equal(cli->retransmits - cli0.retransmits, 0);
+	assert_int_equal(cli->tlp_probes - cli0.tlp_probes, 0);
+	/* Nothing left over: the last ACK's work was done, its timers filed. */
+	assert_false(tcp_sock_conn(p.srv)->ack_work_due);
+	assert_false(tcp_sock_conn(p.cli)->ack_work_due);
+	tcp_sock_set_ctx(p.cli, NULL, NULL);
+	pair_close(&p);
+	free(r);
+}
+
 /* One segment earns no burst ACK: it waits for the delayed-ACK timer (RFC 1122 4.2.3.2). */
 static void test_single_segment_waits_for_delayed_ack(void **state)
 {
@@ -231,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_single_segment_waits_for_delayed_ack),
 		cmocka_unit_test(test_inline_replies_leave_together),
 		cmocka_unit_test(test_inline_off_mid_run),
+		cmocka_unit_test(test_rpc_acks_worked_after_tx),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_acks", tests, pair_group_setup,

@@ -1080,6 +1080,12 @@ static void setup(struct fz *f, struct reader *in)
 	if (mode == START_COOKIE || mode == START_COOKIE_ACKED)
 		iss = cookie_open(f, &t, irs, k & 0x80, (b1 & 0x40) ? ECE | CWR : 0, &syn, &peer_mss);
 	FUZZ_CHECK(tcp_conn_init(c, &cfg, &t, iss, f->now) == 0);
+	/*
+	 * Half the inputs (by the ISS's low bit) let an ACK of everything leave
+	 * its bookkeeping for later, as tcp_stack's after-transmit mode does;
+	 * the core then does it itself before a timer or the next segment.
+	 */
+	c->ack_defer = iss & 1;
 	f->iss = iss;
 	begin(f);
 	if (active)

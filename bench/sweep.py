@@ -7,7 +7,7 @@ each point; write DIR/results.json and DIR/raw/*.json, then DIR/report.md
 and PNG plots (bench/report.py).
 
   sudo bench/sweep.py                   every figure, 3 runs per point (the full report)
-  sudo bench/sweep.py --demo            4 KiB RPC, iodepth 1 and 16, about 2-3 minutes
+  sudo bench/sweep.py --demo            4 KiB RPC, iodepth 1 and 16, about 2-5 minutes (slow rounds are run again)
   sudo bench/sweep.py --demo --mtu 9000 the same with jumbo frames on every link
   bench/sweep.py --dry-run              print every command, run nothing
 

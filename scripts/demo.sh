@@ -6,7 +6,8 @@
 #     its own TCP port on the same address (about 10 s);
 #  2. knb, the same RPC benchmark over lunar (memif and af_xdp on veth) and
 #     over the kernel (veth, busy-poll), 4 KiB requests at iodepth 1 and 16,
-#     median of 3 runs each, printed as a table with ratios (about 2 minutes).
+#     median of 3 runs each, printed as a table with ratios (about 2-5 minutes:
+#     rounds a slow phase of the host hits are run again).
 # Run as root. Everything it creates is removed at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)

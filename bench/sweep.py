@@ -28,9 +28,10 @@ Slow host phases: on a shared VM, memif (and the kernel, less) can run 2-5
 times slower for minutes at a time. Where the raw memif floor is measured
 at a point, each round there (one run of every stack) is judged by it
 twice: a 1 s raw memif probe opens the round and the round's raw memif run
-closes it. A round where either is below the point's best divided by
---slow-phase (1.5) is discarded, every stack's run in it, and another round
-is run instead, up to --runs more. The medians come from the other rounds;
+closes it, and the round counts as the slower of the two. A round below
+the point's best round divided by --slow-phase (1.5) is discarded, every
+stack's run in it, and another round is run instead, up to --runs more;
+the best round is always kept. The medians come from the other rounds;
 the discarded ones stay in results.json ("discarded") and are named in the
 notes and on stdout, and the table says how many runs its medians have
 left. The judge is relative: if every round at a point ran slow, none
@@ -461,16 +462,17 @@ def slow_rounds(witness, factor):
     """The rounds of @witness (the raw memif configuration at a point) run
     in a slow host phase: run number -> (its slowest raw memif RPC/s, the
     best at the point). A round is judged by raw memif twice, by the short
-    probe that opens it and by its own raw memif run, which closes it; it
-    is slow when either is below the best of all of them divided by
-    @factor. Raw memif runs that failed judge nothing."""
+    probe that opens it and by its own raw memif run, which closes it, and
+    counts as the slower of the two; it is slow when that is below the
+    best round's divided by @factor, so the best round is always kept.
+    Raw memif runs that failed judge nothing."""
     rates = {}
     for rec in witness.get("probes", []) + witness["runs"]:
         if rec.get("ok") and rec.get("rpc_per_s"):
             rates.setdefault(rec["round"], []).append(rec["rpc_per_s"])
     if not factor or not rates:
         return {}
-    best = max(max(v) for v in rates.values())
+    best = max(min(v) for v in rates.values())
     return {r: (min(v), best) for r, v in rates.items() if min(v) * factor < best}
 
 

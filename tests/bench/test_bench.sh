@@ -219,6 +219,18 @@ check "slow phase past the budget: 4 rounds at iodepth 1, the table says its med
 	bash -c '[ "$(grep -cE "iodepth=1 run [34] \(for a slow round\)" "$1")" = 10 ] &&
 		grep -q "^(median of 1-2 runs of 1 s each" "$2" &&
 		grep -q "iodepth=1: round(s) 2, 3, 4 discarded" "$2"' _ "$OUT/slowx.stderr" "$OUT/slowx.stdout"
+# Every run slow but one probe (iodepth 1, round 1's): the round judged best is kept, the others go.
+FAKE_KNB_SLOW=raw-memif_m4096_d1_t1_r1.,raw-memif_m4096_d1_t1_r2,raw-memif_m4096_d1_t1_r3,raw-memif_m4096_d1_t1_r4 \
+	"$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slowall" --no-topology --no-report \
+	>"$OUT/slowall.stdout" 2>"$OUT/slowall.stderr"
+check "slow phase everywhere but a probe: one round kept, its numbers in the table" \
+	"$PY" -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+by = {c["id"]: c for c in doc["configs"]}
+k = by["kernel_m4096_d1_t1"]
+assert sum(1 for r in k["runs"] if not r.get("discarded")) >= 1, k["runs"]
+assert k["median"] and k["median"]["p50_us"], k["median"]' "$OUT/slowall/results.json"
 # A phase that ends inside a round: only round 2's opening probe at iodepth 1 is slow.
 FAKE_KNB_SLOW=_d1_t1_r2probe "$SWEEP" --demo --knb "$FAKE" --runs 2 --duration 1 --out "$OUT/slowp" --no-topology \
 	--no-report >"$OUT/slowp.stdout" 2>"$OUT/slowp.stderr"

@@ -149,8 +149,8 @@ static bool ack_work_may_wait(const struct tcp_conn *c, uint32_t ack)
 	       !c->cc.in_recovery;
 }
 
-/* The scoreboard and RACK, congestion control, the RTO and the probe timer, for ACK @a. */
-static void ack_work(struct tcp_conn *c, struct tcp_cc_ack *a)
+/* With a scoreboard every ACK times the last segment it delivered (RACK): @a's RTT sample. */
+static void ack_scoreboard(struct tcp_conn *c, struct tcp_cc_ack *a)
 {
 	if (c->sb_on) {
 		uint64_t rtt = tcp_rec_acked(c, a->ack, a->now_ns);
@@ -158,9 +158,21 @@ static void ack_work(struct tcp_conn *c, struct tcp_cc_ack *a)
 		if (rtt)
 			a->rtt_sample_ns = rtt;
 	}
+}
+
+/* RFC 6298 5.2, 5.3: stop the timer when all is acknowledged, else restart it. */
+static void ack_rearm_rto(struct tcp_conn *c, uint64_t now)
+{
+	c->rto_at = c->snd_una == c->snd_max ? 0 : now + tcp_rtt_timeout(&c->rtt);
+}
+
+/* The scoreboard and RACK, congestion control, the RTO and the probe timer, for ACK @a. */
+static void ack_work(struct tcp_conn *c, struct tcp_cc_ack *a)
+{
+	ack_scoreboard(c, a);
 	a->rtt_ns = c->rtt.srtt_ns;
 	tcp_cc_on_ack(&c->cc, a); /* no recovery to act in: ack_work_may_wait() */
-	c->rto_at = c->snd_una == c->snd_max ? 0 : a->now_ns + tcp_rtt_timeout(&c->rtt);
+	ack_rearm_rto(c, a->now_ns);
 	if (c->sb_on)
 		tcp_rec_arm_tlp(c, a->now_ns);
 }
@@ -203,13 +215,7 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 		c->stats.acks_worked_later++;
 		return;
 	}
-	/* With a scoreboard every ACK times the last segment it delivered (RACK). */
-	if (c->sb_on) {
-		uint64_t rtt = tcp_rec_acked(c, ack, now);
-
-		if (rtt)
-			a.rtt_sample_ns = rtt;
-	}
+	ack_scoreboard(c, &a);
 	/* RFC 3522: the first ACK since an RTO echoes a TSval from before it. */
 	if (tcp_undo_by_timestamp(&c->undo, c->ts_ok && seg->opts.has_ts, seg->opts.ts_ecr)) {
 		tcp_rec_undo(c);
@@ -221,8 +227,7 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 		tcp_rack_recovery_done(&c->rack);
 	if (act == TCP_CC_RETRANSMIT_FIRST)
 		retransmit_first(c, now, out);
-	/* RFC 6298 5.2, 5.3: stop the timer when all is acknowledged, else restart it. */
-	c->rto_at = c->snd_una == c->snd_max ? 0 : now + tcp_rtt_timeout(&c->rtt);
+	ack_rearm_rto(c, now);
 	if (c->probe_seq != c->probe_end && seq_geq(ack, c->probe_end)) {
 		if (c->probe_mtu)
 			tcp_pmtu_probe_acked(c, now, out); /* none of it was resent: it got through whole */

@@ -2025,14 +2025,20 @@ static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *
 	}
 }
 
-void tcp_stack_dump(struct tcp_stack *st, FILE *f)
+void tcp_stack_stats_sum(const struct tcp_stack *st, struct tcp_stack_stats *out)
 {
-	struct tcp_stack_stats all = st->stats;
-	const struct tcp_stack_stats *x = &all;
-
+	*out = st->stats;
 	/* Closed connections were folded in when they died; add the live ones. */
 	for (const struct tcp_sock *s = st->all; s; s = s->all_next)
-		add_conn_stats(&all, &s->conn);
+		add_conn_stats(out, &s->conn);
+}
+
+void tcp_stack_dump(struct tcp_stack *st, FILE *f)
+{
+	struct tcp_stack_stats all;
+	const struct tcp_stack_stats *x = &all;
+
+	tcp_stack_stats_sum(st, &all);
 
 	fprintf(f,
 		"tcp: opened %lu accepted %lu closed %lu active %lu syn_dropped_backlog %lu "

@@ -198,7 +198,16 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
 void tcp_stack_defer_to_tx(struct tcp_stack *st, bool on);
 /** The work tcp_stack_poll() left, with tcp_stack_defer_to_tx() on; nothing otherwise. */
 void tcp_stack_after_tx(struct tcp_stack *st);
+/**
+ * The stack's own counters, live. The per-connection ones (retransmits,
+ * fastpath_*, acks_worked_later, the SACK, ECN and HyStart++ counts: what
+ * struct tcp_conn_stats holds) are folded in when a connection closes, so
+ * here they cover closed connections only; tcp_stack_stats_sum() adds the
+ * live ones, and tcp_sock_conn()->stats has one connection's.
+ */
 const struct tcp_stack_stats *tcp_stack_stats(struct tcp_stack *st);
+/** A snapshot of every counter: tcp_stack_stats() plus each live connection's. */
+void tcp_stack_stats_sum(const struct tcp_stack *st, struct tcp_stack_stats *out);
 void tcp_stack_dump(struct tcp_stack *st, FILE *f);
 struct pmtu_cache;
 /** The stack's path MTU cache (read only; for tests and dumps). */

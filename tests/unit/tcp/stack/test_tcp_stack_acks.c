@@ -197,6 +197,7 @@ static void test_rpc_acks_worked_after_tx(void **state)
 	struct tcp_pair p;
 	struct tcp_conn_stats srv0, cli0;
 	const struct tcp_conn_stats *srv, *cli;
+	struct tcp_stack_stats sum;
 	struct rpc_client *r = calloc(1, sizeof(*r));
 
 	(void)state;
@@ -229,6 +230,14 @@ static void test_rpc_acks_worked_after_tx(void **state)
 	/* Nothing left over: the last ACK's work was done, its timers filed. */
 	assert_false(tcp_sock_conn(p.srv)->ack_work_due);
 	assert_false(tcp_sock_conn(p.cli)->ack_work_due);
+	/* The stack's sum holds the live connection's counts; its own counters only closed ones'. */
+	tcp_stack_stats_sum(p.b.tcp, &sum);
+	assert_int_equal(sum.acks_worked_later,
+			 tcp_stack_stats(p.b.tcp)->acks_worked_later + srv->acks_worked_later);
+	assert_true(sum.acks_worked_later >= 199);
+	assert_int_equal(sum.fastpath_data,
+			 tcp_stack_stats(p.b.tcp)->fastpath_data + srv->fastpath_data);
+	assert_int_equal(sum.segs_in, tcp_stack_stats(p.b.tcp)->segs_in);
 	tcp_sock_set_ctx(p.cli, NULL, NULL);
 	pair_close(&p);
 	free(r);

@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include "tcp_pair.h"
+#include "tcp/tcp_cc.h"
+#include "wire/checksum.h"
 #include "wire/eth.h"
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
@@ -50,15 +52,21 @@ static void parse_frame(struct tcp_pair *p, unsigned i, struct frame *f)
 			 LUNAR_DROP_NONE);
 }
 
-/* The client sends the stream's first @len bytes; its frames wait at its port. */
-static void client_sends(struct tcp_pair *p, size_t len)
+/* The client sends the stream's @len bytes from @off; its frames wait at its port. */
+static void client_sends_from(struct tcp_pair *p, uint64_t off, size_t len)
 {
 	uint8_t *buf = malloc(len);
 
 	assert_non_null(buf);
-	pair_fill(buf, len, 0);
+	pair_fill(buf, len, off);
 	assert_int_equal(tcp_sock_send(p->cli, buf, len), (int)len);
 	free(buf);
+}
+
+/* The client sends the stream's first @len bytes. */
+static void client_sends(struct tcp_pair *p, size_t len)
+{
+	client_sends_from(p, 0, len);
 }
 
 /* Connected with @cfg on the client; the server reads into p->rcvd. */
@@ -208,6 +216,67 @@ static void test_lost_frame_resends_one_mss(void **state)
 	pair_close(&p);
 }
 
+/* Mark the client's held frame @i Congestion Experienced, as a router would (RFC 3168 5). */
+static void mark_ce(struct tcp_pair *p, unsigned i)
+{
+	uint8_t *ip = rte_pktmbuf_mtod_offset(p->a.fp.tx[i], uint8_t *, RTE_ETHER_HDR_LEN);
+	uint16_t sum;
+
+	assert_int_equal(ip[1] & 3, 2); /* sent ECT(0) */
+	ip[1] |= 3;
+	memset(ip + 10, 0, 2);
+	sum = (uint16_t)~inet_csum_short(ip, IPV4_HDR_LEN);
+	memcpy(ip + 10, &sum, 2);
+}
+
+/*
+ * ECN: after an ECE the next new data carries CWR (RFC 3168 6.1.2), and
+ * a segment cut in software carries it on its first frame only, as a NIC
+ * cuts a TSO segment; the server's ACKs stop echoing once it has it.
+ */
+static void test_cwr_on_first_frame_only(void **state)
+{
+	bool attach = *(bool *)*state;
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame f[3];
+
+	pair_config(&cfg);
+	cfg.ecn = TCP_ECN_ON;
+	open_with(&p, attach, &cfg);
+	/* The initial window, so that half of it still holds the next segment's three frames. */
+	p.hold_a = true;
+	client_sends(&p, 10 * MSS);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, 10);
+	mark_ce(&p, 0);
+	p.hold_a = false;
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, 10 * MSS);
+	assert_int_equal(tcp_sock_conn(p.srv)->stats.ecn_ce, 1);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.ecn_cuts, 1);
+	p.hold_a = true;
+	client_sends_from(&p, 10 * MSS, MSG);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		parse_frame(&p, i, &f[i]);
+		assert_int_equal(!!(f[i].tcp.flags & RTE_TCP_CWR_FLAG), i == 0);
+		assert_int_equal(f[i].tcp.flags & RTE_TCP_ECE_FLAG, 0);
+		assert_int_equal(f[i].ip.tos & 3, 2); /* every frame ECT(0) */
+	}
+	p.hold_a = false;
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, 10 * MSS + MSG);
+	/* CWR seen: the server echoes no more, and the client cut its window once. */
+	client_sends_from(&p, 10 * MSS + MSG, MSG);
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, 10 * MSS + 2 * MSG);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.ecn_cuts, 1);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_BAD_CHECKSUM], 0);
+	pair_close(&p);
+}
+
 /*
  * The header pool runs dry in the middle of a cut segment. The first
  * frame takes the last two buffers (header and attachment); the next two
@@ -273,6 +342,7 @@ int main(void)
 		PAIR_BOTH_FRAMINGS(test_off_core_segments),
 		PAIR_BOTH_FRAMINGS(test_fin_on_last_frame),
 		PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
+		PAIR_BOTH_FRAMINGS(test_cwr_on_first_frame_only),
 		cmocka_unit_test(test_header_pool_dry_mid_segment),
 	};
 

@@ -278,6 +278,65 @@ static void test_cwr_on_first_frame_only(void **state)
 }
 
 /*
+ * A window wider than 64 MSS: one output call sends 64 frames
+ * (TCP_OUT_MAX, cut from one segment in software), a full batch for the
+ * IPv4 layer (TX_BATCH) and a full port burst (NETIF_TX_BURST). Each goes
+ * once, in sequence, a valid segment with the stream's bytes; the rest
+ * of the send follows as the ACKs come back.
+ */
+static void test_full_batch_of_64_frames(void **state)
+{
+	bool attach = *(bool *)*state;
+	const size_t warm = 4 * 1024 * 1024, big = 200 * 1024;
+	uint8_t *buf = malloc(warm + big);
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame *f = malloc(sizeof(*f));
+	uint32_t next_seq = 0;
+	size_t sent = 0, got = 0;
+
+	assert_non_null(buf);
+	assert_non_null(f);
+	pair_config(&cfg);
+	open_with(&p, attach, &cfg);
+	pair_fill(buf, warm + big, 0);
+	/* Slow start opens the window beyond 100 MSS (it grows only while it limits the sender). */
+	for (unsigned steps = 0; sent < warm && steps < 100000; steps++) {
+		int n = tcp_sock_send(p.cli, buf + sent, warm - sent);
+
+		assert_true(n >= 0);
+		sent += (size_t)n;
+		pair_step(&p);
+	}
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, warm);
+	assert_true(tcp_sock_conn(p.cli)->cc.cwnd > 100 * MSS);
+	p.hold_a = true;
+	assert_int_equal(tcp_sock_send(p.cli, buf + warm, big), (int)big);
+	pair_step(&p);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, TCP_OUT_MAX);
+	for (unsigned i = 0; i < p.a.fp.n_tx; i++) {
+		parse_frame(&p, i, f);
+		if (i)
+			assert_int_equal(f->tcp.seq, next_seq);
+		assert_true(f->tcp.payload_len <= MSS);
+		for (uint32_t k = 0; k < f->tcp.payload_len; k++)
+			assert_int_equal(f->tcp.payload[k], pair_byte(warm + got + k));
+		got += f->tcp.payload_len;
+		next_seq = f->tcp.seq + (uint32_t)f->tcp.payload_len;
+	}
+	assert_int_equal(got, TCP_OUT_MAX * MSS);
+	p.hold_a = false;
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, warm + big);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.retransmits, 0);
+	free(buf);
+	free(f);
+	pair_close(&p);
+}
+
+/*
  * The header pool runs dry in the middle of a cut segment. The first
  * frame takes the last two buffers (header and attachment); the next two
  * find a header but no attachment, give the header back, and are copied
@@ -343,6 +402,7 @@ int main(void)
 		PAIR_BOTH_FRAMINGS(test_fin_on_last_frame),
 		PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
 		PAIR_BOTH_FRAMINGS(test_cwr_on_first_frame_only),
+		PAIR_BOTH_FRAMINGS(test_full_batch_of_64_frames),
 		cmocka_unit_test(test_header_pool_dry_mid_segment),
 	};
 

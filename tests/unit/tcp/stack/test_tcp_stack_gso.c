@@ -337,6 +337,70 @@ static void test_full_batch_of_64_frames(void **state)
 }
 
 /*
+ * A port that fills the checksums (the DPDK tx offload contract, as a NIC
+ * or the tap port's virtio-net header): each frame cut in software asks
+ * for both checksums, with the header lengths set and the pseudo-header
+ * sum in the TCP checksum field as rte_ipv4_phdr_cksum() gives it. The
+ * test then does the NIC's part, and the server takes every frame.
+ */
+static void test_checksum_offload_frames(void **state)
+{
+	bool attach = *(bool *)*state;
+	const uint32_t want[] = {MSS, MSS, MSG - 2 * MSS};
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame f;
+
+	pair_config(&cfg);
+	open_with(&p, attach, &cfg);
+	p.a.fp.base.offloads |= PORT_OFFLOAD_TX_IPV4_CKSUM | PORT_OFFLOAD_TX_L4_CKSUM;
+	p.hold_a = true;
+	client_sends(&p, MSG);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		struct rte_mbuf *m = p.a.fp.tx[i];
+		struct rte_ipv4_hdr *ip =
+			rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+		uint8_t *th = (uint8_t *)ip + IPV4_HDR_LEN;
+		uint16_t field, sum;
+		uint32_t len = m->pkt_len;
+		const uint8_t *d;
+
+		assert_true(m->ol_flags & RTE_MBUF_F_TX_IPV4);
+		assert_true(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM);
+		assert_int_equal(m->ol_flags & RTE_MBUF_F_TX_L4_MASK, RTE_MBUF_F_TX_TCP_CKSUM);
+		assert_false(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+		assert_int_equal(m->l2_len, RTE_ETHER_HDR_LEN);
+		assert_int_equal(m->l3_len, IPV4_HDR_LEN);
+		assert_int_equal(m->l4_len, (th[12] >> 4) * 4);
+		assert_int_equal(len, RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + m->l4_len + want[i]);
+		memcpy(&field, th + 16, 2);
+		assert_int_equal(field, rte_ipv4_phdr_cksum(ip, m->ol_flags));
+		/* The NIC's part: the header's checksum, then the segment's over the whole chain. */
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = (uint16_t)~inet_csum_short(ip, IPV4_HDR_LEN);
+		assert_true(len <= sizeof(f.buf));
+		d = rte_pktmbuf_read(m, 0, len, f.buf);
+		if (d != f.buf)
+			memcpy(f.buf, d, len);
+		tcp_fill_csum(f.buf + RTE_ETHER_HDR_LEN + IPV4_HDR_LEN,
+			      len - RTE_ETHER_HDR_LEN - IPV4_HDR_LEN, PAIR_IP_A, PAIR_IP_B);
+		memcpy(&sum, f.buf + RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + 16, 2);
+		memcpy(th + 16, &sum, 2);
+		parse_frame(&p, i, &f);
+		assert_int_equal(f.tcp.payload_len, want[i]);
+	}
+	p.hold_a = false;
+	pair_run(&p, 2000000);
+	pair_rcvd_ok(&p, MSG);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_BAD_CHECKSUM], 0);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_IP_BAD_CHECKSUM], 0);
+	assert_int_equal(tcp_sock_conn(p.cli)->stats.retransmits, 0);
+	pair_close(&p);
+}
+
+/*
  * The header pool runs dry in the middle of a cut segment. The first
  * frame takes the last two buffers (header and attachment); the next two
  * find a header but no attachment, give the header back, and are copied
@@ -403,6 +467,7 @@ int main(void)
 		PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
 		PAIR_BOTH_FRAMINGS(test_cwr_on_first_frame_only),
 		PAIR_BOTH_FRAMINGS(test_full_batch_of_64_frames),
+		PAIR_BOTH_FRAMINGS(test_checksum_offload_frames),
 		cmocka_unit_test(test_header_pool_dry_mid_segment),
 	};
 

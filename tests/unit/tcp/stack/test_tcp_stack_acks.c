@@ -243,6 +243,102 @@ static void test_rpc_acks_worked_after_tx(void **state)
 	free(r);
 }
 
+/*
+ * test_reply_beyond_old_cwnd(): the server fills its initial window, the
+ * client's request acknowledges all of it, and the reply is twice that.
+ */
+#define IW (10 * 1448)
+#define REQ 100
+#define REPLY (2 * IW)
+
+struct big_reply {
+	struct tcp_pair *p;
+	uint8_t buf[REPLY];
+	size_t cli_got, srv_got;
+	bool replied, bad;
+};
+
+static void big_on_cli(struct tcp_sock *s, uint32_t ev, void *ctx)
+{
+	struct big_reply *b = ctx;
+	bool had_iw = b->cli_got >= IW;
+	int n;
+
+	if (!(ev & TCP_EV_READABLE))
+		return;
+	while ((n = tcp_sock_read(s, b->buf, sizeof(b->buf))) > 0)
+		b->cli_got += (size_t)n;
+	if (had_iw || b->cli_got < IW)
+		return;
+	/* The request, from the burst that brought the window's last byte: it carries the ACK. */
+	memset(b->buf, 'q', REQ);
+	if (tcp_sock_send(s, b->buf, REQ) != REQ)
+		b->bad = true;
+	b->p->hold_b = true; /* the reply's frames wait at the server's port, to be counted */
+}
+
+static void big_on_srv(struct tcp_sock *s, uint32_t ev, void *ctx)
+{
+	struct big_reply *b = ctx;
+	uint8_t req[REQ];
+	int n;
+
+	if (!(ev & TCP_EV_READABLE))
+		return;
+	while ((n = tcp_sock_read(s, req, sizeof(req))) > 0)
+		b->srv_got += (size_t)n;
+	if (b->srv_got < REQ || b->replied)
+		return;
+	b->replied = true;
+	memset(b->buf, 'r', REPLY);
+	if (tcp_sock_send(s, b->buf, REPLY) != REPLY)
+		b->bad = true;
+}
+
+/*
+ * A reply sent while the request's ACK waits for its bookkeeping
+ * (ack_defer) has the congestion window from before that ACK. When the
+ * work grows it after the transmit, what the old window held back goes
+ * in the same poll (tcp_ack_work()'s return), not one round trip later
+ * at the next ACK: 12 MSS leave, the 10 of the initial window and the 2
+ * slow start adds for the ACK (RFC 3465's L = 2), and all 20 arrive.
+ */
+static void test_reply_beyond_old_cwnd(void **state)
+{
+	struct tcp_pair p;
+	struct big_reply *b = calloc(1, sizeof(*b));
+	uint64_t later0, held = 0;
+
+	(void)state;
+	assert_non_null(b);
+	open_settled(&p);
+	b->p = &p;
+	tcp_sock_set_ctx(p.cli, big_on_cli, b);
+	tcp_sock_set_ctx(p.srv, big_on_srv, b);
+	assert_int_equal(tcp_sock_conn(p.srv)->cc.cwnd, IW);
+	later0 = tcp_sock_conn(p.srv)->stats.acks_worked_later;
+	memset(b->buf, 'w', IW);
+	assert_int_equal(tcp_sock_send(p.srv, b->buf, IW), IW);
+	for (unsigned steps = 0; !b->replied && steps < 100; steps++)
+		pair_step(&p);
+	assert_true(b->replied);
+	assert_false(b->bad);
+	assert_int_equal(tcp_sock_conn(p.srv)->stats.acks_worked_later - later0, 1);
+	assert_int_equal(tcp_sock_conn(p.srv)->cc.cwnd, IW + 2 * 1448);
+	for (unsigned i = 0; i < p.b.fp.n_tx; i++)
+		held += rte_pktmbuf_pkt_len(p.b.fp.tx[i]) - (14 + 20 + 32);
+	assert_int_equal(held, IW + 2 * 1448);
+	p.hold_b = false;
+	pair_run(&p, 2000 * US);
+	assert_int_equal(b->cli_got, IW + REPLY);
+	assert_false(b->bad);
+	assert_int_equal(tcp_sock_conn(p.srv)->stats.retransmits, 0);
+	tcp_sock_set_ctx(p.cli, NULL, NULL);
+	tcp_sock_set_ctx(p.srv, pair_on_srv, &p);
+	pair_close(&p);
+	free(b);
+}
+
 /* One segment earns no burst ACK: it waits for the delayed-ACK timer (RFC 1122 4.2.3.2). */
 static void test_single_segment_waits_for_delayed_ack(void **state)
 {
@@ -323,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_inline_replies_leave_together),
 		cmocka_unit_test(test_inline_off_mid_run),
 		cmocka_unit_test(test_rpc_acks_worked_after_tx),
+		cmocka_unit_test(test_reply_beyond_old_cwnd),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_acks", tests, pair_group_setup,

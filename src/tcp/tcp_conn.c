@@ -823,6 +823,19 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		c->ack_now = false; /* the SYN-ACK timer covers this state */
 		return;
 	}
+	/*
+	 * An ACK's bookkeeping left for later (ack_defer) has not grown cwnd
+	 * yet: when the cwnd it would grow is what holds data back, done now,
+	 * so that what is sent (and cwnd_validate()'s verdict) is what the
+	 * ACK worked at once would give. A reply within the old cwnd leaves
+	 * it for after the transmit.
+	 */
+	if (c->ack_work_due) {
+		struct send_room r = send_room(c, c->cc.cwnd);
+
+		if (r.unsent > r.c_room)
+			tcp_ack_work(c);
+	}
 	/* RFC 5681 4.1: after an idle period longer than an RTO, restart from the initial window. */
 	if (c->snd_una == c->snd_max && c->last_send_ns &&
 	    now - c->last_send_ns > tcp_rtt_timeout(&c->rtt))

@@ -494,9 +494,9 @@ struct tcp_conn {
 	 * not grown by it and the scoreboard still holds the records it
 	 * acknowledged; the core does that work first itself in tcp_input(),
 	 * tcp_input_train(), tcp_timer(), tcp_icmp_error() and
-	 * tcp_path_mtu(), which may resend from the scoreboard. Output in
-	 * between (a reply from the callback) has the old cwnd: what that
-	 * held back is sent when the work grows it (tcp_ack_work()'s return).
+	 * tcp_path_mtu(), which may resend from the scoreboard, and in
+	 * output() when the old cwnd would hold data back (a reply from the
+	 * callback larger than it).
 	 */
 	bool ack_defer;
 	bool ack_work_due;
@@ -565,12 +565,8 @@ struct tcp_piece {
 unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
 			 const struct tcp_piece *pc, unsigned n, uint64_t now, struct tcp_out *out);
 
-/**
- * The bookkeeping of an ACK left for later (ack_defer), if any: done now.
- * @return true when it grew cwnd while written data waits unsent: output
- * run while it was due had the old cwnd, and tcp_output() may send more.
- */
-bool tcp_ack_work(struct tcp_conn *c);
+/** The bookkeeping of an ACK left for later (ack_defer), if any: done now. */
+void tcp_ack_work(struct tcp_conn *c);
 
 /** Send what may be sent now: data, FIN, window updates, pending ACKs. */
 void tcp_output(struct tcp_conn *c, uint64_t now, struct tcp_out *out);

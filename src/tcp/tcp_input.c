@@ -177,17 +177,13 @@ static void ack_work(struct tcp_conn *c, struct tcp_cc_ack *a)
 		tcp_rec_arm_tlp(c, a->now_ns);
 }
 
-bool tcp_ack_work(struct tcp_conn *c)
+void tcp_ack_work(struct tcp_conn *c)
 {
-	uint32_t cwnd = c->cc.cwnd;
-
 	if (!c->ack_work_due)
-		return false;
+		return;
 	c->ack_work_due = false;
-	if (c->state == TCP_CLOSED)
-		return false;
-	ack_work(c, &c->ack_work);
-	return c->cc.cwnd > cwnd && seq_gt(tcp_data_end(c), c->snd_nxt);
+	if (c->state != TCP_CLOSED)
+		ack_work(c, &c->ack_work);
 }
 
 /* SND.UNA < SEG.ACK =< SND.MAX: new data acknowledged. */

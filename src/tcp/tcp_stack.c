@@ -1837,24 +1837,13 @@ static LUNAR_NOINLINE void burst_deliver(struct tcp_stack *st)
 void tcp_stack_after_tx(struct tcp_stack *st)
 {
 	struct tcp_sock *s;
-	bool sent = false;
 
 	while ((s = st->resched_head)) {
 		st->resched_head = s->resched_next;
 		s->resched_listed = false;
-		/* What its ACK left (ack_defer): before its timers are filed. */
-		if (tcp_ack_work(&s->conn)) {
-			/* cwnd grew: what the old one held back goes now, not at the next ACK. */
-			tcp_output(&s->conn, st->now, &st->out);
-			if (st->out.n) {
-				flush_out(st, s);
-				sent = true;
-			}
-		}
+		tcp_ack_work(&s->conn); /* what its ACK left (ack_defer): before its timers are filed */
 		resched(s); /* never a dead one: kill_sock() unlinks it */
 	}
-	if (sent)
-		netif_flush(st->nif);
 	if (st->rx_done_n) {
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 

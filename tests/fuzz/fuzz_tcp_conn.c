@@ -73,9 +73,8 @@
  *   8-9   application send: length u16 (0..65535), then tcp_output().
  *   10-11 application receive: max slices byte (1..16).
  *   12    tcp_close().      15  tcp_abort().
- *   13    selector < 64: tcp_output(); < 128: tcp_ack_work(), then
- *         tcp_output() if it grew cwnd with data waiting (the stack's
- *         after-transmit step); else memory pressure (selector >> 4)
+ *   13    selector < 64: tcp_output(); < 128: tcp_ack_work() (the
+ *         stack's after-transmit step); else memory pressure (selector >> 4)
  *         % 3 as the stack sets it: CRITICAL also prunes the out-of-order
  *         queue (tcp_prune_ooo), NORMAL announces the window
  *         (tcp_window_update). The level stays until the next such step.
@@ -1246,9 +1245,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			}
 			if (op < 128) {
-				/* After the transmit, as tcp_stack_after_tx(): the ACK's work, then what it allows. */
-				if (tcp_ack_work(&f.c))
-					tcp_output(&f.c, f.now, &f.out);
+				/* After the transmit, as tcp_stack_after_tx(): the ACK's work. */
+				tcp_ack_work(&f.c);
 				FUZZ_CHECK(!f.c.ack_work_due);
 				check_conn(&f, false, "ack work");
 				break;

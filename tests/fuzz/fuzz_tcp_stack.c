@@ -29,7 +29,8 @@
  *   1  bit0-2 receive buffer, bit3-5 send buffer (tables below), bit6-7
  *      congestion control (NewReno, CUBIC, DCTCP, NewReno without software
  *      segmentation or GRO: MSS-sized segments from the core, each received
- *      one on its own)
+ *      one on its own; GRO is also off when bits 1-2 of the seed, bytes
+ *      8-9, are both set)
  *   2  bit0-3 max_conns - 1 (the table: 1..16 connections); bit4-5 the MTU
  *      (1500, 9000, 1280, 600); bit6 ECN on; bit7 the stack is worker 0 of
  *      two (the other worker's segments are dropped as foreign)
@@ -1655,7 +1656,8 @@ static void setup(struct reader *in)
 	cfg->snd_buf = snd_bufs[(bufs >> 3) & 7];
 	cfg->cc = (enum tcp_cc_algo)((bufs >> 6) % TCP_CC_ALGO_COUNT);
 	cfg->gso = (bufs >> 6) != 3;
-	cfg->gro = (bufs >> 6) != 3;
+	/* GRO off for a quarter of the seeds too, whatever the congestion control. */
+	cfg->gro = (bufs >> 6) != 3 && (seed & 6) != 6;
 	cfg->ecn = (b2 & 0x40) ? TCP_ECN_ON : TCP_ECN_ACCEPT;
 	if (misc & 0x01) {
 		cfg->keepalive = true;

@@ -296,12 +296,13 @@ static void big_on_srv(struct tcp_sock *s, uint32_t ev, void *ctx)
 }
 
 /*
- * A reply sent while the request's ACK waits for its bookkeeping
- * (ack_defer) has the congestion window from before that ACK. When the
- * work grows it after the transmit, what the old window held back goes
- * in the same poll (tcp_ack_work()'s return), not one round trip later
- * at the next ACK: 12 MSS leave, the 10 of the initial window and the 2
- * slow start adds for the ACK (RFC 3465's L = 2), and all 20 arrive.
+ * A reply larger than the congestion window from before the request's
+ * ACK, while that ACK's bookkeeping waits for after the transmit
+ * (ack_defer): the output does the work first, so the reply goes with
+ * the cwnd the ACK grew, as with the work done at once, not one round
+ * trip later at the next ACK: 12 MSS leave, the 10 of the initial window
+ * and the 2 slow start adds for the ACK (RFC 3465's L = 2), and all 20
+ * arrive.
  */
 static void test_reply_beyond_old_cwnd(void **state)
 {

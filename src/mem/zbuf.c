@@ -421,7 +421,12 @@ static void obj_release(struct zbuf_zone *z, uint32_t idx)
 static bool pktbuf_is_free(const struct zbuf_zone *z, uint32_t idx);
 #endif
 
-void zbuf_ref(const void *p)
+/*
+ * One more reference on the object at @p, unless its count is at @limit
+ * (-EOVERFLOW) or @p is misused (reported; -EFAULT). A packet buffer's
+ * count is DPDK's, 16 bits: a buffer sent on 65,536 connections would wrap it.
+ */
+static int ref(const void *p, uint32_t mbuf_limit, uint32_t limit)
 {
 	struct zbuf_zone *z;
 	struct zbuf_meta *m;
@@ -429,30 +434,48 @@ void zbuf_ref(const void *p)
 
 	if (unlikely(!in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))) {
 		misuse_where(p);
-		return;
+		return -EFAULT;
 	}
 	if (z->kind == ZBUF_KIND_MBUF) {
+		struct rte_mbuf *mb = zone_mbuf(z, idx);
+
 #ifdef LUNAR_DEBUG
 		if (unlikely(pktbuf_is_free(z, idx))) {
 			misuse("ref of a free packet buffer", p);
-			return;
+			return -EFAULT;
 		}
 #endif
-		rte_mbuf_refcnt_update(zone_mbuf(z, idx), 1);
-		return;
+		if (unlikely(rte_mbuf_refcnt_read(mb) >= mbuf_limit))
+			return -EOVERFLOW;
+		rte_mbuf_refcnt_update(mb, 1);
+		return 0;
 	}
 	m = &z->meta[idx];
 	if (unlikely(__atomic_load_n(&m->refcnt, __ATOMIC_RELAXED) == 0)) {
 		misuse("ref of a free object", p);
-		return;
+		return -EFAULT;
 	}
 #ifdef LUNAR_DEBUG
 	if (unlikely(__atomic_load_n(&m->state, __ATOMIC_RELAXED) != META_LIVE)) {
 		misuse("ref of an object whose metadata is not live", p);
-		return;
+		return -EFAULT;
 	}
 #endif
+	if (unlikely(__atomic_load_n(&m->refcnt, __ATOMIC_RELAXED) >= limit))
+		return -EOVERFLOW;
 	__atomic_fetch_add(&m->refcnt, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void zbuf_ref(const void *p)
+{
+	if (ref(p, UINT16_MAX, UINT32_MAX) == -EOVERFLOW)
+		misuse("reference count overflow", p);
+}
+
+int zbuf_try_ref(const void *p)
+{
+	return ref(p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
 }
 
 /* zbuf_defer_begin()'s notes: this thread's releases waiting for zbuf_defer_end(). */

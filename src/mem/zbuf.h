@@ -105,8 +105,26 @@ void *zbuf_alloc(size_t size);
 /** Allocate one object of class @cls. Refcount 1. NULL on exhaustion. */
 void *zbuf_alloc_class(enum zbuf_class cls);
 
-/** Take another reference on the object containing @p (any interior pointer). */
+/**
+ * Take another reference on the object containing @p (any interior
+ * pointer). A count already at its maximum (65,535 for a packet buffer,
+ * whose count is DPDK's 16 bits) is misuse: reported, not taken.
+ */
 void zbuf_ref(const void *p);
+/*
+ * What zbuf_try_ref() lets a count reach: below the counts' maximum, so
+ * that zbuf_ref()'s callers (a received segment kept, the application's
+ * own references) still have room.
+ */
+#define ZBUF_MBUF_REF_MAX (UINT16_MAX - 1024u)
+#define ZBUF_REF_MAX (UINT32_MAX - 1024u)
+/**
+ * zbuf_ref() for a holder that can do without: @return 0 (taken),
+ * -EOVERFLOW (the count is at ZBUF_MBUF_REF_MAX or ZBUF_REF_MAX: copy
+ * the data, or report it) or -EFAULT (misuse, reported as zbuf_ref()
+ * reports it). The send paths take their references this way.
+ */
+int zbuf_try_ref(const void *p);
 /** Drop a reference on the object containing @p; at zero it is freed. */
 void zbuf_unref(const void *p);
 /*

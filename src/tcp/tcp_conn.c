@@ -548,6 +548,7 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 {
 	struct tcp_sndbuf *b = &c->snd;
 	uint32_t take;
+	int rc;
 
 	/* Zero-copy send takes a reference: the memory must be Zbuf, all of it in one object. */
 	if (!len || zbuf_span(data) < len)
@@ -563,7 +564,9 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 		return 0;
 	if (b->count == b->cap && sndbuf_grow(b))
 		return -ENOMEM;
-	zbuf_ref(data);
+	rc = zbuf_try_ref(data); /* -EOVERFLOW: referenced too widely (sent on ~64k connections) */
+	if (rc)
+		return rc;
 	b->ring[(b->head + b->count) & (b->cap - 1)] = (struct tcp_chunk){data, take};
 	b->count++;
 	b->bytes += take;

@@ -294,10 +294,13 @@ static int attach_payload(struct tcp_stack *st, struct tcp_conn *c, struct rte_m
 		if (!a)
 			return -ENOBUFS;
 		sh = rte_pktmbuf_mtod(a, struct rte_mbuf_ext_shared_info *);
+		if (zbuf_try_ref(sl[i].data)) {
+			rte_pktmbuf_free(a); /* nothing attached yet */
+			return -E2BIG;	     /* referenced too widely: copy instead */
+		}
 		sh->free_cb = zc_release;
 		sh->fcb_opaque = NULL;
 		rte_mbuf_ext_refcnt_set(sh, 1);
-		zbuf_ref(sl[i].data);
 		rte_pktmbuf_attach_extbuf(a, (void *)(uintptr_t)sl[i].data, zbuf_iova(sl[i].data),
 					  (uint16_t)sl[i].len, sh);
 		a->data_len = (uint16_t)sl[i].len;

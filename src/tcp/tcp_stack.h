@@ -240,7 +240,13 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
  * follows once there is room) or -errno.
  */
 int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len);
-/** Zero-copy send of Zbuf memory (a reference is taken). @return bytes taken or -errno. */
+/**
+ * Zero-copy send of Zbuf memory (a reference is taken). @return bytes
+ * taken or -errno: -EFAULT not Zbuf memory, or a freed object (misuse,
+ * reported), -EOVERFLOW the object is referenced too widely to take one
+ * more (ZBUF_MBUF_REF_MAX: a packet buffer sent on ~64k connections; copy
+ * it), -EPIPE / -ENOTCONN as for tcp_sock_send().
+ */
 int tcp_sock_send_zc(struct tcp_sock *s, const uint8_t *zbuf_data, uint32_t len);
 /** One piece of Zbuf memory for tcp_sock_send_zcv(). */
 struct tcp_iov {

@@ -337,6 +337,63 @@ static void test_dpdk_enomem_message(void **state)
  * refcnt is 1). Reported instead, and the ring keeps it once; a reference
  * taken to a free buffer is reported too; ASan sees its data as poisoned.
  */
+static unsigned misuses_counted;
+
+static void count_misuse(const char *msg)
+{
+	(void)msg;
+	misuses_counted++;
+}
+
+/*
+ * A packet buffer's reference count is DPDK's 16 bits: one received
+ * buffer sent zero-copy on ~64k connections would wrap it and free the
+ * buffer while still in use. zbuf_try_ref() stops at ZBUF_MBUF_REF_MAX
+ * with -EOVERFLOW (the send paths then copy, or fail the send); zbuf_ref()
+ * goes on to 65,535 and then reports the overflow instead of wrapping.
+ */
+static void test_pktbuf_refcount_limit(void **state)
+{
+	struct rte_mempool *mp;
+	struct rte_mbuf *m;
+	char *p;
+
+	(void)state;
+	REQUIRE_EAL();
+	mp = rte_mempool_lookup("zb_pool"); /* test_pktpool's */
+	assert_non_null(mp);
+	m = rte_pktmbuf_alloc(mp);
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_append(m, 1000));
+	p = rte_pktmbuf_mtod_offset(m, char *, 100);
+	assert_int_equal(zbuf_try_ref(p), 0);
+	assert_int_equal(zbuf_refcnt(p), 2);
+	rte_mbuf_refcnt_set(m, ZBUF_MBUF_REF_MAX - 1);
+	assert_int_equal(zbuf_try_ref(p), 0);
+	assert_int_equal(zbuf_refcnt(p), ZBUF_MBUF_REF_MAX);
+	assert_int_equal(zbuf_try_ref(p), -EOVERFLOW);
+	assert_int_equal(zbuf_refcnt(p), ZBUF_MBUF_REF_MAX);
+	zbuf_ref(p); /* past the limit zbuf_try_ref() keeps, below the count's */
+	assert_int_equal(zbuf_refcnt(p), ZBUF_MBUF_REF_MAX + 1);
+	rte_mbuf_refcnt_set(m, UINT16_MAX);
+	EXPECT_MISUSE(zbuf_ref(p), "reference count overflow");
+	assert_int_equal(zbuf_refcnt(p), UINT16_MAX); /* not wrapped to 0 */
+	rte_mbuf_refcnt_set(m, 1);
+	zbuf_unref(p);
+	assert_int_equal(zbuf_in_use(), 0);
+	/* Misuse is reported, and with a handler that returns it is an error: nothing taken. */
+	m = rte_pktmbuf_alloc(mp);
+	assert_non_null(m);
+	EXPECT_MISUSE(zbuf_try_ref((char *)zone_info_of(m).start + 100), "pointer into a zone header");
+	zbuf_set_misuse_handler(count_misuse);
+	assert_int_equal(zbuf_try_ref((char *)zone_info_of(m).start + 100), -EFAULT);
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(misuses_counted, 1);
+	assert_int_equal(zbuf_refcnt(rte_pktmbuf_mtod(m, char *)), 1);
+	rte_pktmbuf_free(m);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 static void test_pktpool_checked(void **state)
 {
 #ifdef LUNAR_DEBUG
@@ -380,6 +437,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dpdk_generic_iova),
 	    cmocka_unit_test(test_pktpool),
+	    cmocka_unit_test(test_pktbuf_refcount_limit),
 	    cmocka_unit_test(test_pktpool_more),
 	    cmocka_unit_test(test_pktpool_checked),
 	    cmocka_unit_test(test_dpdk_enomem_message),

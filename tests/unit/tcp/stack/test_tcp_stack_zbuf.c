@@ -453,6 +453,69 @@ static void test_io_vectors(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+static void ignore_events(struct tcp_sock *s, uint32_t ev, void *ctx)
+{
+	(void)s;
+	(void)ev;
+	(void)ctx;
+}
+
+/*
+ * A received packet buffer sent on, zero-copy, by a server that has
+ * already referenced it ~64k times (a fan-out to every connection): the
+ * count is DPDK's 16 bits. At ZBUF_MBUF_REF_MAX the send is refused with
+ * -EOVERFLOW and nothing is taken; one below it the send buffer takes the
+ * last reference allowed and the frame, finding none left to attach the
+ * payload with, copies it: the bytes arrive intact and every reference
+ * comes back, no count wrapped.
+ */
+static void test_send_of_widely_referenced_buffer(void **state)
+{
+	bool attach = *(bool *)*state;
+	const uint32_t len = 1000;
+	struct tcp_slice sl[4];
+	struct tcp_pair p;
+	struct rte_mbuf *m;
+	uint8_t *buf = malloc(len), got[1000];
+	uint16_t r0, extra;
+	uint64_t zc0, copy0;
+
+	assert_non_null(buf);
+	pair_open(&p, attach);
+	tcp_sock_set_ctx(p.srv, ignore_events, NULL);
+	pair_fill(buf, len, 0);
+	assert_int_equal(tcp_sock_send(p.cli, buf, len), (int)len);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(tcp_sock_read_zc(p.srv, sl, 4), 1);
+	assert_int_equal(sl[0].len, len);
+	m = zbuf_obj(sl[0].data);
+	assert_non_null(m);
+	r0 = rte_mbuf_refcnt_read(m);
+	extra = (uint16_t)(ZBUF_MBUF_REF_MAX - r0);
+	rte_mbuf_refcnt_update(m, (int16_t)extra); /* the fan-out's references */
+	assert_int_equal(tcp_sock_send_zc(p.srv, sl[0].data, len), -EOVERFLOW);
+	assert_int_equal(rte_mbuf_refcnt_read(m), ZBUF_MBUF_REF_MAX);
+	rte_mbuf_refcnt_update(m, -1);
+	zc0 = tcp_stack_stats(p.b.tcp)->zc_tx_bytes;
+	copy0 = tcp_stack_stats(p.b.tcp)->copy_tx_bytes;
+	assert_int_equal(tcp_sock_send_zc(p.srv, sl[0].data, len), (int)len);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->zc_tx_bytes, zc0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->copy_tx_bytes - copy0, len);
+	pair_run(&p, 2 * MS);
+	/* The bytes came back whole; the send buffer's reference is gone with the ACK. */
+	assert_int_equal(tcp_sock_read(p.cli, got, sizeof(got)), (int)len);
+	assert_memory_equal(got, buf, len);
+	assert_int_equal(rte_mbuf_refcnt_read(m), ZBUF_MBUF_REF_MAX - 1);
+	rte_mbuf_refcnt_update(m, (int16_t)-(extra - 1));
+	assert_int_equal(rte_mbuf_refcnt_read(m), r0);
+	tcp_sock_zc_done_v(p.srv, sl, 1);
+	free(buf);
+	tcp_sock_set_ctx(p.srv, pair_on_srv, &p);
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +526,7 @@ int main(void)
 		PAIR_BOTH_FRAMINGS(test_io_vectors),
 		PAIR_BOTH_FRAMINGS(test_after_tx_work),
 		PAIR_BOTH_FRAMINGS(test_after_tx_skipped_conn_ends),
+		PAIR_BOTH_FRAMINGS(test_send_of_widely_referenced_buffer),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_zbuf", tests, pair_group_setup,

@@ -426,11 +426,12 @@ static bool pktbuf_is_free(const struct zbuf_zone *z, uint32_t idx);
  * (-EOVERFLOW) or @p is misused (reported; -EFAULT). A packet buffer's
  * count is DPDK's, 16 bits: a buffer sent on 65,536 connections would wrap it.
  */
-static int ref(const void *p, uint32_t mbuf_limit, uint32_t limit)
+static inline __attribute__((always_inline)) int ref(const void *p, uint32_t mbuf_limit,
+							uint32_t limit)
 {
 	struct zbuf_zone *z;
 	struct zbuf_meta *m;
-	uint32_t idx;
+	uint32_t idx, r;
 
 	if (unlikely(!in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))) {
 		misuse_where(p);
@@ -451,7 +452,8 @@ static int ref(const void *p, uint32_t mbuf_limit, uint32_t limit)
 		return 0;
 	}
 	m = &z->meta[idx];
-	if (unlikely(__atomic_load_n(&m->refcnt, __ATOMIC_RELAXED) == 0)) {
+	r = __atomic_load_n(&m->refcnt, __ATOMIC_RELAXED);
+	if (unlikely(r == 0)) {
 		misuse("ref of a free object", p);
 		return -EFAULT;
 	}
@@ -461,7 +463,7 @@ static int ref(const void *p, uint32_t mbuf_limit, uint32_t limit)
 		return -EFAULT;
 	}
 #endif
-	if (unlikely(__atomic_load_n(&m->refcnt, __ATOMIC_RELAXED) >= limit))
+	if (unlikely(r >= limit))
 		return -EOVERFLOW;
 	__atomic_fetch_add(&m->refcnt, 1, __ATOMIC_RELAXED);
 	return 0;

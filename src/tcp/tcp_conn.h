@@ -559,8 +559,9 @@ struct tcp_piece {
  * receive burst): @n payload pieces in sequence from @seg->seq, each a
  * segment whose header was @seg's but for its sequence number (and a PSH
  * on the last). Taken by header prediction as the segments one at a time
- * would be. @return how many of the first pieces it took (0: none; the
- * caller gives those left to tcp_input() one by one).
+ * would be, and only while output is held for the burst's end
+ * (hold_output). @return how many of the first pieces it took (0: none;
+ * the caller gives those left to tcp_input() one by one).
  */
 unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
 			 const struct tcp_piece *pc, unsigned n, uint64_t now, struct tcp_out *out);

@@ -915,7 +915,11 @@ unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
 	unsigned taken;
 
 	tcp_ack_work(c);
-	if (c->state != TCP_ESTABLISHED || !n)
+	/*
+	 * Only while output waits for the burst's end: one segment at a time
+	 * would otherwise send between them, which one call cannot match.
+	 */
+	if (c->state != TCP_ESTABLISHED || !n || !c->hold_output)
 		return 0;
 	for (unsigned i = 0; i < n; i++)
 		len += pc[i].len;

@@ -960,6 +960,54 @@ static void test_gso_timing_cap_and_nagle(void **state)
 	script_end(&s);
 }
 
+/*
+ * tcp_input_train() takes a train only while the connection's output is
+ * held for the burst's end (tcp_conn.hold_output, as tcp_stack sets it):
+ * one segment at a time would otherwise send between them (data carrying
+ * an ACK, changing the ACK count and TS.Recent), which one call cannot
+ * reproduce. Not held, it takes nothing and leaves the connection as it
+ * was; held, it takes both pieces, acknowledged by one ACK.
+ */
+static void test_train_needs_held_output(void **state)
+{
+	struct script s;
+	struct tcp_piece pc[2];
+	struct tcp_repr r = {.sport = 80, .dport = 61440, .seq = IRS + 1, .ack = ISS + 1,
+			     .flags = ACK, .window = 65535, .hdr_len = 20};
+	uint32_t next = IRS + 1;
+	uint8_t *data;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	data = zbuf_alloc(2000);
+	assert_non_null(data);
+	for (uint32_t k = 0; k < 2000; k++)
+		data[k] = (uint8_t)(IRS + 1 + k); /* what recv_in_order() checks */
+	pc[0] = (struct tcp_piece){data, 1000};
+	pc[1] = (struct tcp_piece){data + 1000, 1000};
+	r.payload = data;
+	r.payload_len = 1000;
+	if (s.peer_ts_on) {
+		r.opts.has_ts = true;
+		r.opts.ts_val = s.peer_ts;
+		r.hdr_len = 32;
+	}
+	assert_false(s.c.hold_output);
+	assert_int_equal(tcp_input_train(&s.c, &r, pc, 2, s.now, &s.out), 0);
+	assert_int_equal(s.c.rcv_nxt, IRS + 1);
+	expect_nothing(&s);
+	s.c.hold_output = true;
+	assert_int_equal(tcp_input_train(&s.c, &r, pc, 2, s.now, &s.out), 2);
+	assert_int_equal(s.c.rcv_nxt, IRS + 2001);
+	tcp_burst_end(&s.c, s.now, &s.out);
+	expect_tx(&s, ACK, ISS + 1, IRS + 2001, 0); /* two segments: an ACK (RFC 5681 4.2) */
+	expect_nothing(&s);
+	zbuf_unref(data);
+	assert_int_equal(recv_in_order(&s, &next, 0), 2000);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -992,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_seq_wrap_receive),
 		cmocka_unit_test(test_seq_wrap_send),
 		cmocka_unit_test(test_tx_slices_cursor),
+		cmocka_unit_test(test_train_needs_held_output),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

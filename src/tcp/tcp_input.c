@@ -250,21 +250,21 @@ static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 		/* The gap is filled: deliver what was waiting, ACK at once (RFC 5681 4.2). */
 		while (!full && (n = tcp_reass_pop(&c->reass, c->rcv_nxt, s, 16)) > 0) {
 			for (unsigned i = 0; i < n; i++) {
+				if (!full && !tcp_deliver(c, s[i].data, s[i].seq, s[i].len, false)) {
+					c->rcv_nxt = s[i].seq + s[i].len;
+					c->stats.bytes_in += s[i].len;
+					continue;
+				}
 				/*
 				 * Out of memory for the receive queue (tcp_deliver()
 				 * gave back the slice it failed on): the rest of those
 				 * popped are given back too, reneging on what was
 				 * SACKed (RFC 2018 8); the peer sends it again.
 				 */
-				if (full || tcp_deliver(c, s[i].data, s[i].seq, s[i].len, false)) {
-					if (full)
-						zbuf_unref(s[i].data);
-					full = true;
-					c->stats.ooo_pruned_bytes += s[i].len;
-					continue;
-				}
-				c->rcv_nxt = s[i].seq + s[i].len;
-				c->stats.bytes_in += s[i].len;
+				if (full)
+					zbuf_unref(s[i].data);
+				full = true;
+				c->stats.ooo_pruned_bytes += s[i].len;
 			}
 		}
 		c->ack_now = true;

@@ -22,6 +22,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_memory.h>
 #include <rte_mempool.h>
 #include <rte_memzone.h>
@@ -53,7 +54,7 @@
 /* Per-object metadata of a GENERIC zone; 8 bytes so the 2K class keeps 1019 objects. */
 struct zbuf_meta {
 	uint32_t refcnt; /* 0 = free (in a cache or a zone free list) */
-	uint16_t next;	 /* zone free-list link while free */
+	uint16_t next;	 /* free: zone free-list link; live: the application's share of refcnt */
 	uint16_t state;	 /* META_LIVE / META_FREE, checked in LUNAR_DEBUG builds */
 };
 
@@ -371,6 +372,7 @@ void *zbuf_alloc_class(enum zbuf_class cls)
 #endif
 	__atomic_store_n(&m->state, META_LIVE, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->refcnt, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->next, 1, __ATOMIC_RELAXED); /* the application's share */
 	zb_unpoison(obj, z->stride);
 	return obj;
 }
@@ -422,21 +424,54 @@ static bool pktbuf_is_free(const struct zbuf_zone *z, uint32_t idx);
 #endif
 
 /*
- * One more reference on the object at @p, unless its count is at @limit
- * (-EOVERFLOW) or @p is misused (reported; -EFAULT). A packet buffer's
- * count is DPDK's, 16 bits: a buffer sent on 65,536 connections would wrap it.
+ * Two counts per object (docs/MEMORY.md, "Refcounts"): every
+ * holder's (the metadata's refcnt, or a packet buffer's mbuf refcnt) and,
+ * within it, the application's share (the metadata's free-list link while
+ * the object is live, or an mbuf dynamic field). Only the first decides
+ * when the object is freed; the second lets an application's free of a
+ * reference it does not hold be refused at once, whatever lunar holds.
  */
-static inline __attribute__((always_inline)) int ref(const void *p, uint32_t mbuf_limit,
-							uint32_t limit)
-{
-	struct zbuf_zone *z;
-	struct zbuf_meta *m;
-	uint32_t idx, r;
+static int app_field = -1; /* offset of the share in an mbuf, from rte_mbuf_dynfield_register() */
 
-	if (unlikely(!in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))) {
-		misuse_where(p);
-		return -EFAULT;
+/* Translate @p for a counting call; a bad pointer is reported. */
+static inline bool find(const void *p, struct zbuf_zone **z, uint32_t *idx)
+{
+	if (likely(in_region((uintptr_t)p) && locate((uintptr_t)p, z, idx)))
+		return true;
+	misuse_where(p);
+	return false;
+}
+
+/*
+ * The object's two counts: where its application's share is, and every
+ * holder's count now. One branch on the kind, so that the hot case (a
+ * packet buffer) computes its mbuf once.
+ */
+static inline uint16_t *counts_of(struct zbuf_zone *z, uint32_t idx, uint32_t *all)
+{
+	if (likely(z->kind == ZBUF_KIND_MBUF)) {
+		struct rte_mbuf *mb = zone_mbuf(z, idx);
+
+		*all = rte_mbuf_refcnt_read(mb);
+		return RTE_MBUF_DYNFIELD(mb, app_field, uint16_t *);
 	}
+	*all = __atomic_load_n(&z->meta[idx].refcnt, __ATOMIC_RELAXED);
+	return &z->meta[idx].next;
+}
+
+/*
+ * One more reference on object @idx of @z (at @p), unless its count is at
+ * @limit (-EOVERFLOW) or the object is free (reported; -EFAULT). A packet
+ * buffer's count is DPDK's, 16 bits: a buffer sent on 65,536 connections
+ * would wrap it.
+ */
+static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, uint32_t idx,
+							   const void *p, uint32_t mbuf_limit,
+							   uint32_t limit)
+{
+	struct zbuf_meta *m;
+	uint32_t r;
+
 	if (z->kind == ZBUF_KIND_MBUF) {
 		struct rte_mbuf *mb = zone_mbuf(z, idx);
 
@@ -469,25 +504,146 @@ static inline __attribute__((always_inline)) int ref(const void *p, uint32_t mbu
 	return 0;
 }
 
-void zbuf_ref(const void *p)
+static inline int hold(const void *p, uint32_t mbuf_limit, uint32_t limit)
 {
-	if (ref(p, UINT16_MAX, UINT32_MAX) == -EOVERFLOW)
+	struct zbuf_zone *z;
+	uint32_t idx;
+
+	if (unlikely(!find(p, &z, &idx)))
+		return -EFAULT;
+	return count_up(z, idx, p, mbuf_limit, limit);
+}
+
+void zbuf_hold(const void *p)
+{
+	if (hold(p, UINT16_MAX, UINT32_MAX) == -EOVERFLOW)
 		misuse("reference count overflow", p);
 }
 
-int zbuf_try_ref(const void *p)
+int zbuf_try_hold(const void *p)
 {
-	return ref(p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
+	return hold(p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
 }
 
-/* zbuf_defer_begin()'s notes: this thread's releases waiting for zbuf_defer_end(). */
+void zbuf_ref(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx, all;
+	uint16_t *share;
+	uint16_t n;
+	int rc;
+
+	if (unlikely(!find(p, &z, &idx)))
+		return;
+	share = counts_of(z, idx, &all);
+	if (unlikely(all == 0)) { /* a free generic object (a free mbuf reads 1) */
+		misuse("ref of a free object", p);
+		return;
+	}
+	n = __atomic_load_n(share, __ATOMIC_RELAXED);
+	if (unlikely(n == 0)) {
+		misuse("ref of a buffer the application does not hold", p);
+		return;
+	}
+	rc = n == UINT16_MAX ? -EOVERFLOW : count_up(z, idx, p, UINT16_MAX, UINT32_MAX);
+	if (unlikely(rc)) {
+		if (rc == -EOVERFLOW)
+			misuse("reference count overflow", p);
+		return;
+	}
+	__atomic_fetch_add(share, 1, __ATOMIC_RELAXED);
+}
+
+void zbuf_give(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx, all;
+	uint16_t *share;
+
+	if (unlikely(!find(p, &z, &idx)))
+		return;
+	share = counts_of(z, idx, &all);
+	if (likely(all == 1) && z->kind == ZBUF_KIND_MBUF) {
+		/* lunar is the only holder: the share was 0 (a plain store, no RMW). */
+		__atomic_store_n(share, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (unlikely(all == 0 || __atomic_load_n(share, __ATOMIC_RELAXED) >= all)) {
+		misuse(all ? "give of a reference lunar does not hold" : "give of a free object", p);
+		return;
+	}
+	__atomic_fetch_add(share, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * One fewer reference in the application's share of object @idx of @z (at
+ * @p): false, with @if_free or @if_none reported, when the object is free
+ * or the share is 0 already.
+ */
+static inline bool share_down(struct zbuf_zone *z, uint32_t idx, const void *p,
+			      const char *if_free, const char *if_none)
+{
+	uint32_t all;
+	uint16_t *share;
+	uint16_t n;
+
+	share = counts_of(z, idx, &all);
+	if (unlikely(all == 0)) { /* a free generic object (a free mbuf reads 1) */
+		misuse(if_free, p);
+		return false;
+	}
+	n = __atomic_load_n(share, __ATOMIC_RELAXED);
+	if (likely(n == 1) && all == 1) {
+		/* The application is the only holder (no RMW, like DPDK's refcnt == 1 path). */
+		__atomic_store_n(share, 0, __ATOMIC_RELAXED);
+		return true;
+	}
+	/* A compare-and-swap, so that two threads giving back one reference cannot both. */
+	do {
+		if (unlikely(n == 0)) {
+			misuse(if_none, p);
+			return false;
+		}
+	} while (!__atomic_compare_exchange_n(share, &n, (uint16_t)(n - 1), false,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+bool zbuf_take(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx;
+
+	return likely(find(p, &z, &idx)) &&
+	       share_down(z, idx, p, "take of a free object",
+			  "take of a reference the application does not hold");
+}
+
+uint32_t zbuf_app_refcnt(const void *p)
+{
+	struct zbuf_zone *z;
+	uint32_t idx, all;
+	uint16_t *share;
+
+	if (!zb.ready || !in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))
+		return 0;
+	share = counts_of(z, idx, &all);
+	return all ? __atomic_load_n(share, __ATOMIC_RELAXED) : 0;
+}
+
+/*
+ * zbuf_defer_begin()'s notes: this thread's releases waiting for
+ * zbuf_defer_end(), and whose reference each is (the application's share
+ * is then checked when it happens: one translation, not two).
+ */
 static _Thread_local struct {
 	bool on;
 	unsigned n;
 	const void *p[ZBUF_DEFER_MAX];
+	bool app[ZBUF_DEFER_MAX];
 } deferred;
 
-static void release(const void *p);
+static void release(const void *p, bool app);
 
 void zbuf_defer_begin(void)
 {
@@ -502,28 +658,59 @@ void zbuf_defer_end(void)
 	deferred.on = false;
 	deferred.n = 0;
 	for (unsigned i = 0; i < n; i++)
-		release(deferred.p[i]);
+		release(deferred.p[i], deferred.app[i]);
+}
+
+/* A reference (the application's if @app) goes: now, or at zbuf_defer_end(). */
+static inline void count_down(const void *p, bool app)
+{
+	if (deferred.on && deferred.n < ZBUF_DEFER_MAX) {
+		deferred.p[deferred.n] = p;
+		deferred.app[deferred.n++] = app;
+		return;
+	}
+	release(p, app);
+}
+
+void zbuf_drop(const void *p)
+{
+#ifdef LUNAR_DEBUG
+	struct zbuf_zone *z;
+	uint32_t idx, all;
+	uint16_t *share;
+
+	if (!find(p, &z, &idx))
+		return;
+	share = counts_of(z, idx, &all);
+	/* A free generic object is left to release(), which names it. */
+	if (all && __atomic_load_n(share, __ATOMIC_RELAXED) >= all) {
+		misuse("drop of a reference lunar does not hold", p);
+		return;
+	}
+#endif
+	count_down(p, false);
 }
 
 void zbuf_unref(const void *p)
 {
-	if (deferred.on && deferred.n < ZBUF_DEFER_MAX) {
-		deferred.p[deferred.n++] = p;
-		return;
-	}
-	release(p);
+	count_down(p, true);
 }
 
-static void release(const void *p)
+/*
+ * Every holder's count goes down by one; at zero the object is free. An
+ * application's reference (@app) must be in its share, or it is a double
+ * free and nothing changes.
+ */
+static void release(const void *p, bool app)
 {
 	struct zbuf_zone *z;
 	struct zbuf_meta *m;
 	uint32_t idx, r;
 
-	if (unlikely(!in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))) {
-		misuse_where(p);
+	if (unlikely(!find(p, &z, &idx)))
 		return;
-	}
+	if (app && !share_down(z, idx, p, "double free", "double free"))
+		return;
 	if (z->kind == ZBUF_KIND_MBUF) {
 		/* One refcount: the mbuf's. DPDK returns it to its pool at zero. */
 		rte_pktmbuf_free_seg(zone_mbuf(z, idx));
@@ -1398,6 +1585,24 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 			goto fail;
 		}
 	}
+	/* Where a packet buffer keeps the application's share of its count. */
+	if (app_field < 0) {
+		static const struct rte_mbuf_dynfield share = {
+		    .name = "lunar_zbuf_app_share",
+		    .size = sizeof(uint16_t),
+		    .align = __alignof__(uint16_t),
+		};
+
+		app_field = rte_mbuf_dynfield_register(&share);
+		if (app_field < 0) {
+			LOG_ERR("zbuf_pktpool_create(%s): no mbuf dynamic field for the "
+				"application's reference count: %s",
+				name, rte_strerror(rte_errno));
+			errno = rte_errno;
+			goto fail;
+		}
+	}
+	/* rte_pktmbuf_init() zeroes each mbuf, the share with it. */
 	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
 
 	/* The zone headers sit in the first slot(s) of each zone: take those out. */

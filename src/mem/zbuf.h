@@ -105,44 +105,88 @@ void *zbuf_alloc(size_t size);
 /** Allocate one object of class @cls. Refcount 1. NULL on exhaustion. */
 void *zbuf_alloc_class(enum zbuf_class cls);
 
+/*
+ * Whose reference. An object counts every reference (its refcount) and,
+ * within it, the application's share: zbuf_alloc() gives the application
+ * its first reference, zbuf_ref() another, zbuf_give() hands it one of
+ * lunar's (received data), and zbuf_unref() / zbuf_free() give one back.
+ * lunar's own layers hold references with zbuf_hold() / zbuf_try_hold()
+ * and let them go with zbuf_drop(). So an application's free of a
+ * reference it does not hold is refused and reported ("double free"),
+ * even while a connection still holds the buffer, instead of
+ * taking the connection's reference and freeing the buffer under it.
+ */
+
 /**
- * Take another reference on the object containing @p (any interior
- * pointer). A count already at its maximum (65,535 for a packet buffer,
- * whose count is DPDK's 16 bits) is misuse: reported, not taken.
+ * The application takes another reference on the object containing @p
+ * (any interior pointer). It must hold one already; the share is at most
+ * 65,535, and a packet buffer's whole count too (DPDK's 16 bits): past
+ * that, or on a buffer the application does not hold, the call is misuse,
+ * reported, and nothing is taken.
  */
 void zbuf_ref(const void *p);
-/*
- * What zbuf_try_ref() lets a count reach: below the counts' maximum, so
- * that zbuf_ref()'s callers (a received segment kept, the application's
- * own references) still have room.
- */
-#define ZBUF_MBUF_REF_MAX (UINT16_MAX - 1024u)
-#define ZBUF_REF_MAX (UINT32_MAX - 1024u)
 /**
- * zbuf_ref() for a holder that can do without: @return 0 (taken),
- * -EOVERFLOW (the count is at ZBUF_MBUF_REF_MAX or ZBUF_REF_MAX: copy
- * the data, or report it) or -EFAULT (misuse, reported as zbuf_ref()
- * reports it). The send paths take their references this way.
+ * The application gives back a reference on the object containing @p; at
+ * zero references (its own and lunar's) the object is free. One more than
+ * the application holds is misuse ("double free"), reported, and ignored
+ * (inside a zbuf_defer_begin() span, when the span ends).
  */
-int zbuf_try_ref(const void *p);
-/** Drop a reference on the object containing @p; at zero it is freed. */
 void zbuf_unref(const void *p);
-/*
- * Deferred release, per thread: between zbuf_defer_begin() and
- * zbuf_defer_end(), zbuf_unref() only notes the pointer (up to
- * ZBUF_DEFER_MAX of them; past that it releases at once) and
- * zbuf_defer_end() releases them in the order they came. lunar_env_poll()
- * so frees what a poll is done with after its frames are sent, not before.
- * Misuse (a double free) is reported when the release happens.
- */
-#define ZBUF_DEFER_MAX 256
-void zbuf_defer_begin(void);
-void zbuf_defer_end(void);
-/** Same as zbuf_unref(): the release call for any Zbuf pointer. */
+/** Same as zbuf_unref(): the application's release call for any Zbuf pointer. */
 static inline void zbuf_free(const void *p)
 {
 	zbuf_unref(p);
 }
+/** The application's share of the references on the object at @p (0 if not live). */
+uint32_t zbuf_app_refcnt(const void *p);
+
+/* ---- lunar's own references (the stack's layers; applications do not call these) ---- */
+
+/** lunar takes a reference. At the count's maximum it is misuse, as zbuf_ref(). */
+void zbuf_hold(const void *p);
+/*
+ * What zbuf_try_hold() lets a count reach: below the counts' maximum, so
+ * that zbuf_hold()'s and zbuf_ref()'s callers (a received segment kept,
+ * the application's own references) still have room.
+ */
+#define ZBUF_MBUF_REF_MAX (UINT16_MAX - 1024u)
+#define ZBUF_REF_MAX (UINT32_MAX - 1024u)
+/**
+ * zbuf_hold() for a holder that can do without: @return 0 (taken),
+ * -EOVERFLOW (the count is at ZBUF_MBUF_REF_MAX or ZBUF_REF_MAX: copy
+ * the data, or report it) or -EFAULT (misuse, reported as zbuf_ref()
+ * reports it). The send paths take their references this way.
+ */
+int zbuf_try_hold(const void *p);
+/**
+ * lunar lets one of its references go; at zero the object is free.
+ * (LUNAR_DEBUG builds report a drop when lunar holds none.)
+ */
+void zbuf_drop(const void *p);
+/**
+ * One of lunar's references becomes the application's, which gives it
+ * back with zbuf_unref(): received data handed to the application.
+ */
+void zbuf_give(const void *p);
+/**
+ * The reverse: one of the application's references becomes lunar's again.
+ * @return false (misuse, reported) when the application holds none: then
+ * lunar has no reference to release either.
+ */
+bool zbuf_take(const void *p);
+/*
+ * Deferred release, per thread: between zbuf_defer_begin() and
+ * zbuf_defer_end(), a release by zbuf_unref() or zbuf_drop() only notes
+ * the pointer (up to ZBUF_DEFER_MAX of them; past that it releases at
+ * once) and zbuf_defer_end() releases them in the order they came.
+ * lunar_env_poll() so frees what a poll is done with after its frames are
+ * sent, not before. The application's share is checked then too: inside a
+ * span, its double free is reported at zbuf_defer_end(), before anything
+ * is freed, and takes nothing from lunar's references.
+ */
+#define ZBUF_DEFER_MAX 256
+void zbuf_defer_begin(void);
+void zbuf_defer_end(void);
 
 /** @return true if @p points into the Zbuf region (any object or header). */
 bool zbuf_contains(const void *p);
@@ -180,10 +224,9 @@ uint64_t zbuf_in_use(void);
  * handler returns, the offending zbuf_ref()/zbuf_unref() does nothing, and
  * zbuf_fini() reports the count. NULL restores the default.
  *
- * An unref too many is seen only when the count would go below zero: while
- * another holder (a connection's send buffer) still has a reference, the
- * extra unref takes that holder's, and the misuse is reported when the
- * holder lets go (see docs/MEMORY.md).
+ * An application's unref too many is seen from its share of the count,
+ * whatever lunar still holds: at the call, or at zbuf_defer_end() inside
+ * a deferral span (see docs/MEMORY.md).
  */
 typedef void (*zbuf_misuse_fn)(const char *msg);
 void zbuf_set_misuse_handler(zbuf_misuse_fn fn);

@@ -612,10 +612,22 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 			continue;
 		nif->ctr.rx_udp++;
 		tcp_catch_up(nif);
-		/* Zero-copy: the payload stays in the received Zbuf frame. */
+		/*
+		 * Zero-copy: the payload stays in the received Zbuf frame, whose
+		 * reference is the callee's to keep (given before the call, as
+		 * the callee may release it inside) or to decline.
+		 */
+		void *obj = rte_pktmbuf_mtod(m, void *);
+		bool counted = zbuf_contains(obj); /* not for a pool outside Zbuf memory (tests') */
+
+		if (counted)
+			zbuf_give(obj);
 		if (!b->fn(b->ctx, ir->src, ur.sport, ur.dport, ur.payload, ur.payload_len,
-			   nif->now_ns))
-			rte_pktmbuf_free(m);
+			   nif->now_ns)) {
+			/* Declined after releasing it anyway: reported, not freed twice. */
+			if (!counted || zbuf_take(obj))
+				rte_pktmbuf_free(m);
+		}
 		return;
 	}
 	icmp_unreachable(nif, ir, ICMP_CODE_PORT_UNREACH, to_bcast);

@@ -117,7 +117,7 @@ static void sndbuf_ack(struct tcp_sndbuf *b, uint32_t bytes)
 			return;
 		}
 		bytes -= left;
-		zbuf_unref(ch->data);
+		zbuf_drop(ch->data);
 		b->head = (b->head + 1) & (b->cap - 1);
 		b->count--;
 		b->released++;
@@ -128,7 +128,7 @@ static void sndbuf_ack(struct tcp_sndbuf *b, uint32_t bytes)
 static void sndbuf_clear(struct tcp_sndbuf *b)
 {
 	for (uint32_t i = 0; i < b->count; i++)
-		zbuf_unref(b->ring[(b->head + i) & (b->cap - 1)].data);
+		zbuf_drop(b->ring[(b->head + i) & (b->cap - 1)].data);
 	free(b->ring);
 	memset(b, 0, sizeof(*b));
 }
@@ -197,9 +197,9 @@ static int rcvq_push(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint
 int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len, bool take_ref)
 {
 	if (take_ref)
-		zbuf_ref(data);
+		zbuf_hold(data);
 	if (rcvq_push(c, data, seq, len)) {
-		zbuf_unref(data);
+		zbuf_drop(data);
 		return -ENOMEM;
 	}
 	c->events |= TCP_EV_READABLE;
@@ -209,7 +209,7 @@ int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t 
 static void rcvq_clear(struct tcp_conn *c)
 {
 	for (uint32_t i = 0; i < c->rcvq_count; i++)
-		zbuf_unref(c->rcvq[(c->rcvq_head + i) & (c->rcvq_cap - 1)].data);
+		zbuf_drop(c->rcvq[(c->rcvq_head + i) & (c->rcvq_cap - 1)].data);
 	free(c->rcvq);
 	c->rcvq = NULL;
 	c->rcvq_cap = c->rcvq_head = c->rcvq_count = c->rcvq_bytes = 0;
@@ -564,7 +564,7 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 		return 0;
 	if (b->count == b->cap && sndbuf_grow(b))
 		return -ENOMEM;
-	rc = zbuf_try_ref(data); /* -EOVERFLOW: referenced too widely (sent on ~64k connections) */
+	rc = zbuf_try_hold(data); /* -EOVERFLOW: referenced too widely (sent on ~64k connections) */
 	if (rc)
 		return rc;
 	b->ring[(b->head + b->count) & (b->cap - 1)] = (struct tcp_chunk){data, take};
@@ -580,6 +580,7 @@ unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint6
 
 	while (n < max && c->rcvq_count) {
 		out[n] = c->rcvq[c->rcvq_head];
+		zbuf_give(out[n].data); /* the caller's now */
 		c->rcvq_bytes -= out[n].len;
 		c->rcvq_head = (c->rcvq_head + 1) & (c->rcvq_cap - 1);
 		c->rcvq_count--;
@@ -597,6 +598,7 @@ unsigned tcp_recv_hold(struct tcp_conn *c, struct tcp_slice *out, unsigned max)
 
 	while (n < max && c->rcvq_count) {
 		out[n] = c->rcvq[c->rcvq_head];
+		zbuf_give(out[n].data); /* the caller's now */
 		c->rcvq_bytes -= out[n].len;
 		c->app_held += out[n].len;
 		c->rcvq_head = (c->rcvq_head + 1) & (c->rcvq_cap - 1);

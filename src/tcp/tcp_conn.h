@@ -589,7 +589,8 @@ uint32_t tcp_send_space(const struct tcp_conn *c);
 
 /**
  * Take up to @max slices of in-order received data; the caller owns one
- * Zbuf reference per slice (zbuf_unref(slice.data) when done). Taking data
+ * Zbuf reference per slice, given to it as the application's
+ * (zbuf_give(); zbuf_unref(slice.data) when done). Taking data
  * opens the receive window; a window update is sent if it grew enough
  * (RFC 9293 3.8.6.2.2). @return slices taken.
  */

@@ -262,7 +262,7 @@ static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 				 * SACKed (RFC 2018 8); the peer sends it again.
 				 */
 				if (full)
-					zbuf_unref(s[i].data);
+					zbuf_drop(s[i].data);
 				full = true;
 				c->stats.ooo_pruned_bytes += s[i].len;
 			}

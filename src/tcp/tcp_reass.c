@@ -4,8 +4,8 @@
  * (RFC 2018).
  *
  * Owns: the sorted, disjoint array of held slices, the Zbuf references
- * those slices hold (one per slice, taken with zbuf_ref() on insert and
- * either handed to the caller by pop or dropped with zbuf_unref()), the
+ * those slices hold (one per slice, taken with zbuf_hold() on insert and
+ * either handed to the caller by pop or dropped with zbuf_drop()), the
  * byte and slice accounting against the bounds, and the recency order of
  * the held runs that decides which SACK blocks are sent first.
  *
@@ -147,7 +147,7 @@ static void advance(struct tcp_reass *r, uint32_t rcv_nxt)
 
 	while (k < r->n && seq_leq(slice_end(&r->segs[k]), rcv_nxt)) {
 		r->bytes -= r->segs[k].len;
-		zbuf_unref(r->segs[k].data);
+		zbuf_drop(r->segs[k].data);
 		k++;
 	}
 	if (k > 0) {
@@ -261,7 +261,7 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 		 * on the one object the segment lives in. */
 		for (unsigned p = 0; p < k; p++) {
 			add[p].data = data + (add[p].seq - seq);
-			zbuf_ref(add[p].data);
+			zbuf_hold(add[p].data);
 		}
 		merge_in(r, add, k);
 		r->bytes += nb;
@@ -312,7 +312,7 @@ unsigned tcp_reass_sack(const struct tcp_reass *r, uint32_t rcv_nxt, struct tcp_
 void tcp_reass_clear(struct tcp_reass *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
-		zbuf_unref(r->segs[i].data);
+		zbuf_drop(r->segs[i].data);
 	free(r->segs);
 	free(r->recent);
 	r->segs = NULL;

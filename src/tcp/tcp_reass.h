@@ -59,7 +59,7 @@ void tcp_reass_init(struct tcp_reass *r, uint32_t max_bytes, unsigned max_segs);
  * Queue [seq, seq+len) at @data, which lies beyond @rcv_nxt (a part below
  * @rcv_nxt is ignored; held slices now below it are released first). Only
  * the bytes not held yet are stored, each new sub-range as its own slice
- * with its own Zbuf reference (zbuf_ref) on @data's object; the caller
+ * with its own Zbuf reference (zbuf_hold) on @data's object; the caller
  * keeps its own reference. If those bytes exceed max_bytes or need more
  * slices than max_segs allows, nothing is stored (TCP_REASS_FULL). Unless
  * FULL, the run now holding the segment becomes the first SACK block.

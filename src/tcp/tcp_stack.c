@@ -273,7 +273,7 @@ static int copy_payload_cat(struct tcp_stack *st, struct tcp_conn *c, struct rte
 static void zc_release(void *addr, void *opaque)
 {
 	(void)opaque;
-	zbuf_unref(addr);
+	zbuf_drop(addr);
 }
 
 static int attach_payload(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m,
@@ -294,7 +294,7 @@ static int attach_payload(struct tcp_stack *st, struct tcp_conn *c, struct rte_m
 		if (!a)
 			return -ENOBUFS;
 		sh = rte_pktmbuf_mtod(a, struct rte_mbuf_ext_shared_info *);
-		if (zbuf_try_ref(sl[i].data)) {
+		if (zbuf_try_hold(sl[i].data)) {
 			rte_pktmbuf_free(a); /* nothing attached yet */
 			return -E2BIG;	     /* referenced too widely: copy instead */
 		}

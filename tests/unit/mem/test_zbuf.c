@@ -387,6 +387,71 @@ static void test_unref_more_than_held(void **state)
 }
 
 /*
+ * The application frees a buffer twice while lunar still holds it (a
+ * connection's send buffer, or an in-flight frame): the second free is
+ * refused at once, because the application's share of the count is
+ * counted apart. lunar's reference stays, so the object is neither freed
+ * early nor handed out again while the stack points at it; when lunar
+ * drops its reference the object is freed exactly once. Then the same
+ * for a buffer the stack gave the application (received data), and the
+ * misuses of the give and take calls.
+ */
+static void test_app_share(void **state)
+{
+	struct zbuf_stats before, after;
+	char *p, *q;
+
+	(void)state;
+	zbuf_class_stats(ZBUF_CLASS_4K, &before);
+	p = zbuf_alloc(3000);
+	assert_non_null(p);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	zbuf_hold(p + 8); /* the send buffer's */
+	assert_int_equal(zbuf_refcnt(p), 2);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	zbuf_free(p); /* sent, so the application lets go: allowed */
+	assert_int_equal(zbuf_app_refcnt(p), 0);
+	EXPECT_MISUSE(zbuf_free(p), "double free");
+	EXPECT_MISUSE(zbuf_ref(p), "ref of a buffer the application does not hold");
+	assert_int_equal(zbuf_refcnt(p), 1); /* lunar's reference is untouched */
+	q = zbuf_alloc(3000);
+	assert_ptr_not_equal(q, p); /* not handed out while lunar holds it */
+	zbuf_free(q);
+	zbuf_drop(p); /* acknowledged */
+	assert_int_equal(zbuf_refcnt(p), 0);
+	zbuf_class_stats(ZBUF_CLASS_4K, &after);
+	assert_int_equal(after.frees, before.frees + 2);
+
+	/* Received data: lunar's reference given to the application. */
+	p = zbuf_alloc(3000);
+	assert_non_null(p);
+	zbuf_hold(p);
+	zbuf_free(p); /* now only lunar holds it, as a received frame */
+	assert_int_equal(zbuf_app_refcnt(p), 0);
+	EXPECT_MISUSE(zbuf_take(p), "take of a reference the application does not hold");
+	zbuf_hold(p); /* delivered twice, say (a slice split in two) */
+	zbuf_give(p + 100);
+	zbuf_give(p + 200);
+	assert_int_equal(zbuf_app_refcnt(p), 2);
+	EXPECT_MISUSE(zbuf_give(p), "give of a reference lunar does not hold");
+	zbuf_ref(p); /* the application may take more of its own */
+	assert_int_equal(zbuf_app_refcnt(p), 3);
+	assert_int_equal(zbuf_refcnt(p), 3);
+	zbuf_take(p); /* and a declined delivery goes back to lunar */
+	assert_int_equal(zbuf_app_refcnt(p), 2);
+	zbuf_unref(p);
+	zbuf_unref(p);
+	EXPECT_MISUSE(zbuf_unref(p), "double free");
+	assert_int_equal(zbuf_refcnt(p), 1);
+	zbuf_drop(p);
+	assert_int_equal(zbuf_refcnt(p), 0);
+	EXPECT_MISUSE(zbuf_give(p), "give of a free object");
+	EXPECT_MISUSE(zbuf_take(p), "take of a free object");
+	assert_int_equal(zbuf_app_refcnt(p), 0);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+/*
  * Deferred release (zbuf_defer_begin/end, as lunar_env_poll() frees what
  * a poll is done with after its transmit): an unref in between releases
  * nothing until the end, which releases each in order; past
@@ -426,7 +491,11 @@ static void test_defer_release(void **state)
 	zbuf_defer_end();
 	assert_int_equal(zbuf_in_use(), 0);
 
-	/* A double free among the notes: reported at the end, released once. */
+	/*
+	 * A double free among the notes: the application's share is checked
+	 * when the releases happen, so it is reported at the end, and the
+	 * object is released once.
+	 */
 	p = zbuf_alloc(100);
 	assert_non_null(p);
 	zbuf_class_stats(ZBUF_CLASS_2K, &s);
@@ -437,6 +506,7 @@ static void test_defer_release(void **state)
 	zbuf_unref(p);
 	zbuf_unref(p);
 	assert_int_equal(misuse_count, 0);
+	assert_int_equal(zbuf_in_use(), 1); /* both wait for the end */
 	zbuf_defer_end();
 	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(misuse_count, 1);
@@ -447,6 +517,38 @@ static void test_defer_release(void **state)
 		zbuf_class_stats(ZBUF_CLASS_2K, &after);
 		assert_int_equal(after.frees, s.frees + 1);
 	}
+	/*
+	 * The same while lunar holds the object too: the extra unref does not
+	 * take lunar's reference, whatever order the notes are in.
+	 */
+	p = zbuf_alloc(100);
+	assert_non_null(p);
+	zbuf_hold(p);
+	zbuf_set_misuse_handler(note_misuse);
+	zbuf_defer_begin();
+	zbuf_unref(p);
+	zbuf_unref(p);
+	zbuf_defer_end();
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(misuse_count, 2);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	assert_int_equal(zbuf_app_refcnt(p), 0);
+	zbuf_drop(p);
+	assert_int_equal(zbuf_in_use(), 0);
+	/* lunar's own drop too many is seen when the release happens. */
+	p = zbuf_alloc(100);
+	assert_non_null(p);
+	zbuf_hold(p);
+	zbuf_set_misuse_handler(note_misuse);
+	zbuf_defer_begin();
+	zbuf_drop(p);
+	zbuf_unref(p);
+	zbuf_drop(p);
+	assert_int_equal(misuse_count, 2);
+	zbuf_defer_end();
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(misuse_count, 3);
+	assert_int_equal(zbuf_in_use(), 0);
 
 	/* Ended: immediate again. */
 	p = zbuf_alloc(100);
@@ -559,6 +661,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_translate_every_byte, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_alloc_size_classes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refcount_lifecycle, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_app_share, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_unbound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),

@@ -200,12 +200,17 @@ static void test_pktpool(void **state)
 	}
 	assert_null(zbuf_obj((char *)m - 1)); /* the mempool object header */
 
-	zbuf_ref(p);
+	zbuf_hold(p);
 	assert_int_equal(rte_mbuf_refcnt_read(m), 2);
 	assert_int_equal(zbuf_refcnt(p + 10), 2);
-	zbuf_unref(p);
+	zbuf_drop(p);
 	assert_int_equal(rte_mbuf_refcnt_read(m), 1);
 	assert_int_equal(rte_mempool_avail_count(mp), avail - 1);
+	/* Handed to the application, which gives it back. */
+	assert_int_equal(zbuf_app_refcnt(p), 0);
+	zbuf_give(p + 5);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	assert_int_equal(rte_mbuf_refcnt_read(m), 1);
 	zbuf_unref(p + 1);
 	assert_int_equal(rte_mempool_avail_count(mp), avail);
 	assert_int_equal(zbuf_in_use(), 0);
@@ -284,8 +289,8 @@ static void test_pktpool_more(void **state)
 	assert_ptr_equal(zi.mp, mp);
 	assert_int_equal(zi.stride, 16384);
 	assert_int_equal(zbuf_in_use(), 1);
-	/* chained segment: zbuf_unref releases the segment the pointer is in */
-	zbuf_unref(rte_pktmbuf_mtod(m, char *) + 9000);
+	/* chained segment: zbuf_drop releases the segment the pointer is in */
+	zbuf_drop(rte_pktmbuf_mtod(m, char *) + 9000);
 	assert_int_equal(rte_mempool_avail_count(mp), 127);
 
 	/* one mbuf zone left: a pool that needs two is refused */
@@ -348,8 +353,8 @@ static void count_misuse(const char *msg)
 /*
  * A packet buffer's reference count is DPDK's 16 bits: one received
  * buffer sent zero-copy on ~64k connections would wrap it and free the
- * buffer while still in use. zbuf_try_ref() stops at ZBUF_MBUF_REF_MAX
- * with -EOVERFLOW (the send paths then copy, or fail the send); zbuf_ref()
+ * buffer while still in use. zbuf_try_hold() stops at ZBUF_MBUF_REF_MAX
+ * with -EOVERFLOW (the send paths then copy, or fail the send); zbuf_hold()
  * goes on to 65,535 and then reports the overflow instead of wrapping.
  */
 static void test_pktbuf_refcount_limit(void **state)
@@ -366,27 +371,27 @@ static void test_pktbuf_refcount_limit(void **state)
 	assert_non_null(m);
 	assert_non_null(rte_pktmbuf_append(m, 1000));
 	p = rte_pktmbuf_mtod_offset(m, char *, 100);
-	assert_int_equal(zbuf_try_ref(p), 0);
+	assert_int_equal(zbuf_try_hold(p), 0);
 	assert_int_equal(zbuf_refcnt(p), 2);
 	rte_mbuf_refcnt_set(m, ZBUF_MBUF_REF_MAX - 1);
-	assert_int_equal(zbuf_try_ref(p), 0);
+	assert_int_equal(zbuf_try_hold(p), 0);
 	assert_int_equal(zbuf_refcnt(p), ZBUF_MBUF_REF_MAX);
-	assert_int_equal(zbuf_try_ref(p), -EOVERFLOW);
+	assert_int_equal(zbuf_try_hold(p), -EOVERFLOW);
 	assert_int_equal(zbuf_refcnt(p), ZBUF_MBUF_REF_MAX);
-	zbuf_ref(p); /* past the limit zbuf_try_ref() keeps, below the count's */
+	zbuf_hold(p); /* past the limit zbuf_try_hold() keeps, below the count's */
 	assert_int_equal(zbuf_refcnt(p), ZBUF_MBUF_REF_MAX + 1);
 	rte_mbuf_refcnt_set(m, UINT16_MAX);
-	EXPECT_MISUSE(zbuf_ref(p), "reference count overflow");
+	EXPECT_MISUSE(zbuf_hold(p), "reference count overflow");
 	assert_int_equal(zbuf_refcnt(p), UINT16_MAX); /* not wrapped to 0 */
 	rte_mbuf_refcnt_set(m, 1);
-	zbuf_unref(p);
+	zbuf_drop(p);
 	assert_int_equal(zbuf_in_use(), 0);
 	/* Misuse is reported, and with a handler that returns it is an error: nothing taken. */
 	m = rte_pktmbuf_alloc(mp);
 	assert_non_null(m);
-	EXPECT_MISUSE(zbuf_try_ref((char *)zone_info_of(m).start + 100), "pointer into a zone header");
+	EXPECT_MISUSE(zbuf_try_hold((char *)zone_info_of(m).start + 100), "pointer into a zone header");
 	zbuf_set_misuse_handler(count_misuse);
-	assert_int_equal(zbuf_try_ref((char *)zone_info_of(m).start + 100), -EFAULT);
+	assert_int_equal(zbuf_try_hold((char *)zone_info_of(m).start + 100), -EFAULT);
 	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(misuses_counted, 1);
 	assert_int_equal(zbuf_refcnt(rte_pktmbuf_mtod(m, char *)), 1);
@@ -418,7 +423,8 @@ static void test_pktpool_checked(void **state)
 #endif
 	EXPECT_MISUSE(rte_pktmbuf_free(m), "packet buffer freed twice");
 	assert_int_equal(rte_mempool_avail_count(mp), avail); /* still in the ring once */
-	EXPECT_MISUSE(zbuf_ref(p), "ref of a free packet buffer");
+	EXPECT_MISUSE(zbuf_hold(p), "ref of a free packet buffer");
+	EXPECT_MISUSE(zbuf_ref(p), "ref of a buffer the application does not hold");
 	/* Handed out again it is live, once: two allocations get two buffers. */
 	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, again, 2), 0);
 	assert_ptr_not_equal(again[0], again[1]);

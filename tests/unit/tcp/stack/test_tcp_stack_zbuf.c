@@ -208,14 +208,12 @@ static void note_misuse(const char *msg)
 
 /*
  * The application frees a buffer it sent twice, one reference more than it
- * holds. That takes one of the stack's references, and the misuse is
- * named when the stack lets go of its last (at the ACK): Zbuf sees an
- * unref too many only when the count would go below zero. The handler
- * returning, the stack goes on: later data arrives intact and nothing
- * stays in use. What this cannot show is safety in between: the object
- * was free before the ACK, so a retransmission would have read freed
- * memory, and had it been allocated again the stack's unref would have
- * freed the new owner's object unreported (docs/MEMORY.md).
+ * holds, while the connection still holds it (not yet acknowledged). The
+ * second free is refused at once: the application's share of the count
+ * is already 0, whatever the stack holds. The stack's reference stays, so
+ * the buffer is not freed before the ACK nor handed out again meanwhile;
+ * the data arrives intact, the ACK frees it exactly once (no second
+ * report), and nothing stays in use.
  */
 static void test_unref_more_than_held(void **state)
 {
@@ -223,22 +221,31 @@ static void test_unref_more_than_held(void **state)
 	const uint32_t len = 3000;
 	struct tcp_pair p;
 	uint64_t misuse0 = misuses();
-	uint8_t *b, more[3000];
+	uint8_t *b, *again, more[3000];
+	uint32_t held;
 
 	pair_open(&p, attach);
 	b = stream_buf(len, 0);
 	assert_int_equal(tcp_sock_send_zc(p.cli, b, len), len);
+	held = zbuf_refcnt(b); /* ours, the send buffer's, and in-flight frames' if attached */
+	assert_true(held >= 2);
 	noted = 0;
 	zbuf_set_misuse_handler(note_misuse);
 	zbuf_free(b);
-	zbuf_free(b); /* one too many: not seen yet, another holder remains */
-	assert_int_equal(noted, 0);
+	zbuf_free(b); /* one too many: refused now, though the connection holds it */
+	assert_int_equal(noted, 1);
+	assert_non_null(strstr(noted_msg, "zbuf: double free at 0x"));
+	assert_int_equal(zbuf_refcnt(b), held - 1); /* the stack's, untouched */
+	again = zbuf_alloc(len);
+	assert_non_null(again);
+	assert_ptr_not_equal(zbuf_obj(again), zbuf_obj(b)); /* not reused while in flight */
+	zbuf_free(again);
 	pair_run(&p, 5 * MS);
 	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(noted, 1);
-	assert_non_null(strstr(noted_msg, "zbuf: double free at 0x"));
 	assert_int_equal(misuses(), misuse0 + 1);
 	pair_rcvd_ok(&p, len);
+	assert_int_equal(zbuf_refcnt(b), 0); /* the ACK freed it, once */
 
 	pair_fill(more, len, len);
 	assert_int_equal(tcp_sock_send(p.cli, more, len), len);
@@ -516,6 +523,91 @@ static void test_send_of_widely_referenced_buffer(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/* What test_udp_handoff's callback saw and does. */
+struct udp_seen {
+	unsigned calls;
+	const uint8_t *payload;
+	size_t len;
+	uint32_t share; /* the application's share of the frame inside the call */
+	bool keep, free_inside;
+};
+
+static bool on_udp(void *ctx, uint32_t src, uint16_t sport, uint16_t dport,
+		   const uint8_t *payload, size_t len, uint64_t now_ns)
+{
+	struct udp_seen *u = ctx;
+
+	(void)src, (void)sport, (void)dport, (void)now_ns;
+	u->calls++;
+	u->payload = payload;
+	u->len = len;
+	u->share = zbuf_app_refcnt(payload);
+	if (u->free_inside)
+		zbuf_free(payload);
+	return u->keep;
+}
+
+/*
+ * A UDP datagram's frame is handed to the callback as the application's
+ * reference (docs/MEMORY.md): kept, it is released with zbuf_free() and a
+ * second free is refused; declined, the stack frees it; freed inside the
+ * callback and kept, nothing more happens; freed inside and then declined
+ * as well (the application's mistake), the frame is freed once and the
+ * mistake named. Every frame is back in its pool at the end (pair_close()).
+ */
+static void test_udp_handoff(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	static const char msg[] = "one block, one datagram";
+	struct udp_seen u = {.keep = true};
+	struct tcp_pair p;
+	uint64_t misuse0 = misuses();
+
+	pair_stacks(&p, attach);
+	assert_int_equal(netif_udp_bind(&p.b.nif, 9000, on_udp, &u), 0);
+	assert_int_equal(netif_udp_send(&p.a.nif, 9001, PAIR_IP_B, 9000, msg, sizeof(msg)), 0);
+	pair_run(&p, MS);
+	assert_int_equal(u.calls, 1);
+	assert_int_equal(u.len, sizeof(msg));
+	assert_memory_equal(u.payload, msg, sizeof(msg));
+	assert_int_equal(u.share, 1);
+	assert_int_equal(zbuf_app_refcnt(u.payload), 1); /* kept */
+	zbuf_free(u.payload);
+	noted = 0;
+	zbuf_set_misuse_handler(note_misuse);
+	zbuf_free(u.payload); /* outside a poll: refused at the call */
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(noted, 1);
+	assert_non_null(strstr(noted_msg, "zbuf: double free at 0x"));
+
+	u.keep = false; /* declined: the stack frees it */
+	assert_int_equal(netif_udp_send(&p.a.nif, 9001, PAIR_IP_B, 9000, msg, sizeof(msg)), 0);
+	pair_run(&p, MS);
+	assert_int_equal(u.calls, 2);
+	assert_int_equal(u.share, 1);
+
+	u.keep = true; /* kept and released inside the call */
+	u.free_inside = true;
+	assert_int_equal(netif_udp_send(&p.a.nif, 9001, PAIR_IP_B, 9000, msg, sizeof(msg)), 0);
+	pair_run(&p, MS);
+	assert_int_equal(u.calls, 3);
+	assert_int_equal(misuses(), misuse0 + 1);
+
+	u.keep = false; /* released inside and declined: one release too many */
+	noted = 0;
+	zbuf_set_misuse_handler(note_misuse);
+	assert_int_equal(netif_udp_send(&p.a.nif, 9001, PAIR_IP_B, 9000, msg, sizeof(msg)), 0);
+	pair_run(&p, MS);
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(u.calls, 4);
+	assert_int_equal(noted, 1);
+	assert_non_null(strstr(noted_msg, "zbuf: double free at 0x"));
+	assert_int_equal(misuses(), misuse0 + 2);
+	netif_udp_unbind(&p.b.nif, 9000);
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +619,7 @@ int main(void)
 		PAIR_BOTH_FRAMINGS(test_after_tx_work),
 		PAIR_BOTH_FRAMINGS(test_after_tx_skipped_conn_ends),
 		PAIR_BOTH_FRAMINGS(test_send_of_widely_referenced_buffer),
+		PAIR_BOTH_FRAMINGS(test_udp_handoff),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_zbuf", tests, pair_group_setup,

@@ -320,7 +320,7 @@ size_t zbuf_class_size(enum zbuf_class cls)
 	return (unsigned)cls < ZBUF_CLASS_COUNT ? class_size[cls] : 0;
 }
 
-void *zbuf_alloc_class(enum zbuf_class cls)
+static inline __attribute__((always_inline)) void *alloc_class(enum zbuf_class cls)
 {
 	struct zbuf_class_pool *cp;
 	struct zbuf_zone *z;
@@ -375,6 +375,27 @@ void *zbuf_alloc_class(enum zbuf_class cls)
 	__atomic_store_n(&m->next, 1, __ATOMIC_RELAXED); /* the application's share */
 	zb_unpoison(obj, z->stride);
 	return obj;
+}
+
+static bool defer_flush(void);
+
+/*
+ * None free: what this thread released inside a deferral span (a poll's
+ * acknowledged buffers, slices given back) is freed now, and the
+ * allocation tried again, rather than failing with objects parked.
+ */
+static __attribute__((cold, noinline)) void *alloc_retry(enum zbuf_class cls)
+{
+	if (errno != ENOMEM || !defer_flush())
+		return NULL;
+	return alloc_class(cls);
+}
+
+void *zbuf_alloc_class(enum zbuf_class cls)
+{
+	void *obj = alloc_class(cls);
+
+	return likely(obj != NULL) ? obj : alloc_retry(cls);
 }
 
 void *zbuf_alloc(size_t size)
@@ -659,6 +680,20 @@ void zbuf_defer_end(void)
 	deferred.n = 0;
 	for (unsigned i = 0; i < n; i++)
 		release(deferred.p[i], deferred.app[i]);
+}
+
+/*
+ * Release the notes now and go on deferring (an allocation found nothing
+ * free). @return whether there were any.
+ */
+static bool defer_flush(void)
+{
+	unsigned n = deferred.n;
+
+	deferred.n = 0; /* first, as in zbuf_defer_end() */
+	for (unsigned i = 0; i < n; i++)
+		release(deferred.p[i], deferred.app[i]);
+	return n > 0;
 }
 
 /* A reference (the application's if @app) goes: now, or at zbuf_defer_end(). */

@@ -557,6 +557,46 @@ static void test_defer_release(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/*
+ * An allocation that finds nothing free inside a deferral span frees what
+ * the span released so far and tries again (docs/MEMORY.md, Deferred
+ * release): a poll that gave buffers back and then sends gets them,
+ * not -ENOBUFS. The span goes on: a later release still waits for its end.
+ */
+static void test_defer_flush_on_exhaustion(void **state)
+{
+	enum { N = ZONES * 31 }; /* every 64K object (expect_objs) */
+	static void *objs[N];
+	struct zbuf_stats s;
+	void *p;
+
+	(void)state;
+	for (unsigned i = 0; i < N; i++) {
+		objs[i] = zbuf_alloc_class(ZBUF_CLASS_64K);
+		assert_non_null(objs[i]);
+	}
+	assert_null(zbuf_alloc_class(ZBUF_CLASS_64K)); /* nothing deferred: a plain failure */
+	assert_int_equal(errno, ENOMEM);
+	zbuf_defer_begin();
+	zbuf_unref(objs[3]);
+	zbuf_unref(objs[4]);
+	assert_int_equal(zbuf_in_use(), N);
+	p = zbuf_alloc_class(ZBUF_CLASS_64K);
+	assert_true(p == objs[3] || p == objs[4]);
+	assert_int_equal(zbuf_in_use(), N - 1); /* both freed, one taken again */
+	zbuf_unref(objs[5]);
+	assert_int_equal(zbuf_in_use(), N - 1); /* still deferring */
+	zbuf_defer_end();
+	assert_int_equal(zbuf_in_use(), N - 2);
+	zbuf_class_stats(ZBUF_CLASS_64K, &s);
+	assert_int_equal(s.failures, 2); /* the plain failure, and the try before the flush */
+	zbuf_unref(p);
+	for (unsigned i = 0; i < N; i++)
+		if (i < 3 || i > 5)
+			zbuf_unref(objs[i]);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 /* Run @misuse in a forked child; put what it wrote to stderr in @buf; assert it died of SIGABRT. */
 static void child_stderr(void (*misuse)(void), char *buf, size_t len)
 {
@@ -662,6 +702,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_alloc_size_classes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refcount_lifecycle, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_share, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_defer_flush_on_exhaustion, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_unbound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -442,12 +443,75 @@ static void test_slow_application(void **state)
 	pair_run(p, 100 * PAIR_STEP_NS);
 }
 
+static unsigned misuses_noted;
+static char misuse_noted[160];
+
+static void note_misuse(const char *msg)
+{
+	misuses_noted++;
+	snprintf(misuse_noted, sizeof(misuse_noted), "%s", msg);
+}
+
+/*
+ * An application thread that gives a received buffer back twice (DONE,
+ * DONE): the second is the application's reference it no longer holds,
+ * named a double free and ignored, so the packet buffer goes back to its
+ * pool once (pair_close() checks the pool), not twice into its ring.
+ */
+static void test_done_twice(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	static const char msg[] = "a block for the application thread";
+	uint64_t h;
+	int err;
+
+	assert_int_equal(lunar_dispatch_create(1, NULL, &d), 0);
+	assert_int_equal(dtcp_create(p->a.tcp, d, NULL, &t), 0);
+	ch = lunar_dispatch_chan(d, 0);
+	assert_int_equal(dtcp_app_listen(ch, 93), 0);
+	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_LISTENING);
+	c = tcp_connect_to(p->b.tcp, PAIR_IP_A, 93, NULL, NULL, &err);
+	assert_non_null(c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
+	h = m.conn;
+	assert_int_equal(tcp_sock_send(c, msg, sizeof(msg)), sizeof(msg));
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_DATA);
+	assert_int_equal(m.len, sizeof(msg));
+	assert_memory_equal(m.buf, msg, sizeof(msg));
+	assert_int_equal(zbuf_app_refcnt(m.buf), 1); /* the application's */
+	misuses_noted = 0;
+	zbuf_set_misuse_handler(note_misuse);
+	assert_int_equal(dtcp_app_done(ch, h, m.buf, m.len), 0);
+	assert_int_equal(dtcp_app_done(ch, h, m.buf, m.len), 0);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(misuses_noted, 1);
+	assert_non_null(strstr(misuse_noted, "zbuf: double free at 0x"));
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	tcp_sock_close(c);
+	dtcp_free(t);
+	lunar_dispatch_free(d, NULL, NULL);
+	pair_run(p, 100 * PAIR_STEP_NS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_echo_across_threads, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_requests, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_slow_application, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_done_twice, api_setup, api_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -546,6 +546,21 @@ int zbuf_try_hold(const void *p)
 	return hold(p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
 }
 
+int zbuf_try_hold_span(const void *p, size_t len)
+{
+	struct zbuf_zone *z;
+	uint32_t idx;
+	const char *obj;
+
+	/* Memory that is not Zbuf's is the caller's error to return, not a misuse. */
+	if (unlikely(!zb.ready || !in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx)))
+		return -EFAULT;
+	obj = slot_start(z, idx) + z->obj_off;
+	if (unlikely(z->stride - z->obj_off - (size_t)((const char *)p - obj) < len))
+		return -EFAULT;
+	return count_up(z, idx, p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
+}
+
 void zbuf_ref(const void *p)
 {
 	struct zbuf_zone *z;

@@ -159,6 +159,12 @@ void zbuf_hold(const void *p);
  */
 int zbuf_try_hold(const void *p);
 /**
+ * zbuf_try_hold() of the object holding all of [@p, @p + @len), in one
+ * translation: -EFAULT, with no misuse reported, when @p is not in an
+ * object or the range runs past its end (zbuf_span() < @len).
+ */
+int zbuf_try_hold_span(const void *p, size_t len);
+/**
  * lunar lets one of its references go; at zero the object is free.
  * (LUNAR_DEBUG builds report a drop when lunar holds none.)
  */

@@ -550,23 +550,30 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 	uint32_t take;
 	int rc;
 
-	/* Zero-copy send takes a reference: the memory must be Zbuf, all of it in one object. */
-	if (!len || zbuf_span(data) < len)
-		return len ? -EFAULT : 0;
+	if (!len)
+		return 0;
+	/*
+	 * Zero-copy send takes a reference: the memory must be Zbuf, all of it
+	 * in one object (-EFAULT), referenced less than on ~64k connections
+	 * (-EOVERFLOW). Taken first, in the one translation; given back when
+	 * the send cannot go on.
+	 */
+	rc = zbuf_try_hold_span(data, len);
+	if (rc)
+		return rc;
 	if (c->fin_queued)
-		return -EPIPE; /* RFC 9293 3.10.2: connection closing */
-	if (!can_send_data(c->state))
-		return c->state == TCP_CLOSED && c->error ? c->error : -ENOTCONN;
+		rc = -EPIPE; /* RFC 9293 3.10.2: connection closing */
+	else if (!can_send_data(c->state))
+		rc = c->state == TCP_CLOSED && c->error ? c->error : -ENOTCONN;
 	take = tcp_send_space(c);
 	if (take > len)
 		take = len;
-	if (!take)
-		return 0;
-	if (b->count == b->cap && sndbuf_grow(b))
-		return -ENOMEM;
-	rc = zbuf_try_hold(data); /* -EOVERFLOW: referenced too widely (sent on ~64k connections) */
-	if (rc)
+	if (!rc && take && b->count == b->cap && sndbuf_grow(b))
+		rc = -ENOMEM;
+	if (rc || !take) {
+		zbuf_drop(data);
 		return rc;
+	}
 	b->ring[(b->head + b->count) & (b->cap - 1)] = (struct tcp_chunk){data, take};
 	b->count++;
 	b->bytes += take;

@@ -473,10 +473,11 @@ static inline uint16_t *counts_of(struct zbuf_zone *z, uint32_t idx, uint32_t *a
 	if (likely(z->kind == ZBUF_KIND_MBUF)) {
 		struct rte_mbuf *mb = zone_mbuf(z, idx);
 
-		*all = rte_mbuf_refcnt_read(mb);
+		/* Acquire: a release lowers the share before the count, so a later count means a later share. */
+		*all = __atomic_load_n(&mb->refcnt, __ATOMIC_ACQUIRE);
 		return RTE_MBUF_DYNFIELD(mb, app_field, uint16_t *);
 	}
-	*all = __atomic_load_n(&z->meta[idx].refcnt, __ATOMIC_RELAXED);
+	*all = __atomic_load_n(&z->meta[idx].refcnt, __ATOMIC_ACQUIRE);
 	return &z->meta[idx].next;
 }
 
@@ -608,6 +609,10 @@ void zbuf_give(const void *p)
 		misuse(all ? "give of a reference lunar does not hold" : "give of a free object", p);
 		return;
 	}
+	if (unlikely(__atomic_load_n(share, __ATOMIC_RELAXED) == UINT16_MAX)) {
+		misuse("reference count overflow", p); /* a generic object's share is 16 bits */
+		return;
+	}
 	__atomic_fetch_add(share, 1, __ATOMIC_RELAXED);
 }
 
@@ -630,11 +635,15 @@ static inline bool share_down(struct zbuf_zone *z, uint32_t idx, const void *p,
 	}
 	n = __atomic_load_n(share, __ATOMIC_RELAXED);
 	if (likely(n == 1) && all == 1) {
-		/* The application is the only holder (no RMW, like DPDK's refcnt == 1 path). */
+		/*
+		 * The application is the only holder (no RMW, like DPDK's refcnt
+		 * == 1 path, and like it not guarding two threads that both
+		 * believe they hold this last reference).
+		 */
 		__atomic_store_n(share, 0, __ATOMIC_RELAXED);
 		return true;
 	}
-	/* A compare-and-swap, so that two threads giving back one reference cannot both. */
+	/* Otherwise a compare-and-swap: two threads giving back one reference cannot both. */
 	do {
 		if (unlikely(n == 0)) {
 			misuse(if_none, p);
@@ -704,17 +713,24 @@ void zbuf_defer_end(void)
 static bool defer_flush(void)
 {
 	unsigned n = deferred.n;
+	bool on = deferred.on;
 
-	deferred.n = 0; /* first, as in zbuf_defer_end() */
+	/* Off while the notes are read: a release that releases must not write into them. */
+	deferred.n = 0;
+	deferred.on = false;
 	for (unsigned i = 0; i < n; i++)
 		release(deferred.p[i], deferred.app[i]);
+	deferred.on = on;
 	return n > 0;
 }
 
 /* A reference (the application's if @app) goes: now, or at zbuf_defer_end(). */
 static inline void count_down(const void *p, bool app)
 {
-	if (deferred.on && deferred.n < ZBUF_DEFER_MAX) {
+	if (deferred.on) {
+		/* Full: the notes so far go first, so that releases keep their order. */
+		if (unlikely(deferred.n == ZBUF_DEFER_MAX))
+			defer_flush();
 		deferred.p[deferred.n] = p;
 		deferred.app[deferred.n++] = app;
 		return;

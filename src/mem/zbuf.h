@@ -183,8 +183,8 @@ bool zbuf_take(const void *p);
 /*
  * Deferred release, per thread: between zbuf_defer_begin() and
  * zbuf_defer_end(), a release by zbuf_unref() or zbuf_drop() only notes
- * the pointer (up to ZBUF_DEFER_MAX of them; past that it releases at
- * once) and zbuf_defer_end() releases them in the order they came. An
+ * the pointer (up to ZBUF_DEFER_MAX of them; one more first releases
+ * those, in order) and zbuf_defer_end() releases them in the order they came. An
  * allocation that finds no free object releases them first and tries
  * again, so parked objects never make zbuf_alloc() fail.
  * lunar_env_poll() so frees what a poll is done with after its frames are

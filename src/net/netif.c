@@ -624,7 +624,10 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 			zbuf_give(obj);
 		if (!b->fn(b->ctx, ir->src, ur.sport, ur.dport, ur.payload, ur.payload_len,
 			   nif->now_ns)) {
-			/* Declined after releasing it anyway: reported, not freed twice. */
+			/*
+			 * Declined after releasing it anyway: not freed twice;
+			 * reported here, or inside a poll when its releases happen.
+			 */
 			if (!counted || zbuf_take(obj))
 				rte_pktmbuf_free(m);
 		}

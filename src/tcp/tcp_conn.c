@@ -548,7 +548,7 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 {
 	struct tcp_sndbuf *b = &c->snd;
 	uint32_t take;
-	int rc;
+	int rc = 0, held;
 
 	if (!len)
 		return 0;
@@ -558,9 +558,9 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 	 * (-EOVERFLOW). Taken first, in the one translation; given back when
 	 * the send cannot go on.
 	 */
-	rc = zbuf_try_hold_span(data, len);
-	if (rc)
-		return rc;
+	held = zbuf_try_hold_span(data, len);
+	if (held == -EFAULT)
+		return held;
 	if (c->fin_queued)
 		rc = -EPIPE; /* RFC 9293 3.10.2: connection closing */
 	else if (!can_send_data(c->state))
@@ -570,9 +570,11 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 		take = len;
 	if (!rc && take && b->count == b->cap && sndbuf_grow(b))
 		rc = -ENOMEM;
-	if (rc || !take) {
-		zbuf_drop(data);
-		return rc;
+	/* Those first, as before the reference was taken here: -EOVERFLOW last. */
+	if (rc || !take || held) {
+		if (!held)
+			zbuf_drop(data);
+		return rc || !take ? rc : held;
 	}
 	b->ring[(b->head + b->count) & (b->cap - 1)] = (struct tcp_chunk){data, take};
 	b->count++;

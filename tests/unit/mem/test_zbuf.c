@@ -455,7 +455,7 @@ static void test_app_share(void **state)
  * Deferred release (zbuf_defer_begin/end, as lunar_env_poll() frees what
  * a poll is done with after its transmit): an unref in between releases
  * nothing until the end, which releases each in order; past
- * ZBUF_DEFER_MAX notes the unref is at once; a double free among the
+ * ZBUF_DEFER_MAX notes those noted are released first; a double free among the
  * notes is reported at the end and changes nothing; after the end unrefs
  * are immediate again.
  */
@@ -479,7 +479,7 @@ static void test_defer_release(void **state)
 	assert_int_equal(zbuf_refcnt(p), 0);
 	assert_int_equal(zbuf_in_use(), 0);
 
-	/* More than the notes hold: the rest are released at once. */
+	/* More than the notes hold: those noted are released first, in order. */
 	for (unsigned i = 0; i < N; i++) {
 		objs[i] = zbuf_alloc(100);
 		assert_non_null(objs[i]);
@@ -487,7 +487,7 @@ static void test_defer_release(void **state)
 	zbuf_defer_begin();
 	for (unsigned i = 0; i < N; i++)
 		zbuf_unref(objs[i]);
-	assert_int_equal(zbuf_in_use(), ZBUF_DEFER_MAX);
+	assert_int_equal(zbuf_in_use(), N - ZBUF_DEFER_MAX);
 	zbuf_defer_end();
 	assert_int_equal(zbuf_in_use(), 0);
 
@@ -548,6 +548,37 @@ static void test_defer_release(void **state)
 	zbuf_defer_end();
 	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(misuse_count, 3);
+	assert_int_equal(zbuf_in_use(), 0);
+
+	/*
+	 * A double free that comes when the notes are full: the notes are
+	 * released first, in order, so the second free is the one refused,
+	 * not a release of whatever the first free's object became when the
+	 * cache handed it out again.
+	 */
+	misuse_count = 0;
+	p = zbuf_alloc(100);
+	assert_non_null(p);
+	for (unsigned i = 0; i < ZBUF_DEFER_MAX - 1; i++) {
+		objs[i] = zbuf_alloc(100);
+		assert_non_null(objs[i]);
+	}
+	zbuf_set_misuse_handler(note_misuse);
+	zbuf_defer_begin();
+	zbuf_unref(p);
+	for (unsigned i = 0; i < ZBUF_DEFER_MAX - 1; i++)
+		zbuf_unref(objs[i]);
+	zbuf_unref(p); /* the notes are full */
+	{
+		char *q = zbuf_alloc(100); /* last in, first out: likely p's object */
+
+		assert_non_null(q);
+		zbuf_defer_end();
+		zbuf_set_misuse_handler(NULL);
+		assert_int_equal(misuse_count, 1);
+		assert_int_equal(zbuf_app_refcnt(q), 1); /* the new owner's, untouched */
+		zbuf_unref(q);
+	}
 	assert_int_equal(zbuf_in_use(), 0);
 
 	/* Ended: immediate again. */

@@ -377,7 +377,7 @@ static inline __attribute__((always_inline)) void *alloc_class(enum zbuf_class c
 	return obj;
 }
 
-static bool defer_flush(void);
+static __attribute__((cold, noinline)) bool defer_flush(void);
 
 /*
  * None free: what this thread released inside a deferral span (a poll's
@@ -710,7 +710,7 @@ void zbuf_defer_end(void)
  * Release the notes now and go on deferring (an allocation found nothing
  * free). @return whether there were any.
  */
-static bool defer_flush(void)
+static __attribute__((cold, noinline)) bool defer_flush(void)
 {
 	unsigned n = deferred.n;
 	bool on = deferred.on;

@@ -539,9 +539,14 @@ static bool can_send_data(enum tcp_state s)
 	       s == TCP_SYN_RECEIVED;
 }
 
-uint32_t tcp_send_space(const struct tcp_conn *c)
+static inline uint32_t sndbuf_space(const struct tcp_conn *c)
 {
 	return c->snd.bytes >= c->cfg.snd_buf ? 0 : c->cfg.snd_buf - c->snd.bytes;
+}
+
+uint32_t tcp_send_space(const struct tcp_conn *c)
+{
+	return sndbuf_space(c);
 }
 
 int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
@@ -565,7 +570,7 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 		rc = -EPIPE; /* RFC 9293 3.10.2: connection closing */
 	else if (!can_send_data(c->state))
 		rc = c->state == TCP_CLOSED && c->error ? c->error : -ENOTCONN;
-	take = tcp_send_space(c);
+	take = sndbuf_space(c);
 	if (take > len)
 		take = len;
 	if (!rc && take && b->count == b->cap && sndbuf_grow(b))

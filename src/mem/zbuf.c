@@ -454,6 +454,22 @@ static bool pktbuf_is_free(const struct zbuf_zone *z, uint32_t idx);
  */
 static int app_field = -1; /* offset of the share in an mbuf, from rte_mbuf_dynfield_register() */
 
+/* Translate @p for a query: no misuse report, callers may probe any pointer. */
+static inline bool query(const void *p, struct zbuf_zone **z, uint32_t *idx)
+{
+	return zb.ready && in_region((uintptr_t)p) && locate((uintptr_t)p, z, idx);
+}
+
+/* Bytes from @p to the end of object @idx of @z, which holds it (0 in its header). */
+static inline size_t span_in(const struct zbuf_zone *z, uint32_t idx, const void *p)
+{
+	const char *obj = slot_start(z, idx) + z->obj_off;
+
+	if ((const char *)p < obj)
+		return 0; /* the object's header, not its memory */
+	return z->stride - z->obj_off - (size_t)((const char *)p - obj);
+}
+
 /* Translate @p for a counting call; a bad pointer is reported. */
 static inline bool find(const void *p, struct zbuf_zone **z, uint32_t *idx)
 {
@@ -551,13 +567,9 @@ int zbuf_try_hold_span(const void *p, size_t len)
 {
 	struct zbuf_zone *z;
 	uint32_t idx;
-	const char *obj;
 
 	/* Memory that is not Zbuf's is the caller's error to return, not a misuse. */
-	if (unlikely(!zb.ready || !in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx)))
-		return -EFAULT;
-	obj = slot_start(z, idx) + z->obj_off;
-	if (unlikely(z->stride - z->obj_off - (size_t)((const char *)p - obj) < len))
+	if (unlikely(!query(p, &z, &idx) || span_in(z, idx, p) < len))
 		return -EFAULT;
 	return count_up(z, idx, p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
 }
@@ -596,6 +608,7 @@ void zbuf_give(const void *p)
 	struct zbuf_zone *z;
 	uint32_t idx, all;
 	uint16_t *share;
+	uint16_t n;
 
 	if (unlikely(!find(p, &z, &idx)))
 		return;
@@ -605,11 +618,12 @@ void zbuf_give(const void *p)
 		__atomic_store_n(share, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (unlikely(all == 0 || __atomic_load_n(share, __ATOMIC_RELAXED) >= all)) {
+	n = __atomic_load_n(share, __ATOMIC_RELAXED);
+	if (unlikely(all == 0 || n >= all)) {
 		misuse(all ? "give of a reference lunar does not hold" : "give of a free object", p);
 		return;
 	}
-	if (unlikely(__atomic_load_n(share, __ATOMIC_RELAXED) == UINT16_MAX)) {
+	if (unlikely(n == UINT16_MAX)) {
 		misuse("reference count overflow", p); /* a generic object's share is 16 bits */
 		return;
 	}
@@ -670,7 +684,7 @@ uint32_t zbuf_app_refcnt(const void *p)
 	uint32_t idx, all;
 	uint16_t *share;
 
-	if (!zb.ready || !in_region((uintptr_t)p) || !locate((uintptr_t)p, &z, &idx))
+	if (!query(p, &z, &idx))
 		return 0;
 	share = counts_of(z, idx, &all);
 	return all ? __atomic_load_n(share, __ATOMIC_RELAXED) : 0;
@@ -805,11 +819,6 @@ static void release(const void *p, bool app)
 
 /* ---- translation queries (no misuse report: callers may probe any pointer) ---- */
 
-static inline bool query(const void *p, struct zbuf_zone **z, uint32_t *idx)
-{
-	return zb.ready && in_region((uintptr_t)p) && locate((uintptr_t)p, z, idx);
-}
-
 bool zbuf_contains(const void *p)
 {
 	return in_region((uintptr_t)p);
@@ -839,14 +848,8 @@ size_t zbuf_span(const void *p)
 {
 	struct zbuf_zone *z;
 	uint32_t idx;
-	const char *obj;
 
-	if (!query(p, &z, &idx))
-		return 0;
-	obj = slot_start(z, idx) + z->obj_off;
-	if ((const char *)p < obj)
-		return 0; /* the object's header, not its memory */
-	return z->stride - z->obj_off - (size_t)((const char *)p - obj);
+	return query(p, &z, &idx) ? span_in(z, idx, p) : 0;
 }
 
 uint64_t zbuf_iova(const void *p)

@@ -271,6 +271,25 @@ static struct lunar_msg next_event(struct tcp_pair *p, struct dtcp *t, struct lu
 	return m;
 }
 
+/*
+ * The dispatch thread listens on @port, side b's stack connects to it
+ * (*@c, its end), the application takes the accept. @return the handle.
+ */
+static uint64_t accept_one(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch,
+			   uint16_t port, struct tcp_sock **c)
+{
+	struct lunar_msg m;
+	int err;
+
+	assert_int_equal(dtcp_app_listen(ch, port), 0);
+	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_LISTENING);
+	*c = tcp_connect_to(p->b.tcp, PAIR_IP_A, port, NULL, NULL, &err);
+	assert_non_null(*c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
+	return m.conn;
+}
+
 /* Requests that must fail, each answered and counted, no buffer lost. */
 static void test_bad_requests(void **state)
 {
@@ -377,7 +396,6 @@ static void test_slow_application(void **state)
 	struct lunar_msg *held = calloc(HOLD_MAX, sizeof(*held));
 	unsigned n_held = 0;
 	uint64_t h;
-	int err;
 
 	assert_non_null(z);
 	assert_non_null(held);
@@ -386,13 +404,7 @@ static void test_slow_application(void **state)
 	assert_int_equal(lunar_dispatch_create(1, &cc, &d), 0);
 	assert_int_equal(dtcp_create(p->a.tcp, d, NULL, &t), 0);
 	ch = lunar_dispatch_chan(d, 0);
-	assert_int_equal(dtcp_app_listen(ch, 92), 0);
-	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_LISTENING);
-	c = tcp_connect_to(p->b.tcp, PAIR_IP_A, 92, NULL, NULL, &err);
-	assert_non_null(c);
-	m = next_event(p, t, ch);
-	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
-	h = m.conn;
+	h = accept_one(p, t, ch, 92, &c);
 	for (unsigned step = 0; got < TOTAL && step < 200000; step++) {
 		while (sent < TOTAL) {
 			uint32_t off = sent % 65536, len = 65536 - off;
@@ -468,18 +480,11 @@ static void test_done_twice(void **state)
 	struct tcp_sock *c;
 	static const char msg[] = "a block for the application thread";
 	uint64_t h;
-	int err;
 
 	assert_int_equal(lunar_dispatch_create(1, NULL, &d), 0);
 	assert_int_equal(dtcp_create(p->a.tcp, d, NULL, &t), 0);
 	ch = lunar_dispatch_chan(d, 0);
-	assert_int_equal(dtcp_app_listen(ch, 93), 0);
-	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_LISTENING);
-	c = tcp_connect_to(p->b.tcp, PAIR_IP_A, 93, NULL, NULL, &err);
-	assert_non_null(c);
-	m = next_event(p, t, ch);
-	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
-	h = m.conn;
+	h = accept_one(p, t, ch, 93, &c);
 	assert_int_equal(tcp_sock_send(c, msg, sizeof(msg)), sizeof(msg));
 	m = next_event(p, t, ch);
 	assert_int_equal(m.op, DTCP_EV_DATA);

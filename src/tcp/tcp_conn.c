@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/compiler.h"
 #include "mem/zbuf.h"
 #include "tcp/tcp_icmp.h"
 #include "tcp/tcp_internal.h"
@@ -194,8 +195,91 @@ static int rcvq_push(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint
 	return 0;
 }
 
+#define TCP_RCVQ_FILL_CLASS ZBUF_CLASS_4K /* the dense buffer compaction copies into */
+
+/* No more copying into the fill object: lunar's reference on it goes. */
+static void fill_end(struct tcp_conn *c)
+{
+	if (c->rcvq_fill_obj)
+		zbuf_drop(c->rcvq_fill_obj);
+	c->rcvq_fill_obj = c->rcvq_fill = NULL;
+	c->rcvq_fill_room = 0;
+}
+
+/* A fresh fill object with room for @len bytes. @return false if none. */
+static bool fill_renew(struct tcp_conn *c, uint32_t len)
+{
+	uint8_t *p;
+
+	if (len > zbuf_class_size(TCP_RCVQ_FILL_CLASS))
+		return false;
+	p = zbuf_alloc_class(TCP_RCVQ_FILL_CLASS);
+	if (!p)
+		return false;
+	zbuf_take(p); /* lunar's, not the application's */
+	fill_end(c);
+	c->rcvq_fill_obj = c->rcvq_fill = p;
+	c->rcvq_fill_room = (uint32_t)zbuf_class_size(TCP_RCVQ_FILL_CLASS);
+	return true;
+}
+
+/*
+ * Copy [seq, seq + len) at @data to the fill object: onto the queue's last
+ * slice when that one ends where the copy goes, else as a new slice with a
+ * reference of its own. The caller's reference on @data is its own.
+ * @return false (nothing queued) when no fill object or queue slot is to be had.
+ */
+static bool rcvq_compact(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len)
+{
+	struct tcp_slice *tail = &c->rcvq[(c->rcvq_head + c->rcvq_count - 1) & (c->rcvq_cap - 1)];
+
+	if (c->rcvq_fill_room < len && !fill_renew(c, len))
+		return false;
+	memcpy(c->rcvq_fill, data, len);
+	/* The last slice is in this object (not merely ending where it starts) and ends here. */
+	if (tail->data >= c->rcvq_fill_obj && tail->data + tail->len == c->rcvq_fill &&
+	    tail->seq + tail->len == seq) {
+		tail->len += len;
+		c->rcvq_bytes += len;
+	} else {
+		zbuf_hold(c->rcvq_fill);
+		if (rcvq_push(c, c->rcvq_fill, seq, len)) {
+			zbuf_drop(c->rcvq_fill);
+			return false;
+		}
+	}
+	c->rcvq_fill += len;
+	c->rcvq_fill_room -= len;
+	c->stats.rcvq_compacted++;
+	c->stats.rcvq_compacted_bytes += len;
+	return true;
+}
+
+/*
+ * Queue in-order data for the application, zero copy: the slice keeps the
+ * buffer the segment arrived in (a reference taken here if @take_ref, else
+ * the caller's passes to the queue, or is dropped on failure).
+ *
+ * A slice pins its whole packet buffer (a data room of ~2 KiB at MTU 1500)
+ * however few bytes it carries, and the window counts bytes: a peer sending
+ * one-byte segments to an application that does not read would pin one
+ * buffer per byte of the window, and drain the packet pool every
+ * connection and the port share. So once TCP_RCVQ_COMPACT_AFTER slices are
+ * queued, a segment under half an MSS is copied into a dense Zbuf object
+ * and its buffer goes back at once, as Linux collapses its receive queue.
+ * An application that reads as data comes seldom meets it (a receive
+ * burst of more than that before its callback); the copies are counted
+ * (rcvq_compacted_bytes, in the stack's copy_rx_bytes).
+ */
 int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len, bool take_ref)
 {
+	if (unlikely(c->rcvq_count >= TCP_RCVQ_COMPACT_AFTER && len < c->cfg.mss / 2) &&
+	    rcvq_compact(c, data, seq, len)) {
+		if (!take_ref)
+			zbuf_drop(data);
+		c->events |= TCP_EV_READABLE;
+		return 0;
+	}
 	if (take_ref)
 		zbuf_hold(data);
 	if (rcvq_push(c, data, seq, len)) {
@@ -213,6 +297,7 @@ static void rcvq_clear(struct tcp_conn *c)
 	free(c->rcvq);
 	c->rcvq = NULL;
 	c->rcvq_cap = c->rcvq_head = c->rcvq_count = c->rcvq_bytes = 0;
+	fill_end(c);
 }
 
 /* ---- windows ---- */
@@ -600,6 +685,8 @@ unsigned tcp_recv(struct tcp_conn *c, struct tcp_slice *out, unsigned max, uint6
 		c->rcvq_count--;
 		n++;
 	}
+	if (unlikely(c->rcvq_fill_obj) && !c->rcvq_count)
+		fill_end(c); /* caught up: no need to keep it */
 	/* Taking data opens the window: tell the peer if it grew enough. */
 	if (n)
 		tcp_window_update(c, now, o);
@@ -619,6 +706,8 @@ unsigned tcp_recv_hold(struct tcp_conn *c, struct tcp_slice *out, unsigned max)
 		c->rcvq_count--;
 		n++;
 	}
+	if (unlikely(c->rcvq_fill_obj) && !c->rcvq_count)
+		fill_end(c);
 	return n; /* the space only moved from queued to held: the window stays */
 }
 

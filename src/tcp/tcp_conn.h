@@ -247,6 +247,13 @@ struct tcp_tx {
 
 #define TCP_OUT_MAX 64
 
+/*
+ * In-order slices queued before small segments are copied into a dense
+ * buffer rather than each pinning its packet buffer (tcp_conn.c, "receive
+ * queue"; docs/MEMORY.md, "Receive queue compaction").
+ */
+#define TCP_RCVQ_COMPACT_AFTER 16
+
 /** Where the core writes what to send. */
 struct tcp_out {
 	struct tcp_tx seg[TCP_OUT_MAX];
@@ -306,6 +313,8 @@ struct tcp_conn_stats {
 				      (all of it at a zero window): rcv_buf is full */
 	uint64_t rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
 	uint64_t ooo_pruned_bytes; /**< out-of-order bytes given back under memory pressure */
+	uint64_t rcvq_compacted;  /**< small in-order segments copied into a dense buffer (not pinned) */
+	uint64_t rcvq_compacted_bytes; /**< their bytes */
 	uint64_t sack_blocks;    /**< SACK blocks received and used (RFC 2018) */
 	uint64_t sack_invalid;   /**< SACK blocks ignored: empty or outside (SND.UNA, SND.MAX] */
 	uint64_t dsacks;         /**< D-SACKs received (RFC 2883): the peer got something twice */
@@ -419,6 +428,13 @@ struct tcp_conn {
 	struct tcp_sndbuf snd;
 	struct tcp_slice *rcvq; /**< in-order data not yet taken by the application */
 	uint32_t rcvq_cap, rcvq_head, rcvq_count, rcvq_bytes;
+	/*
+	 * Receive queue compaction: the dense Zbuf object small segments are
+	 * copied into (lunar holds one reference while it fills; NULL: none),
+	 * where the next byte goes, and the room left.
+	 */
+	uint8_t *rcvq_fill_obj, *rcvq_fill;
+	uint32_t rcvq_fill_room;
 	uint32_t app_held; /**< bytes taken zero-copy and not yet released: still in our buffers */
 	struct tcp_reass reass;
 	/* RFC 2883: a duplicate range received, for the next ACK's first SACK block. */

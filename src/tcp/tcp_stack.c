@@ -613,6 +613,8 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 	x->beyond_window += c->beyond_window;
 	x->ooo_pruned_bytes += c->ooo_pruned_bytes;
 	x->rcv_mem_dropped += c->rcv_mem_dropped;
+	x->rcvq_compacted += c->rcvq_compacted;
+	x->copy_rx_bytes += c->rcvq_compacted_bytes; /* copies too, made for the application */
 	x->fast_retransmits += c->fast_retransmits;
 	x->dupacks += c->dupacks;
 	x->sack_blocks += c->sack_blocks;
@@ -2072,9 +2074,9 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
-		"rcv_mem_dropped %lu\n",
+		"rcv_mem_dropped %lu rcvq_compacted %lu\n",
 		x->mem_pressure_ns / 1000000, x->ooo_refused, x->ooo_pruned_bytes, x->mem_prunes,
-		x->rcv_mem_dropped);
+		x->rcv_mem_dropped, x->rcvq_compacted);
 	fprintf(f,
 		"tcp: fast_retransmits %lu dupacks %lu sack_blocks %lu sack_invalid %lu dsacks %lu "
 		"dsacks_sent %lu rack_lost %lu recoveries %lu tlp_probes %lu tlp_recoveries %lu "

@@ -24,7 +24,7 @@ void *__wrap_malloc(size_t size)
 	return __real_malloc(size);
 }
 
-#define SEG 100
+#define SEG 1000 /* over half an MSS: queued as it came, not compacted (tcp_deliver()) */
 #define HELD 60 /* in-order segments the application leaves in the receive queue */
 #define OOO 10	/* out-of-order segments waiting behind a one-segment gap */
 

@@ -554,6 +554,90 @@ static void test_rcv_held_buffers_shrink_window(void **state)
 }
 
 /*
+ * Tiny segments do not pin a buffer each (docs/MEMORY.md, "Receive queue
+ * compaction"): 5000 one-byte segments to an application that does not
+ * read fill the window by 5000 bytes, and would hold 5000 payload buffers
+ * (here 2 KiB Zbuf objects, as packet buffers on a port). Past
+ * TCP_RCVQ_COMPACT_AFTER queued slices their bytes are copied into dense
+ * 4 KiB objects and each segment's buffer goes back at once. The first
+ * object fills exactly and the next (likely its neighbour in memory) takes
+ * over: no slice may run from one into the other. Every byte still reads
+ * back in order, and nothing leaks (script_end()).
+ */
+static void test_rcv_tiny_segments_compacted(void **state)
+{
+	const uint32_t n = 5000, copied = n - TCP_RCVQ_COMPACT_AFTER;
+	struct script s;
+	uint32_t next = IRS + 1;
+	uint64_t held;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	for (uint32_t i = 0; i < n; i++)
+		seg(&s, ACK, IRS + 1 + i, ISS + 1, 65535, 1);
+	drain_tx(&s);
+	assert_int_equal(s.c.rcv_nxt, IRS + 1 + n);
+	assert_int_equal(tcp_recv_bytes(&s.c), n);
+	held = zbuf_in_use() - s.zbuf_base;
+	/* The first slices as they came, then 4984 bytes in two 4 KiB objects. */
+	assert_true(held <= TCP_RCVQ_COMPACT_AFTER + 2);
+	assert_int_equal(s.c.stats.rcvq_compacted, copied);
+	assert_int_equal(s.c.stats.rcvq_compacted_bytes, copied);
+	assert_int_equal(s.c.rcvq_count, TCP_RCVQ_COMPACT_AFTER + 2);
+	assert_int_equal(recv_in_order(&s, &next, 0), n);
+	/* A full segment is never copied. */
+	seg(&s, ACK, IRS + 1 + n, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	assert_int_equal(s.c.stats.rcvq_compacted, copied);
+	assert_int_equal(recv_in_order(&s, &next, 0), 1000);
+	script_end(&s);
+}
+
+/*
+ * The same through the out-of-order queue: tiny segments held beyond a
+ * hole are compacted when the hole is filled and they join the in-order
+ * queue; and an application holding compacted bytes (tcp_recv_hold) while
+ * more are copied into the same object sees its bytes unchanged.
+ */
+static void test_rcv_tiny_compaction_from_reass_and_held(void **state)
+{
+	struct tcp_slice sl[64];
+	struct script s;
+	uint32_t next = IRS + 1, got = 0;
+	unsigned n;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	for (uint32_t i = 1; i < 100; i++)
+		seg(&s, ACK, IRS + 1 + i, ISS + 1, 65535, 1); /* beyond the hole at IRS + 1 */
+	drain_tx(&s);
+	assert_int_equal(s.c.reass.n, 99); /* a slice each */
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1); /* fills it */
+	drain_tx(&s);
+	assert_int_equal(s.c.rcv_nxt, IRS + 101);
+	assert_int_equal(s.c.stats.rcvq_compacted, 100 - TCP_RCVQ_COMPACT_AFTER);
+	assert_true(zbuf_in_use() - s.zbuf_base <= TCP_RCVQ_COMPACT_AFTER + 1);
+	n = tcp_recv_hold(&s.c, sl, 64);
+	assert_int_equal(n, TCP_RCVQ_COMPACT_AFTER + 1); /* the last one holds 84 bytes */
+	for (uint32_t i = 0; i < 100; i++)
+		seg(&s, ACK, IRS + 101 + i, ISS + 1, 65535, 1); /* some copied behind the held ones */
+	drain_tx(&s);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(sl[i].seq, next);
+		for (uint32_t k = 0; k < sl[i].len; k++)
+			assert_int_equal(sl[i].data[k], (uint8_t)(sl[i].seq + k));
+		next += sl[i].len;
+		got += sl[i].len;
+		zbuf_unref(sl[i].data);
+	}
+	assert_int_equal(got, 100);
+	tcp_recv_release(&s.c, got, s.now, &s.out);
+	assert_int_equal(recv_in_order(&s, &next, 0), 100);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 9293 3.8.6.2.2 / RFC 1122 4.2.3.3 (receiver SWS avoidance): with the
  * window at 0, the application taking 1000 bytes does not reopen it (the
  * edge may move only by min(RCV.BUFF/2, MSS) = 1460 or more); taking 1000
@@ -846,6 +930,8 @@ int main(void)
 		cmocka_unit_test(test_wscale_our_window_field),
 		cmocka_unit_test(test_wscale_peer_window_field),
 		cmocka_unit_test(test_wscale_old_right_edge_honoured),
+		cmocka_unit_test(test_rcv_tiny_segments_compacted),
+		cmocka_unit_test(test_rcv_tiny_compaction_from_reass_and_held),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_mempool.h>
 
 #include "tcp/tcp_seq.h"
 #include "tcp_pair.h"
@@ -586,6 +587,64 @@ static void test_mem_max_receive_keeps_acked_data(void **state)
 	pair_close(&p);
 }
 
+/*
+ * Receive queue compaction (docs/MEMORY.md): a peer sending one-byte
+ * segments to an application that does not read. Without it each segment
+ * would pin a packet buffer of the server's pool (1000 of them here) and
+ * 3000 bytes would put the whole stack under memory pressure, every other
+ * connection's windows with it; with it the small segments are copied
+ * into dense Zbuf objects and their buffers go back at once. Counted, no
+ * pressure, and every byte read back in order when the application reads.
+ */
+static void test_tiny_segments_do_not_drain_pool(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	const struct tcp_stack_stats *sb;
+	struct tcp_stack_stats sum;
+	struct rte_mempool *pool;
+	unsigned idle, most = 0;
+	size_t sent = 0;
+
+	(void)state;
+	pair_stacks(&p, true);
+	pool = p.b.fp.base.pool;
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	sb = tcp_stack_stats(p.b.tcp);
+	c = connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 1);
+	idle = rte_mempool_in_use_count(pool);
+	while (sent < 3000) {
+		uint8_t b = pair_byte(sent);
+
+		/* Nagle is off: a segment each (a 2 KiB Zbuf object each on the client, too) */
+		if (tcp_sock_send(c, &b, 1) != 1)
+			break;
+		if (++sent % 16 == 0) {
+			pair_step(&p);
+			if (rte_mempool_in_use_count(pool) > most)
+				most = rte_mempool_in_use_count(pool);
+		}
+	}
+	pair_run(&p, 10 * MS);
+	assert_true(most < idle + 64);
+	assert_int_equal(sent, 3000);
+	assert_int_equal(tcp_sock_readable(v.s[0]), 3000);
+	assert_true(rte_mempool_in_use_count(pool) < idle + TCP_RCVQ_COMPACT_AFTER + 8);
+	assert_int_equal(sb->mem_pressure_ns, 0);
+	tcp_stack_stats_sum(p.b.tcp, &sum);
+	assert_true(sum.rcvq_compacted > 3000 - 2 * TCP_RCVQ_COMPACT_AFTER);
+	assert_true(sum.copy_rx_bytes >= sum.rcvq_compacted);
+	v.k[0].lazy = false;
+	sink_read(v.s[0], &v.k[0]);
+	assert_int_equal(v.k[0].got, 3000);
+	pair_close(&p);
+}
+
 /* The limits' own checks: what is wrong is refused, and said. */
 static void test_limits_checked(void **state)
 {
@@ -627,6 +686,7 @@ int main(void)
 	    cmocka_unit_test(test_snd_buf_full_short_send),
 	    cmocka_unit_test(test_mem_max_stops_sends_then_wakes),
 	    cmocka_unit_test(test_mem_max_receive_keeps_acked_data),
+	    cmocka_unit_test(test_tiny_segments_do_not_drain_pool),
 	    cmocka_unit_test(test_limits_checked),
 	};
 

@@ -1447,8 +1447,10 @@ static unsigned train_input(struct tcp_stack *st, const struct gro_train *g, uns
 	st->now = st->nif->now_ns;
 	input_begin(st, s, &in);
 	taken = tcp_input_train(&s->conn, h, g->pc, n, st->now, &st->out);
-	if (!taken)
+	if (!taken) {
+		input_end(st, s, &in); /* nothing was taken: it only pairs input_begin() */
 		return 0;
+	}
 	st->stats.segs_in += taken;
 	if (taken > 1) {
 		st->stats.gro_trains++;

@@ -26,6 +26,7 @@
 #include <rte_memory.h>
 #include <rte_mempool.h>
 #include <rte_memzone.h>
+#include <rte_pause.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ZB_ASAN 1
@@ -603,6 +604,30 @@ void zbuf_ref(const void *p)
 	__atomic_fetch_add(share, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * The two counts are read apart: an application thread's zbuf_ref() on
+ * another slice of the same object (the count goes up, then the share)
+ * may come between the reads, and a share read after the count can look
+ * as large as it, as if lunar held nothing. Before calling that a misuse,
+ * read both again a few times: such a race resolves with the other
+ * thread's next store, a real misuse stays. @return whether lunar holds a
+ * reference (@share and @n then as read).
+ */
+static __attribute__((cold, noinline)) bool lunar_holds_recheck(struct zbuf_zone *z, uint32_t idx,
+								uint16_t **share, uint16_t *n)
+{
+	uint32_t all;
+
+	for (unsigned i = 0; i < 1000; i++) {
+		*share = counts_of(z, idx, &all);
+		*n = __atomic_load_n(*share, __ATOMIC_RELAXED);
+		if (all && *n < all)
+			return true;
+		rte_pause();
+	}
+	return false;
+}
+
 void zbuf_give(const void *p)
 {
 	struct zbuf_zone *z;
@@ -619,7 +644,7 @@ void zbuf_give(const void *p)
 		return;
 	}
 	n = __atomic_load_n(share, __ATOMIC_RELAXED);
-	if (unlikely(all == 0 || n >= all)) {
+	if (unlikely(all == 0 || n >= all) && !lunar_holds_recheck(z, idx, &share, &n)) {
 		misuse(all ? "give of a reference lunar does not hold" : "give of a free object", p);
 		return;
 	}
@@ -757,13 +782,14 @@ void zbuf_drop(const void *p)
 #ifdef LUNAR_DEBUG
 	struct zbuf_zone *z;
 	uint32_t idx, all;
-	uint16_t *share;
+	uint16_t *share, n;
 
 	if (!find(p, &z, &idx))
 		return;
 	share = counts_of(z, idx, &all);
 	/* A free generic object is left to release(), which names it. */
-	if (all && __atomic_load_n(share, __ATOMIC_RELAXED) >= all) {
+	if (all && __atomic_load_n(share, __ATOMIC_RELAXED) >= all &&
+	    !lunar_holds_recheck(z, idx, &share, &n)) {
 		misuse("drop of a reference lunar does not hold", p);
 		return;
 	}

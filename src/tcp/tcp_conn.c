@@ -195,9 +195,9 @@ static int rcvq_push(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint
 	return 0;
 }
 
-#define TCP_RCVQ_FILL_CLASS ZBUF_CLASS_4K /* the dense buffer compaction copies into */
+#define TCP_RCVQ_FILL_CLASS ZBUF_CLASS_4K /* without rx_alloc, the buffer compaction copies into */
 
-/* No more copying into the fill object: lunar's reference on it goes. */
+/* No more copying into the fill buffer: lunar's reference on it goes. */
 static void fill_end(struct tcp_conn *c)
 {
 	if (c->rcvq_fill_obj)
@@ -206,20 +206,28 @@ static void fill_end(struct tcp_conn *c)
 	c->rcvq_fill_room = 0;
 }
 
-/* A fresh fill object with room for @len bytes. @return false if none. */
+/* A fresh fill buffer with room for @len bytes. @return false if none. */
 static bool fill_renew(struct tcp_conn *c, uint32_t len)
 {
+	uint32_t room = (uint32_t)zbuf_class_size(TCP_RCVQ_FILL_CLASS);
 	uint8_t *p;
 
-	if (len > zbuf_class_size(TCP_RCVQ_FILL_CLASS))
-		return false;
-	p = zbuf_alloc_class(TCP_RCVQ_FILL_CLASS);
+	if (c->rx_alloc) {
+		p = c->rx_alloc(c->rx_alloc_ctx, &room);
+	} else {
+		p = zbuf_alloc_class(TCP_RCVQ_FILL_CLASS);
+		if (p)
+			zbuf_take(p); /* lunar's, not the application's */
+	}
 	if (!p)
 		return false;
-	zbuf_take(p); /* lunar's, not the application's */
+	if (room < len) {
+		zbuf_drop(p);
+		return false;
+	}
 	fill_end(c);
 	c->rcvq_fill_obj = c->rcvq_fill = p;
-	c->rcvq_fill_room = (uint32_t)zbuf_class_size(TCP_RCVQ_FILL_CLASS);
+	c->rcvq_fill_room = room;
 	return true;
 }
 
@@ -265,11 +273,11 @@ static bool rcvq_compact(struct tcp_conn *c, const uint8_t *data, uint32_t seq, 
  * one-byte segments to an application that does not read would pin one
  * buffer per byte of the window, and drain the packet pool every
  * connection and the port share. So once TCP_RCVQ_COMPACT_AFTER slices are
- * queued, a segment under half an MSS is copied into a dense Zbuf object
- * and its buffer goes back at once, as Linux collapses its receive queue.
- * An application that reads as data comes seldom meets it (a receive
- * burst of more than that before its callback); the copies are counted
- * (rcvq_compacted_bytes, in the stack's copy_rx_bytes).
+ * queued, a segment under half an MSS is copied into a dense buffer and the
+ * queue keeps no reference on the one it came in, as Linux collapses its
+ * receive queue. An application that reads as data comes seldom meets it
+ * (a receive burst of more than that before its callback); the copies are
+ * counted (rcvq_compacted, rcvq_compacted_bytes).
  */
 int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len, bool take_ref)
 {

@@ -429,12 +429,17 @@ struct tcp_conn {
 	struct tcp_slice *rcvq; /**< in-order data not yet taken by the application */
 	uint32_t rcvq_cap, rcvq_head, rcvq_count, rcvq_bytes;
 	/*
-	 * Receive queue compaction: the dense Zbuf object small segments are
+	 * Receive queue compaction: the dense buffer small segments are
 	 * copied into (lunar holds one reference while it fills; NULL: none),
-	 * where the next byte goes, and the room left.
+	 * where the next byte goes, and the room left. The buffer comes from
+	 * rx_alloc (the stack: a packet buffer of the port's pool, whose
+	 * pressure levels then count it), or without one is a 4 KiB Zbuf
+	 * object; it must be Zbuf memory, held with zbuf_hold()/zbuf_drop().
 	 */
 	uint8_t *rcvq_fill_obj, *rcvq_fill;
 	uint32_t rcvq_fill_room;
+	uint8_t *(*rx_alloc)(void *ctx, uint32_t *room); /**< lunar's reference; NULL if none */
+	void *rx_alloc_ctx;
 	uint32_t app_held; /**< bytes taken zero-copy and not yet released: still in our buffers */
 	struct tcp_reass reass;
 	/* RFC 2883: a duplicate range received, for the next ACK's first SACK block. */

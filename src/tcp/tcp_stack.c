@@ -614,7 +614,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 	x->ooo_pruned_bytes += c->ooo_pruned_bytes;
 	x->rcv_mem_dropped += c->rcv_mem_dropped;
 	x->rcvq_compacted += c->rcvq_compacted;
-	x->copy_rx_bytes += c->rcvq_compacted_bytes; /* copies too, made for the application */
+	x->rcvq_compacted_bytes += c->rcvq_compacted_bytes;
 	x->fast_retransmits += c->fast_retransmits;
 	x->dupacks += c->dupacks;
 	x->sack_blocks += c->sack_blocks;
@@ -972,6 +972,31 @@ static void after(struct tcp_sock *s)
 		queue_events(s);
 }
 
+/*
+ * The core's receive queue compaction (tcp_deliver()) copies small
+ * segments into a packet buffer of the port's pool: one buffer for many
+ * segments where each would have pinned its own, and counted in the pool's
+ * pressure levels like every other received byte. NULL where the pool is
+ * not Zbuf memory (tests' plain pools): the segments then stay as they came.
+ */
+static uint8_t *rx_buf_alloc(void *ctx, uint32_t *room)
+{
+	struct tcp_stack *st = ctx;
+	struct rte_mempool *mp = st->nif->port->pool;
+	struct rte_mbuf *m = mp ? rte_pktmbuf_alloc(mp) : NULL;
+	uint8_t *p;
+
+	if (!m)
+		return NULL;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	if (!zbuf_contains(p)) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	*room = rte_pktmbuf_tailroom(m);
+	return p; /* its one reference, lunar's (a free packet buffer's share is 0) */
+}
+
 static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tuple *t,
 				     uint32_t iss)
 {
@@ -987,6 +1012,8 @@ static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tup
 		return NULL;
 	}
 	s->conn.user = s;
+	s->conn.rx_alloc = rx_buf_alloc;
+	s->conn.rx_alloc_ctx = st;
 	s->conn.path_mtu = pmtu_get(&st->pmtu, t->raddr, st->now); /* the handshake applies it */
 	if (s->conn.path_mtu)
 		st->stats.pmtu_conns_started++;
@@ -2076,9 +2103,9 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
-		"rcv_mem_dropped %lu rcvq_compacted %lu\n",
+		"rcv_mem_dropped %lu rcvq_compacted %lu rcvq_compacted_bytes %lu\n",
 		x->mem_pressure_ns / 1000000, x->ooo_refused, x->ooo_pruned_bytes, x->mem_prunes,
-		x->rcv_mem_dropped, x->rcvq_compacted);
+		x->rcv_mem_dropped, x->rcvq_compacted, x->rcvq_compacted_bytes);
 	fprintf(f,
 		"tcp: fast_retransmits %lu dupacks %lu sack_blocks %lu sack_invalid %lu dsacks %lu "
 		"dsacks_sent %lu rack_lost %lu recoveries %lu tlp_probes %lu tlp_recoveries %lu "

@@ -67,9 +67,9 @@ struct tcp_stack_stats {
 	uint64_t ooo_refused;      /* out-of-order segments not kept */
 	uint64_t ooo_pruned_bytes; /* out-of-order bytes given back */
 	uint64_t rcv_mem_dropped;  /* segments whose payload was not kept: pool nearly empty */
-	/* small in-order segments copied into a dense buffer, not pinned (tcp_deliver();
-	 * their bytes are in copy_rx_bytes) */
-	uint64_t rcvq_compacted;
+	/* small in-order segments copied into a dense buffer, not pinned (tcp_deliver()),
+	 * and their bytes: copies lunar makes on its own, apart from copy_rx_bytes */
+	uint64_t rcvq_compacted, rcvq_compacted_bytes;
 	uint64_t mem_prunes;       /* times every out-of-order queue was emptied */
 	uint64_t mem_pressure_ns;  /* time spent under pressure (sampled) */
 	/* SACK loss recovery (tcp_recovery.c): see struct tcp_conn_stats */

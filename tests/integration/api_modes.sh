@@ -68,6 +68,8 @@ for api in inline batch; do
 		side=$(basename "$f" .log)
 		expect_eq "$api ($side): payload bytes copied on send" "$(line_field "$f" tcp: copy_tx_bytes)" 0
 		expect_eq "$api ($side): payload bytes copied on receive" "$(line_field "$f" tcp: copy_rx_bytes)" 0
+		expect_eq "$api ($side): no received segment compacted (all are large)" \
+			"$(line_field "$f" tcp: rcvq_compacted_bytes)" 0
 		expect_ge "$api ($side): payload framed without a copy" "$(line_field "$f" tcp: zc_tx_bytes)" 100000
 	done
 done
@@ -136,6 +138,8 @@ expect_eq "dispatch: every wakeup of the thread on the stack's core waited for t
 	"$(line_field "$srv" chan: wakeups_deferred)" "$(line_field "$srv" chan: wakeups)"
 expect_eq "dispatch: payload bytes copied on send" "$(line_field "$srv" tcp: copy_tx_bytes)" 0
 expect_eq "dispatch: payload bytes copied on receive" "$(line_field "$srv" tcp: copy_rx_bytes)" 0
+expect_eq "dispatch: no received segment compacted (all are large)" \
+	"$(line_field "$srv" tcp: rcvq_compacted_bytes)" 0
 
 # The thread on another core (the client's: this machine has two), as LUNA
 # runs it: woken by each send, no hand-off. Its requests come in between the

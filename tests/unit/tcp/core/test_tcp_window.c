@@ -596,14 +596,18 @@ static void test_rcv_tiny_segments_compacted(void **state)
 /*
  * The same through the out-of-order queue: tiny segments held beyond a
  * hole are compacted when the hole is filled and they join the in-order
- * queue; and an application holding compacted bytes (tcp_recv_hold) while
- * more are copied into the same object sees its bytes unchanged.
+ * queue. Then the application holds (tcp_recv_hold) a compacted slice
+ * while the queue still has 16 full segments, so more tiny segments are
+ * copied into the same buffer, right behind the bytes it holds: those stay
+ * as they were, and everything reads back in order.
  */
 static void test_rcv_tiny_compaction_from_reass_and_held(void **state)
 {
 	struct tcp_slice sl[64];
+	const struct tcp_slice *tail;
 	struct script s;
-	uint32_t next = IRS + 1, got = 0;
+	uint32_t next = IRS + 1, got = 0, seq;
+	const uint8_t *c1_end;
 	unsigned n;
 
 	(void)state;
@@ -616,12 +620,25 @@ static void test_rcv_tiny_compaction_from_reass_and_held(void **state)
 	drain_tx(&s);
 	assert_int_equal(s.c.rcv_nxt, IRS + 101);
 	assert_int_equal(s.c.stats.rcvq_compacted, 100 - TCP_RCVQ_COMPACT_AFTER);
+	assert_int_equal(s.c.rcvq_count, TCP_RCVQ_COMPACT_AFTER + 1);
 	assert_true(zbuf_in_use() - s.zbuf_base <= TCP_RCVQ_COMPACT_AFTER + 1);
-	n = tcp_recv_hold(&s.c, sl, 64);
-	assert_int_equal(n, TCP_RCVQ_COMPACT_AFTER + 1); /* the last one holds 84 bytes */
-	for (uint32_t i = 0; i < 100; i++)
-		seg(&s, ACK, IRS + 101 + i, ISS + 1, 65535, 1); /* some copied behind the held ones */
+	seq = IRS + 101;
+	for (unsigned i = 0; i < TCP_RCVQ_COMPACT_AFTER; i++, seq += 1000)
+		seg(&s, ACK, seq, ISS + 1, 65535, 1000); /* full segments: queued as they came */
 	drain_tx(&s);
+	assert_int_equal(s.c.stats.rcvq_compacted, 100 - TCP_RCVQ_COMPACT_AFTER);
+	n = tcp_recv_hold(&s.c, sl, TCP_RCVQ_COMPACT_AFTER + 1);
+	assert_int_equal(n, TCP_RCVQ_COMPACT_AFTER + 1);
+	assert_int_equal(sl[n - 1].len, 100 - TCP_RCVQ_COMPACT_AFTER); /* the compacted one */
+	c1_end = sl[n - 1].data + sl[n - 1].len;
+	assert_int_equal(s.c.rcvq_count, TCP_RCVQ_COMPACT_AFTER);
+	for (uint32_t i = 0; i < 100; i++)
+		seg(&s, ACK, seq + i, ISS + 1, 65535, 1);
+	drain_tx(&s);
+	assert_int_equal(s.c.stats.rcvq_compacted, 200 - TCP_RCVQ_COMPACT_AFTER);
+	tail = &s.c.rcvq[(s.c.rcvq_head + s.c.rcvq_count - 1) & (s.c.rcvq_cap - 1)];
+	assert_ptr_equal(tail->data, c1_end); /* copied right behind the held bytes */
+	assert_int_equal(tail->len, 100);
 	for (unsigned i = 0; i < n; i++) {
 		assert_int_equal(sl[i].seq, next);
 		for (uint32_t k = 0; k < sl[i].len; k++)
@@ -632,7 +649,7 @@ static void test_rcv_tiny_compaction_from_reass_and_held(void **state)
 	}
 	assert_int_equal(got, 100);
 	tcp_recv_release(&s.c, got, s.now, &s.out);
-	assert_int_equal(recv_in_order(&s, &next, 0), 100);
+	assert_int_equal(recv_in_order(&s, &next, 0), TCP_RCVQ_COMPACT_AFTER * 1000 + 100);
 	drain_tx(&s);
 	script_end(&s);
 }

@@ -522,7 +522,13 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 #endif
 		if (unlikely(rte_mbuf_refcnt_read(mb) >= mbuf_limit))
 			return -EOVERFLOW;
-		rte_mbuf_refcnt_update(mb, 1);
+		/*
+		 * Always an atomic add: rte_mbuf_refcnt_update() stores 2 where
+		 * it reads 1, and two threads taking a reference on the strength
+		 * of one holder's (two application threads, or one and lunar's
+		 * zero-copy send) would then lose one.
+		 */
+		__atomic_fetch_add(&mb->refcnt, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	m = &z->meta[idx];
@@ -623,6 +629,8 @@ static __attribute__((cold, noinline)) bool lunar_holds_recheck(struct zbuf_zone
 		*n = __atomic_load_n(*share, __ATOMIC_RELAXED);
 		if (all && *n < all)
 			return true;
+		if (!all)
+			return false; /* free: no race brings a count back from 0 */
 		rte_pause();
 	}
 	return false;
@@ -639,6 +647,13 @@ void zbuf_give(const void *p)
 		return;
 	share = counts_of(z, idx, &all);
 	if (likely(all == 1) && z->kind == ZBUF_KIND_MBUF) {
+#ifdef LUNAR_DEBUG
+		/* A free packet buffer's count is 1 too; only a checked pool tells them apart. */
+		if (unlikely(pktbuf_is_free(z, idx))) {
+			misuse("give of a free packet buffer", p);
+			return;
+		}
+#endif
 		/* lunar is the only holder: the share was 0 (a plain store, no RMW). */
 		__atomic_store_n(share, 1, __ATOMIC_RELAXED);
 		return;
@@ -1757,4 +1772,24 @@ void zbuf_pktpool_device_held(struct rte_mempool *mp, unsigned n)
 	for (unsigned i = 0; i < zb.npools; i++)
 		if (zb.pools[i].mp == mp)
 			zb.pools[i].withheld += n;
+}
+
+uint8_t *zbuf_pktbuf_alloc(struct rte_mempool *mp, uint32_t *room)
+{
+	struct rte_mbuf *m = mp ? rte_pktmbuf_alloc(mp) : NULL;
+	struct zbuf_zone *z;
+	uint32_t idx;
+	uint8_t *p;
+
+	if (!m)
+		return NULL;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	if (!query(p, &z, &idx) || z->kind != ZBUF_KIND_MBUF) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	/* Whatever a past life left there, the application holds none of it. */
+	*RTE_MBUF_DYNFIELD(m, app_field, uint16_t *) = 0;
+	*room = rte_pktmbuf_tailroom(m);
+	return p;
 }

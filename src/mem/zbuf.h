@@ -291,4 +291,13 @@ int zbuf_pktpool_geometry(unsigned n_mbufs, uint32_t min_data_room, uint16_t *da
  */
 void zbuf_pktpool_device_held(struct rte_mempool *mp, unsigned n);
 
+/**
+ * A packet buffer of @mp as plain Zbuf memory for lunar's own use: its
+ * data pointer, with @room bytes from there, holding one reference,
+ * lunar's (the application's share is set to 0). Release it with
+ * zbuf_drop(), or hand it on with zbuf_give(). @return NULL if the pool is
+ * empty, or is not a Zbuf pool (made by zbuf_pktpool_create()).
+ */
+uint8_t *zbuf_pktbuf_alloc(struct rte_mempool *mp, uint32_t *room);
+
 #endif

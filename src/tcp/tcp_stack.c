@@ -982,19 +982,8 @@ static void after(struct tcp_sock *s)
 static uint8_t *rx_buf_alloc(void *ctx, uint32_t *room)
 {
 	struct tcp_stack *st = ctx;
-	struct rte_mempool *mp = st->nif->port->pool;
-	struct rte_mbuf *m = mp ? rte_pktmbuf_alloc(mp) : NULL;
-	uint8_t *p;
 
-	if (!m)
-		return NULL;
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	if (!zbuf_contains(p)) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	*room = rte_pktmbuf_tailroom(m);
-	return p; /* its one reference, lunar's (a free packet buffer's share is 0) */
+	return zbuf_pktbuf_alloc(st->nif->port->pool, room);
 }
 
 static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tuple *t,

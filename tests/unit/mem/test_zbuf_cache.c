@@ -206,27 +206,6 @@ static void test_shared_refcount(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
-static unsigned give_misuses; /* from any thread */
-
-static void count_misuse(const char *msg)
-{
-	(void)msg;
-	__atomic_fetch_add(&give_misuses, 1, __ATOMIC_RELAXED);
-}
-
-static void *app_ref_worker(void *arg)
-{
-	char *p = arg;
-
-	zbuf_thread_init(8);
-	for (unsigned i = 0; i < REF_ROUNDS * 10; i++) {
-		zbuf_ref(p + 100); /* the application's slice: count up, then share */
-		zbuf_unref(p + 100);
-	}
-	zbuf_thread_fini();
-	return NULL;
-}
-
 /*
  * One object, two slices (received bytes compacted into one buffer): an
  * application thread takes and drops references on the slice it holds
@@ -238,22 +217,10 @@ static void *app_ref_worker(void *arg)
 static void test_give_while_app_refs(void **state)
 {
 	char *p = zbuf_alloc(3000);
-	pthread_t t;
 
 	(void)state;
 	assert_non_null(p);
-	give_misuses = 0;
-	zbuf_set_misuse_handler(count_misuse);
-	assert_int_equal(pthread_create(&t, NULL, app_ref_worker, p), 0);
-	for (unsigned i = 0; i < REF_ROUNDS * 10; i++) {
-		zbuf_hold(p + 2000);
-		zbuf_give(p + 2000);
-		zbuf_take(p + 2000);
-		zbuf_drop(p + 2000);
-	}
-	pthread_join(t, NULL);
-	zbuf_set_misuse_handler(NULL);
-	assert_int_equal(give_misuses, 0);
+	assert_int_equal(run_slice_race(p, REF_ROUNDS * 10), 0);
 	assert_int_equal(zbuf_refcnt(p), 1);
 	assert_int_equal(zbuf_app_refcnt(p), 1);
 	zbuf_free(p);

@@ -13,12 +13,14 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_memory.h>
 #include <rte_mempool.h>
 
@@ -350,6 +352,17 @@ static void count_misuse(const char *msg)
 	misuses_counted++;
 }
 
+/* The pool test_pktpool() made (skips without the EAL). */
+static struct rte_mempool *pktpool_of_test_pktpool(void)
+{
+	struct rte_mempool *mp;
+
+	REQUIRE_EAL();
+	mp = rte_mempool_lookup("zb_pool");
+	assert_non_null(mp);
+	return mp;
+}
+
 /*
  * A packet buffer's reference count is DPDK's 16 bits: one received
  * buffer sent zero-copy on ~64k connections would wrap it and free the
@@ -364,9 +377,7 @@ static void test_pktbuf_refcount_limit(void **state)
 	char *p;
 
 	(void)state;
-	REQUIRE_EAL();
-	mp = rte_mempool_lookup("zb_pool"); /* test_pktpool's */
-	assert_non_null(mp);
+	mp = pktpool_of_test_pktpool();
 	m = rte_pktmbuf_alloc(mp);
 	assert_non_null(m);
 	assert_non_null(rte_pktmbuf_append(m, 1000));
@@ -399,6 +410,124 @@ static void test_pktbuf_refcount_limit(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/*
+ * zbuf_pktbuf_alloc(), the buffer a connection compacts small received
+ * segments into: lunar's one reference and none of the application's,
+ * whatever the buffer's last life left in its share; NULL, and nothing
+ * kept, from a pool that is not Zbuf memory. Handed to the application
+ * slice by slice, it sees the same races as any received buffer (an
+ * application thread referencing one slice while lunar gives and takes
+ * another): none is called a misuse, no count is lost, and a real misuse
+ * is still reported.
+ */
+static void test_pktbuf_alloc(void **state)
+{
+	struct rte_mempool *mp, *plain;
+	struct rte_mbuf *m, **all;
+	unsigned avail;
+	uint32_t room = 0;
+	int share_off;
+	uint8_t *p;
+
+	(void)state;
+	mp = pktpool_of_test_pktpool();
+	avail = rte_mempool_avail_count(mp);
+	share_off = rte_mbuf_dynfield_lookup("lunar_zbuf_app_share", NULL);
+	assert_true(share_off >= 0);
+	/* Every free buffer left with a stale share (as lunar freeing one wrongly would). */
+	all = calloc(avail, sizeof(*all));
+	assert_non_null(all);
+	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, all, avail), 0);
+	for (unsigned i = 0; i < avail; i++)
+		*RTE_MBUF_DYNFIELD(all[i], share_off, uint16_t *) = 7;
+	rte_pktmbuf_free_bulk(all, avail);
+	free(all);
+	p = zbuf_pktbuf_alloc(mp, &room);
+	assert_non_null(p);
+	m = (struct rte_mbuf *)((char *)p - RTE_PKTMBUF_HEADROOM - sizeof(struct rte_mbuf));
+	assert_ptr_equal(rte_pktmbuf_mtod(m, uint8_t *), p);
+	assert_int_equal(room, rte_pktmbuf_tailroom(m));
+	assert_true(room >= 2048);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	assert_int_equal(zbuf_app_refcnt(p), 0); /* not 7 */
+	assert_int_equal(rte_mempool_avail_count(mp), avail - 1);
+
+	/*
+	 * The application holds one slice, while lunar, keeping its own
+	 * reference (the one it fills under), hands another over and back.
+	 */
+	zbuf_hold(p + 100);
+	zbuf_give(p + 100);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	assert_int_equal(run_slice_race((char *)p, 1000000), 0);
+	assert_int_equal(zbuf_refcnt(p), 2);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	zbuf_drop(p);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	/* A real misuse is still one: lunar gives a reference the application already has. */
+	zbuf_ref(p);
+	EXPECT_MISUSE(zbuf_give(p), "give of a reference lunar does not hold");
+	assert_int_equal(zbuf_app_refcnt(p), 2);
+	zbuf_unref(p);
+	zbuf_unref(p);
+	assert_int_equal(rte_mempool_avail_count(mp), avail);
+
+	/* Not Zbuf memory: refused, and the buffer goes back. */
+	assert_null(zbuf_pktbuf_alloc(NULL, &room));
+	plain = rte_pktmbuf_pool_create("zb_plain", 63, 0, 0, 2048, SOCKET_ID_ANY);
+	assert_non_null(plain);
+	avail = rte_mempool_avail_count(plain);
+	assert_null(zbuf_pktbuf_alloc(plain, &room));
+	assert_int_equal(rte_mempool_avail_count(plain), avail);
+	rte_mempool_free(plain);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+static void *pktbuf_ref_worker(void *arg)
+{
+	char *p = arg;
+
+	for (unsigned i = 0; i < 1000000; i++) {
+		zbuf_ref(p);
+		zbuf_unref(p);
+	}
+	return NULL;
+}
+
+/*
+ * Two application threads (dispatch mode's) take and release references
+ * on a received buffer a third holds, its count at 1 between their turns.
+ * DPDK's rte_mbuf_refcnt_update() stores instead of adding when it reads
+ * 1; two such stores at once would lose one reference, and the buffer
+ * would go back to the pool under its holder. Nothing is lost.
+ */
+static void test_pktbuf_app_threads(void **state)
+{
+	struct rte_mempool *mp;
+	struct rte_mbuf *m;
+	pthread_t t[2];
+	unsigned avail;
+	char *p;
+
+	(void)state;
+	mp = pktpool_of_test_pktpool();
+	m = rte_pktmbuf_alloc(mp);
+	assert_non_null(m);
+	p = rte_pktmbuf_mtod(m, char *);
+	zbuf_give(p); /* received, then handed to the application */
+	avail = rte_mempool_avail_count(mp);
+	for (int i = 0; i < 2; i++)
+		start_on_any_core(&t[i], pktbuf_ref_worker, p);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(rte_mempool_avail_count(mp), avail); /* not freed under its holder */
+	assert_int_equal(zbuf_refcnt(p), 1);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	zbuf_unref(p);
+	assert_int_equal(rte_mempool_avail_count(mp), avail + 1);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 static void test_pktpool_checked(void **state)
 {
 #ifdef LUNAR_DEBUG
@@ -425,6 +554,7 @@ static void test_pktpool_checked(void **state)
 	assert_int_equal(rte_mempool_avail_count(mp), avail); /* still in the ring once */
 	EXPECT_MISUSE(zbuf_hold(p), "ref of a free packet buffer");
 	EXPECT_MISUSE(zbuf_ref(p), "ref of a buffer the application does not hold");
+	EXPECT_MISUSE(zbuf_give(p), "give of a free packet buffer"); /* its count reads 1 */
 	/* Handed out again it is live, once: two allocations get two buffers. */
 	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, again, 2), 0);
 	assert_ptr_not_equal(again[0], again[1]);
@@ -445,6 +575,8 @@ int main(void)
 	    cmocka_unit_test(test_pktpool),
 	    cmocka_unit_test(test_pktbuf_refcount_limit),
 	    cmocka_unit_test(test_pktpool_more),
+	    cmocka_unit_test(test_pktbuf_alloc),
+	    cmocka_unit_test(test_pktbuf_app_threads),
 	    cmocka_unit_test(test_pktpool_checked),
 	    cmocka_unit_test(test_dpdk_enomem_message),
 	};

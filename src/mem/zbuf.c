@@ -506,7 +506,7 @@ static inline uint16_t *counts_of(struct zbuf_zone *z, uint32_t idx, uint32_t *a
  */
 static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, uint32_t idx,
 							   const void *p, uint32_t mbuf_limit,
-							   uint32_t limit)
+							   uint32_t limit, bool own)
 {
 	struct zbuf_meta *m;
 	uint32_t r;
@@ -523,12 +523,17 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 		if (unlikely(rte_mbuf_refcnt_read(mb) >= mbuf_limit))
 			return -EOVERFLOW;
 		/*
-		 * Always an atomic add: rte_mbuf_refcnt_update() stores 2 where
-		 * it reads 1, and two threads taking a reference on the strength
-		 * of one holder's (two application threads, or one and lunar's
-		 * zero-copy send) would then lose one.
+		 * rte_mbuf_refcnt_update() stores 2 where it reads 1: right for
+		 * a holder taking another (@own: at 1 it holds the only one, and
+		 * no other thread may touch the count), wrong for a reference
+		 * taken on the strength of someone else's. Two of those at once
+		 * (two application threads, or one and lunar's zero-copy send)
+		 * would lose one: an atomic add.
 		 */
-		__atomic_fetch_add(&mb->refcnt, 1, __ATOMIC_RELAXED);
+		if (own)
+			rte_mbuf_refcnt_update(mb, 1);
+		else
+			__atomic_fetch_add(&mb->refcnt, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	m = &z->meta[idx];
@@ -549,25 +554,25 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 	return 0;
 }
 
-static inline int hold(const void *p, uint32_t mbuf_limit, uint32_t limit)
+static inline int hold(const void *p, uint32_t mbuf_limit, uint32_t limit, bool own)
 {
 	struct zbuf_zone *z;
 	uint32_t idx;
 
 	if (unlikely(!find(p, &z, &idx)))
 		return -EFAULT;
-	return count_up(z, idx, p, mbuf_limit, limit);
+	return count_up(z, idx, p, mbuf_limit, limit, own);
 }
 
 void zbuf_hold(const void *p)
 {
-	if (hold(p, UINT16_MAX, UINT32_MAX) == -EOVERFLOW)
+	if (hold(p, UINT16_MAX, UINT32_MAX, true) == -EOVERFLOW)
 		misuse("reference count overflow", p);
 }
 
 int zbuf_try_hold(const void *p)
 {
-	return hold(p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
+	return hold(p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX, false);
 }
 
 int zbuf_try_hold_span(const void *p, size_t len)
@@ -578,7 +583,7 @@ int zbuf_try_hold_span(const void *p, size_t len)
 	/* Memory that is not Zbuf's is the caller's error to return, not a misuse. */
 	if (unlikely(!query(p, &z, &idx) || span_in(z, idx, p) < len))
 		return -EFAULT;
-	return count_up(z, idx, p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX);
+	return count_up(z, idx, p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX, false);
 }
 
 void zbuf_ref(const void *p)
@@ -601,7 +606,7 @@ void zbuf_ref(const void *p)
 		misuse("ref of a buffer the application does not hold", p);
 		return;
 	}
-	rc = n == UINT16_MAX ? -EOVERFLOW : count_up(z, idx, p, UINT16_MAX, UINT32_MAX);
+	rc = n == UINT16_MAX ? -EOVERFLOW : count_up(z, idx, p, UINT16_MAX, UINT32_MAX, false);
 	if (unlikely(rc)) {
 		if (rc == -EOVERFLOW)
 			misuse("reference count overflow", p);

@@ -142,7 +142,13 @@ uint32_t zbuf_app_refcnt(const void *p);
 
 /* ---- lunar's own references (the stack's layers; applications do not call these) ---- */
 
-/** lunar takes a reference. At the count's maximum it is misuse, as zbuf_ref(). */
+/**
+ * lunar takes another reference on an object it already holds one on (a
+ * slice of a received frame it keeps). At the count's maximum it is
+ * misuse, as zbuf_ref(). Borrowing someone else's reference (sending the
+ * application's memory) is zbuf_try_hold()'s: a packet buffer's count is
+ * then raised with an atomic add, here with DPDK's cheaper update.
+ */
 void zbuf_hold(const void *p);
 /*
  * What zbuf_try_hold() lets a count reach: below the counts' maximum, so

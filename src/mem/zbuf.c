@@ -1798,3 +1798,11 @@ uint8_t *zbuf_pktbuf_alloc(struct rte_mempool *mp, uint32_t *room)
 	*room = rte_pktmbuf_tailroom(m);
 	return p;
 }
+
+void zbuf_pktbuf_copied(struct rte_mbuf *copy)
+{
+	if (app_field < 0)
+		app_field = rte_mbuf_dynfield_lookup("lunar_zbuf_app_share", NULL);
+	if (app_field >= 0)
+		*RTE_MBUF_DYNFIELD(copy, app_field, uint16_t *) = 0;
+}

@@ -306,4 +306,13 @@ void zbuf_pktpool_device_held(struct rte_mempool *mp, unsigned n);
  */
 uint8_t *zbuf_pktbuf_alloc(struct rte_mempool *mp, uint32_t *room);
 
+struct rte_mbuf;
+/**
+ * @copy, made by rte_pktmbuf_copy(), holds none of the application's
+ * references: DPDK copies the dynamic fields, the share with them, and a
+ * copy of a buffer the application holds would carry its share into the
+ * copy's next life.
+ */
+void zbuf_pktbuf_copied(struct rte_mbuf *copy);
+
 #endif

@@ -7,6 +7,8 @@
  */
 #include "port/port_fault.h"
 
+#include "mem/zbuf.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,7 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 
 			if (c) {
+				zbuf_pktbuf_copied(c);
 				rte_pktmbuf_free(m);
 				m = c;
 			}
@@ -130,6 +133,7 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 		struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 
 		if (c) {
+			zbuf_pktbuf_copied(c);
 			out[n++] = c;
 			d->ctr.duplicated++;
 		}

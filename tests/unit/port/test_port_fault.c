@@ -19,6 +19,7 @@
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 
 #include "fake_port.h"
@@ -291,6 +292,40 @@ static void test_dup_all(void **state)
 	assert_int_equal(c.duplicated, 100);
 	fake_port_clear_tx(&fake);
 	port_close(p);
+}
+
+/*
+ * A duplicate or a corrupted copy of a frame whose buffer the application
+ * holds (headers put in the headroom of a received buffer it sends back)
+ * holds none of the application's references: DPDK copies the mbuf's
+ * dynamic fields, and the copy would carry the share into its next life.
+ */
+static void test_copies_carry_no_app_share(void **state)
+{
+	static const struct rte_mbuf_dynfield share_field = {
+	    .name = "lunar_zbuf_app_share", .size = sizeof(uint16_t), .align = __alignof__(uint16_t)};
+	int off = rte_mbuf_dynfield_register(&share_field);
+	const char *specs[] = {"dup=1.0", "corrupt=1.0"};
+
+	(void)state;
+	assert_true(off >= 0);
+	for (unsigned s = 0; s < 2; s++) {
+		struct port *p = wrap(specs[s]);
+		struct rte_mbuf *m = seq_mbuf(7);
+
+		*RTE_MBUF_DYNFIELD(m, off, uint16_t *) = 1;
+		rte_mbuf_refcnt_update(m, 1); /* the application's, kept past the send */
+		assert_int_equal(port_tx_burst(p, &m, 1), 1);
+		assert_true(fake.n_tx >= 1);
+		for (unsigned i = 0; i < fake.n_tx; i++)
+			if (fake.tx[i] != m)
+				assert_int_equal(*RTE_MBUF_DYNFIELD(fake.tx[i], off, uint16_t *), 0);
+		assert_int_equal(*RTE_MBUF_DYNFIELD(m, off, uint16_t *), 1);
+		*RTE_MBUF_DYNFIELD(m, off, uint16_t *) = 0;
+		rte_pktmbuf_free(m);
+		fake_port_clear_tx(&fake);
+		port_close(p);
+	}
 }
 
 /* reorder=1.0: the order changes, nothing is lost or duplicated. */
@@ -636,6 +671,7 @@ int main(void)
 	    T(test_seed_reproducible),
 	    T(test_direction_prefix),
 	    T(test_dup_all),
+	    T(test_copies_carry_no_app_share),
 	    T(test_reorder_all),
 	    T(test_corrupt_one_bit),
 	    T(test_corrupt_shared_copies),

@@ -27,6 +27,9 @@
  */
 #include "wire/checksum.h"
 
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <immintrin.h>
@@ -212,18 +215,53 @@ inet_csum_long_avx512vnni(const void *buf, size_t len)
 
 uint16_t (*inet_csum_long)(const void *buf, size_t len) = inet_csum_long_generic;
 
-/* Pick the widest version this CPU runs, before main() and any worker thread. */
+/*
+ * Pick a version before main() and any worker thread: AVX-512 where the
+ * CPU has it, else AVX2, else the generic loop. LUNAR_CSUM (generic,
+ * avx2, avx512, avx512vnni) names another, to measure one against
+ * another; one this CPU cannot run, or an unknown name, is reported on
+ * stderr and ignored.
+ *
+ * Not the VNNI version by default, though it is the fastest in a loop
+ * (bench/csum_bench: 26.8 ns for 4 KiB against 42.2): in the stack, on a
+ * Xeon with VNNI, it made the 4 KiB RPC's p99 6.2 us against 4.4 with
+ * the plain AVX-512 sum, and its RPC/s 8% lower (docs/benchmarks.md,
+ * thirty-sixth session). Its dot product is a multiply, which the plain
+ * sum (adds and widenings) does not use; the AVX2 version's vpmaddwd is
+ * one too, and was slower still there.
+ */
 __attribute__((constructor)) static void choose_long_sum(void)
 {
 #if defined(__x86_64__)
+	static const char *const names[] = {"generic", "avx2", "avx512", "avx512vnni"};
+	const char *want_name = getenv("LUNAR_CSUM");
+	bool runs[4] = {true, false, false, false};
+	int pick = 0;
+
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-	    __builtin_cpu_supports("avx512vnni"))
-		inet_csum_long = inet_csum_long_avx512vnni;
-	else if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
-		inet_csum_long = inet_csum_long_avx512;
-	else if (__builtin_cpu_supports("avx2"))
-		inet_csum_long = inet_csum_long_avx2;
+	runs[1] = __builtin_cpu_supports("avx2");
+	runs[2] = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+	runs[3] = runs[2] && __builtin_cpu_supports("avx512vnni");
+	pick = runs[2] ? 2 : runs[1] ? 1 : 0;
+	if (want_name && *want_name) {
+		int want = 3;
+
+		while (want >= 0 && strcmp(want_name, names[want]))
+			want--;
+		if (want >= 0 && runs[want])
+			pick = want;
+		else
+			fprintf(stderr,
+				"lunar: LUNAR_CSUM=%s ignored: not one of generic, avx2, avx512, "
+				"avx512vnni that this CPU runs (using %s)\n",
+				want_name, names[pick]);
+	}
+	switch (pick) {
+	case 3: inet_csum_long = inet_csum_long_avx512vnni; break;
+	case 2: inet_csum_long = inet_csum_long_avx512; break;
+	case 1: inet_csum_long = inet_csum_long_avx2; break;
+	default: inet_csum_long = inet_csum_long_generic; break;
+	}
 #endif
 }
 

@@ -1801,8 +1801,12 @@ uint8_t *zbuf_pktbuf_alloc(struct rte_mempool *mp, uint32_t *room)
 
 void zbuf_pktbuf_copied(struct rte_mbuf *copy)
 {
-	if (app_field < 0)
-		app_field = rte_mbuf_dynfield_lookup("lunar_zbuf_app_share", NULL);
-	if (app_field >= 0)
-		*RTE_MBUF_DYNFIELD(copy, app_field, uint16_t *) = 0;
+	/* Registered by the first Zbuf pool, or by no one: then there is no share to clear. */
+	static int field = -1;
+
+	if (field < 0)
+		field = app_field >= 0 ? app_field
+				       : rte_mbuf_dynfield_lookup("lunar_zbuf_app_share", NULL);
+	if (field >= 0)
+		*RTE_MBUF_DYNFIELD(copy, field, uint16_t *) = 0;
 }

@@ -441,7 +441,6 @@ static void test_pktbuf_alloc(void **state)
 	for (unsigned i = 0; i < avail; i++)
 		*RTE_MBUF_DYNFIELD(all[i], share_off, uint16_t *) = 7;
 	rte_pktmbuf_free_bulk(all, avail);
-	free(all);
 	p = zbuf_pktbuf_alloc(mp, &room);
 	assert_non_null(p);
 	m = (struct rte_mbuf *)((char *)p - RTE_PKTMBUF_HEADROOM - sizeof(struct rte_mbuf));
@@ -471,6 +470,12 @@ static void test_pktbuf_alloc(void **state)
 	zbuf_unref(p);
 	zbuf_unref(p);
 	assert_int_equal(rte_mempool_avail_count(mp), avail);
+	/* Leave the pool as found: no stale share for the tests after this one. */
+	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, all, avail), 0);
+	for (unsigned i = 0; i < avail; i++)
+		*RTE_MBUF_DYNFIELD(all[i], share_off, uint16_t *) = 0;
+	rte_pktmbuf_free_bulk(all, avail);
+	free(all);
 
 	/* Not Zbuf memory: refused, and the buffer goes back. */
 	assert_null(zbuf_pktbuf_alloc(NULL, &room));

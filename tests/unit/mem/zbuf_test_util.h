@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -58,10 +57,11 @@ static inline void start_on_any_core(pthread_t *t, void *(*fn)(void *), void *ar
 	cpu_set_t cpus;
 
 	CPU_ZERO(&cpus);
-	for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; c++)
-		CPU_SET(c, &cpus);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &cpus); /* the kernel keeps the ones that exist */
 	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	if (pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus) != 0)
+		fail_msg("pthread_attr_setaffinity_np failed");
 	if (pthread_create(t, &attr, fn, arg) != 0)
 		fail_msg("pthread_create failed");
 	pthread_attr_destroy(&attr);

@@ -258,9 +258,11 @@ static void choice_with_env(const char *value, char *out, size_t size)
 		 value, (int)getpid());
 	f = popen(cmd, "r");
 	assert_non_null(f);
-	assert_non_null(fgets(out, (int)size, f));
+	if (!fgets(out, (int)size, f))
+		out[0] = '\0';
 	out[strcspn(out, "\n")] = '\0';
 	assert_int_equal(pclose(f), 0);
+	assert_true(out[0] != '\0');
 }
 
 /* LUNAR_CSUM picks any version this CPU runs; anything else leaves the default. */
@@ -287,6 +289,12 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--print-choice")) {
 		puts(inet_csum_long_name()); /* for test_long_sum_env */
 		return 0;
+	}
+	if (getenv("LUNAR_CSUM")) {
+		/* The choice is made before main(): run again without the caller's. */
+		unsetenv("LUNAR_CSUM");
+		execv("/proc/self/exe", argv);
+		return 1;
 	}
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_csum_rfc1071),

@@ -88,6 +88,16 @@ static bool q_push(struct fault_dir_state *d, struct rte_mbuf *m, uint64_t due)
 	return true;
 }
 
+/* A private copy of frame @m, or NULL: it holds none of the application's references. */
+static struct rte_mbuf *copy_frame(struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+	if (c)
+		zbuf_pktbuf_copied(c);
+	return c;
+}
+
 /* Apply faults to one packet; emits 0..3 packets into the direction's queue. */
 static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rte_mbuf *m,
 		      uint64_t now)
@@ -111,10 +121,9 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 		 * corruption: the wire never touches a buffer it does not own.
 		 */
 		if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m)) {
-			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+			struct rte_mbuf *c = copy_frame(m);
 
 			if (c) {
-				zbuf_pktbuf_copied(c);
 				rte_pktmbuf_free(m);
 				m = c;
 			}
@@ -130,10 +139,9 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 	}
 	out[n++] = m;
 	if (chance(d, d->cfg.dup)) {
-		struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		struct rte_mbuf *c = copy_frame(m);
 
 		if (c) {
-			zbuf_pktbuf_copied(c);
 			out[n++] = c;
 			d->ctr.duplicated++;
 		}

@@ -222,11 +222,29 @@ inet_csum_long_avx512vnni(const void *buf, size_t len)
 uint16_t (*inet_csum_long)(const void *buf, size_t len) = inet_csum_long_generic;
 
 /*
- * Pick a version before main() and any worker thread: AVX-512 where the
- * CPU has it, else AVX2, else the generic loop. LUNAR_CSUM (generic,
- * avx2, avx512, avx512vnni) names another, to measure one against
- * another; one this CPU cannot run, or an unknown name, is reported on
- * stderr and ignored.
+ * Every version, by name: whether this CPU runs it (filled in at load)
+ * and whether it may be chosen without being named.
+ */
+static struct long_sum {
+	const char *name;
+	uint16_t (*fn)(const void *buf, size_t len);
+	bool runs, by_default;
+} long_sums[] = {
+    {"generic", inet_csum_long_generic, true, true},
+#if defined(__x86_64__)
+    {"avx2", inet_csum_long_avx2, false, true},
+    {"avx512", inet_csum_long_avx512, false, true},
+    {"avx512vnni", inet_csum_long_avx512vnni, false, false},
+#endif
+};
+#define LONG_SUMS (sizeof(long_sums) / sizeof(long_sums[0]))
+
+/*
+ * Pick a version before main() and any worker thread: the last of
+ * long_sums[] this CPU runs that may be chosen unnamed (AVX-512, else
+ * AVX2, else the generic loop). LUNAR_CSUM names another, to measure one
+ * against another; one this CPU cannot run, or an unknown name, is
+ * reported on stderr and ignored.
  *
  * Not the VNNI version by default, though it is the fastest in a loop
  * (bench/csum_bench: 26.8 ns for 4 KiB against 42.2): in the stack, on a
@@ -238,48 +256,35 @@ uint16_t (*inet_csum_long)(const void *buf, size_t len) = inet_csum_long_generic
  */
 __attribute__((constructor)) static void choose_long_sum(void)
 {
+	const char *want = getenv("LUNAR_CSUM");
+	const struct long_sum *pick = NULL, *named = NULL;
+
 #if defined(__x86_64__)
-	static const char *const names[] = {"generic", "avx2", "avx512", "avx512vnni"};
-	const char *want_name = getenv("LUNAR_CSUM");
-	bool runs[4] = {true, false, false, false};
-	int pick = 0;
-
 	__builtin_cpu_init();
-	runs[1] = __builtin_cpu_supports("avx2");
-	runs[2] = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-	runs[3] = runs[2] && __builtin_cpu_supports("avx512vnni");
-	pick = runs[2] ? 2 : runs[1] ? 1 : 0;
-	if (want_name && *want_name) {
-		int want = 3;
-
-		while (want >= 0 && strcmp(want_name, names[want]))
-			want--;
-		if (want >= 0 && runs[want])
-			pick = want;
-		else
-			fprintf(stderr,
-				"lunar: LUNAR_CSUM=%s ignored: not one of generic, avx2, avx512, "
-				"avx512vnni that this CPU runs (using %s)\n",
-				want_name, names[pick]);
-	}
-	switch (pick) {
-	case 3: inet_csum_long = inet_csum_long_avx512vnni; break;
-	case 2: inet_csum_long = inet_csum_long_avx512; break;
-	case 1: inet_csum_long = inet_csum_long_avx2; break;
-	default: inet_csum_long = inet_csum_long_generic; break;
-	}
+	long_sums[1].runs = __builtin_cpu_supports("avx2");
+	long_sums[2].runs = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+	long_sums[3].runs = long_sums[2].runs && __builtin_cpu_supports("avx512vnni");
 #endif
+	for (const struct long_sum *v = long_sums; v < long_sums + LONG_SUMS; v++) {
+		if (v->runs && v->by_default)
+			pick = v;
+		if (want && v->runs && !strcmp(want, v->name))
+			named = v;
+	}
+	if (want && *want && !named) {
+		fprintf(stderr, "lunar: LUNAR_CSUM=%s ignored: not one of", want);
+		for (const struct long_sum *v = long_sums; v < long_sums + LONG_SUMS; v++)
+			if (v->runs)
+				fprintf(stderr, " %s", v->name);
+		fprintf(stderr, " (the versions this CPU runs); using %s\n", pick->name);
+	}
+	inet_csum_long = (named ? named : pick)->fn;
 }
 
 const char *inet_csum_long_name(void)
 {
-#if defined(__x86_64__)
-	if (inet_csum_long == inet_csum_long_avx512vnni)
-		return "avx512vnni";
-	if (inet_csum_long == inet_csum_long_avx512)
-		return "avx512";
-	if (inet_csum_long == inet_csum_long_avx2)
-		return "avx2";
-#endif
+	for (const struct long_sum *v = long_sums; v < long_sums + LONG_SUMS; v++)
+		if (v->fn == inet_csum_long)
+			return v->name;
 	return "generic";
 }

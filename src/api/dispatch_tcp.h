@@ -22,7 +22,8 @@
  *    a DTCP_EV_ERROR with the buffer.
  *  - DTCP_EV_DATA hands the application a slice of a received frame (one
  *    reference), charged to the receive window until the application
- *    answers DTCP_DONE with the same pointer and length. So an application
+ *    answers DTCP_DONE with the same pointer and length (a second DTCP_DONE
+ *    of one slice is a double free to Zbuf and opens nothing). So an application
  *    thread that falls behind shrinks the window instead of losing data.
  * Data events are produced only while the channel has room; control events
  * that find the ring full wait in a queue of the channel's own, in order.

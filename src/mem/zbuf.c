@@ -747,7 +747,7 @@ static _Thread_local struct {
 	bool app[ZBUF_DEFER_MAX];
 } deferred;
 
-static void release(const void *p, bool app);
+static bool release(const void *p, bool app);
 
 void zbuf_defer_begin(void)
 {
@@ -783,8 +783,11 @@ static __attribute__((cold, noinline)) bool defer_flush(void)
 	return n > 0;
 }
 
-/* A reference (the application's if @app) goes: now, or at zbuf_defer_end(). */
-static inline void count_down(const void *p, bool app)
+/*
+ * A reference (the application's if @app) goes: now, or at zbuf_defer_end().
+ * @return false when refused now (misuse, reported); a noted one counts as gone.
+ */
+static inline bool count_down(const void *p, bool app)
 {
 	if (deferred.on) {
 		/* Full: the notes so far go first, so that releases keep their order. */
@@ -792,9 +795,9 @@ static inline void count_down(const void *p, bool app)
 			defer_flush();
 		deferred.p[deferred.n] = p;
 		deferred.app[deferred.n++] = app;
-		return;
+		return true;
 	}
-	release(p, app);
+	return release(p, app);
 }
 
 void zbuf_drop(const void *p)
@@ -817,30 +820,30 @@ void zbuf_drop(const void *p)
 	count_down(p, false);
 }
 
-void zbuf_unref(const void *p)
+bool zbuf_unref(const void *p)
 {
-	count_down(p, true);
+	return count_down(p, true);
 }
 
 /*
  * Every holder's count goes down by one; at zero the object is free. An
  * application's reference (@app) must be in its share, or it is a double
- * free and nothing changes.
+ * free and nothing changes. @return false when refused (misuse, reported).
  */
-static void release(const void *p, bool app)
+static bool release(const void *p, bool app)
 {
 	struct zbuf_zone *z;
 	struct zbuf_meta *m;
 	uint32_t idx, r;
 
 	if (unlikely(!find(p, &z, &idx)))
-		return;
+		return false;
 	if (app && !share_down(z, idx, p, "double free", "double free"))
-		return;
+		return false;
 	if (z->kind == ZBUF_KIND_MBUF) {
 		/* One refcount: the mbuf's. DPDK returns it to its pool at zero. */
 		rte_pktmbuf_free_seg(zone_mbuf(z, idx));
-		return;
+		return true;
 	}
 	m = &z->meta[idx];
 	/* Acquire: other holders' writes to the object happen before its reuse. */
@@ -850,17 +853,18 @@ static void release(const void *p, bool app)
 		__atomic_store_n(&m->refcnt, 0, __ATOMIC_RELAXED);
 	} else if (unlikely(r == 0)) {
 		misuse("double free", p);
-		return;
+		return false;
 	} else if (__atomic_sub_fetch(&m->refcnt, 1, __ATOMIC_ACQ_REL) != 0) {
-		return;
+		return true;
 	}
 #ifdef LUNAR_DEBUG
 	if (unlikely(__atomic_load_n(&m->state, __ATOMIC_RELAXED) != META_LIVE)) {
 		misuse("free of an object whose metadata is not live", p);
-		return;
+		return false;
 	}
 #endif
 	obj_release(z, idx);
+	return true;
 }
 
 /* ---- translation queries (no misuse report: callers may probe any pointer) ---- */

@@ -130,12 +130,14 @@ void zbuf_ref(const void *p);
  * zero references (its own and lunar's) the object is free. One more than
  * the application holds is misuse ("double free"), reported, and ignored
  * (inside a zbuf_defer_begin() span, when the span ends).
+ * @return false when the call was refused as misuse (only possible when
+ *         the misuse handler returns); inside a span, true: checked later.
  */
-void zbuf_unref(const void *p);
+bool zbuf_unref(const void *p);
 /** Same as zbuf_unref(): the application's release call for any Zbuf pointer. */
-static inline void zbuf_free(const void *p)
+static inline bool zbuf_free(const void *p)
 {
-	zbuf_unref(p);
+	return zbuf_unref(p);
 }
 /** The application's share of the references on the object at @p (0 if not live). */
 uint32_t zbuf_app_refcnt(const void *p);

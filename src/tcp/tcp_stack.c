@@ -2371,10 +2371,11 @@ static void zc_give_back(struct tcp_sock *s, uint32_t len)
 	lunar_cost_leave(prev);
 }
 
+/* A slice whose reference was refused (given back twice) opens no window. */
 void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len)
 {
-	if (data)
-		zbuf_unref(data);
+	if (data && !zbuf_unref(data))
+		return;
 	zc_give_back(s, len);
 }
 
@@ -2382,11 +2383,9 @@ void tcp_sock_zc_done_v(struct tcp_sock *s, const struct tcp_slice *v, unsigned 
 {
 	uint32_t len = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		if (v[i].data)
-			zbuf_unref(v[i].data);
-		len += v[i].len;
-	}
+	for (unsigned i = 0; i < n; i++)
+		if (!v[i].data || zbuf_unref(v[i].data))
+			len += v[i].len;
 	if (len)
 		zc_give_back(s, len);
 }

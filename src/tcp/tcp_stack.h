@@ -278,7 +278,9 @@ unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned ma
  * reference (when @data is not NULL) and opens the window by @len. @s may be
  * NULL once the socket is closed (only the reference is dropped). Sending
  * the bytes on with tcp_sock_send_zc() first is fine: the send buffer takes
- * its own reference.
+ * its own reference. A reference Zbuf refuses (a slice given back twice,
+ * reported as a double free) opens no window; inside a poll's callbacks
+ * Zbuf checks it only at the poll's end, so the window opens there.
  */
 void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len);
 /**

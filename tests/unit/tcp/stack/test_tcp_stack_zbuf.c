@@ -4,7 +4,8 @@
  * corruption. An application that frees a buffer still in flight: the
  * data arrives intact (the stack holds its own reference) and the object
  * is released exactly once, after the ACK. One that unrefs more than it
- * holds: a named misuse. One that runs Zbuf dry: the copying send says
+ * holds: a named misuse; a received slice given back twice opens the
+ * window once. One that runs Zbuf dry: the copying send says
  * -ENOBUFS and takes nothing, and once buffers are back everything works
  * and nothing is left in use. One that sends in many small pieces: a
  * segment spans a hundred and more of them, every byte arrives. The
@@ -251,6 +252,59 @@ static void test_unref_more_than_held(void **state)
 	assert_int_equal(tcp_sock_send(p.cli, more, len), len);
 	pair_run(&p, 5 * MS);
 	pair_rcvd_ok(&p, 2 * len);
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+/*
+ * The application gives a received slice back twice, with tcp_sock_zc_done()
+ * and in a tcp_sock_zc_done_v() that names one slice twice. Each second
+ * reference is refused as a double free, and its bytes do not go back to
+ * the receive window: what the stack counts as held stays what the
+ * application still holds, so the window never opens past the buffers
+ * actually free. Then every slice goes back and nothing stays in use.
+ */
+static void test_slice_given_back_twice(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	const uint32_t len = 4000; /* three segments */
+	uint8_t data[4000];
+	struct tcp_slice sl[8], v[3];
+	struct tcp_pair p;
+	uint64_t misuse0 = misuses();
+	uint32_t got = 0;
+	unsigned n;
+
+	pair_open(&p, attach);
+	tcp_sock_set_ctx(p.srv, NULL, NULL); /* read below, zero-copy */
+	pair_fill(data, len, 0);
+	assert_int_equal(tcp_sock_send(p.cli, data, len), len);
+	pair_run(&p, MS);
+	n = tcp_sock_read_zc(p.srv, sl, 8);
+	assert_int_equal(n, 3);
+	for (unsigned i = 0; i < n; i++)
+		got += sl[i].len;
+	assert_int_equal(got, len);
+	assert_int_equal(tcp_sock_held(p.srv), len);
+
+	noted = 0;
+	zbuf_set_misuse_handler(note_misuse);
+	tcp_sock_zc_done(p.srv, sl[0].data, sl[0].len);
+	tcp_sock_zc_done(p.srv, sl[0].data, sl[0].len); /* refused: opens nothing */
+	assert_int_equal(noted, 1);
+	assert_non_null(strstr(noted_msg, "zbuf: double free at 0x"));
+	assert_int_equal(tcp_sock_held(p.srv), len - sl[0].len);
+	v[0] = sl[1];
+	v[1] = sl[1]; /* the same slice twice in one call */
+	v[2] = sl[0]; /* and one already given back */
+	tcp_sock_zc_done_v(p.srv, v, 3);
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(noted, 3);
+	assert_int_equal(misuses(), misuse0 + 3);
+	assert_int_equal(tcp_sock_held(p.srv), sl[2].len);
+	tcp_sock_zc_done_v(p.srv, &sl[2], 1);
+	assert_int_equal(tcp_sock_held(p.srv), 0);
+	pair_run(&p, 5 * MS);
 	pair_close(&p);
 	assert_int_equal(zbuf_in_use(), 0);
 }
@@ -613,6 +667,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		PAIR_BOTH_FRAMINGS(test_free_while_in_flight),
 		PAIR_BOTH_FRAMINGS(test_unref_more_than_held),
+		PAIR_BOTH_FRAMINGS(test_slice_given_back_twice),
 		PAIR_BOTH_FRAMINGS(test_exhaustion),
 		PAIR_BOTH_FRAMINGS(test_segment_of_many_sends),
 		PAIR_BOTH_FRAMINGS(test_io_vectors),

@@ -564,8 +564,17 @@ static inline int hold(const void *p, uint32_t mbuf_limit, uint32_t limit, bool 
 	return count_up(z, idx, p, mbuf_limit, limit, own);
 }
 
+#ifdef LUNAR_DEBUG
+static bool lunar_holds_one(const void *p, const char *misuse_msg);
+#endif
+
 void zbuf_hold(const void *p)
 {
+#ifdef LUNAR_DEBUG
+	/* Its rule: lunar holds one already (more than the application's share). */
+	if (!lunar_holds_one(p, "hold of an object lunar holds no reference on"))
+		return;
+#endif
 	if (hold(p, UINT16_MAX, UINT32_MAX, true) == -EOVERFLOW)
 		misuse("reference count overflow", p);
 }
@@ -640,6 +649,31 @@ static __attribute__((cold, noinline)) bool lunar_holds_recheck(struct zbuf_zone
 	}
 	return false;
 }
+
+#ifdef LUNAR_DEBUG
+/*
+ * Debug builds' check of lunar's own calls: it holds a reference on the
+ * object at @p (its count is above the application's share). @return
+ * false, with @misuse_msg (or the translation's) reported, when it does
+ * not. A free object passes: the call itself names that.
+ */
+static bool lunar_holds_one(const void *p, const char *misuse_msg)
+{
+	struct zbuf_zone *z;
+	uint32_t idx, all;
+	uint16_t *share, n;
+
+	if (!find(p, &z, &idx))
+		return false;
+	share = counts_of(z, idx, &all);
+	if (all && __atomic_load_n(share, __ATOMIC_RELAXED) >= all &&
+	    !lunar_holds_recheck(z, idx, &share, &n)) {
+		misuse(misuse_msg, p);
+		return false;
+	}
+	return true;
+}
+#endif
 
 void zbuf_give(const void *p)
 {
@@ -803,19 +837,8 @@ static inline bool count_down(const void *p, bool app)
 void zbuf_drop(const void *p)
 {
 #ifdef LUNAR_DEBUG
-	struct zbuf_zone *z;
-	uint32_t idx, all;
-	uint16_t *share, n;
-
-	if (!find(p, &z, &idx))
+	if (!lunar_holds_one(p, "drop of a reference lunar does not hold"))
 		return;
-	share = counts_of(z, idx, &all);
-	/* A free generic object is left to release(), which names it. */
-	if (all && __atomic_load_n(share, __ATOMIC_RELAXED) >= all &&
-	    !lunar_holds_recheck(z, idx, &share, &n)) {
-		misuse("drop of a reference lunar does not hold", p);
-		return;
-	}
 #endif
 	count_down(p, false);
 }
@@ -1388,6 +1411,7 @@ struct pktpool_check {
 	uint32_t hdr_sz;    /* mempool object header before each mbuf */
 	uint8_t *free;	    /* per slot: 1 while in the ring */
 	const struct rte_mempool_ops *ring; /* the ops doing the work */
+	bool armed;	    /* mbufs initialised: a share is meaningful from here */
 };
 
 enum { PKTPOOL_CHECK_BATCH = 64 };
@@ -1463,6 +1487,12 @@ static int checked_enqueue(struct rte_mempool *mp, void *const *objs, unsigned n
 		if (*f) {
 			check_report("packet buffer freed twice", objs[i]);
 			continue; /* in the ring once is enough */
+		}
+		if (pc->armed && *RTE_MBUF_DYNFIELD((struct rte_mbuf *)objs[i], app_field,
+						   const uint16_t *)) {
+			/* lunar let go of a buffer it gave away: it stays the application's. */
+			check_report("packet buffer freed while the application holds it", objs[i]);
+			continue;
 		}
 		*f = 1;
 		data_room_poison(mp, objs[i], true);
@@ -1723,6 +1753,10 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 	}
 	/* rte_pktmbuf_init() zeroes each mbuf, the share with it. */
 	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+#ifdef LUNAR_DEBUG
+	if (check)
+		check->armed = true;
+#endif
 
 	/* The zone headers sit in the first slot(s) of each zone: take those out. */
 	objs = malloc(sizeof(*objs) * total);

@@ -147,7 +147,9 @@ uint32_t zbuf_app_refcnt(const void *p);
 /**
  * lunar takes another reference on an object it already holds one on (a
  * slice of a received frame it keeps). At the count's maximum it is
- * misuse, as zbuf_ref(). Borrowing someone else's reference (sending the
+ * misuse, as zbuf_ref(); LUNAR_DEBUG builds also report a hold on an
+ * object whose references are all the application's ("hold of an object
+ * lunar holds no reference on"): that one is zbuf_try_hold()'s. Borrowing someone else's reference (sending the
  * application's memory) is zbuf_try_hold()'s: a packet buffer's count is
  * then raised with an atomic add, here with DPDK's cheaper update.
  */

@@ -746,6 +746,7 @@ static void feed(struct fz *f, struct tcp_repr *r, uint32_t off)
 		obj = zbuf_alloc(r->payload_len + off);
 		if (!obj)
 			return;
+		zbuf_take(obj); /* a received frame is lunar's, not the application's */
 		fill_rx(obj + off, dseq, r->payload_len);
 		r->payload = obj + off;
 	} else {
@@ -754,7 +755,7 @@ static void feed(struct fz *f, struct tcp_repr *r, uint32_t off)
 	begin(f);
 	tcp_input(&f->c, r, f->now, &f->out);
 	if (obj)
-		zbuf_unref(obj); /* the connection took its own references */
+		zbuf_drop(obj); /* the connection took its own references */
 	check_conn(f, false, r->flags & RST ? "seg RST" : r->payload_len ? "seg data" : "seg");
 }
 
@@ -841,6 +842,7 @@ static void op_raw(struct fz *f, struct reader *in, bool relative)
 	buf = zbuf_alloc(len ? len : 1);
 	if (!buf)
 		return;
+	zbuf_take(buf); /* a received frame is lunar's, not the application's */
 	memcpy(buf, in->p + in->i, len);
 	in->i += len;
 	if (tcp_parse(buf, len, RADDR, LADDR, false, &r) == LUNAR_DROP_NONE) {
@@ -855,7 +857,7 @@ static void op_raw(struct fz *f, struct reader *in, bool relative)
 		tcp_input(&f->c, &r, f->now, &f->out);
 		check_conn(f, false, "raw");
 	}
-	zbuf_unref(buf);
+	zbuf_drop(buf);
 }
 
 static void advance_to(struct fz *f, uint64_t t)

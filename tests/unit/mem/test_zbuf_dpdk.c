@@ -434,13 +434,16 @@ static void test_pktbuf_alloc(void **state)
 	avail = rte_mempool_avail_count(mp);
 	share_off = rte_mbuf_dynfield_lookup("lunar_zbuf_app_share", NULL);
 	assert_true(share_off >= 0);
-	/* Every free buffer left with a stale share (as lunar freeing one wrongly would). */
+	/*
+	 * Every free buffer left with a stale share (as lunar freeing one
+	 * wrongly would, in a build whose pools do not refuse that).
+	 */
 	all = calloc(avail, sizeof(*all));
 	assert_non_null(all);
 	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, all, avail), 0);
+	rte_pktmbuf_free_bulk(all, avail);
 	for (unsigned i = 0; i < avail; i++)
 		*RTE_MBUF_DYNFIELD(all[i], share_off, uint16_t *) = 7;
-	rte_pktmbuf_free_bulk(all, avail);
 	p = zbuf_pktbuf_alloc(mp, &room);
 	assert_non_null(p);
 	m = (struct rte_mbuf *)((char *)p - RTE_PKTMBUF_HEADROOM - sizeof(struct rte_mbuf));
@@ -560,6 +563,20 @@ static void test_pktpool_checked(void **state)
 	EXPECT_MISUSE(zbuf_hold(p), "ref of a free packet buffer");
 	EXPECT_MISUSE(zbuf_ref(p), "ref of a buffer the application does not hold");
 	EXPECT_MISUSE(zbuf_give(p), "give of a free packet buffer"); /* its count reads 1 */
+	/*
+	 * lunar frees a buffer it gave to the application: refused, and the
+	 * buffer stays out of the ring, the application's, until it gives it back.
+	 */
+	m = rte_pktmbuf_alloc(mp);
+	assert_non_null(m);
+	p = rte_pktmbuf_mtod(m, char *);
+	zbuf_give(p);
+	EXPECT_MISUSE(rte_pktmbuf_free(m), "packet buffer freed while the application holds it");
+	assert_int_equal(rte_mempool_avail_count(mp), avail - 1);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	p[0] = 1; /* still the application's to use */
+	zbuf_unref(p);
+	assert_int_equal(rte_mempool_avail_count(mp), avail);
 	/* Handed out again it is live, once: two allocations get two buffers. */
 	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, again, 2), 0);
 	assert_ptr_not_equal(again[0], again[1]);

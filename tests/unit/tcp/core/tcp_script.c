@@ -215,6 +215,7 @@ void seg_opts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint1
 	if (len) {
 		p = zbuf_alloc(len);
 		assert_non_null(p);
+		assert_true(zbuf_take(p)); /* a received frame is lunar's, not the application's */
 		for (uint32_t i = 0; i < len; i++)
 			p[i] = (uint8_t)(seq + (flags & SYN ? 1 : 0) + i);
 		r.payload = p;
@@ -223,7 +224,7 @@ void seg_opts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint1
 	reset_out(s);
 	tcp_input(&s->c, &r, s->now, &s->out);
 	if (p)
-		zbuf_unref(p); /* the connection took its own reference if it kept the data */
+		zbuf_drop(p); /* the connection took its own reference if it kept the data */
 }
 
 void seg(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, uint32_t len)

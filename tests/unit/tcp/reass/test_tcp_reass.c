@@ -28,12 +28,13 @@ static uint8_t pat(uint32_t seq)
 	return (uint8_t)(seq * 131u + (seq >> 8) * 7u + (seq >> 16));
 }
 
-/* A received segment: its payload in a fresh Zbuf object (refcount 1). */
+/* A received segment: its payload in a fresh Zbuf object, lunar's one reference. */
 static uint8_t *mkseg(uint32_t seq, uint32_t len)
 {
 	uint8_t *obj = zbuf_alloc(HDR + len + 1);
 
 	assert_non_null(obj);
+	assert_true(zbuf_take(obj)); /* a received frame is lunar's, not the application's */
 	for (uint32_t i = 0; i < len; i++)
 		obj[HDR + i] = pat(seq + i);
 	return obj + HDR;
@@ -46,7 +47,7 @@ static enum tcp_reass_result ins(struct tcp_reass *r, uint32_t rcv_nxt, uint32_t
 	uint8_t *p = mkseg(seq, len);
 	enum tcp_reass_result res = tcp_reass_insert(r, rcv_nxt, seq, p, len, NULL);
 
-	zbuf_unref(p);
+	zbuf_drop(p);
 	return res;
 }
 
@@ -447,7 +448,7 @@ static void test_random_orders_bounded(void **state)
 					memset(held + s.off, 1, s.len);
 				}
 			}
-			zbuf_unref(p);
+			zbuf_drop(p);
 			done += drain(&r, &nxt);
 			assert_int_equal(nxt, base + done);
 			for (uint32_t o = 0; o < done; o++)
@@ -482,7 +483,7 @@ static void test_duplicate_detection(void **state)
 	assert_int_equal(zbuf_refcnt(p), 2); /* no reference taken for them */
 	assert_int_equal(r.n, 1);
 	assert_int_equal(tcp_reass_bytes(&r), 300);
-	zbuf_unref(p);
+	zbuf_drop(p);
 	finish(&r);
 }
 
@@ -555,7 +556,7 @@ static void test_overlap_covers_several(void **state)
 	p = mkseg(50, 650);
 	assert_int_equal(tcp_reass_insert(&r, 0, 50, p, 650, NULL), TCP_REASS_STORED);
 	assert_int_equal(zbuf_refcnt(p), 1 + 4); /* ours + one per new slice */
-	zbuf_unref(p);
+	zbuf_drop(p);
 	assert_int_equal(r.n, 7);
 	for (unsigned i = 0; i < 7; i++) {
 		assert_int_equal(r.segs[i].seq, want[i][0]);
@@ -607,7 +608,7 @@ static void test_full_max_segs(void **state)
 	p = mkseg(150, 350);
 	assert_int_equal(tcp_reass_insert(&r, 0, 150, p, 350, NULL), TCP_REASS_FULL);
 	assert_int_equal(zbuf_refcnt(p), 1);
-	zbuf_unref(p);
+	zbuf_drop(p);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(tcp_reass_bytes(&r), 200);
 	EXPECT_SACK(&r, 0, 4, 300, 400, 100, 200);
@@ -824,7 +825,7 @@ static struct tcp_sack_block ins_dup(struct tcp_reass *r, uint32_t rcv_nxt, uint
 	struct tcp_sack_block dup = {7, 9}; /* must be overwritten */
 
 	assert_int_equal(tcp_reass_insert(r, rcv_nxt, seq, p, len, &dup), want);
-	zbuf_unref(p);
+	zbuf_drop(p);
 	return dup;
 }
 
@@ -912,7 +913,7 @@ static void test_clear_releases_all(void **state)
 		assert_int_equal(ins(&r, 0, s, 100), TCP_REASS_STORED);
 	p = mkseg(50, 20000);
 	assert_int_equal(tcp_reass_insert(&r, 0, 50, p, 20000, NULL), TCP_REASS_STORED);
-	zbuf_unref(p);
+	zbuf_drop(p);
 	assert_int_equal(zbuf_in_use(), 51);
 	tcp_reass_clear(&r);
 	assert_int_equal(r.n, 0);

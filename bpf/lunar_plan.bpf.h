@@ -53,8 +53,8 @@ struct {
 static __always_inline struct lunar_steer_cfg lunar_cfg_get(void)
 {
 	struct lunar_steer_cfg c = {
-		.lo = LUNAR_STEER_DEFAULT_LO,
-		.hi = LUNAR_STEER_DEFAULT_HI,
+	    .lo = LUNAR_STEER_DEFAULT_LO,
+	    .hi = LUNAR_STEER_DEFAULT_HI,
 	};
 	__u32 key = 0;
 	struct lunar_steer_cfg *m = bpf_map_lookup_elem(&lunar_cfg, &key);
@@ -117,8 +117,7 @@ static __always_inline __u32 lunar_plan_owner(const struct lunar_steer_cfg *c, _
  * (the verifier insists; a short frame must reach the kernel, which counts
  * and drops it).
  */
-static __always_inline int lunar_parse_tcp4(void *data, void *data_end, __u16 *sport,
-					    __u16 *dport)
+static __always_inline int lunar_parse_tcp4(void *data, void *data_end, __u16 *sport, __u16 *dport)
 {
 	struct ethhdr *eth = data;
 	struct iphdr *ip;

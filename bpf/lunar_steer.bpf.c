@@ -44,7 +44,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LUNAR_STEER_STAT_ROWS * LUNAR_STEER_NSTATS);
+	__uint(max_entries, LUNAR_STEER_STAT_ROWS *LUNAR_STEER_NSTATS);
 	__type(key, __u32);
 	__type(value, __u64);
 } lunar_stats SEC(".maps");
@@ -69,8 +69,7 @@ static __always_inline void count(__u32 q, __u32 stat)
  * IPv4 header and 8 bytes after it, which hold the ports. A fragment of
  * an error, or a quote of a non-first fragment, is the kernel's.
  */
-static __always_inline int parse_tcp_error(void *data, void *data_end, __u16 *sport,
-					   __u16 *dport)
+static __always_inline int parse_tcp_error(void *data, void *data_end, __u16 *sport, __u16 *dport)
 {
 	struct ethhdr *eth = data;
 	struct iphdr *ip, *qip;

@@ -37,31 +37,41 @@ struct {
 	__type(value, struct lunar_cookie_cfg);
 } lunar_cookie SEC(".maps");
 
-#define SC_ETH_LEN 14
-#define SC_IP_LEN 20
-#define SC_TCP_MAX 60
+#define SC_ETH_LEN	  14
+#define SC_IP_LEN	  20
+#define SC_TCP_MAX	  60
 #define SC_SYNACK_TCP_LEN 40
-#define SC_SYNACK_LEN (SC_ETH_LEN + SC_IP_LEN + SC_SYNACK_TCP_LEN)
-#define SC_NS_PER_MS 1000000ull
-#define SC_SLOT_SHIFT 34 /* TCP_SYNCOOKIE_SLOT_SHIFT */
-#define SC_MAC_BITS 23	 /* tcp_syncookie.c MAC_BITS */
-#define SC_WSCALE_NONE 15
-#define SC_TCP_FIN 0x01
-#define SC_TCP_SYN 0x02
-#define SC_TCP_RST 0x04
-#define SC_TCP_ACK 0x10
-#define SC_TCP_ECE 0x40
-#define SC_TCP_CWR 0x80
+#define SC_SYNACK_LEN	  (SC_ETH_LEN + SC_IP_LEN + SC_SYNACK_TCP_LEN)
+#define SC_NS_PER_MS	  1000000ull
+#define SC_SLOT_SHIFT	  34 /* TCP_SYNCOOKIE_SLOT_SHIFT */
+#define SC_MAC_BITS	  23 /* tcp_syncookie.c MAC_BITS */
+#define SC_WSCALE_NONE	  15
+#define SC_TCP_FIN	  0x01
+#define SC_TCP_SYN	  0x02
+#define SC_TCP_RST	  0x04
+#define SC_TCP_ACK	  0x10
+#define SC_TCP_ECE	  0x40
+#define SC_TCP_CWR	  0x80
 
 /* ---- SipHash-2-4 with a 64-bit result (libsodium crypto_shorthash) ---- */
 
 #define SC_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-#define SC_SIPROUND                                                                      \
-	do {                                                                             \
-		v0 += v1; v1 = SC_ROTL(v1, 13); v1 ^= v0; v0 = SC_ROTL(v0, 32);           \
-		v2 += v3; v3 = SC_ROTL(v3, 16); v3 ^= v2;                                 \
-		v0 += v3; v3 = SC_ROTL(v3, 21); v3 ^= v0;                                 \
-		v2 += v1; v1 = SC_ROTL(v1, 17); v1 ^= v2; v2 = SC_ROTL(v2, 32);           \
+#define SC_SIPROUND                                                                                \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = SC_ROTL(v1, 13);                                                              \
+		v1 ^= v0;                                                                          \
+		v0 = SC_ROTL(v0, 32);                                                              \
+		v2 += v3;                                                                          \
+		v3 = SC_ROTL(v3, 16);                                                              \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = SC_ROTL(v3, 21);                                                              \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = SC_ROTL(v1, 17);                                                              \
+		v1 ^= v2;                                                                          \
+		v2 = SC_ROTL(v2, 32);                                                              \
 	} while (0)
 
 /* SipHash-2-4 of the 32 bytes m[0..3] (little-endian words) under k[0..1]. */
@@ -147,10 +157,10 @@ static __always_inline void sc_put32(__u8 *p, __u32 v)
 
 /* A SYN's header and what its options say, walked by sc_syn_option(). */
 struct sc_syn {
-	__u8 h[64];  /* the TCP header */
-	__u32 hlen;  /* its length, 20-60 */
-	__u32 i;     /* the next option's offset */
-	int bad;     /* an option lunar would drop the segment for */
+	__u8 h[64]; /* the TCP header */
+	__u32 hlen; /* its length, 20-60 */
+	__u32 i;    /* the next option's offset */
+	int bad;    /* an option lunar would drop the segment for */
 	__u16 mss;
 	__u8 wscale; /* SC_WSCALE_NONE: none offered */
 	__u8 sack;
@@ -241,8 +251,8 @@ static __always_inline int lunar_syncookie_answer(struct xdp_md *ctx, __u32 q, _
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct sc_synack r = {};
-	struct sc_syn o = {.i = 20, .mss = 536 /* RFC 9293 3.7.1 default */,
-			   .wscale = SC_WSCALE_NONE};
+	struct sc_syn o = {
+	    .i = 20, .mss = 536 /* RFC 9293 3.7.1 default */, .wscale = SC_WSCALE_NONE};
 	const __u8 *h = o.h;
 	__u32 pkey = dport, *listen, hlen, frame_len, bits, cookie, isn;
 	__u64 ktime, now, m[4], ts_ms;
@@ -272,7 +282,7 @@ static __always_inline int lunar_syncookie_answer(struct xdp_md *ctx, __u32 q, _
 	if (bpf_xdp_load_bytes(ctx, SC_ETH_LEN + SC_IP_LEN, o.h, hlen))
 		return 0;
 	if (sc_fold(sc_sum(h, hlen) + sc_pseudo(ip->saddr, ip->daddr, hlen)) != 0xffff)
-		return 0; /* bad TCP checksum: lunar counts it */
+		return 0;		    /* bad TCP checksum: lunar counts it */
 	bpf_loop(40, sc_syn_option, &o, 0); /* an option takes at least one byte */
 	if (o.bad)
 		return 0;
@@ -287,8 +297,8 @@ static __always_inline int lunar_syncookie_answer(struct xdp_md *ctx, __u32 q, _
 	m[1] = (__u64)dport | (__u64)((__u32)h[0] << 8 | h[1]) << 16 | (__u64)isn << 32;
 	m[2] = bits;
 	m[3] = now >> SC_SLOT_SHIFT;
-	cookie = bits << SC_MAC_BITS |
-		 ((__u32)sc_siphash32(cfg->key, m) & ((1u << SC_MAC_BITS) - 1));
+	cookie =
+	    bits << SC_MAC_BITS | ((__u32)sc_siphash32(cfg->key, m) & ((1u << SC_MAC_BITS) - 1));
 
 	/* The SYN-ACK, addressed back. */
 	__builtin_memcpy(r.eth.h_dest, eth->h_source, ETH_ALEN);
@@ -333,9 +343,9 @@ static __always_inline int lunar_syncookie_answer(struct xdp_md *ctx, __u32 q, _
 		r.opt[18] = 3;
 		r.opt[19] = cfg->wscale;
 	}
-	r.tcp.check = bpf_htons((__u16)~sc_fold(
-		sc_sum((const __u8 *)&r.tcp, SC_SYNACK_TCP_LEN) +
-		sc_pseudo(r.ip.saddr, r.ip.daddr, SC_SYNACK_TCP_LEN)));
+	r.tcp.check =
+	    bpf_htons((__u16)~sc_fold(sc_sum((const __u8 *)&r.tcp, SC_SYNACK_TCP_LEN) +
+				      sc_pseudo(r.ip.saddr, r.ip.daddr, SC_SYNACK_TCP_LEN)));
 
 	/* The frame becomes the SYN-ACK: 74 bytes. */
 	frame_len = (__u32)(data_end - data);

@@ -73,7 +73,7 @@ struct client {
 	crypto_hash_sha256_state sha_out, sha_in;
 	bool no_digest; /* --no-digest: the SHA-256 costs more CPU than the stack */
 	uint64_t t_start, t_end;
-	unsigned mss; /* send MSS once connected */
+	unsigned mss;	    /* send MSS once connected */
 	char response[512]; /* PUT: the server's answer body */
 	size_t response_len;
 	struct tcp_sock *sock;
@@ -123,7 +123,8 @@ static void pump(struct client *c)
 			got = pread(c->in_fd, buf, n, (off_t)c->sent);
 			if (got <= 0) {
 				zbuf_unref(buf);
-				fail(c, "read error on %s", c->put_file ? c->put_file : c->send_file);
+				fail(c, "read error on %s",
+				     c->put_file ? c->put_file : c->send_file);
 				return;
 			}
 			n = (uint32_t)got;
@@ -197,7 +198,8 @@ static void consume(struct client *c, const uint8_t *p, size_t n)
 		return;
 	}
 	if (!c->header_done) {
-		size_t take = n < sizeof(c->hdr) - 1 - c->hdr_len ? n : sizeof(c->hdr) - 1 - c->hdr_len;
+		size_t take =
+		    n < sizeof(c->hdr) - 1 - c->hdr_len ? n : sizeof(c->hdr) - 1 - c->hdr_len;
 		size_t hlen, before = c->hdr_len;
 
 		memcpy(c->hdr + c->hdr_len, p, take);
@@ -222,7 +224,8 @@ static void send_request(struct client *c)
 	int n;
 
 	if (c->mode == MODE_GET)
-		n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: lunar\r\nConnection: close\r\n\r\n",
+		n = snprintf(req, sizeof(req),
+			     "GET %s HTTP/1.1\r\nHost: lunar\r\nConnection: close\r\n\r\n",
 			     c->path);
 	else
 		n = snprintf(req, sizeof(req),
@@ -239,8 +242,9 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 	struct client *c = ctx;
 
 	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
-		fail(c, "connection %s", ev & TCP_EV_RESET ? "reset (or refused) by the peer"
-							     : "timed out: the peer did not answer");
+		fail(c, "connection %s",
+		     ev & TCP_EV_RESET ? "reset (or refused) by the peer"
+				       : "timed out: the peer did not answer");
 		return;
 	}
 	if (ev & TCP_EV_CONNECTED) {
@@ -279,16 +283,16 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 
 /* ---- many connections: --conns N with --echo B or --bytes B ---- */
 
-#define HANDSHAKES_MAX 256      /* connects in flight at once */
-#define RAMP_DEFAULT 32         /* connections given their first bytes per loop iteration */
-#define SETTLE_NS 20000000ull   /* idle time before the per-connection memory is measured */
-#define LINGER_NS 300000000ull  /* time given to the last ACKs at exit */
-#define SAMPLE_NS 20000000ull   /* how often the peak memory is sampled */
+#define HANDSHAKES_MAX	   256		/* connects in flight at once */
+#define RAMP_DEFAULT	   32		/* connections given their first bytes per loop iteration */
+#define SETTLE_NS	   20000000ull	/* idle time before the per-connection memory is measured */
+#define LINGER_NS	   300000000ull /* time given to the last ACKs at exit */
+#define SAMPLE_NS	   20000000ull	/* how often the peak memory is sampled */
 #define SOAK_SLOTS_DEFAULT 32
-#define SOAK_REPORT_NS 10000000000ull /* a progress line this often */
-#define STUCK_NS 120000000000ull      /* a soak connection running longer is stuck */
-#define SOAK_DRAIN_NS 180000000000ull /* after the soak: time for the last ones to end */
-#define SOAK_BASELINE_NS 200000000ull /* polled before the soak to take the Zbuf baseline */
+#define SOAK_REPORT_NS	   10000000000ull  /* a progress line this often */
+#define STUCK_NS	   120000000000ull /* a soak connection running longer is stuck */
+#define SOAK_DRAIN_NS	   180000000000ull /* after the soak: time for the last ones to end */
+#define SOAK_BASELINE_NS   200000000ull	   /* polled before the soak to take the Zbuf baseline */
 
 enum mc_phase { MC_IDLE, MC_CONNECTING, MC_OPEN, MC_SENDING, MC_DONE, MC_FAILED, MC_ABORTED };
 
@@ -296,9 +300,9 @@ enum mc_phase { MC_IDLE, MC_CONNECTING, MC_OPEN, MC_SENDING, MC_DONE, MC_FAILED,
 struct mconn {
 	struct tcp_sock *s;
 	uint64_t sent, rcvd;
-	uint64_t bytes;    /* each way */
+	uint64_t bytes;	   /* each way */
 	uint64_t abort_at; /* --soak: abort (RST) once this much echo is back; 0: never */
-	uint64_t t0;       /* --soak: when it started */
+	uint64_t t0;	   /* --soak: when it started */
 	uint32_t serial;   /* which stream it sends (the slot index without --soak) */
 	uint32_t wq_next;  /* work queue link: index + 1, 0 = end */
 	uint8_t phase;
@@ -308,22 +312,22 @@ struct mconn {
 struct many {
 	struct lunar_env *env;
 	struct mconn *c;
-	uint32_t n, next;  /* connections; the next one to open */
+	uint32_t n, next; /* connections; the next one to open */
 	uint32_t raddr;
 	uint16_t rport;
-	uint64_t bytes;    /* per connection, each way */
+	uint64_t bytes; /* per connection, each way */
 	bool echo, go;
 	uint32_t ramp; /* --ramp */
 	uint32_t connecting, established, open, peak, completed, failed;
-	bool soak;            /* --soak: slots restart connections until soak_end */
+	bool soak; /* --soak: slots restart connections until soak_end */
 	uint64_t soak_end;
-	uint32_t serial_next; /* --soak: the next connection's serial number */
+	uint32_t serial_next;		  /* --soak: the next connection's serial number */
 	uint64_t started, aborted, stuck; /* --soak: connections over the whole run */
-	uint32_t wq_head, wq_tail; /* connections waiting to (re)start sending: index + 1 */
+	uint32_t wq_head, wq_tail;	  /* connections waiting to (re)start sending: index + 1 */
 	uint64_t bytes_out, bytes_in;
 	uint64_t t_start, t_connected, t_go, t_end; /* t_go: after SETTLE_NS */
 	bool mem_measured;
-	double heap_per_conn, zbuf_per_conn;     /* established and idle */
+	double heap_per_conn, zbuf_per_conn;	     /* established and idle */
 	uint64_t heap0, zbuf0, heap_peak, zbuf_peak; /* baseline; highest seen while running */
 	char err[512];
 };
@@ -520,7 +524,8 @@ static void mc_pump(struct mconn *c)
 			n = room;
 		buf = mc_alloc(&n);
 		if (!buf) {
-			wq_push(c); /* Zbuf memory comes back as ACKs arrive: retried from the loop */
+			wq_push(
+			    c); /* Zbuf memory comes back as ACKs arrive: retried from the loop */
 			return;
 		}
 		stream_fill(c->serial, c->sent, buf, n);
@@ -570,15 +575,18 @@ static void echo_mismatch(struct mconn *c, const struct tcp_slice *sl, uint64_t 
 			continue;
 		if (who == c->serial && from == at_k)
 			snprintf(whence, sizeof(whence),
-				 "the right bytes again from byte %" PRIu64 " (a short corruption)", at_k);
+				 "the right bytes again from byte %" PRIu64 " (a short corruption)",
+				 at_k);
 		else
-			snprintf(whence, sizeof(whence), "byte %" PRIu64 " holds connection %u's byte %" PRIu64,
-				 at_k, who, from);
+			snprintf(whence, sizeof(whence),
+				 "byte %" PRIu64 " holds connection %u's byte %" PRIu64, at_k, who,
+				 from);
 		break;
 	}
 	mc_fail(c,
 		"echo differs from what was sent at byte %" PRIu64 " (slice of %u bytes at %" PRIu64
-		", mismatch %" PRIu64 " bytes in, %u bytes differ, the first 0x%02x for 0x%02x (xor 0x%02x)"
+		", mismatch %" PRIu64
+		" bytes in, %u bytes differ, the first 0x%02x for 0x%02x (xor 0x%02x)"
 		"; %s)",
 		bad, sl->len, c->rcvd, at, differ, got, first, got ^ first, whence);
 }
@@ -594,9 +602,11 @@ static void mc_read(struct mconn *c)
 
 			if (M.echo && c->s) {
 				if (c->rcvd + sl[i].len > c->sent)
-					mc_fail(c, "echo longer than what was sent (%" PRIu64 " bytes)",
-						c->rcvd + sl[i].len);
-				else if (!stream_check(c->serial, c->rcvd, sl[i].data, sl[i].len, &bad))
+					mc_fail(
+					    c, "echo longer than what was sent (%" PRIu64 " bytes)",
+					    c->rcvd + sl[i].len);
+				else if (!stream_check(c->serial, c->rcvd, sl[i].data, sl[i].len,
+						       &bad))
 					echo_mismatch(c, &sl[i], bad);
 			}
 			c->rcvd += sl[i].len;
@@ -615,8 +625,8 @@ static void mc_read(struct mconn *c)
 static void mc_eof(struct mconn *c)
 {
 	if (c->phase != MC_SENDING || c->sent < c->bytes || !c->fin_sent) {
-		mc_fail(c, "the peer closed after %" PRIu64 " of %" PRIu64 " bytes were sent", c->sent,
-			c->bytes);
+		mc_fail(c, "the peer closed after %" PRIu64 " of %" PRIu64 " bytes were sent",
+			c->sent, c->bytes);
 		return;
 	}
 	if (M.echo && c->rcvd != c->sent) {
@@ -636,8 +646,9 @@ static void mc_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 	if (c->phase >= MC_DONE)
 		return;
 	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
-		mc_fail(c, "%s", ev & TCP_EV_RESET ? "reset (or refused) by the peer"
-						   : "timed out: the peer did not answer");
+		mc_fail(c, "%s",
+			ev & TCP_EV_RESET ? "reset (or refused) by the peer"
+					  : "timed out: the peer did not answer");
 		return;
 	}
 	if ((ev & TCP_EV_CONNECTED) && c->phase == MC_CONNECTING) {
@@ -720,9 +731,9 @@ static void mc_print_conn(FILE *f, const struct mconn *c)
 		"conns: stuck %u: %s bytes %" PRIu64 " sent %" PRIu64 " received %" PRIu64
 		" fin_sent %d eof %d queued %d snd_una %u snd_nxt %u snd_wnd %u unsent+unacked %u"
 		" rcv_queued %u\n",
-		c->serial, tcp_state_name(tc->state), c->bytes, c->sent, c->rcvd, c->fin_sent, c->eof,
-		c->queued, tc->snd_una - tc->iss, tc->snd_nxt - tc->iss, tc->snd_wnd, tc->snd.bytes,
-		tc->rcvq_bytes);
+		c->serial, tcp_state_name(tc->state), c->bytes, c->sent, c->rcvd, c->fin_sent,
+		c->eof, c->queued, tc->snd_una - tc->iss, tc->snd_nxt - tc->iss, tc->snd_wnd,
+		tc->snd.bytes, tc->rcvq_bytes);
 }
 
 /* Where the connections still running are (after a timeout or an interrupt). */
@@ -822,8 +833,9 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 			if (c->phase == MC_IDLE)
 				mc_leave(c, MC_FAILED);
 			else
-				mc_fail(c, "%s", lunar_stop_requested() ? "interrupted"
-									: "timed out (--timeout)");
+				mc_fail(c, "%s",
+					lunar_stop_requested() ? "interrupted"
+							       : "timed out (--timeout)");
 		}
 	}
 	/* Our last ACKs go out (and are repeated if a FIN comes again) before the port closes. */
@@ -831,7 +843,8 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 		lunar_env_poll(env);
 	{
 		double secs = (M.t_end > M.t_start ? M.t_end - M.t_start : 0) / 1e9;
-		double conn_secs = (M.t_connected > M.t_start ? M.t_connected - M.t_start : 0) / 1e9;
+		double conn_secs =
+		    (M.t_connected > M.t_start ? M.t_connected - M.t_start : 0) / 1e9;
 		double xfer_secs = M.t_go && M.t_end > M.t_go ? (M.t_end - M.t_go) / 1e9 : 0;
 
 		printf("conns: requested %u opened %u completed %u failed %u\n", M.n, M.established,
@@ -847,7 +860,8 @@ static int run_conns(struct lunar_env *env, uint32_t raddr, uint16_t rport, doub
 			printf("memory per connection: %.0f bytes (heap) + %.2f Zbuf objects "
 			       "(established, idle)\n",
 			       M.heap_per_conn, M.zbuf_per_conn);
-		printf("memory at peak: heap +%" PRIu64 " bytes (%.0f per connection), Zbuf +%" PRIu64
+		printf("memory at peak: heap +%" PRIu64
+		       " bytes (%.0f per connection), Zbuf +%" PRIu64
 		       " objects (sampled every %.0f ms)\n",
 		       M.heap_peak - M.heap0, (double)(M.heap_peak - M.heap0) / M.n,
 		       M.zbuf_peak - M.zbuf0, SAMPLE_NS / 1e6);
@@ -994,8 +1008,9 @@ static int run_soak(struct lunar_env *env, uint32_t raddr, uint16_t rport, doubl
 		mc_report_stuck(stdout);
 		for (uint32_t i = 0; i < M.n; i++)
 			if (M.c[i].phase > MC_IDLE && M.c[i].phase < MC_DONE)
-				mc_fail(&M.c[i], "%s", lunar_stop_requested() ? "interrupted"
-									  : "still running after the soak");
+				mc_fail(&M.c[i], "%s",
+					lunar_stop_requested() ? "interrupted"
+							       : "still running after the soak");
 	}
 	/* TIME-WAIT passes and the last ACKs go out: then nothing may be left. */
 	settle_end = lunar_env_now_ns(env) + tw_ns + LINGER_NS;
@@ -1015,8 +1030,9 @@ static int run_soak(struct lunar_env *env, uint32_t raddr, uint16_t rport, doubl
 		status = 1;
 	}
 	if (zbuf_in_use() > M.zbuf0) {
-		fprintf(stderr, "lunar-get: Zbuf in use %" PRIu64 " after the soak, baseline %" PRIu64
-				"\n", (uint64_t)zbuf_in_use(), M.zbuf0);
+		fprintf(stderr,
+			"lunar-get: Zbuf in use %" PRIu64 " after the soak, baseline %" PRIu64 "\n",
+			(uint64_t)zbuf_in_use(), M.zbuf0);
 		status = 1;
 	}
 	if (M.err[0])
@@ -1028,60 +1044,76 @@ static int run_soak(struct lunar_env *env, uint32_t raddr, uint16_t rport, doubl
 
 static void usage(FILE *f)
 {
-	fputs("usage: lunar-get [options] --connect IP:PORT (--get /PATH | --put FILE | --send FILE |\n"
-	      "                 --bytes N | --recv)\n"
-	      "  --connect IP:PORT   the server\n"
-	      "  --get /PATH         HTTP GET; the body goes to --output FILE (else discarded)\n"
-	      "  --put FILE          HTTP PUT of FILE to --path (default /<basename>)\n"
-	      "  --send FILE         raw TCP: send FILE, then close\n"
-	      "  --bytes N           raw TCP: send N generated bytes (suffixes K, M, G), then close\n"
-	      "  --recv              raw TCP: read until the peer closes\n"
-	      "  --echo N            raw TCP: send N generated bytes to an echo server, read them\n"
-	      "                      back until it closes, and check they are the same\n"
-	      "  --conns N           open N connections at once (with --echo B or --bytes B):\n"
-	      "                      each moves B bytes once all N are established\n"
-	      "  --ramp N            --conns: connections that start sending per loop iteration\n"
-	      "                      (default 32)\n"
-	      "  --soak S            S seconds of echo connections that come and go to an echo\n"
-	      "                      server, --conns N at a time (default 32): sizes from 0 to\n"
-	      "                      4 MiB, some aborted half way, every echo checked; at the end\n"
-	      "                      no socket and no Zbuf object may be left\n"
-	      "  --output FILE       where received data goes\n"
-	      "  --timeout S         give up after S seconds (default 600)\n"
-	      "  --counters          print the stack's counters at exit\n"
-	      "  --no-digest         do not hash the data (SHA-256 of what was sent or received,\n"
-	      "                      printed as sha256); for benchmarks, where the hash would\n"
-	      "                      take most of the sender's CPU. Not with --echo (checked\n"
-	      "                      by the hash), nor --conns and --soak (which hash nothing)\n",
-	      f);
+	fputs(
+	    "usage: lunar-get [options] --connect IP:PORT (--get /PATH | --put FILE | --send FILE "
+	    "|\n"
+	    "                 --bytes N | --recv)\n"
+	    "  --connect IP:PORT   the server\n"
+	    "  --get /PATH         HTTP GET; the body goes to --output FILE (else discarded)\n"
+	    "  --put FILE          HTTP PUT of FILE to --path (default /<basename>)\n"
+	    "  --send FILE         raw TCP: send FILE, then close\n"
+	    "  --bytes N           raw TCP: send N generated bytes (suffixes K, M, G), then close\n"
+	    "  --recv              raw TCP: read until the peer closes\n"
+	    "  --echo N            raw TCP: send N generated bytes to an echo server, read them\n"
+	    "                      back until it closes, and check they are the same\n"
+	    "  --conns N           open N connections at once (with --echo B or --bytes B):\n"
+	    "                      each moves B bytes once all N are established\n"
+	    "  --ramp N            --conns: connections that start sending per loop iteration\n"
+	    "                      (default 32)\n"
+	    "  --soak S            S seconds of echo connections that come and go to an echo\n"
+	    "                      server, --conns N at a time (default 32): sizes from 0 to\n"
+	    "                      4 MiB, some aborted half way, every echo checked; at the end\n"
+	    "                      no socket and no Zbuf object may be left\n"
+	    "  --output FILE       where received data goes\n"
+	    "  --timeout S         give up after S seconds (default 600)\n"
+	    "  --counters          print the stack's counters at exit\n"
+	    "  --no-digest         do not hash the data (SHA-256 of what was sent or received,\n"
+	    "                      printed as sha256); for benchmarks, where the hash would\n"
+	    "                      take most of the sender's CPU. Not with --echo (checked\n"
+	    "                      by the hash), nor --conns and --soak (which hash nothing)\n",
+	    f);
 	lunar_options_usage(f);
 }
 
-enum { OPT_CONNECT = 1, OPT_GET, OPT_PUT, OPT_PATH, OPT_SEND, OPT_BYTES, OPT_RECV, OPT_OUTPUT,
-       OPT_TIMEOUT, OPT_COUNTERS, OPT_ECHO, OPT_CONNS, OPT_RAMP, OPT_SOAK,
-       OPT_NO_DIGEST };
+enum {
+	OPT_CONNECT = 1,
+	OPT_GET,
+	OPT_PUT,
+	OPT_PATH,
+	OPT_SEND,
+	OPT_BYTES,
+	OPT_RECV,
+	OPT_OUTPUT,
+	OPT_TIMEOUT,
+	OPT_COUNTERS,
+	OPT_ECHO,
+	OPT_CONNS,
+	OPT_RAMP,
+	OPT_SOAK,
+	OPT_NO_DIGEST
+};
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		LUNAR_COMMON_LONGOPTS,
-		{"connect", required_argument, NULL, OPT_CONNECT},
-		{"get", required_argument, NULL, OPT_GET},
-		{"put", required_argument, NULL, OPT_PUT},
-		{"path", required_argument, NULL, OPT_PATH},
-		{"send", required_argument, NULL, OPT_SEND},
-		{"bytes", required_argument, NULL, OPT_BYTES},
-		{"recv", no_argument, NULL, OPT_RECV},
-		{"echo", required_argument, NULL, OPT_ECHO},
-		{"conns", required_argument, NULL, OPT_CONNS},
-		{"ramp", required_argument, NULL, OPT_RAMP},
-		{"soak", required_argument, NULL, OPT_SOAK},
-		{"output", required_argument, NULL, OPT_OUTPUT},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"counters", no_argument, NULL, OPT_COUNTERS},
-		{"no-digest", no_argument, NULL, OPT_NO_DIGEST},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    LUNAR_COMMON_LONGOPTS,
+	    {"connect", required_argument, NULL, OPT_CONNECT},
+	    {"get", required_argument, NULL, OPT_GET},
+	    {"put", required_argument, NULL, OPT_PUT},
+	    {"path", required_argument, NULL, OPT_PATH},
+	    {"send", required_argument, NULL, OPT_SEND},
+	    {"bytes", required_argument, NULL, OPT_BYTES},
+	    {"recv", no_argument, NULL, OPT_RECV},
+	    {"echo", required_argument, NULL, OPT_ECHO},
+	    {"conns", required_argument, NULL, OPT_CONNS},
+	    {"ramp", required_argument, NULL, OPT_RAMP},
+	    {"soak", required_argument, NULL, OPT_SOAK},
+	    {"output", required_argument, NULL, OPT_OUTPUT},
+	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {"counters", no_argument, NULL, OPT_COUNTERS},
+	    {"no-digest", no_argument, NULL, OPT_NO_DIGEST},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct client c = {.in_fd = -1, .out_fd = -1, .rng = 0x9e3779b97f4a7c15ull};
 	struct lunar_options o;
@@ -1109,57 +1141,92 @@ int main(int argc, char **argv)
 				if (!colon || (*colon = '\0', parse_ipv4(host, &raddr)) ||
 				    parse_uint_opt("connect port", colon + 1, 1, 65535, &rport, err,
 						   sizeof(err))) {
-					snprintf(err, sizeof(err),
-						 "--connect %s: expected IP:PORT, e.g. 10.77.0.1:8080", optarg);
+					snprintf(
+					    err, sizeof(err),
+					    "--connect %s: expected IP:PORT, e.g. 10.77.0.1:8080",
+					    optarg);
 					rc = -EINVAL;
 				}
 				break;
 			}
-			case OPT_GET: c.mode = MODE_GET; c.path = optarg; break;
-			case OPT_PUT: c.mode = MODE_PUT; c.put_file = optarg; break;
-			case OPT_PATH: c.path = optarg; break;
-			case OPT_SEND: c.mode = MODE_SEND; c.send_file = optarg; break;
+			case OPT_GET:
+				c.mode = MODE_GET;
+				c.path = optarg;
+				break;
+			case OPT_PUT:
+				c.mode = MODE_PUT;
+				c.put_file = optarg;
+				break;
+			case OPT_PATH:
+				c.path = optarg;
+				break;
+			case OPT_SEND:
+				c.mode = MODE_SEND;
+				c.send_file = optarg;
+				break;
 			case OPT_BYTES:
 				c.mode = MODE_SEND;
 				if (parse_size(optarg, &c.gen_bytes)) {
-					snprintf(err, sizeof(err), "--bytes %s: expected a size like 1048576, 64K, 1G", optarg);
+					snprintf(
+					    err, sizeof(err),
+					    "--bytes %s: expected a size like 1048576, 64K, 1G",
+					    optarg);
 					rc = -EINVAL;
 				}
 				break;
-			case OPT_RECV: c.mode = MODE_RECV; break;
+			case OPT_RECV:
+				c.mode = MODE_RECV;
+				break;
 			case OPT_ECHO:
 				c.mode = MODE_ECHO;
 				if (parse_size(optarg, &c.gen_bytes)) {
-					snprintf(err, sizeof(err), "--echo %s: expected a size like 1048576, 64K, 1G", optarg);
+					snprintf(err, sizeof(err),
+						 "--echo %s: expected a size like 1048576, 64K, 1G",
+						 optarg);
 					rc = -EINVAL;
 				}
 				break;
 			case OPT_CONNS:
-				rc = parse_uint_opt("conns", optarg, 1, 65535, &conns, err, sizeof(err));
+				rc = parse_uint_opt("conns", optarg, 1, 65535, &conns, err,
+						    sizeof(err));
 				rc = rc ? rc : 1;
 				break;
 			case OPT_RAMP:
-				rc = parse_uint_opt("ramp", optarg, 1, 65535, &ramp, err, sizeof(err));
+				rc = parse_uint_opt("ramp", optarg, 1, 65535, &ramp, err,
+						    sizeof(err));
 				rc = rc ? rc : 1;
 				break;
 			case OPT_SOAK:
-				rc = parse_seconds_opt("soak", optarg, 1e6, &soak_s, err, sizeof(err));
+				rc = parse_seconds_opt("soak", optarg, 1e6, &soak_s, err,
+						       sizeof(err));
 				if (!rc && soak_s <= 0) {
-					snprintf(err, sizeof(err), "--soak %s: give a duration above 0 seconds",
+					snprintf(err, sizeof(err),
+						 "--soak %s: give a duration above 0 seconds",
 						 optarg);
 					rc = -EINVAL;
 				}
 				rc = rc ? rc : 1;
 				break;
-			case OPT_OUTPUT: c.output = optarg; break;
+			case OPT_OUTPUT:
+				c.output = optarg;
+				break;
 			case OPT_TIMEOUT:
-				rc = parse_seconds_opt("timeout", optarg, 1e6, &timeout_s, err, sizeof(err));
+				rc = parse_seconds_opt("timeout", optarg, 1e6, &timeout_s, err,
+						       sizeof(err));
 				rc = rc ? rc : 1;
 				break;
-			case OPT_COUNTERS: counters = true; break;
-			case OPT_NO_DIGEST: c.no_digest = true; break;
-			case 'h': usage(stdout); return 0;
-			default: usage(stderr); return 2;
+			case OPT_COUNTERS:
+				counters = true;
+				break;
+			case OPT_NO_DIGEST:
+				c.no_digest = true;
+				break;
+			case 'h':
+				usage(stdout);
+				return 0;
+			default:
+				usage(stderr);
+				return 2;
 			}
 		}
 		if (rc < 0) {
@@ -1173,8 +1240,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (c.no_digest && (soak_s > 0 || conns)) {
-		fprintf(stderr, "lunar-get: --no-digest: --conns and --soak hash nothing (they check "
-				"every byte against the generated stream); drop --no-digest\n");
+		fprintf(stderr,
+			"lunar-get: --no-digest: --conns and --soak hash nothing (they check "
+			"every byte against the generated stream); drop --no-digest\n");
 		return 2;
 	}
 	if (c.no_digest && c.mode == MODE_ECHO) {
@@ -1185,8 +1253,9 @@ int main(int argc, char **argv)
 	if (soak_s > 0 && !conns)
 		conns = SOAK_SLOTS_DEFAULT;
 	if (optind != argc || !raddr || (c.mode == MODE_NONE && soak_s <= 0)) {
-		fprintf(stderr, "lunar-get: give --connect IP:PORT and one of --get, --put, --send, "
-				"--bytes, --recv, --echo (see --help)\n");
+		fprintf(stderr,
+			"lunar-get: give --connect IP:PORT and one of --get, --put, --send, "
+			"--bytes, --recv, --echo (see --help)\n");
 		return 2;
 	}
 	if (conns && soak_s <= 0 && (c.send_file || (c.mode != MODE_SEND && c.mode != MODE_ECHO))) {
@@ -1194,10 +1263,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (conns > (unsigned long)o.reserved_hi - o.reserved_lo + 1) {
-		fprintf(stderr,
-			"lunar-get: --conns %lu needs as many local ports, but --reserved %u-%u has "
-			"%u; give a wider range, e.g. --reserved 10000-65535\n",
-			conns, o.reserved_lo, o.reserved_hi, o.reserved_hi - o.reserved_lo + 1);
+		fprintf(
+		    stderr,
+		    "lunar-get: --conns %lu needs as many local ports, but --reserved %u-%u has "
+		    "%u; give a wider range, e.g. --reserved 10000-65535\n",
+		    conns, o.reserved_lo, o.reserved_hi, o.reserved_hi - o.reserved_lo + 1);
 		return 2;
 	}
 	tcp_config_default(&cfg);
@@ -1229,7 +1299,8 @@ int main(int argc, char **argv)
 	if (c.output) {
 		c.out_fd = open(c.output, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (c.out_fd < 0) {
-			fprintf(stderr, "lunar-get: cannot write %s: %s\n", c.output, strerror(errno));
+			fprintf(stderr, "lunar-get: cannot write %s: %s\n", c.output,
+				strerror(errno));
 			return 1;
 		}
 	}
@@ -1281,7 +1352,8 @@ int main(int argc, char **argv)
 			if (lunar_env_now_ns(c.env) > deadline) {
 				fail(&c, "%s", "timed out (--timeout)");
 				if (counters)
-					tcp_stack_dump(c.env->tcp, stdout); /* the stuck connection, as it is */
+					tcp_stack_dump(c.env->tcp,
+						       stdout); /* the stuck connection, as it is */
 				break;
 			}
 		}
@@ -1309,7 +1381,8 @@ int main(int argc, char **argv)
 			crypto_hash_sha256_final(sending ? &c.sha_out : &c.sha_in, digest);
 			sodium_bin2hex(hex, sizeof(hex), digest, sizeof(digest));
 		}
-		printf("bytes %" PRIu64 "\nseconds %.3f\nthroughput %.3f Gbit/s\nsha256 %s\nmss %u\n",
+		printf("bytes %" PRIu64
+		       "\nseconds %.3f\nthroughput %.3f Gbit/s\nsha256 %s\nmss %u\n",
 		       bytes, secs, secs > 0 ? bytes * 8 / secs / 1e9 : 0.0, hex, c.mss);
 		if (c.mode == MODE_ECHO) {
 			unsigned char back[32];

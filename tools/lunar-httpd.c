@@ -42,13 +42,13 @@
 #include "port/port.h"
 #include "tcp/tcp_stack.h"
 
-#define CHUNK 65536               /* largest Zbuf object: one file read */
-#define HDR_MAX 8192              /* request line and headers */
-#define HOUT_MAX 1024             /* response headers (and small bodies) not yet in a buffer */
-#define IN_MAX 64                 /* received slices taken from the socket at once */
-#define PUT_MAX (64ull << 30)     /* largest PUT body */
-#define ECHO_INFLIGHT (256u << 10) /* echo bytes held in a send buffer at most */
-#define SHUTDOWN_NS 200000000ull  /* time given to the FINs at exit */
+#define CHUNK	      65536	    /* largest Zbuf object: one file read */
+#define HDR_MAX	      8192	    /* request line and headers */
+#define HOUT_MAX      1024	    /* response headers (and small bodies) not yet in a buffer */
+#define IN_MAX	      64	    /* received slices taken from the socket at once */
+#define PUT_MAX	      (64ull << 30) /* largest PUT body */
+#define ECHO_INFLIGHT (256u << 10)  /* echo bytes held in a send buffer at most */
+#define SHUTDOWN_NS   200000000ull  /* time given to the FINs at exit */
 
 struct server;
 
@@ -348,22 +348,38 @@ static bool pump(struct conn *c)
 static const char *reason(int status)
 {
 	switch (status) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 201: return "Created";
-	case 400: return "Bad Request";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 411: return "Length Required";
-	case 413: return "Content Too Large";
-	case 417: return "Expectation Failed";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 505: return "HTTP Version Not Supported";
-	default: return "Unknown";
+	case 100:
+		return "Continue";
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 409:
+		return "Conflict";
+	case 411:
+		return "Length Required";
+	case 413:
+		return "Content Too Large";
+	case 417:
+		return "Expectation Failed";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 505:
+		return "HTTP Version Not Supported";
+	default:
+		return "Unknown";
 	}
 }
 
@@ -471,7 +487,8 @@ static char *check_path(char *target)
  */
 static int open_beneath(int root_fd, const char *path, int flags, mode_t mode)
 {
-	struct open_how how = {.flags = (uint64_t)flags, .mode = mode,
+	struct open_how how = {.flags = (uint64_t)flags,
+			       .mode = mode,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
 	int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
 
@@ -547,8 +564,8 @@ static void start_put(struct conn *c, char *path, uint64_t len, bool expect100)
 	}
 	snprintf(c->put_tmp, sizeof(c->put_tmp), ".lunar-put.%ld.%u", (long)getpid(),
 		 srv->tmp_seq++);
-	c->put_fd = openat(c->put_dir_fd, c->put_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			   0644);
+	c->put_fd =
+	    openat(c->put_dir_fd, c->put_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (c->put_fd < 0) {
 		respond_text(c, open_status(errno), NULL, false);
 		return;
@@ -962,22 +979,21 @@ static void usage(FILE *f)
 	lunar_options_usage(f);
 }
 
-enum { OPT_LISTEN = 1, OPT_ROOT, OPT_ECHO, OPT_BACKLOG, OPT_MAX_CONNS, OPT_DURATION,
-       OPT_COUNTERS };
+enum { OPT_LISTEN = 1, OPT_ROOT, OPT_ECHO, OPT_BACKLOG, OPT_MAX_CONNS, OPT_DURATION, OPT_COUNTERS };
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		LUNAR_COMMON_LONGOPTS,
-		{"listen", required_argument, NULL, OPT_LISTEN},
-		{"root", required_argument, NULL, OPT_ROOT},
-		{"echo", required_argument, NULL, OPT_ECHO},
-		{"backlog", required_argument, NULL, OPT_BACKLOG},
-		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
-		{"duration", required_argument, NULL, OPT_DURATION},
-		{"counters", no_argument, NULL, OPT_COUNTERS},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    LUNAR_COMMON_LONGOPTS,
+	    {"listen", required_argument, NULL, OPT_LISTEN},
+	    {"root", required_argument, NULL, OPT_ROOT},
+	    {"echo", required_argument, NULL, OPT_ECHO},
+	    {"backlog", required_argument, NULL, OPT_BACKLOG},
+	    {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
+	    {"duration", required_argument, NULL, OPT_DURATION},
+	    {"counters", no_argument, NULL, OPT_COUNTERS},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct server srv = {.root_fd = -1, .max_conns = 65536};
 	struct listen_ctx http_ctx = {.srv = &srv, .echo = false};
@@ -1003,7 +1019,9 @@ int main(int argc, char **argv)
 				rc = parse_uint_opt("listen", optarg, 1, 65535, &http_port, err,
 						    sizeof(err));
 				break;
-			case OPT_ROOT: root = optarg; break;
+			case OPT_ROOT:
+				root = optarg;
+				break;
 			case OPT_ECHO:
 				rc = parse_uint_opt("echo", optarg, 1, 65535, &echo_port, err,
 						    sizeof(err));
@@ -1020,9 +1038,15 @@ int main(int argc, char **argv)
 				rc = parse_seconds_opt("duration", optarg, 1e9, &duration, err,
 						       sizeof(err));
 				break;
-			case OPT_COUNTERS: counters = true; break;
-			case 'h': usage(stdout); return 0;
-			default: usage(stderr); return 2;
+			case OPT_COUNTERS:
+				counters = true;
+				break;
+			case 'h':
+				usage(stdout);
+				return 0;
+			default:
+				usage(stderr);
+				return 2;
 			}
 		}
 		if (rc < 0) {
@@ -1085,8 +1109,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	printf("lunar-httpd: ready on %s (%s):", ip4_str(srv.env->nif.ip, ip),
-	       srv.env->port->name);
+	printf("lunar-httpd: ready on %s (%s):", ip4_str(srv.env->nif.ip, ip), srv.env->port->name);
 	if (http_port)
 		printf(" http %lu (root %s)", http_port, root);
 	if (echo_port)
@@ -1094,8 +1117,8 @@ int main(int argc, char **argv)
 	printf("\n");
 	fflush(stdout);
 
-	deadline = duration > 0 ? lunar_env_now_ns(srv.env) + (uint64_t)(duration * 1e9)
-				: UINT64_MAX;
+	deadline =
+	    duration > 0 ? lunar_env_now_ns(srv.env) + (uint64_t)(duration * 1e9) : UINT64_MAX;
 	while (!lunar_stop_requested() && lunar_env_now_ns(srv.env) < deadline) {
 		lunar_env_poll(srv.env);
 		if (srv.starved)

@@ -64,19 +64,20 @@ static void on_echo_reply(void *ctx, uint32_t src, uint16_t id, uint16_t seq, co
 
 static void usage(FILE *f)
 {
-	fputs("usage: lunar-ping [options] DEST            send echo requests to DEST\n"
-	      "       lunar-ping [options] --responder     answer ARP and ping until stopped\n"
-	      "options:\n"
-	      "  -c, --count N        requests to send (default 5)\n"
-	      "  -i, --interval MS    milliseconds between requests (default 100)\n"
-	      "  -s, --size N         payload bytes (default 56)\n"
-	      "  -W, --timeout MS     wait for late replies after the last request (default 1000)\n"
-	      "  -q, --quiet          only the summary\n"
-	      "  --responder          do not send; serve until SIGINT/SIGTERM or --duration\n"
-	      "  --duration S         stop after S seconds\n"
-	      "  --link-timeout S     wait at most S seconds for the link (memif peer) (default 10)\n"
-	      "  --counters           print the interface counters at exit\n",
-	      f);
+	fputs(
+	    "usage: lunar-ping [options] DEST            send echo requests to DEST\n"
+	    "       lunar-ping [options] --responder     answer ARP and ping until stopped\n"
+	    "options:\n"
+	    "  -c, --count N        requests to send (default 5)\n"
+	    "  -i, --interval MS    milliseconds between requests (default 100)\n"
+	    "  -s, --size N         payload bytes (default 56)\n"
+	    "  -W, --timeout MS     wait for late replies after the last request (default 1000)\n"
+	    "  -q, --quiet          only the summary\n"
+	    "  --responder          do not send; serve until SIGINT/SIGTERM or --duration\n"
+	    "  --duration S         stop after S seconds\n"
+	    "  --link-timeout S     wait at most S seconds for the link (memif peer) (default 10)\n"
+	    "  --counters           print the interface counters at exit\n",
+	    f);
 	lunar_options_usage(f);
 }
 
@@ -85,18 +86,18 @@ enum { OPT_RESPONDER = 1, OPT_DURATION, OPT_LINK_TIMEOUT, OPT_COUNTERS };
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		LUNAR_COMMON_LONGOPTS,
-		{"count", required_argument, NULL, 'c'},
-		{"interval", required_argument, NULL, 'i'},
-		{"size", required_argument, NULL, 's'},
-		{"timeout", required_argument, NULL, 'W'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"responder", no_argument, NULL, OPT_RESPONDER},
-		{"duration", required_argument, NULL, OPT_DURATION},
-		{"link-timeout", required_argument, NULL, OPT_LINK_TIMEOUT},
-		{"counters", no_argument, NULL, OPT_COUNTERS},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    LUNAR_COMMON_LONGOPTS,
+	    {"count", required_argument, NULL, 'c'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"size", required_argument, NULL, 's'},
+	    {"timeout", required_argument, NULL, 'W'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"responder", no_argument, NULL, OPT_RESPONDER},
+	    {"duration", required_argument, NULL, OPT_DURATION},
+	    {"link-timeout", required_argument, NULL, OPT_LINK_TIMEOUT},
+	    {"counters", no_argument, NULL, OPT_COUNTERS},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct ping_state st;
 	struct lunar_options o;
@@ -131,7 +132,9 @@ int main(int argc, char **argv)
 			interval_ms = (unsigned)v;
 			break;
 		case 's':
-			/* An ICMP echo fits one frame: up to a 9000-byte MTU less 28 header bytes. */
+			/*
+			 * An ICMP echo fits one frame: up to a 9000-byte MTU less 28 header bytes.
+			 */
 			rc = parse_uint_opt("size", optarg, 0, 8972, &v, err, sizeof(err));
 			st.size = v;
 			break;
@@ -186,8 +189,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (st.size + 28 > env->nif.mtu) {
-		fprintf(stderr, "lunar-ping: --size %zu does not fit the MTU %u (at most %u); raise "
-				"--mtu (memif, tap) or send less\n",
+		fprintf(stderr,
+			"lunar-ping: --size %zu does not fit the MTU %u (at most %u); raise "
+			"--mtu (memif, tap) or send less\n",
 			st.size, env->nif.mtu, env->nif.mtu - 28);
 		lunar_env_close(env);
 		return 2;
@@ -220,8 +224,9 @@ int main(int argc, char **argv)
 		if (!link_seen) {
 			link_seen = port_link_up(env->port);
 			if (!link_seen && now > link_deadline) {
-				fprintf(stderr, "lunar-ping: link %s did not come up within %u s; is "
-						"the peer running?\n",
+				fprintf(stderr,
+					"lunar-ping: link %s did not come up within %u s; is "
+					"the peer running?\n",
 					env->port->name, link_timeout_s);
 				rc = 1;
 				break;
@@ -273,7 +278,8 @@ int main(int argc, char **argv)
 		lunar_env_dump_loop(env, stdout);
 		netif_dump(&env->nif, stdout);
 		port_dump(env->port, stdout);
-		if (env->steer_open && xdp_steer_stats(&env->steer, &to_lunar, &to_kernel, &failed) == 0)
+		if (env->steer_open &&
+		    xdp_steer_stats(&env->steer, &to_lunar, &to_kernel, &failed) == 0)
 			printf("xdp: to_lunar %lu to_kernel %lu redirect_failed %lu\n", to_lunar,
 			       to_kernel, failed);
 	}

@@ -14,9 +14,9 @@
 #include "mem/zbuf.h"
 #include "tcp/tcp_stack.h"
 
-#define MAX_LISTEN 16
+#define MAX_LISTEN	   16
 #define MAX_CHANS_PER_PORT 64
-#define RX_BATCH 32
+#define RX_BATCH	   32
 
 struct dtcp_conn {
 	struct dtcp *t;
@@ -127,8 +127,11 @@ static void flush_deferred(struct dtcp *t, unsigned chan)
 
 static void emit_error(struct dtcp *t, unsigned chan, const struct lunar_msg *req, int err)
 {
-	struct lunar_msg m = {.op = DTCP_EV_ERROR, .len = req->op, .conn = req->conn,
-			      .buf = req->buf, .arg = (uint64_t)(int64_t)err};
+	struct lunar_msg m = {.op = DTCP_EV_ERROR,
+			      .len = req->op,
+			      .conn = req->conn,
+			      .buf = req->buf,
+			      .arg = (uint64_t)(int64_t)err};
 
 	emit(t, chan, &m);
 }
@@ -213,8 +216,10 @@ static void deliver(struct dtcp_conn *k)
 		}
 		n = tcp_sock_read_zc(k->s, sl, room < RX_BATCH ? room : RX_BATCH);
 		for (unsigned i = 0; i < n; i++) {
-			m[i] = (struct lunar_msg){.op = DTCP_EV_DATA, .conn = handle_of(k),
-						  .buf = (void *)sl[i].data, .len = sl[i].len};
+			m[i] = (struct lunar_msg){.op = DTCP_EV_DATA,
+						  .conn = handle_of(k),
+						  .buf = (void *)sl[i].data,
+						  .len = sl[i].len};
 			t->stats.rx_bytes += sl[i].len;
 		}
 		t->stats.data_events += n;
@@ -263,7 +268,7 @@ static void flush_sends(struct dtcp_conn *k)
 		t->stats.tx_bytes += (uint64_t)rc;
 		k->pend_off += (uint32_t)rc;
 		if (k->pend_off < m->len)
-			return; /* TCP_EV_WRITABLE brings us back */
+			return;	    /* TCP_EV_WRITABLE brings us back */
 		zbuf_unref(m->buf); /* the send buffer holds its own reference */
 		k->pend_off = 0;
 		k->pend_head = (k->pend_head + 1) % t->cfg.send_queue;
@@ -291,9 +296,12 @@ static void on_sock(struct tcp_sock *s, uint32_t ev, void *ctx)
 			conn_close(k);
 			return;
 		}
-		if (k->active && !k->connected) { /* refused or unreachable: the cookie says which */
-			struct lunar_msg m = {.op = DTCP_EV_ERROR, .len = DTCP_CONNECT,
-					      .conn = k->cookie, .arg = (uint64_t)(int64_t)err};
+		if (k->active &&
+		    !k->connected) { /* refused or unreachable: the cookie says which */
+			struct lunar_msg m = {.op = DTCP_EV_ERROR,
+					      .len = DTCP_CONNECT,
+					      .conn = k->cookie,
+					      .arg = (uint64_t)(int64_t)err};
 
 			emit(k->t, k->chan, &m);
 		} else {

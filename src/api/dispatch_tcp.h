@@ -59,10 +59,11 @@ enum dtcp_op {
 	DTCP_EV_CONNECTED = 18, /**< conn: the new connection, arg: the cookie of DTCP_CONNECT */
 	DTCP_EV_DATA = 19,	/**< conn, buf, len: received bytes; answer DTCP_DONE */
 	DTCP_EV_EOF = 20,	/**< conn: the peer finished sending, after all its data */
-	DTCP_EV_CLOSED = 21,	/**< conn: failed, arg: -errno; the handle is dead (send DONEs still) */
-	DTCP_EV_ERROR = 22,	/**< a request failed: len: its op, conn: its conn (or cookie),
-				     arg: -errno, buf: its buffer, given back */
-	DTCP_EV_SENT = 23,	/**< conn: every waiting DTCP_SEND is in the send buffer now */
+	DTCP_EV_CLOSED =
+	    21,		    /**< conn: failed, arg: -errno; the handle is dead (send DONEs still) */
+	DTCP_EV_ERROR = 22, /**< a request failed: len: its op, conn: its conn (or cookie),
+				 arg: -errno, buf: its buffer, given back */
+	DTCP_EV_SENT = 23,  /**< conn: every waiting DTCP_SEND is in the send buffer now */
 };
 
 /** A peer or destination as one lunar_msg.arg: IPv4 (host order) and port. */
@@ -85,9 +86,9 @@ static inline int dtcp_err(const struct lunar_msg *m)
 }
 
 struct dtcp_config {
-	unsigned max_conns;   /**< connections at once (0: 1024) */
-	unsigned backlog;     /**< per listening port (0: 128) */
-	unsigned send_queue;  /**< DTCP_SENDs waiting for send-buffer room, per connection (0: 64) */
+	unsigned max_conns;  /**< connections at once (0: 1024) */
+	unsigned backlog;    /**< per listening port (0: 128) */
+	unsigned send_queue; /**< DTCP_SENDs waiting for send-buffer room, per connection (0: 64) */
 };
 
 struct dtcp_stats {
@@ -97,8 +98,8 @@ struct dtcp_stats {
 	uint64_t send_refused; /**< sends given back: queue full, closing, not Zbuf */
 	uint64_t conns_opened, conns_accepted, conns_closed;
 	uint64_t data_events, rx_bytes, tx_bytes;
-	uint64_t rx_waits;     /**< times delivery stopped: a channel's ring was full */
-	uint64_t deferred;     /**< control events queued behind a full ring */
+	uint64_t rx_waits; /**< times delivery stopped: a channel's ring was full */
+	uint64_t deferred; /**< control events queued behind a full ring */
 };
 
 struct dtcp;

@@ -36,7 +36,7 @@ struct lpoll {
 };
 
 #define LPOLL_ALWAYS (LPOLL_ERR | LPOLL_HUP)
-#define LPOLL_VALID                                                                    \
+#define LPOLL_VALID                                                                                \
 	(LPOLL_IN | LPOLL_OUT | LPOLL_ERR | LPOLL_HUP | LPOLL_RDHUP | LPOLL_ONESHOT | LPOLL_ET)
 
 /* ---- the ready list ---- */

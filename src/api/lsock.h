@@ -119,13 +119,13 @@ void lsock_close(struct lsock *s);
 /* ---- readiness ---- */
 
 enum {
-	LPOLL_IN = 0x001,	 /**< data or EOF to read; a listener: a connection to accept */
-	LPOLL_OUT = 0x004,	 /**< established and the send buffer has room */
-	LPOLL_ERR = 0x008,	 /**< the connection failed (always reported) */
-	LPOLL_HUP = 0x010,	 /**< both directions are finished, or failed (always reported) */
-	LPOLL_RDHUP = 0x2000,	 /**< the peer shut down its sending side */
+	LPOLL_IN = 0x001,	  /**< data or EOF to read; a listener: a connection to accept */
+	LPOLL_OUT = 0x004,	  /**< established and the send buffer has room */
+	LPOLL_ERR = 0x008,	  /**< the connection failed (always reported) */
+	LPOLL_HUP = 0x010,	  /**< both directions are finished, or failed (always reported) */
+	LPOLL_RDHUP = 0x2000,	  /**< the peer shut down its sending side */
 	LPOLL_ONESHOT = 1u << 30, /**< report once, then disarm until LPOLL_CTL_MOD */
-	LPOLL_ET = 1u << 31,	 /**< edge-triggered */
+	LPOLL_ET = 1u << 31,	  /**< edge-triggered */
 };
 enum lpoll_op { LPOLL_CTL_ADD = 1, LPOLL_CTL_DEL = 2, LPOLL_CTL_MOD = 3 };
 

@@ -7,9 +7,10 @@
 __thread struct lunar_cost lunar_cost_tls = {.cur = LUNAR_COST_APP};
 
 static const char *const names[LUNAR_COST_N] = {
-	[LUNAR_COST_RX] = "rx",	    [LUNAR_COST_PROTOCOL] = "protocol", [LUNAR_COST_APP] = "app",
-	[LUNAR_COST_TX] = "tx",	    [LUNAR_COST_TIMERS] = "timers",	[LUNAR_COST_BUFFERS] = "buffers",
-	[LUNAR_COST_COPY] = "copy", [LUNAR_COST_IDLE] = "idle",
+    [LUNAR_COST_RX] = "rx",	    [LUNAR_COST_PROTOCOL] = "protocol",
+    [LUNAR_COST_APP] = "app",	    [LUNAR_COST_TX] = "tx",
+    [LUNAR_COST_TIMERS] = "timers", [LUNAR_COST_BUFFERS] = "buffers",
+    [LUNAR_COST_COPY] = "copy",	    [LUNAR_COST_IDLE] = "idle",
 };
 
 const char *lunar_cost_name(enum lunar_cost_cat cat)

@@ -16,10 +16,10 @@
 #include <rte_cycles.h>
 
 enum lunar_cost_cat {
-	LUNAR_COST_RX,       /* driver polling that returned packets */
+	LUNAR_COST_RX,	     /* driver polling that returned packets */
 	LUNAR_COST_PROTOCOL, /* Ethernet/ARP/IP/TCP processing */
-	LUNAR_COST_APP,      /* application callbacks and the application's own loop */
-	LUNAR_COST_TX,       /* handing frames to the port */
+	LUNAR_COST_APP,	     /* application callbacks and the application's own loop */
+	LUNAR_COST_TX,	     /* handing frames to the port */
 	LUNAR_COST_TIMERS,   /* TCP and neighbour timers, control plane */
 	LUNAR_COST_BUFFERS,  /* packet and Zbuf buffer allocation and release */
 	LUNAR_COST_COPY,     /* payload copies (framing, copying send/receive) */

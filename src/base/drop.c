@@ -2,14 +2,14 @@
 #include "base/drop.h"
 
 static const char *const drop_names[LUNAR_DROP_COUNT] = {
-	[LUNAR_DROP_NONE] = "NONE",
+    [LUNAR_DROP_NONE] = "NONE",
 #define X(name, desc) [LUNAR_DROP_##name] = #name,
 #include "base/drop_reasons.def"
 #undef X
 };
 
 static const char *const drop_descs[LUNAR_DROP_COUNT] = {
-	[LUNAR_DROP_NONE] = "not dropped",
+    [LUNAR_DROP_NONE] = "not dropped",
 #define X(name, desc) [LUNAR_DROP_##name] = desc,
 #include "base/drop_reasons.def"
 #undef X

@@ -48,7 +48,8 @@ static void quiesce_intr_thread(void)
 	if (!quiesce_handle || rte_intr_fd_set(quiesce_handle, fd) ||
 	    rte_intr_type_set(quiesce_handle, RTE_INTR_HANDLE_EXT) ||
 	    rte_intr_callback_register(quiesce_handle, quiesce_cb, NULL)) {
-		rte_intr_instance_free(quiesce_handle); /* never registered: the thread never saw it */
+		rte_intr_instance_free(
+		    quiesce_handle); /* never registered: the thread never saw it */
 		quiesce_handle = NULL;
 		quiesce_fd = -1;
 		close(fd);
@@ -59,7 +60,8 @@ static void quiesce_intr_thread(void)
 	for (unsigned waited = 0; !atomic_load(&quiesce_seen) && waited < QUIESCE_WAIT_US;
 	     waited += QUIESCE_STEP_US)
 		usleep(QUIESCE_STEP_US);
-	/* The callback has returned or is returning; the thread's own bookkeeping after it is brief. */
+	/* The callback has returned or is returning; the thread's own bookkeeping after it is
+	 * brief. */
 	usleep(QUIESCE_STEP_US);
 }
 

@@ -11,7 +11,8 @@
 enum lunar_log_level { LUNAR_LOG_ERR, LUNAR_LOG_WARN, LUNAR_LOG_INFO, LUNAR_LOG_DEBUG };
 
 void lunar_log_set_level(enum lunar_log_level level);
-void lunar_log(enum lunar_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lunar_log(enum lunar_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /**
  * Write a user-facing error message into @err (which may be NULL or of size
@@ -19,11 +20,11 @@ void lunar_log(enum lunar_log_level level, const char *fmt, ...) __attribute__((
  * say in @err what is wrong and how to fix it.
  */
 void lunar_set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
-#define LOG_ERR(...) lunar_log(LUNAR_LOG_ERR, __VA_ARGS__)
-#define LOG_WARN(...) lunar_log(LUNAR_LOG_WARN, __VA_ARGS__)
-#define LOG_INFO(...) lunar_log(LUNAR_LOG_INFO, __VA_ARGS__)
+#define LOG_ERR(...)   lunar_log(LUNAR_LOG_ERR, __VA_ARGS__)
+#define LOG_WARN(...)  lunar_log(LUNAR_LOG_WARN, __VA_ARGS__)
+#define LOG_INFO(...)  lunar_log(LUNAR_LOG_INFO, __VA_ARGS__)
 #define LOG_DEBUG(...) lunar_log(LUNAR_LOG_DEBUG, __VA_ARGS__)
 
 #endif

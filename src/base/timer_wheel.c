@@ -26,13 +26,13 @@
 
 #include "base/compiler.h"
 
-#define SLOT_MASK (TW_SLOTS - 1)
-#define SLOT_DUE 0xffffu
-#define WORDS (TW_SLOTS / 64)
+#define SLOT_MASK  (TW_SLOTS - 1)
+#define SLOT_DUE   0xffffu
+#define WORDS	   (TW_SLOTS / 64)
 #define REACH_BITS (TW_LEVELS * TW_LEVEL_BITS) /* 2^32 ticks */
 
 _Static_assert(TW_SLOTS % 64 == 0, "bitmap words");
-_Static_assert(TW_LEVELS * TW_SLOTS < SLOT_DUE, "slot numbers fit 16 bits");
+_Static_assert(TW_LEVELS *TW_SLOTS < SLOT_DUE, "slot numbers fit 16 bits");
 _Static_assert(REACH_BITS + TW_TICK_SHIFT < 64, "the reach fits in ns");
 
 /* ---- lists (circular, with a head) ---- */
@@ -102,7 +102,8 @@ static int first_set(const uint64_t bm[WORDS], unsigned from)
 		else if (i == WORDS)
 			bits &= ~(~0ull << b);
 		if (bits)
-			return (int)((wi * 64 + (unsigned)__builtin_ctzll(bits) - from) & SLOT_MASK);
+			return (int)((wi * 64 + (unsigned)__builtin_ctzll(bits) - from) &
+				     SLOT_MASK);
 	}
 	return -1;
 }
@@ -303,8 +304,7 @@ void tw_cancel(struct timer_wheel *tw, struct tw_entry *e)
 		unlink_entry(tw, e);
 }
 
-unsigned tw_expire(struct timer_wheel *tw, uint64_t now_ns, tw_fn fn, void *ctx,
-		   unsigned budget)
+unsigned tw_expire(struct timer_wheel *tw, uint64_t now_ns, tw_fn fn, void *ctx, unsigned budget)
 {
 	unsigned fired = 0;
 

@@ -31,9 +31,9 @@
 
 #define TW_TICK_SHIFT 14 /* a tick is 16.384 us */
 #define TW_LEVEL_BITS 8
-#define TW_SLOTS (1u << TW_LEVEL_BITS)
-#define TW_LEVELS 4
-#define TW_TICK_NS (1ull << TW_TICK_SHIFT)
+#define TW_SLOTS      (1u << TW_LEVEL_BITS)
+#define TW_LEVELS     4
+#define TW_TICK_NS    (1ull << TW_TICK_SHIFT)
 
 struct tw_link {
 	struct tw_link *next, *prev;
@@ -43,14 +43,14 @@ struct tw_link {
 struct tw_entry {
 	struct tw_link link; /* next == NULL: not armed */
 	uint64_t deadline;   /* ns; meaningful while armed */
-	uint16_t slot;       /* level * TW_SLOTS + index, or the due list */
+	uint16_t slot;	     /* level * TW_SLOTS + index, or the due list */
 };
 
 struct timer_wheel {
-	uint64_t cur;      /* current tick: earlier ticks are done */
-	uint64_t cur_min;  /* <= every deadline in the current tick's slot */
-	uint64_t next;     /* <= the next later tick where an armed slot starts */
-	uint32_t count;    /* armed entries */
+	uint64_t cur;	    /* current tick: earlier ticks are done */
+	uint64_t cur_min;   /* <= every deadline in the current tick's slot */
+	uint64_t next;	    /* <= the next later tick where an armed slot starts */
+	uint32_t count;	    /* armed entries */
 	struct tw_link due; /* found due by the running tw_expire(), not fired yet */
 	uint64_t bitmap[TW_LEVELS][TW_SLOTS / 64]; /* non-empty slots */
 	struct tw_link slot[TW_LEVELS][TW_SLOTS];
@@ -89,8 +89,7 @@ void tw_cancel(struct timer_wheel *tw, struct tw_entry *e);
  * entry fires at most once per call. @fn must not call tw_expire().
  * @return how many fired. With nothing due it costs two compares.
  */
-unsigned tw_expire(struct timer_wheel *tw, uint64_t now_ns, tw_fn fn, void *ctx,
-		   unsigned budget);
+unsigned tw_expire(struct timer_wheel *tw, uint64_t now_ns, tw_fn fn, void *ctx, unsigned budget);
 
 /**
  * A time no later than the earliest armed deadline (UINT64_MAX if none),

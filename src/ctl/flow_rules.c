@@ -28,7 +28,7 @@ size_t flow_port_blocks(uint16_t lo, uint16_t hi, struct flow_port_block *out, s
 			size >>= 1;
 		if (out && n < cap)
 			out[n] = (struct flow_port_block){.value = (uint16_t)p,
-							  .mask = (uint16_t)~(size - 1)};
+							  .mask = (uint16_t) ~(size - 1)};
 		n++;
 		p += size;
 	}
@@ -100,14 +100,18 @@ int flow_rules_build(const struct flow_plan *plan, const uint16_t *listen, size_
 		flow_plan_client_range(plan, q, &lo, &hi);
 		if (form == FLOW_RANGE_LAST) {
 			emit(out, cap, &count,
-			     (struct flow_rule){.dst = lo, .dst_last = hi, .dst_mask = 0xffff,
-						.dst_range = true, .queue = (uint16_t)q});
+			     (struct flow_rule){.dst = lo,
+						.dst_last = hi,
+						.dst_mask = 0xffff,
+						.dst_range = true,
+						.queue = (uint16_t)q});
 			continue;
 		}
 		nb = flow_port_blocks(lo, hi, blocks, 32);
 		for (size_t b = 0; b < nb; b++)
 			emit(out, cap, &count,
-			     (struct flow_rule){.dst = blocks[b].value, .dst_mask = blocks[b].mask,
+			     (struct flow_rule){.dst = blocks[b].value,
+						.dst_mask = blocks[b].mask,
 						.queue = (uint16_t)q});
 	}
 	for (size_t i = 0; i < n_listen; i++) {
@@ -180,9 +184,9 @@ static void to_rte(const struct flow_rule *r, struct rte_rule *x)
 	x->tcp_mask.hdr.src_port = rte_cpu_to_be_16(r->src_mask);
 	x->pattern[0] = (struct rte_flow_item){.type = RTE_FLOW_ITEM_TYPE_ETH};
 	x->pattern[1] = (struct rte_flow_item){
-		.type = RTE_FLOW_ITEM_TYPE_IPV4, .spec = &x->ip_spec, .mask = &x->ip_mask};
+	    .type = RTE_FLOW_ITEM_TYPE_IPV4, .spec = &x->ip_spec, .mask = &x->ip_mask};
 	x->pattern[2] = (struct rte_flow_item){
-		.type = RTE_FLOW_ITEM_TYPE_TCP, .spec = &x->tcp_spec, .mask = &x->tcp_mask};
+	    .type = RTE_FLOW_ITEM_TYPE_TCP, .spec = &x->tcp_spec, .mask = &x->tcp_mask};
 	if (r->dst_range) {
 		/* Only the destination is a range: the source's last equals its spec. */
 		x->tcp_last.hdr.dst_port = rte_cpu_to_be_16(r->dst_last);
@@ -199,12 +203,12 @@ static void to_rte(const struct flow_rule *r, struct rte_rule *x)
 						      .types = RTE_ETH_RSS_NONFRAG_IPV4_TCP,
 						      .queue_num = n,
 						      .queue = x->rss_queues};
-		x->actions[0] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_RSS,
-							 .conf = &x->rss};
+		x->actions[0] =
+		    (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_RSS, .conf = &x->rss};
 	} else {
 		x->queue.index = r->queue;
-		x->actions[0] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_QUEUE,
-							 .conf = &x->queue};
+		x->actions[0] =
+		    (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &x->queue};
 	}
 	x->actions[1] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_END};
 }
@@ -267,10 +271,11 @@ int flow_rules_apply(uint16_t port_id, const struct flow_rule *rules, size_t n,
 		return -ENOTSUP;
 	}
 	if (rc) {
-		lunar_set_err(err, errlen,
-			      "%s refused isolated mode: %s (call this before "
-			      "rte_eth_dev_start(); some PMDs want it before rte_eth_dev_configure())",
-			      port, flow_msg(&fe, rc));
+		lunar_set_err(
+		    err, errlen,
+		    "%s refused isolated mode: %s (call this before "
+		    "rte_eth_dev_start(); some PMDs want it before rte_eth_dev_configure())",
+		    port, flow_msg(&fe, rc));
 		return rc;
 	}
 	/* All or nothing: validate every rule before creating any. */
@@ -280,8 +285,9 @@ int flow_rules_apply(uint16_t port_id, const struct flow_rule *rules, size_t n,
 		rc = rte_flow_validate(port_id, &x.attr, x.pattern, x.actions, &fe);
 		if (rc) {
 			flow_rule_format(&rules[i], text, sizeof(text));
-			lunar_set_err(err, errlen, "%s refuses rule %zu of %zu (flow create %u %s): %s",
-				      port, i + 1, n, port_id, text, flow_msg(&fe, rc));
+			lunar_set_err(err, errlen,
+				      "%s refuses rule %zu of %zu (flow create %u %s): %s", port,
+				      i + 1, n, port_id, text, flow_msg(&fe, rc));
 			return rc;
 		}
 	}

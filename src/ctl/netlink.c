@@ -40,15 +40,14 @@
  */
 #define NL_BUF_SIZE (64 * 1024)
 /* Socket buffer for notifications: bursts (a flushed table) fit in it. */
-#define NL_RCVBUF (4 * 1024 * 1024)
+#define NL_RCVBUF   (4 * 1024 * 1024)
 #define NL_ATTR_MAX 64
 /*
  * States in which the kernel itself uses a neighbour's address (the kernel's
  * NUD_VALID, which uapi headers do not export). STALE, DELAY and PROBE
  * still hold the last confirmed address; the kernel re-probes on its own.
  */
-#define NL_NUD_VALID (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | \
-		      NUD_STALE | NUD_DELAY)
+#define NL_NUD_VALID (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
 
 /* ---- attribute helpers ------------------------------------------------ */
 
@@ -107,14 +106,12 @@ static bool multipath_via(const struct nlattr *mp, int ifindex, uint32_t *gw)
 	const struct rtnexthop *nh = mnl_attr_get_payload(mp);
 	int len = mnl_attr_get_payload_len(mp);
 
-	while (len >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) &&
-	       nh->rtnh_len <= len) {
+	while (len >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) && nh->rtnh_len <= len) {
 		if (nh->rtnh_ifindex == ifindex) {
-			struct attrs a = { 0 };
+			struct attrs a = {0};
 
 			*gw = 0;
-			mnl_attr_parse_payload(RTNH_DATA(nh),
-					       nh->rtnh_len - sizeof(*nh),
+			mnl_attr_parse_payload(RTNH_DATA(nh), nh->rtnh_len - sizeof(*nh),
 					       collect_attr, &a);
 			attr_ip4(a.tb[RTA_GATEWAY], gw);
 			return true;
@@ -129,18 +126,16 @@ static bool multipath_via(const struct nlattr *mp, int ifindex, uint32_t *gw)
  * Decode @nlh if it is an IPv4 main-table unicast route leaving through
  * @ifindex. Local, broadcast and other tables are the kernel's business.
  */
-static bool parse_route(const struct nlmsghdr *nlh, int ifindex,
-			struct route *r)
+static bool parse_route(const struct nlmsghdr *nlh, int ifindex, struct route *r)
 {
 	const struct rtmsg *rtm;
-	struct attrs a = { 0 };
+	struct attrs a = {0};
 	uint32_t table, oif;
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
 		return false;
 	rtm = mnl_nlmsg_get_payload(nlh);
-	if (rtm->rtm_family != AF_INET || rtm->rtm_type != RTN_UNICAST ||
-	    rtm->rtm_dst_len > 32)
+	if (rtm->rtm_family != AF_INET || rtm->rtm_type != RTN_UNICAST || rtm->rtm_dst_len > 32)
 		return false;
 	if (mnl_attr_parse(nlh, sizeof(*rtm), collect_attr, &a) < 0)
 		return false;
@@ -181,12 +176,10 @@ static size_t nl_whole_len(const void *buf, size_t n)
 	size_t off = 0;
 
 	while (n - off >= sizeof(struct nlmsghdr)) {
-		const struct nlmsghdr *nlh =
-			(const struct nlmsghdr *)((const char *)buf + off);
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)((const char *)buf + off);
 		size_t len = nlh->nlmsg_len;
 
-		if (len < sizeof(*nlh) || len > n - off ||
-		    MNL_ALIGN(len) > n - off)
+		if (len < sizeof(*nlh) || len > n - off || MNL_ALIGN(len) > n - off)
 			break;
 		off += MNL_ALIGN(len);
 	}
@@ -198,8 +191,7 @@ static size_t nl_whole_len(const void *buf, size_t n)
  * ACK (requests sent with NLM_F_ACK). Returns 0 or a negative errno, the
  * kernel's own error included.
  */
-static int nl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
-		   void *data)
+static int nl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	unsigned int portid = mnl_socket_get_portid(nl);
 	uint32_t seq = nlh->nlmsg_seq;
@@ -258,8 +250,7 @@ static struct mnl_socket *open_sock(unsigned int groups)
 	return nl;
 }
 
-static struct nlmsghdr *put_req(char *buf, uint16_t type, uint16_t flags,
-				uint32_t seq)
+static struct nlmsghdr *put_req(char *buf, uint16_t type, uint16_t flags, uint32_t seq)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 
@@ -280,11 +271,10 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct query *q = data;
 	const struct ifinfomsg *ifi;
-	struct attrs a = { 0 };
+	struct attrs a = {0};
 	uint32_t mtu;
 
-	if (nlh->nlmsg_type != RTM_NEWLINK ||
-	    nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*ifi)))
+	if (nlh->nlmsg_type != RTM_NEWLINK || nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*ifi)))
 		return MNL_CB_OK;
 	ifi = mnl_nlmsg_get_payload(nlh);
 	if (ifi->ifi_index != q->out->ifindex)
@@ -302,7 +292,7 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct query *q = data;
 	const struct ifaddrmsg *ifa;
-	struct attrs a = { 0 };
+	struct attrs a = {0};
 	uint32_t ip;
 
 	if (q->have_addr || nlh->nlmsg_type != RTM_NEWADDR ||
@@ -329,8 +319,7 @@ static int gw_cb(const struct nlmsghdr *nlh, void *data)
 	struct query *q = data;
 	struct route r;
 
-	if (nlh->nlmsg_type != RTM_NEWROUTE ||
-	    !parse_route(nlh, q->out->ifindex, &r))
+	if (nlh->nlmsg_type != RTM_NEWROUTE || !parse_route(nlh, q->out->ifindex, &r))
 		return MNL_CB_OK;
 	if (r.plen != 0 || !r.gw)
 		return MNL_CB_OK;
@@ -343,12 +332,11 @@ static int gw_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
-		size_t errlen)
+int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err, size_t errlen)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
-	struct nl_ifinfo info = { 0 };
-	struct query q = { .out = &info };
+	struct nl_ifinfo info = {0};
+	struct query q = {.out = &info};
 	struct mnl_socket *nl;
 	struct nlmsghdr *nlh;
 	uint32_t seq = (uint32_t)time(NULL);
@@ -357,14 +345,13 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 
 	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
 		lunar_set_err(err, errlen, "invalid interface name '%s'",
-			ifname ? ifname : "(null)");
+			      ifname ? ifname : "(null)");
 		return -EINVAL;
 	}
 	idx = if_nametoindex(ifname);
 	if (!idx) {
-		lunar_set_err(err, errlen,
-			"interface %s not found; create it or check `ip link`",
-			ifname);
+		lunar_set_err(err, errlen, "interface %s not found; create it or check `ip link`",
+			      ifname);
 		return -ENODEV;
 	}
 	info.ifindex = (int)idx;
@@ -372,8 +359,7 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	nl = open_sock(0);
 	if (!nl) {
 		ret = -errno;
-		lunar_set_err(err, errlen, "cannot open a netlink socket: %s",
-			strerror(errno));
+		lunar_set_err(err, errlen, "cannot open a netlink socket: %s", strerror(errno));
 		return ret;
 	}
 
@@ -383,15 +369,14 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	ifi->ifi_index = info.ifindex;
 	ret = nl_talk(nl, nlh, link_cb, &q);
 	if (ret < 0) {
-		lunar_set_err(err, errlen, "cannot read link %s: %s", ifname,
-			strerror(-ret));
+		lunar_set_err(err, errlen, "cannot read link %s: %s", ifname, strerror(-ret));
 		goto out;
 	}
 	if (q.link_type != ARPHRD_ETHER || !q.have_mac) {
 		lunar_set_err(err, errlen,
-			"interface %s is not Ethernet (link type %u); lunar "
-			"needs an Ethernet interface (veth, NIC, tap)",
-			ifname, q.link_type);
+			      "interface %s is not Ethernet (link type %u); lunar "
+			      "needs an Ethernet interface (veth, NIC, tap)",
+			      ifname, q.link_type);
 		ret = -EPROTONOSUPPORT;
 		goto out;
 	}
@@ -402,14 +387,14 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	ret = nl_talk(nl, nlh, addr_cb, &q);
 	if (ret < 0) {
 		lunar_set_err(err, errlen, "cannot read addresses of %s: %s", ifname,
-			strerror(-ret));
+			      strerror(-ret));
 		goto out;
 	}
 	if (!q.have_addr) {
 		lunar_set_err(err, errlen,
-			"interface %s has no IPv4 address; give it one (ip addr "
-			"add A.B.C.D/N dev %s) or pass --ip",
-			ifname, ifname);
+			      "interface %s has no IPv4 address; give it one (ip addr "
+			      "add A.B.C.D/N dev %s) or pass --ip",
+			      ifname, ifname);
 		ret = -EADDRNOTAVAIL;
 		goto out;
 	}
@@ -419,8 +404,7 @@ int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
 	rtm->rtm_family = AF_INET;
 	ret = nl_talk(nl, nlh, gw_cb, &q);
 	if (ret < 0) {
-		lunar_set_err(err, errlen, "cannot read routes of %s: %s", ifname,
-			strerror(-ret));
+		lunar_set_err(err, errlen, "cannot read routes of %s: %s", ifname, strerror(-ret));
 		goto out;
 	}
 	*out = info;
@@ -482,8 +466,7 @@ static void *grow(void *arr, size_t *cap, size_t elem)
 	return p;
 }
 
-static void emit_neigh(struct nl_watch *w, uint32_t ip, const uint8_t mac[6],
-		       bool reachable)
+static void emit_neigh(struct nl_watch *w, uint32_t ip, const uint8_t mac[6], bool reachable)
 {
 	w->delivered++;
 	if (w->ops.neigh)
@@ -510,8 +493,7 @@ static void drop_neigh(struct nl_watch *w, struct kneigh *k)
 	*k = w->neigh[--w->nneigh];
 }
 
-static void neigh_update(struct nl_watch *w, uint32_t ip, const uint8_t *mac,
-			 bool reachable)
+static void neigh_update(struct nl_watch *w, uint32_t ip, const uint8_t *mac, bool reachable)
 {
 	static const uint8_t zero[6];
 	struct kneigh *k = find_neigh(w, ip);
@@ -553,8 +535,8 @@ static void neigh_update(struct nl_watch *w, uint32_t ip, const uint8_t *mac,
 static void neigh_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 {
 	const struct ndmsg *ndm;
-	struct attrs a = { 0 };
-	uint8_t mac[6] = { 0 };
+	struct attrs a = {0};
+	uint8_t mac[6] = {0};
 	bool has_mac, reachable;
 	uint32_t ip;
 
@@ -568,8 +550,7 @@ static void neigh_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 	    !attr_ip4(a.tb[NDA_DST], &ip))
 		return;
 	has_mac = attr_mac(a.tb[NDA_LLADDR], mac);
-	reachable = nlh->nlmsg_type == RTM_NEWNEIGH && has_mac &&
-		    (ndm->ndm_state & NL_NUD_VALID);
+	reachable = nlh->nlmsg_type == RTM_NEWNEIGH && has_mac && (ndm->ndm_state & NL_NUD_VALID);
 	neigh_update(w, ip, mac, reachable);
 }
 
@@ -586,8 +567,7 @@ static struct kroute *best_route(struct nl_watch *w, uint32_t dst, uint8_t plen)
 	for (size_t i = 0; i < w->nroute; i++) {
 		struct kroute *k = &w->route[i];
 
-		if (k->r.dst == dst && k->r.plen == plen &&
-		    (!best || k->r.prio < best->r.prio))
+		if (k->r.dst == dst && k->r.plen == plen && (!best || k->r.prio < best->r.prio))
 			best = k;
 	}
 	return best;
@@ -743,8 +723,8 @@ static void dump_done(struct nl_watch *w, int error)
 	w->dump = T_NONE;
 	if (error) {
 		/* Not retried here: a persistent error would spin the poll. */
-		LOG_ERR("netlink watcher: %s dump failed: %s",
-			t == T_NEIGH ? "neighbour" : "route", strerror(error));
+		LOG_ERR("netlink watcher: %s dump failed: %s", t == T_NEIGH ? "neighbour" : "route",
+			strerror(error));
 		return;
 	}
 	if (w->dump_intr) {
@@ -775,8 +755,8 @@ static int nl_error(const struct nlmsghdr *nlh)
 
 static void handle_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 {
-	bool dump_reply = w->dump != T_NONE && nlh->nlmsg_seq == w->dump_seq &&
-			  nlh->nlmsg_pid == w->portid;
+	bool dump_reply =
+	    w->dump != T_NONE && nlh->nlmsg_seq == w->dump_seq && nlh->nlmsg_pid == w->portid;
 
 	if (dump_reply && (nlh->nlmsg_flags & NLM_F_DUMP_INTR))
 		w->dump_intr = true;
@@ -817,8 +797,7 @@ static void handle_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 		const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
 
 		/* Removing an address silently removes its routes. */
-		if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(*ifa)) &&
-		    ifa->ifa_family == AF_INET &&
+		if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(*ifa)) && ifa->ifa_family == AF_INET &&
 		    (int)ifa->ifa_index == w->ifindex)
 			resync(w, T_ROUTE);
 		break;
@@ -829,8 +808,7 @@ static void handle_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 }
 
 /* A watcher without sockets or receive buffer; NULL with errno set. */
-static struct nl_watch *watch_alloc(int ifindex, const struct nl_watch_ops *ops,
-				    void *ctx)
+static struct nl_watch *watch_alloc(int ifindex, const struct nl_watch_ops *ops, void *ctx)
 {
 	struct nl_watch *w;
 
@@ -847,8 +825,7 @@ static struct nl_watch *watch_alloc(int ifindex, const struct nl_watch_ops *ops,
 	return w;
 }
 
-struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
-			       void *ctx)
+struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops, void *ctx)
 {
 	struct nl_watch *w;
 	int e, rcvbuf = NL_RCVBUF;
@@ -862,23 +839,20 @@ struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
 	w->seq = (uint32_t)time(NULL);
 
 	/* Subscribe before dumping: a change after the dump cannot be missed. */
-	w->ev = open_sock(RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE | RTMGRP_LINK |
-			  RTMGRP_IPV4_IFADDR);
+	w->ev = open_sock(RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE | RTMGRP_LINK | RTMGRP_IPV4_IFADDR);
 	if (!w->ev) {
-		LOG_ERR("netlink watcher: cannot open netlink socket: %s",
-			strerror(errno));
+		LOG_ERR("netlink watcher: cannot open netlink socket: %s", strerror(errno));
 		goto fail;
 	}
 	w->portid = mnl_socket_get_portid(w->ev);
 	/* FORCE (root) beats rmem_max; otherwise take what we may have. */
-	if (setsockopt(mnl_socket_get_fd(w->ev), SOL_SOCKET, SO_RCVBUFFORCE,
-		       &rcvbuf, sizeof(rcvbuf)) < 0)
-		setsockopt(mnl_socket_get_fd(w->ev), SOL_SOCKET, SO_RCVBUF,
-			   &rcvbuf, sizeof(rcvbuf));
+	if (setsockopt(mnl_socket_get_fd(w->ev), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) < 0)
+		setsockopt(mnl_socket_get_fd(w->ev), SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+			   sizeof(rcvbuf));
 	w->req = open_sock(0);
 	if (!w->req) {
-		LOG_ERR("netlink watcher: cannot open netlink socket: %s",
-			strerror(errno));
+		LOG_ERR("netlink watcher: cannot open netlink socket: %s", strerror(errno));
 		goto fail;
 	}
 	resync(w, T_NEIGH);
@@ -896,9 +870,7 @@ fail:
 	return NULL;
 }
 
-struct nl_watch *nl_watch_open_detached(int ifindex,
-					const struct nl_watch_ops *ops,
-					void *ctx)
+struct nl_watch *nl_watch_open_detached(int ifindex, const struct nl_watch_ops *ops, void *ctx)
 {
 	struct nl_watch *w = watch_alloc(ifindex, ops, ctx);
 
@@ -1005,8 +977,7 @@ int nl_watch_resolve(struct nl_watch *w, uint32_t ip)
 	 * ARP request sent; a valid entry is left as it is. NLM_F_REPLACE lets
 	 * it act on an existing (e.g. FAILED) entry too.
 	 */
-	nlh = put_req(req, RTM_NEWNEIGH,
-		      NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE, ++w->seq);
+	nlh = put_req(req, RTM_NEWNEIGH, NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE, ++w->seq);
 	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
 	ndm->ndm_family = AF_INET;
 	ndm->ndm_ifindex = w->ifindex;
@@ -1022,9 +993,9 @@ int nl_watch_resolve(struct nl_watch *w, uint32_t ip)
 int nl_resolve_udp(int ifindex, uint32_t ip)
 {
 	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(9), /* discard */
-		.sin_addr.s_addr = htonl(ip),
+	    .sin_family = AF_INET,
+	    .sin_port = htons(9), /* discard */
+	    .sin_addr.s_addr = htonl(ip),
 	};
 	int fd, ret = 0;
 

@@ -43,8 +43,7 @@ struct nl_ifinfo {
  * has no IPv4 address; -EPROTONOSUPPORT if it is not Ethernet; another
  * negative errno if netlink fails.
  */
-int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err,
-		size_t errlen);
+int nl_query_if(const char *ifname, struct nl_ifinfo *out, char *err, size_t errlen);
 
 /** Callbacks of a watcher; either may be NULL. */
 struct nl_watch_ops {
@@ -55,15 +54,13 @@ struct nl_watch_ops {
 	 * deleted, FAILED, INCOMPLETE or NONE; @mac is then the last known
 	 * address or zeros).
 	 */
-	void (*neigh)(void *ctx, uint32_t ip, const uint8_t mac[6],
-		      bool reachable);
+	void (*neigh)(void *ctx, uint32_t ip, const uint8_t mac[6], bool reachable);
 	/**
 	 * @route: main-table unicast route @dst/@plen via gateway @gw (0 for
 	 * an on-link route) leaving through the watched interface was added
 	 * (or replaced) or removed.
 	 */
-	void (*route)(void *ctx, uint32_t dst, uint8_t plen, uint32_t gw,
-		      bool add);
+	void (*route)(void *ctx, uint32_t dst, uint8_t plen, uint32_t gw, bool add);
 };
 
 struct nl_watch;
@@ -81,8 +78,7 @@ struct nl_watch;
  *
  * Return: the watcher, or NULL with errno set (the reason is logged).
  */
-struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
-			       void *ctx);
+struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops, void *ctx);
 
 /**
  * nl_watch_open_detached() - a watcher without sockets, for tests and fuzzing.
@@ -106,9 +102,7 @@ struct nl_watch *nl_watch_open(int ifindex, const struct nl_watch_ops *ops,
  *
  * Return: the watcher, or NULL with errno set (EINVAL, ENOMEM).
  */
-struct nl_watch *nl_watch_open_detached(int ifindex,
-					const struct nl_watch_ops *ops,
-					void *ctx);
+struct nl_watch *nl_watch_open_detached(int ifindex, const struct nl_watch_ops *ops, void *ctx);
 
 /**
  * nl_watch_feed() - handle one datagram as if nl_watch_poll() received it.

@@ -18,10 +18,10 @@
  * see only those: keep every name within 15.
  * DPDK's net_af_xdp looks the XSKMAP up by exactly this name.
  */
-#define LUNAR_STEER_XSKS_MAP "xsks_map"
-#define LUNAR_STEER_CFG_MAP "lunar_cfg"
-#define LUNAR_STEER_PORTS_MAP "lunar_ports"
-#define LUNAR_STEER_STATS_MAP "lunar_stats"
+#define LUNAR_STEER_XSKS_MAP   "xsks_map"
+#define LUNAR_STEER_CFG_MAP    "lunar_cfg"
+#define LUNAR_STEER_PORTS_MAP  "lunar_ports"
+#define LUNAR_STEER_STATS_MAP  "lunar_stats"
 #define LUNAR_STEER_COOKIE_MAP "lunar_cookie"
 
 /* The reserved client port range of LUNA §7.1 (61440..65535). */
@@ -41,7 +41,7 @@
  *  RSS:      it belongs to whichever queue it arrived on (the NIC's hash).
  */
 #define LUNAR_STEER_LISTEN_LOW_BITS 0
-#define LUNAR_STEER_LISTEN_RSS 1
+#define LUNAR_STEER_LISTEN_RSS	    1
 
 /*
  * Single entry (key 0) of the lunar_cfg ARRAY map. A freshly loaded program
@@ -102,10 +102,10 @@ enum lunar_steer_stat {
  * An all-zero entry (until_ktime 0) never answers. The host writes a whole
  * entry in one map update.
  */
-#define LUNAR_COOKIE_WS 0x1   /* agree to window scaling (RFC 7323) */
+#define LUNAR_COOKIE_WS	  0x1 /* agree to window scaling (RFC 7323) */
 #define LUNAR_COOKIE_SACK 0x2 /* agree to SACK (RFC 2018) */
-#define LUNAR_COOKIE_TS 0x4   /* agree to timestamps (RFC 7323) */
-#define LUNAR_COOKIE_ECN 0x8  /* agree to ECN (RFC 3168 6.1.1) */
+#define LUNAR_COOKIE_TS	  0x4 /* agree to timestamps (RFC 7323) */
+#define LUNAR_COOKIE_ECN  0x8 /* agree to ECN (RFC 3168 6.1.1) */
 
 struct lunar_cookie_cfg {
 	__u64 key[2];	   /* the worker's SipHash key: its 16 bytes, as two little-endian words */
@@ -128,8 +128,8 @@ struct lunar_cookie_cfg {
  * PERCPU __u64 per queue it steered to, plus a last slot for segments it
  * left alone (not lunar's, or RSS mode).
  */
-#define LUNAR_PEER_STATS_MAP "lunar_peer_cnt"
+#define LUNAR_PEER_STATS_MAP	  "lunar_peer_cnt"
 #define LUNAR_PEER_STAT_UNTOUCHED LUNAR_STEER_MAX_QUEUES
-#define LUNAR_PEER_NSTATS (LUNAR_STEER_MAX_QUEUES + 1)
+#define LUNAR_PEER_NSTATS	  (LUNAR_STEER_MAX_QUEUES + 1)
 
 #endif

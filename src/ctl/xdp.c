@@ -31,7 +31,7 @@
 _Static_assert(LUNAR_STEER_MAX_QUEUES == FLOW_PLAN_MAX_QUEUES,
 	       "xsks_map must have a slot for every queue a plan may use");
 _Static_assert(LUNAR_STEER_LISTEN_LOW_BITS == FLOW_LISTEN_LOW_BITS &&
-		       LUNAR_STEER_LISTEN_RSS == FLOW_LISTEN_RSS,
+		   LUNAR_STEER_LISTEN_RSS == FLOW_LISTEN_RSS,
 	       "steer_abi.h and flow_plan.h number the listen modes alike");
 
 /* Resolve @ifname or explain how to get one. */
@@ -41,14 +41,13 @@ static int ifindex_of(const char *ifname, char *err, size_t errlen)
 
 	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
 		lunar_set_err(err, errlen, "invalid interface name '%s'",
-			ifname ? ifname : "(null)");
+			      ifname ? ifname : "(null)");
 		return -EINVAL;
 	}
 	idx = if_nametoindex(ifname);
 	if (!idx) {
-		lunar_set_err(err, errlen,
-			"interface %s not found; create it or check `ip link`",
-			ifname);
+		lunar_set_err(err, errlen, "interface %s not found; create it or check `ip link`",
+			      ifname);
 		return -ENODEV;
 	}
 	return (int)idx;
@@ -213,8 +212,8 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 		return ifindex;
 	ret = attached_prog(ifindex, &id, &mode);
 	if (ret < 0) {
-		lunar_set_err(err, errlen, "cannot query XDP state of %s: %s",
-			ifname, strerror(-ret));
+		lunar_set_err(err, errlen, "cannot query XDP state of %s: %s", ifname,
+			      strerror(-ret));
 		return ret;
 	}
 	if (!id)
@@ -225,41 +224,45 @@ int xdp_check_free(const char *ifname, char *err, size_t errlen)
 		int lock = owner_lock(ifname, pid, sizeof(pid), path, sizeof(path));
 
 		if (lock == -EBUSY) {
-			lunar_set_err(err, errlen,
-				      "interface %s is driven by another lunar process (pid %s, lock "
-				      "%s) through its XDP program lunar_steer (id %u, %s mode); stop "
-				      "that process or give this one another interface",
-				      ifname, pid, path, id, mode);
+			lunar_set_err(
+			    err, errlen,
+			    "interface %s is driven by another lunar process (pid %s, lock "
+			    "%s) through its XDP program lunar_steer (id %u, %s mode); stop "
+			    "that process or give this one another interface",
+			    ifname, pid, path, id, mode);
 			return lock;
 		}
 		if (lock < 0) {
-			lunar_set_err(err, errlen,
-				      "interface %s has XDP program lunar_steer (id %u, %s mode) and its "
-				      "owner lock cannot be checked (%s: %s); if no lunar process uses "
-				      "it, remove it with `ip link set dev %s xdp off`",
-				      ifname, id, mode, *path ? path : LUNAR_RUN_DIR, strerror(-lock),
-				      ifname);
+			lunar_set_err(
+			    err, errlen,
+			    "interface %s has XDP program lunar_steer (id %u, %s mode) and its "
+			    "owner lock cannot be checked (%s: %s); if no lunar process uses "
+			    "it, remove it with `ip link set dev %s xdp off`",
+			    ifname, id, mode, *path ? path : LUNAR_RUN_DIR, strerror(-lock),
+			    ifname);
 			return lock;
 		}
 		/* Its process is gone (a crash, SIGKILL): nobody will detach it. */
-		LOG_WARN("interface %s: removing XDP program lunar_steer (id %u, %s mode) left by a "
-			 "lunar process that died",
-			 ifname, id, mode);
+		LOG_WARN(
+		    "interface %s: removing XDP program lunar_steer (id %u, %s mode) left by a "
+		    "lunar process that died",
+		    ifname, id, mode);
 		ret = xdp_detach(ifname);
 		xdp_owner_unlock(ifname, lock);
 		if (ret < 0)
-			lunar_set_err(err, errlen,
-				      "cannot remove the stale XDP program on %s: %s; remove it with "
-				      "`ip link set dev %s xdp off`",
-				      ifname, strerror(-ret), ifname);
+			lunar_set_err(
+			    err, errlen,
+			    "cannot remove the stale XDP program on %s: %s; remove it with "
+			    "`ip link set dev %s xdp off`",
+			    ifname, strerror(-ret), ifname);
 		return ret;
 	}
 	lunar_set_err(err, errlen,
-		"interface %s already has XDP program %s (id %u, %s mode); "
-		"remove it with `ip link set dev %s xdp off` (or "
-		"xdp-loader unload %s --all) if it is stale, or stop the "
-		"program that owns it",
-		ifname, name, id, mode, ifname, ifname);
+		      "interface %s already has XDP program %s (id %u, %s mode); "
+		      "remove it with `ip link set dev %s xdp off` (or "
+		      "xdp-loader unload %s --all) if it is stale, or stop the "
+		      "program that owns it",
+		      ifname, name, id, mode, ifname, ifname);
 	return -EBUSY;
 }
 
@@ -272,24 +275,22 @@ struct want_map {
 };
 
 /* Keep @fd if map @info is one of @want (and has the agreed layout). */
-static int match_map(int fd, const struct bpf_map_info *info,
-		     struct want_map *want, size_t n, char *err, size_t errlen)
+static int match_map(int fd, const struct bpf_map_info *info, struct want_map *want, size_t n,
+		     char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(info->name, want[i].name))
 			continue;
 		if (*want[i].fd >= 0)
 			break; /* duplicate name: keep the first */
-		if (info->type != want[i].type ||
-		    info->value_size != want[i].value_size ||
+		if (info->type != want[i].type || info->value_size != want[i].value_size ||
 		    info->max_entries < want[i].min_entries) {
 			lunar_set_err(err, errlen,
-				"map %s of the attached XDP program has another "
-				"layout (type %u, value %u B, %u entries) than "
-				"this lunar expects; rebuild and reload "
-				"lunar_steer.bpf.o from the same version",
-				info->name, info->type, info->value_size,
-				info->max_entries);
+				      "map %s of the attached XDP program has another "
+				      "layout (type %u, value %u B, %u entries) than "
+				      "this lunar expects; rebuild and reload "
+				      "lunar_steer.bpf.o from the same version",
+				      info->name, info->type, info->value_size, info->max_entries);
 			return -EPROTO;
 		}
 		*want[i].fd = fd;
@@ -310,8 +311,8 @@ static int read_cfg(struct xdp_steer *st)
 	if (bpf_map_lookup_elem(st->cfg_fd, &key, &cfg))
 		return -errno;
 	if (!cfg.valid)
-		cfg = (struct lunar_steer_cfg){ .lo = LUNAR_STEER_DEFAULT_LO,
-						.hi = LUNAR_STEER_DEFAULT_HI };
+		cfg = (struct lunar_steer_cfg){.lo = LUNAR_STEER_DEFAULT_LO,
+					       .hi = LUNAR_STEER_DEFAULT_HI};
 	st->lo = cfg.lo;
 	st->hi = cfg.hi;
 	st->n_queues = cfg.n_queues;
@@ -319,20 +320,18 @@ static int read_cfg(struct xdp_steer *st)
 	return 0;
 }
 
-int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
-		   size_t errlen)
+int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err, size_t errlen)
 {
-	struct xdp_steer st = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1 };
+	struct xdp_steer st = {.cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1};
 	struct want_map want[] = {
-		{ LUNAR_STEER_CFG_MAP, BPF_MAP_TYPE_ARRAY,
-		  sizeof(struct lunar_steer_cfg), 1, &st.cfg_fd },
-		{ LUNAR_STEER_PORTS_MAP, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		  LUNAR_STEER_NPORTS, &st.ports_fd },
-		{ LUNAR_STEER_STATS_MAP, BPF_MAP_TYPE_PERCPU_ARRAY,
-		  sizeof(__u64), LUNAR_STEER_STAT_ROWS * LUNAR_STEER_NSTATS,
-		  &st.stats_fd },
-		{ LUNAR_STEER_COOKIE_MAP, BPF_MAP_TYPE_ARRAY,
-		  sizeof(struct lunar_cookie_cfg), LUNAR_STEER_MAX_QUEUES, &st.cookie_fd },
+	    {LUNAR_STEER_CFG_MAP, BPF_MAP_TYPE_ARRAY, sizeof(struct lunar_steer_cfg), 1,
+	     &st.cfg_fd},
+	    {LUNAR_STEER_PORTS_MAP, BPF_MAP_TYPE_ARRAY, sizeof(__u32), LUNAR_STEER_NPORTS,
+	     &st.ports_fd},
+	    {LUNAR_STEER_STATS_MAP, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u64),
+	     LUNAR_STEER_STAT_ROWS * LUNAR_STEER_NSTATS, &st.stats_fd},
+	    {LUNAR_STEER_COOKIE_MAP, BPF_MAP_TYPE_ARRAY, sizeof(struct lunar_cookie_cfg),
+	     LUNAR_STEER_MAX_QUEUES, &st.cookie_fd},
 	};
 	struct bpf_prog_info info;
 	uint32_t ilen, nmaps, *ids = NULL;
@@ -346,22 +345,22 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	st.ifindex = ifindex;
 	ret = attached_prog(ifindex, &st.prog_id, &mode);
 	if (ret < 0) {
-		lunar_set_err(err, errlen, "cannot query XDP state of %s: %s",
-			ifname, strerror(-ret));
+		lunar_set_err(err, errlen, "cannot query XDP state of %s: %s", ifname,
+			      strerror(-ret));
 		return ret;
 	}
 	if (!st.prog_id) {
 		lunar_set_err(err, errlen,
-			"interface %s has no XDP program; the af_xdp port must "
-			"load lunar_steer.bpf.o first (net_af_xdp xdp_prog=...)",
-			ifname);
+			      "interface %s has no XDP program; the af_xdp port must "
+			      "load lunar_steer.bpf.o first (net_af_xdp xdp_prog=...)",
+			      ifname);
 		return -ENOENT;
 	}
 	prog_fd = bpf_prog_get_fd_by_id(st.prog_id);
 	if (prog_fd < 0) {
 		ret = -errno;
-		lunar_set_err(err, errlen, "cannot open XDP program id %u on %s: %s",
-			st.prog_id, ifname, strerror(errno));
+		lunar_set_err(err, errlen, "cannot open XDP program id %u on %s: %s", st.prog_id,
+			      ifname, strerror(errno));
 		return ret;
 	}
 
@@ -370,8 +369,8 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	ilen = sizeof(info);
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &ilen)) {
 		ret = -errno;
-		lunar_set_err(err, errlen, "cannot read XDP program id %u: %s",
-			st.prog_id, strerror(errno));
+		lunar_set_err(err, errlen, "cannot read XDP program id %u: %s", st.prog_id,
+			      strerror(errno));
 		goto out;
 	}
 	snprintf(name, sizeof(name), "%s", info.name);
@@ -388,8 +387,8 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 	ilen = sizeof(info);
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &ilen)) {
 		ret = -errno;
-		lunar_set_err(err, errlen, "cannot read maps of XDP program id %u: %s",
-			st.prog_id, strerror(errno));
+		lunar_set_err(err, errlen, "cannot read maps of XDP program id %u: %s", st.prog_id,
+			      strerror(errno));
 		goto out;
 	}
 	if (info.nr_map_ids < nmaps)
@@ -403,8 +402,9 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 		if (fd < 0)
 			continue; /* map freed meanwhile: reported as missing below */
 		memset(&mi, 0, sizeof(mi));
-		ret = bpf_obj_get_info_by_fd(fd, &mi, &mlen) ? -errno :
-			match_map(fd, &mi, want, ARRAY_SIZE(want), err, errlen);
+		ret = bpf_obj_get_info_by_fd(fd, &mi, &mlen)
+			  ? -errno
+			  : match_map(fd, &mi, want, ARRAY_SIZE(want), err, errlen);
 		if (ret <= 0)
 			close(fd);
 		if (ret < 0)
@@ -414,17 +414,17 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
 		if (*want[i].fd >= 0)
 			continue;
 		lunar_set_err(err, errlen,
-			"XDP program %s (id %u) on %s is not lunar's steering "
-			"program (no map %s); remove it with `ip link set dev %s "
-			"xdp off` and let the af_xdp port load lunar_steer.bpf.o",
-			name, st.prog_id, ifname, want[i].name, ifname);
+			      "XDP program %s (id %u) on %s is not lunar's steering "
+			      "program (no map %s); remove it with `ip link set dev %s "
+			      "xdp off` and let the af_xdp port load lunar_steer.bpf.o",
+			      name, st.prog_id, ifname, want[i].name, ifname);
 		ret = -ENOENT;
 		goto out;
 	}
 	ret = read_cfg(&st);
 	if (ret < 0) {
 		lunar_set_err(err, errlen, "cannot read map %s of XDP program id %u: %s",
-			LUNAR_STEER_CFG_MAP, st.prog_id, strerror(-ret));
+			      LUNAR_STEER_CFG_MAP, st.prog_id, strerror(-ret));
 		goto out;
 	}
 	*out = st;
@@ -439,11 +439,11 @@ out:
 
 /* Write the whole config in one map update: the program sees either the
  * old or the new one, never a range of one and a plan of the other. */
-static int write_cfg(struct xdp_steer *st, uint16_t lo, uint16_t hi,
-		     uint16_t n_queues, uint16_t listen)
+static int write_cfg(struct xdp_steer *st, uint16_t lo, uint16_t hi, uint16_t n_queues,
+		     uint16_t listen)
 {
-	struct lunar_steer_cfg cfg = { .valid = 1, .lo = lo, .hi = hi,
-				       .n_queues = n_queues, .listen = listen };
+	struct lunar_steer_cfg cfg = {
+	    .valid = 1, .lo = lo, .hi = hi, .n_queues = n_queues, .listen = listen};
 	uint32_t key = 0;
 
 	if (bpf_map_update_elem(st->cfg_fd, &key, &cfg, BPF_ANY))
@@ -462,8 +462,7 @@ int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi)
 	if (!st || st->cfg_fd < 0)
 		return -EINVAL;
 	/* Several workers: each must still own a sub-range of the new range. */
-	if (st->n_queues > 1 &&
-	    flow_plan_init(&check, st->n_queues, lo, hi, NULL, 0) < 0)
+	if (st->n_queues > 1 && flow_plan_init(&check, st->n_queues, lo, hi, NULL, 0) < 0)
 		return -EINVAL;
 	return write_cfg(st, lo, hi, st->n_queues, st->listen);
 }
@@ -480,8 +479,7 @@ int xdp_steer_set_plan(struct xdp_steer *st, const struct flow_plan *plan,
 	/* The program trusts the map: only a plan flow_plan_init() accepts. */
 	if (flow_plan_init(&check, plan->n_queues, plan->lo, plan->hi, NULL, 0) < 0)
 		return -EINVAL;
-	return write_cfg(st, plan->lo, plan->hi, (uint16_t)plan->n_queues,
-			 (uint16_t)mode);
+	return write_cfg(st, plan->lo, plan->hi, (uint16_t)plan->n_queues, (uint16_t)mode);
 }
 
 static int set_port(struct xdp_steer *st, uint16_t port, uint32_t val)
@@ -503,18 +501,16 @@ int xdp_steer_del_port(struct xdp_steer *st, uint16_t port)
 	return set_port(st, port, 0);
 }
 
-int xdp_steer_set_cookie(struct xdp_steer *st, uint32_t queue,
-			 const struct lunar_cookie_cfg *cfg)
+int xdp_steer_set_cookie(struct xdp_steer *st, uint32_t queue, const struct lunar_cookie_cfg *cfg)
 {
 	if (!st || st->cookie_fd < 0 || !cfg || queue >= LUNAR_STEER_MAX_QUEUES)
 		return -EINVAL;
 	return bpf_map_update_elem(st->cookie_fd, &queue, cfg, BPF_ANY) ? -errno : 0;
 }
 
-int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue,
-		       struct xdp_steer_counters *out)
+int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue, struct xdp_steer_counters *out)
 {
-	uint64_t sum[LUNAR_STEER_NSTATS] = { 0 };
+	uint64_t sum[LUNAR_STEER_NSTATS] = {0};
 	uint32_t first = 0, last = LUNAR_STEER_STAT_ROWS - 1;
 	uint64_t *vals;
 	int ncpu, ret = 0;
@@ -546,19 +542,19 @@ int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue,
 		}
 	}
 	*out = (struct xdp_steer_counters){
-		.to_lunar = sum[LUNAR_STEER_TO_LUNAR],
-		.to_kernel = sum[LUNAR_STEER_TO_KERNEL],
-		.redirect_failed = sum[LUNAR_STEER_REDIRECT_FAILED],
-		.misqueued = sum[LUNAR_STEER_MISQUEUED],
-		.syncookies = sum[LUNAR_STEER_SYNCOOKIE],
+	    .to_lunar = sum[LUNAR_STEER_TO_LUNAR],
+	    .to_kernel = sum[LUNAR_STEER_TO_KERNEL],
+	    .redirect_failed = sum[LUNAR_STEER_REDIRECT_FAILED],
+	    .misqueued = sum[LUNAR_STEER_MISQUEUED],
+	    .syncookies = sum[LUNAR_STEER_SYNCOOKIE],
 	};
 out:
 	free(vals);
 	return ret;
 }
 
-int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
-		    uint64_t *to_kernel, uint64_t *redirect_failed)
+int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar, uint64_t *to_kernel,
+		    uint64_t *redirect_failed)
 {
 	struct xdp_steer_counters c;
 	int ret = xdp_steer_counters(st, XDP_STEER_ALL_QUEUES, &c);
@@ -578,7 +574,7 @@ void xdp_steer_close(struct xdp_steer *st)
 {
 	if (!st)
 		return;
-	int *fds[] = { &st->cfg_fd, &st->ports_fd, &st->stats_fd, &st->cookie_fd };
+	int *fds[] = {&st->cfg_fd, &st->ports_fd, &st->stats_fd, &st->cookie_fd};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
 		/*
@@ -610,7 +606,7 @@ int xdp_detach_lunar(const char *ifname)
 
 int xdp_detach(const char *ifname)
 {
-	static const uint32_t modes[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	static const uint32_t modes[] = {XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE};
 	int ifindex, ret = 0;
 
 	ifindex = ifindex_of(ifname, NULL, 0);

@@ -96,8 +96,7 @@ void xdp_owner_unlock(const char *ifname, int fd);
  * no program is attached or it lacks lunar's maps; -EPROTO if a map has a
  * layout other than steer_abi.h (object from another lunar version).
  */
-int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err,
-		   size_t errlen);
+int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err, size_t errlen);
 
 /**
  * xdp_steer_set_range() - set the reserved destination-port range.
@@ -166,8 +165,7 @@ int xdp_steer_del_port(struct xdp_steer *st, uint16_t port);
  * Return: 0, -EINVAL for a closed handle or a queue out of range, or a
  * negative errno from the map update.
  */
-int xdp_steer_set_cookie(struct xdp_steer *st, uint32_t queue,
-			 const struct lunar_cookie_cfg *cfg);
+int xdp_steer_set_cookie(struct xdp_steer *st, uint32_t queue, const struct lunar_cookie_cfg *cfg);
 
 /**
  * xdp_steer_stats() - read the steering counters, summed over all CPUs and
@@ -180,8 +178,8 @@ int xdp_steer_set_cookie(struct xdp_steer *st, uint32_t queue,
  *
  * Return: 0 or a negative errno.
  */
-int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
-		    uint64_t *to_kernel, uint64_t *redirect_failed);
+int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar, uint64_t *to_kernel,
+		    uint64_t *redirect_failed);
 
 /**
  * xdp_steer_counters() - read the steering counters of one rx queue.
@@ -194,8 +192,7 @@ int xdp_steer_stats(struct xdp_steer *st, uint64_t *to_lunar,
  * Return: 0, -EINVAL for a closed handle or a queue above 64, or a
  * negative errno.
  */
-int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue,
-		       struct xdp_steer_counters *out);
+int xdp_steer_counters(const struct xdp_steer *st, uint32_t queue, struct xdp_steer_counters *out);
 
 /**
  * xdp_steer_close() - close the map fds (the program stays attached; it

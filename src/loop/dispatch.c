@@ -66,8 +66,8 @@ struct lunar_chan {
 	alignas(64) struct {
 		counter_t to_app, app_full, from_app, wakeups, wakeups_deferred;
 		struct lunar_dispatch *owner; /* the dispatcher polling it, or NULL */
-		bool wake_due; /* a wakeup deferred to the owner's next poll */
-	} st; /* the stack's line */
+		bool wake_due;		      /* a wakeup deferred to the owner's next poll */
+	} st;				      /* the stack's line */
 	alignas(64) struct {
 		counter_t to_stack, stack_full, from_stack, sleeps, spurious;
 		counter_t spins, spins_skipped;
@@ -226,13 +226,12 @@ static inline bool is_closed(const struct lunar_chan *ch)
 }
 
 /*
- * P2-P3 of the protocol in dispatch.h: after an enqueue, wake a sleeper. A thread that went to sleep on the CPU the stack
- * runs on (@cpu) is not woken at once when a dispatcher polls the channel:
- * the eventfd write waits for that dispatcher's next poll, so the thread
- * wakes once for the messages sent since the last poll (a 4 KiB request is
- * three data events) instead of preempting the stack for each, and the
- * stack then yields to it (lunar_dispatch_poll). The flag is still taken here, so
- * the deferred write is the one this sleep is owed.
+ * P2-P3 of the protocol in dispatch.h: after an enqueue, wake a sleeper. A thread that went to
+ * sleep on the CPU the stack runs on (@cpu) is not woken at once when a dispatcher polls the
+ * channel: the eventfd write waits for that dispatcher's next poll, so the thread wakes once for
+ * the messages sent since the last poll (a 4 KiB request is three data events) instead of
+ * preempting the stack for each, and the stack then yields to it (lunar_dispatch_poll). The flag is
+ * still taken here, so the deferred write is the one this sleep is owed.
  */
 static inline void wake_if_sleeping(struct lunar_chan *ch, int cpu)
 {

@@ -101,24 +101,24 @@ struct lunar_chan_config {
 
 struct lunar_chan_stats {
 	/* counted by the stack side */
-	uint64_t to_app;   /* messages enqueued for the application */
-	uint64_t app_full; /* messages refused: stack->app ring full (-ENOBUFS) */
-	uint64_t from_app; /* messages dequeued from the application */
-	uint64_t wakeups;  /* sleeps the stack ended (took the flag; the eventfd
-			      written at once, or deferred) */
+	uint64_t to_app;	   /* messages enqueued for the application */
+	uint64_t app_full;	   /* messages refused: stack->app ring full (-ENOBUFS) */
+	uint64_t from_app;	   /* messages dequeued from the application */
+	uint64_t wakeups;	   /* sleeps the stack ended (took the flag; the eventfd
+				      written at once, or deferred) */
 	uint64_t wakeups_deferred; /* of those, deferred to the dispatcher's next poll
 				      (the thread slept on the stack's CPU); a
 				      sleep that timed out meanwhile shares its
 				      write with the next */
 	/* counted by the application side */
-	uint64_t to_stack;   /* messages enqueued for the stack */
-	uint64_t stack_full; /* messages refused: app->stack ring full (-ENOBUFS) */
-	uint64_t from_stack; /* messages dequeued from the stack */
-	uint64_t sleeps;     /* times the application blocked on the eventfd, or was
-				about to and the stack's wakeup came first */
-	uint64_t spurious;   /* sleeps that woke to an empty ring */
-	uint64_t spins;	     /* waits that spun first (and slept only if the spin
-				found nothing) */
+	uint64_t to_stack;	/* messages enqueued for the stack */
+	uint64_t stack_full;	/* messages refused: app->stack ring full (-ENOBUFS) */
+	uint64_t from_stack;	/* messages dequeued from the stack */
+	uint64_t sleeps;	/* times the application blocked on the eventfd, or was
+				   about to and the stack's wakeup came first */
+	uint64_t spurious;	/* sleeps that woke to an empty ring */
+	uint64_t spins;		/* waits that spun first (and slept only if the spin
+				   found nothing) */
 	uint64_t spins_skipped; /* waits that skipped the spin: the thread was on
 				   the CPU the stack last sent from */
 };

@@ -36,7 +36,7 @@
 #include "port/port_pcap.h"
 #include "tcp/tcp_stack.h"
 
-#define RX_BURST 32
+#define RX_BURST       32
 #define HDR_POOL_MBUFS 16383 /* two per zero-copy frame in flight to the port */
 /*
  * Received frames stay in the pool while connections hold them (zero copy:
@@ -46,8 +46,8 @@
  * When many more connections share it, TCP's memory pressure levels keep
  * it from running dry (tcp_stack.c).
  */
-#define POOL_MBUFS_MAX 32767
-#define POOL_BYTES (128u << 20)
+#define POOL_MBUFS_MAX	32767
+#define POOL_BYTES	(128u << 20)
 #define TIMER_PERIOD_NS 10000000ull /* neighbour timers every 10 ms */
 
 static volatile sig_atomic_t stop_flag;
@@ -114,8 +114,7 @@ static unsigned long free_hugepages_2m(void)
  */
 #define LUNAR_EAL_MAX_ARGS 24
 
-static int eal_extra_args(char *buf, size_t len, char **argv, int *argc, char *err,
-			  size_t errlen)
+static int eal_extra_args(char *buf, size_t len, char **argv, int *argc, char *err, size_t errlen)
 {
 	const char *env = getenv("LUNAR_EAL_ARGS");
 	const int own = *argc; /* lunar's own arguments, argv[0] included */
@@ -164,9 +163,10 @@ static int eal_up(struct lunar_env *env, const char *prog, char *err, size_t err
 	if (eal_extra_args(extra, sizeof(extra), argv, &argc, err, errlen) < 0)
 		return -EINVAL;
 	if (rte_eal_init(argc, argv) < 0) {
-		lunar_set_err(err, errlen, "DPDK EAL init failed: %s; check that CPUs %s exist and that "
-				      "hugepages are reserved (scripts/hugepages.sh)",
-			 rte_strerror(rte_errno), core);
+		lunar_set_err(err, errlen,
+			      "DPDK EAL init failed: %s; check that CPUs %s exist and that "
+			      "hugepages are reserved (scripts/hugepages.sh)",
+			      rte_strerror(rte_errno), core);
 		return -EIO;
 	}
 	env->eal_up = true;
@@ -206,7 +206,8 @@ static int kernel_resolve(void *ctx, uint32_t ip)
 	return nl_watch_resolve(ctx, ip);
 }
 
-/* The parts of a worker of its own: its queue's port and wrappers, its interface, its netlink mirror. */
+/* The parts of a worker of its own: its queue's port and wrappers, its interface, its netlink
+ * mirror. */
 static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifinfo *ifi, char *err,
 		       size_t errlen)
 {
@@ -216,8 +217,8 @@ static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifin
 
 	const char *budget = getenv("LUNAR_ITER_BUDGET_US");
 
-	uint64_t budget_ns = budget && atol(budget) > 0 ? (uint64_t)atol(budget) * 1000
-							: LUNAR_ITER_BUDGET_NS;
+	uint64_t budget_ns =
+	    budget && atol(budget) > 0 ? (uint64_t)atol(budget) * 1000 : LUNAR_ITER_BUDGET_NS;
 
 	w->budget_tsc = (uint64_t)((__uint128_t)budget_ns * w->tsc_hz / 1000000000u);
 	w->port = p;
@@ -256,8 +257,9 @@ static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifin
 		 */
 		w->nl = nl_watch_open(ifi->ifindex, &nl_ops, w);
 		if (!w->nl) {
-			lunar_set_err(err, errlen, "could not open a netlink socket to follow the "
-					      "kernel's neighbour and route tables");
+			lunar_set_err(err, errlen,
+				      "could not open a netlink socket to follow the "
+				      "kernel's neighbour and route tables");
 			return -EIO;
 		}
 		w->nif.kernel_ctx = w->nl;
@@ -295,14 +297,15 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		return -ENOMEM;
 	}
 	env->workers[0] = env;
-	rc = flow_plan_init(&env->plan, nw, env->opt.reserved_lo, env->opt.reserved_hi, err,
-			    errlen);
+	rc =
+	    flow_plan_init(&env->plan, nw, env->opt.reserved_lo, env->opt.reserved_hi, err, errlen);
 	if (rc)
 		goto fail;
 
 	/* Checks without side effects first: a bad argument leaves nothing behind. */
-	rc = env->opt.port.kind == PORT_KIND_TAP ? port_tap_precheck(&env->opt.port, err, errlen)
-						 : port_ethdev_precheck(&env->opt.port, err, errlen);
+	rc = env->opt.port.kind == PORT_KIND_TAP
+		 ? port_tap_precheck(&env->opt.port, err, errlen)
+		 : port_ethdev_precheck(&env->opt.port, err, errlen);
 	if (rc)
 		goto fail;
 	if (env->opt.port.kind == PORT_KIND_AF_XDP) {
@@ -311,7 +314,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 			goto fail;
 		if (rc) {
 			/* No IPv4 address in the kernel, but --ip was given: that is enough. */
-			ifi = (struct nl_ifinfo){.ifindex = (int)if_nametoindex(env->opt.port.ifname)};
+			ifi = (struct nl_ifinfo){.ifindex =
+						     (int)if_nametoindex(env->opt.port.ifname)};
 			err[0] = '\0';
 		}
 		if (!env->opt.ip) {
@@ -324,9 +328,10 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 			env->opt.port.mtu = (uint16_t)(ifi.mtu > 3000 ? 3000 : ifi.mtu);
 	}
 	if (free_hugepages_2m() == 0) {
-		lunar_set_err(err, errlen, "no free 2 MiB hugepages; reserve some with "
-				      "`sudo scripts/hugepages.sh` (or echo 512 > "
-				      "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)");
+		lunar_set_err(err, errlen,
+			      "no free 2 MiB hugepages; reserve some with "
+			      "`sudo scripts/hugepages.sh` (or echo 512 > "
+			      "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)");
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -352,7 +357,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 			goto fail;
 		}
 		stride = data_room + 64 + 128 + RTE_PKTMBUF_HEADROOM;
-		n_mbufs = POOL_BYTES / stride < POOL_MBUFS_MAX ? POOL_BYTES / stride : POOL_MBUFS_MAX;
+		n_mbufs =
+		    POOL_BYTES / stride < POOL_MBUFS_MAX ? POOL_BYTES / stride : POOL_MBUFS_MAX;
 		/* Several workers split the default; --pool is per worker. */
 		if (nw > 1)
 			n_mbufs = n_mbufs / nw > LUNAR_POOL_MIN ? n_mbufs / nw : LUNAR_POOL_MIN;
@@ -368,9 +374,10 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	zc.zones[ZBUF_CLASS_64K] = 16;
 	rc = zbuf_init(&zc);
 	if (rc) {
-		lunar_set_err(err, errlen, "could not reserve Zbuf memory (%s); reserve more hugepages "
-				      "with scripts/hugepages.sh",
-			 strerror(-rc));
+		lunar_set_err(err, errlen,
+			      "could not reserve Zbuf memory (%s); reserve more hugepages "
+			      "with scripts/hugepages.sh",
+			      strerror(-rc));
 		goto fail;
 	}
 	env->zbuf_up = true;
@@ -432,7 +439,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 						  env->opt.reserved_hi);
 		if (rc) {
 			lunar_set_err(err, errlen, "could not configure the XDP program: %s",
-				 strerror(-rc));
+				      strerror(-rc));
 			goto fail;
 		}
 	}
@@ -566,10 +573,12 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 			LOG_WARN("no header pool (%s): TCP payload is copied into frames",
 				 rte_strerror(rte_errno));
 		tcp_stack_set_hdr_pool(env->tcp, env->hdr_pool);
-		tcp_stack_defer_to_tx(env->tcp, true); /* lunar_env_poll() calls tcp_stack_after_tx() */
+		tcp_stack_defer_to_tx(env->tcp,
+				      true); /* lunar_env_poll() calls tcp_stack_after_tx() */
 		if (env->workers[0]->steer_open && env->opt.xdp_syncookies)
 			tcp_stack_set_cookie_hook(env->tcp, arm_xdp_cookies, env);
-		tcp_stack_poll(env->tcp, lunar_env_now_ns(env)); /* give it the time before any connect */
+		tcp_stack_poll(env->tcp,
+			       lunar_env_now_ns(env)); /* give it the time before any connect */
 		tcp_stack_after_tx(env->tcp);
 	}
 	return env->tcp;
@@ -590,8 +599,7 @@ int lunar_env_steer_port(struct lunar_env *env, uint16_t port)
  * which the kernel sends every frame) or the rest, where the application's
  * callbacks run.
  */
-static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint64_t tx_tsc,
-		     uint16_t received)
+static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint64_t tx_tsc, uint16_t received)
 {
 	uint64_t end = rte_get_tsc_cycles(), took = end - start_tsc, tx = end - tx_tsc;
 
@@ -606,13 +614,14 @@ static void watchdog(struct lunar_env *env, uint64_t start_tsc, uint64_t tx_tsc,
 		return;
 	/* Reported at the 1st, 2nd, 4th, 8th... time: visible, never a flood. */
 	if (!(env->over_budget & (env->over_budget + 1)))
-		LOG_WARN("worker %u: a loop iteration took %lu us (budget %lu us; %lu over so far), "
-			 "%lu us of it in the port's transmit: %s",
-			 env->index, (unsigned long)(tsc_to_ns(env, took) / 1000),
-			 (unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
-			 (unsigned long)env->over_budget + 1, (unsigned long)(tsc_to_ns(env, tx) / 1000),
-			 2 * tx > took ? "the port (or the kernel behind it) is slow to take frames"
-				       : "is an application callback blocking?");
+		LOG_WARN(
+		    "worker %u: a loop iteration took %lu us (budget %lu us; %lu over so far), "
+		    "%lu us of it in the port's transmit: %s",
+		    env->index, (unsigned long)(tsc_to_ns(env, took) / 1000),
+		    (unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
+		    (unsigned long)env->over_budget + 1, (unsigned long)(tsc_to_ns(env, tx) / 1000),
+		    2 * tx > took ? "the port (or the kernel behind it) is slow to take frames"
+				  : "is an application callback blocking?");
 	env->over_budget++;
 }
 
@@ -722,7 +731,9 @@ unsigned lunar_env_poll(struct lunar_env *env)
 		lunar_cost_enter(LUNAR_COST_APP);
 		kernel_events = lunar_kpoll_run(env->kpoll, LUNAR_KPOLL_BATCH);
 	}
-	/* Transmit at the end of every iteration: replies go out with the burst that caused them. */
+	/*
+	 * Transmit at the end of every iteration: replies go out with the burst that caused them.
+	 */
 	lunar_cost_enter(LUNAR_COST_TX);
 	tx_tsc = rte_get_tsc_cycles();
 	netif_flush(&env->nif);
@@ -748,15 +759,17 @@ struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env)
 
 void lunar_env_dump_loop(const struct lunar_env *env, FILE *f)
 {
-	fprintf(f, "loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu "
-		   "rx_iterations %lu rx_iter_avg_ns %lu idle_yields %lu yield_ms %lu "
-		   "worst_yield_us %lu yields_called_off %lu yields_called_off_tx %lu\n",
+	fprintf(f,
+		"loop: worker %u iterations %lu over_budget %lu worst_iter_us %lu budget_us %lu "
+		"rx_iterations %lu rx_iter_avg_ns %lu idle_yields %lu yield_ms %lu "
+		"worst_yield_us %lu yields_called_off %lu yields_called_off_tx %lu\n",
 		env->index, (unsigned long)env->iterations, (unsigned long)env->over_budget,
 		(unsigned long)(tsc_to_ns(env, env->worst_iter_tsc) / 1000),
 		(unsigned long)(tsc_to_ns(env, env->budget_tsc) / 1000),
 		(unsigned long)env->rx_iterations,
-		(unsigned long)(env->rx_iterations ? tsc_to_ns(env, env->rx_iter_tsc) / env->rx_iterations
-						   : 0),
+		(unsigned long)(env->rx_iterations
+				    ? tsc_to_ns(env, env->rx_iter_tsc) / env->rx_iterations
+				    : 0),
 		(unsigned long)env->idle_yields,
 		(unsigned long)(tsc_to_ns(env, env->yield_tsc) / 1000000),
 		(unsigned long)(tsc_to_ns(env, env->worst_yield_tsc) / 1000),
@@ -771,11 +784,13 @@ void lunar_env_dump(const struct lunar_env *env, FILE *f)
 	lunar_env_dump_loop(env, f);
 	/* What the XDP program did with the frames of this worker's rx queue. */
 	if (w0->steer_open && xdp_steer_counters(&w0->steer, env->index, &c) == 0)
-		fprintf(f, "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu "
-			   "syncookies %lu\n",
-			env->index, (unsigned long)c.to_lunar, (unsigned long)c.to_kernel,
-			(unsigned long)c.redirect_failed, (unsigned long)c.misqueued,
-			(unsigned long)c.syncookies);
+		fprintf(
+		    f,
+		    "xdp: queue %u to_lunar %lu to_kernel %lu redirect_failed %lu misqueued %lu "
+		    "syncookies %lu\n",
+		    env->index, (unsigned long)c.to_lunar, (unsigned long)c.to_kernel,
+		    (unsigned long)c.redirect_failed, (unsigned long)c.misqueued,
+		    (unsigned long)c.syncookies);
 }
 
 /* What a worker owns: its TCP stack, interface, queue (port) and netlink mirror. */

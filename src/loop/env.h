@@ -34,26 +34,26 @@ struct lunar_kpoll;
 
 struct lunar_env {
 	struct lunar_options opt;
-	unsigned index;             /* this worker, 0..n_workers-1 = its queue */
+	unsigned index; /* this worker, 0..n_workers-1 = its queue */
 	unsigned n_workers;
-	unsigned lcore;             /* the CPU it runs on */
+	unsigned lcore;		    /* the CPU it runs on */
 	struct lunar_env **workers; /* every worker (worker 0's array, shared) */
-	struct flow_plan plan;      /* which worker owns which connection */
+	struct flow_plan plan;	    /* which worker owns which connection */
 	bool nif_up;
 	struct port *port; /* outermost wrapper */
 	struct rte_mempool *pool;
 	struct netif nif;
-	struct nl_watch *nl;     /* af_xdp: the kernel's neighbours and routes */
-	struct xdp_steer steer;  /* af_xdp: the steering program's maps */
+	struct nl_watch *nl;	/* af_xdp: the kernel's neighbours and routes */
+	struct xdp_steer steer; /* af_xdp: the steering program's maps */
 	bool steer_open;
 	uint64_t cookie_arm_failed; /* XDP SYN-cookie responder updates that failed */
 	bool eal_up, zbuf_up;
 	uint64_t tsc_hz;
-	struct tsc_ns tsc;       /* tsc_hz as a multiply-shift factor */
+	struct tsc_ns tsc; /* tsc_hz as a multiply-shift factor */
 	uint64_t next_timer_ns;
-	uint64_t loop_ns;        /* when the current or last poll started */
+	uint64_t loop_ns; /* when the current or last poll started */
 	bool announced;
-	struct tcp_stack *tcp;   /* NULL until lunar_env_tcp() */
+	struct tcp_stack *tcp; /* NULL until lunar_env_tcp() */
 	/*
 	 * Watchdog (LUNA §5.1's risk of r2c): an iteration that runs longer
 	 * than the budget (an application stalling inside a callback) is
@@ -74,7 +74,7 @@ struct lunar_env {
 	unsigned idle_polls;
 	uint64_t idle_yields, yield_tsc, worst_yield_tsc, yields_called_off, yields_called_off_tx;
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers (lunar_env_tcp) */
-	struct lunar_kpoll *kpoll; /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
+	struct lunar_kpoll *kpoll;    /* kernel sockets in the loop (lunar_env_kpoll), or NULL */
 };
 
 /** Default iteration budget of the watchdog; LUNAR_ITER_BUDGET_US overrides it. */

@@ -55,8 +55,8 @@ int parse_uint_opt(const char *name, const char *s, unsigned long min, unsigned 
 		   unsigned long *out, char *err, size_t errlen)
 {
 	if (parse_uint(s, max, out) || *out < min) {
-		lunar_set_err(err, errlen, "--%s %s: expected a whole number from %lu to %lu", name, s,
-			 min, max);
+		lunar_set_err(err, errlen, "--%s %s: expected a whole number from %lu to %lu", name,
+			      s, min, max);
 		return -EINVAL;
 	}
 	return 0;
@@ -102,8 +102,8 @@ int parse_seconds_opt(const char *name, const char *s, double max, double *out, 
 		      size_t errlen)
 {
 	if (parse_seconds(s, 0.0, max, out)) {
-		lunar_set_err(err, errlen, "--%s %s: expected seconds from 0 to %g (e.g. 1.5)", name, s,
-			 max);
+		lunar_set_err(err, errlen, "--%s %s: expected seconds from 0 to %g (e.g. 1.5)",
+			      name, s, max);
 		return -EINVAL;
 	}
 	return 0;
@@ -129,9 +129,10 @@ static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_
 	o->prefix_len = (uint8_t)plen;
 	return 1;
 bad:
-	lunar_set_err(err, errlen, "--ip %s: expected an IPv4 address with prefix length, e.g. "
-			      "--ip 192.168.77.2/24",
-		 arg);
+	lunar_set_err(err, errlen,
+		      "--ip %s: expected an IPv4 address with prefix length, e.g. "
+		      "--ip 192.168.77.2/24",
+		      arg);
 	return -EINVAL;
 }
 
@@ -215,8 +216,7 @@ bad:
  * --pmtu-probe SECONDS | off: how long a connection below its interface's
  * MTU waits before it searches for a larger one with probes (tcp_icmp.h).
  */
-static int parse_probe_interval(struct lunar_options *o, const char *arg, char *err,
-				size_t errlen)
+static int parse_probe_interval(struct lunar_options *o, const char *arg, char *err, size_t errlen)
 {
 	double s;
 
@@ -313,10 +313,11 @@ static int parse_tcp_limits(struct tcp_limits_spec *sp, const char *arg, char *e
 			uint64_t v;
 
 			if (parse_size(val, &v) || (v && v < TCP_LIMITS_MEM_MIN)) {
-				lunar_set_err(err, errlen,
-					      "--tcp-limits mem=%s: expected a size of at least 64K "
-					      "(e.g. mem=512M), or mem=0 for no cap",
-					      val);
+				lunar_set_err(
+				    err, errlen,
+				    "--tcp-limits mem=%s: expected a size of at least 64K "
+				    "(e.g. mem=512M), or mem=0 for no cap",
+				    val);
 				return -EINVAL;
 			}
 			sp->v.mem_max = v;
@@ -373,8 +374,8 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		return parse_cidr(o, arg, err, errlen);
 	case LUNAR_OPT_GW:
 		if (parse_ipv4(arg, &o->gw) || o->gw == 0) {
-			lunar_set_err(err, errlen, "--gw %s: expected an IPv4 address, e.g. --gw 10.0.0.1",
-				 arg);
+			lunar_set_err(err, errlen,
+				      "--gw %s: expected an IPv4 address, e.g. --gw 10.0.0.1", arg);
 			return -EINVAL;
 		}
 		return 1;
@@ -401,10 +402,11 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		o->reserved_lo = (uint16_t)lo;
 		o->reserved_hi = (uint16_t)hi;
 		return 1;
-bad_range:
-		lunar_set_err(err, errlen, "--reserved %s: expected LO-HI with 1 <= LO <= HI <= 65535, "
-				      "e.g. --reserved 61440-65535",
-			 arg);
+	bad_range:
+		lunar_set_err(err, errlen,
+			      "--reserved %s: expected LO-HI with 1 <= LO <= HI <= 65535, "
+			      "e.g. --reserved 61440-65535",
+			      arg);
 		return -EINVAL;
 	}
 	case LUNAR_OPT_CORE: {
@@ -428,11 +430,12 @@ bad_range:
 		o->n_workers = n;
 		o->core = o->cores[0];
 		return 1;
-bad_core:
-		lunar_set_err(err, errlen,
-			      "--core %s: expected a CPU number, or a comma-separated list of up to "
-			      "%u distinct CPUs (one worker each), e.g. --core 0,1",
-			      arg, LUNAR_MAX_WORKERS);
+	bad_core:
+		lunar_set_err(
+		    err, errlen,
+		    "--core %s: expected a CPU number, or a comma-separated list of up to "
+		    "%u distinct CPUs (one worker each), e.g. --core 0,1",
+		    arg, LUNAR_MAX_WORKERS);
 		return -EINVAL;
 	}
 	case LUNAR_OPT_VERBOSE:
@@ -452,9 +455,10 @@ bad_core:
 	case LUNAR_OPT_CC:
 		o->cc = tcp_cc_algo_by_name(arg);
 		if (o->cc < 0) {
-			lunar_set_err(err, errlen,
-				      "--cc %s: unknown congestion control; use newreno, cubic or dctcp",
-				      arg);
+			lunar_set_err(
+			    err, errlen,
+			    "--cc %s: unknown congestion control; use newreno, cubic or dctcp",
+			    arg);
 			return -EINVAL;
 		}
 		return 1;
@@ -466,10 +470,11 @@ bad_core:
 		else if (!strcmp(arg, "accept"))
 			o->ecn = TCP_ECN_ACCEPT;
 		else {
-			lunar_set_err(err, errlen,
-				      "--ecn %s: expected on (ask and accept), off or accept (answer "
-				      "only; the default)",
-				      arg);
+			lunar_set_err(
+			    err, errlen,
+			    "--ecn %s: expected on (ask and accept), off or accept (answer "
+			    "only; the default)",
+			    arg);
 			return -EINVAL;
 		}
 		return 1;
@@ -485,11 +490,12 @@ bad_core:
 			return 1;
 		}
 		if (parse_uint(arg, LUNAR_PROBES_MAX, &v) || v < 1) {
-			lunar_set_err(err, errlen,
-				      "--probes %s: expected rfc (RFC 8985: one tail loss probe, none "
-				      "in recovery) or 1..%u probes before an RTO, in recovery too "
-				      "(default 2)",
-				      arg, LUNAR_PROBES_MAX);
+			lunar_set_err(
+			    err, errlen,
+			    "--probes %s: expected rfc (RFC 8985: one tail loss probe, none "
+			    "in recovery) or 1..%u probes before an RTO, in recovery too "
+			    "(default 2)",
+			    arg, LUNAR_PROBES_MAX);
 			return -EINVAL;
 		}
 		o->probes = (int)v;
@@ -502,8 +508,9 @@ bad_core:
 		uint64_t size;
 
 		if (parse_size(arg, &size) || size < 4096 || size > (1u << 30)) {
-			lunar_set_err(err, errlen,
-				      "--sock-buf %s: expected a size from 4K to 1G (K, M, G suffixes)", arg);
+			lunar_set_err(
+			    err, errlen,
+			    "--sock-buf %s: expected a size from 4K to 1G (K, M, G suffixes)", arg);
 			return -EINVAL;
 		}
 		o->sock_buf = (uint32_t)size;
@@ -534,38 +541,44 @@ bad_core:
 int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 {
 	if (!o->has_port) {
-		lunar_set_err(err, errlen, "no --port given; use --port af_xdp:<ifname>, "
-				      "--port memif:<socket-path>[:server|client] or --port tap:<name>");
+		lunar_set_err(err, errlen,
+			      "no --port given; use --port af_xdp:<ifname>, "
+			      "--port memif:<socket-path>[:server|client] or --port tap:<name>");
 		return -EINVAL;
 	}
 	if (o->port.kind != PORT_KIND_AF_XDP && !o->ip) {
-		lunar_set_err(err, errlen, "--port %s needs --ip ADDR/LEN (only af_xdp can borrow the "
-				      "kernel's address)",
-			 port_kind_name(o->port.kind));
+		lunar_set_err(err, errlen,
+			      "--port %s needs --ip ADDR/LEN (only af_xdp can borrow the "
+			      "kernel's address)",
+			      port_kind_name(o->port.kind));
 		return -EINVAL;
 	}
 	if (o->port.kind == PORT_KIND_AF_XDP && o->port.mtu > 3000) {
-		lunar_set_err(err, errlen, "--mtu %u: af_xdp in copy mode carries at most 3000 bytes "
-				      "(no XDP multi-buffer); use memif or tap for jumbo frames",
-			 o->port.mtu);
+		lunar_set_err(err, errlen,
+			      "--mtu %u: af_xdp in copy mode carries at most 3000 bytes "
+			      "(no XDP multi-buffer); use memif or tap for jumbo frames",
+			      o->port.mtu);
 		return -EINVAL;
 	}
 	if (o->port.trusted && o->port.kind != PORT_KIND_MEMIF) {
-		lunar_set_err(err, errlen, "--trust-link is for memif between two lunar processes; "
-				      "a %s port carries frames from elsewhere, whose checksums must "
-				      "be checked",
+		lunar_set_err(err, errlen,
+			      "--trust-link is for memif between two lunar processes; "
+			      "a %s port carries frames from elsewhere, whose checksums must "
+			      "be checked",
 			      port_kind_name(o->port.kind));
 		return -EINVAL;
 	}
 	if (o->port.trusted && o->fault.enabled &&
 	    (o->fault.rx.corrupt > 0 || o->fault.tx.corrupt > 0)) {
-		lunar_set_err(err, errlen, "--trust-link with --fault corrupt=...: nothing would "
-				      "catch the corruption; drop one of them");
+		lunar_set_err(err, errlen,
+			      "--trust-link with --fault corrupt=...: nothing would "
+			      "catch the corruption; drop one of them");
 		return -EINVAL;
 	}
 	if (o->n_workers > 1 && o->port.kind == PORT_KIND_TAP) {
-		lunar_set_err(err, errlen, "--core with %u CPUs: a tap port has one queue; use memif "
-				      "or af_xdp for several workers",
+		lunar_set_err(err, errlen,
+			      "--core with %u CPUs: a tap port has one queue; use memif "
+			      "or af_xdp for several workers",
 			      o->n_workers);
 		return -EINVAL;
 	}
@@ -577,8 +590,9 @@ int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 			return -EINVAL;
 	}
 	if (o->n_workers > 1 && o->pcap[0]) {
-		lunar_set_err(err, errlen, "--pcap with %u workers: capture one worker at a time "
-				      "(run with one --core) or capture on the kernel side",
+		lunar_set_err(err, errlen,
+			      "--pcap with %u workers: capture one worker at a time "
+			      "(run with one --core) or capture on the kernel side",
 			      o->n_workers);
 		return -EINVAL;
 	}
@@ -654,10 +668,23 @@ int parse_size(const char *s, uint64_t *out)
 		v = v * 10 + (uint64_t)(*p - '0');
 	}
 	switch (*p) {
-	case 'K': case 'k': shift = 10; p++; break;
-	case 'M': case 'm': shift = 20; p++; break;
-	case 'G': case 'g': shift = 30; p++; break;
-	default: break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		p++;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		p++;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		p++;
+		break;
+	default:
+		break;
 	}
 	if (*p || v > (1ull << 62) >> shift)
 		return -EINVAL;

@@ -51,26 +51,26 @@ struct lunar_options {
 	struct fault_spec fault;
 	char pcap[256];
 	uint16_t reserved_lo, reserved_hi;
-	unsigned core;                       /* cores[0] */
-	unsigned cores[LUNAR_MAX_WORKERS];   /* one per worker */
-	unsigned n_workers;                  /* 1 unless --core lists more */
-	unsigned pool_mbufs; /* 0: the default size (loop/env.c) */
-	int cc;              /* enum tcp_cc_algo; -1: tcp_config's default */
-	int ecn;             /* TCP_ECN_*; -1: tcp_config's default */
+	unsigned core;				/* cores[0] */
+	unsigned cores[LUNAR_MAX_WORKERS];	/* one per worker */
+	unsigned n_workers;			/* 1 unless --core lists more */
+	unsigned pool_mbufs;			/* 0: the default size (loop/env.c) */
+	int cc;					/* enum tcp_cc_algo; -1: tcp_config's default */
+	int ecn;				/* TCP_ECN_*; -1: tcp_config's default */
 	int64_t hystart_min_ns, hystart_max_ns; /* --hystart; -1: tcp_config's; min 0: off */
-	int probes;          /* --probes: -1 tcp_config's; 0 rfc; N probes, in recovery too */
+	int probes; /* --probes: -1 tcp_config's; 0 rfc; N probes, in recovery too */
 	struct tcp_limits_spec tcp_limits; /* --tcp-limits: what was given */
-	int keepalive;       /* -1: tcp_config's default (off); 0 off; 1 on with: */
+	int keepalive;			   /* -1: tcp_config's default (off); 0 off; 1 on with: */
 	double keepalive_idle_s, keepalive_intvl_s;
 	unsigned keepalive_probes;
-	int blackhole_rtos;      /* --pmtu-blackhole: -1 tcp_config's (3); 0 off */
+	int blackhole_rtos;	 /* --pmtu-blackhole: -1 tcp_config's (3); 0 off */
 	double blackhole_hold_s; /* 0: tcp_config's (60 s); else 1..600 */
 	double probe_interval_s; /* --pmtu-probe: -1 tcp_config's (600 s); 0 off; else 1..86400 */
-	bool xdp_syncookies; /* af_xdp: arm the XDP SYN-cookie responder under a flood */
-	bool no_gso;         /* --gso off: MSS-sized segments from TCP on ports without TSO */
-	bool no_gro;         /* --gro off: every segment to TCP on its own */
-	uint32_t sock_buf;   /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
-	unsigned idle_yield; /* --idle-yield: idle polls before sched_yield(); 0: never */
+	bool xdp_syncookies;	 /* af_xdp: arm the XDP SYN-cookie responder under a flood */
+	bool no_gso;		 /* --gso off: MSS-sized segments from TCP on ports without TSO */
+	bool no_gro;		 /* --gro off: every segment to TCP on its own */
+	uint32_t sock_buf;	 /* --sock-buf: TCP send and receive buffer; 0: tcp_config's */
+	unsigned idle_yield;	 /* --idle-yield: idle polls before sched_yield(); 0: never */
 	bool verbose;
 };
 
@@ -117,29 +117,31 @@ enum {
 /** struct option entries for getopt_long; put them in every tool's table. */
 #define LUNAR_COMMON_LONGOPTS                                                                      \
 	{"port", required_argument, NULL, LUNAR_OPT_PORT},                                         \
-		{"ip", required_argument, NULL, LUNAR_OPT_IP},                                     \
-		{"gw", required_argument, NULL, LUNAR_OPT_GW},                                     \
-		{"mtu", required_argument, NULL, LUNAR_OPT_MTU},                                   \
-		{"fault", required_argument, NULL, LUNAR_OPT_FAULT},                               \
-		{"pcap", required_argument, NULL, LUNAR_OPT_PCAP},                                 \
-		{"reserved", required_argument, NULL, LUNAR_OPT_RESERVED},                         \
-		{"core", required_argument, NULL, LUNAR_OPT_CORE},                                 \
-		{"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE},                                 \
-		{"pool", required_argument, NULL, LUNAR_OPT_POOL},                                 \
-		{"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK},                           \
-		{"cc", required_argument, NULL, LUNAR_OPT_CC},                                     \
-		{"ecn", required_argument, NULL, LUNAR_OPT_ECN},                                   \
-		{"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS},                     \
-		{"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE},                       \
-		{"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES},          \
-		{"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF},                         \
-		{"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD},                     \
-		{"hystart", required_argument, NULL, LUNAR_OPT_HYSTART},                           \
-		{"probes", required_argument, NULL, LUNAR_OPT_PROBES},                             \
-		{"pmtu-blackhole", required_argument, NULL, LUNAR_OPT_PMTU_BLACKHOLE},             \
-		{"pmtu-probe", required_argument, NULL, LUNAR_OPT_PMTU_PROBE},                     \
-		{"gso", required_argument, NULL, LUNAR_OPT_GSO},                                   \
-		{"gro", required_argument, NULL, LUNAR_OPT_GRO}
+	    {"ip", required_argument, NULL, LUNAR_OPT_IP},                                         \
+	    {"gw", required_argument, NULL, LUNAR_OPT_GW},                                         \
+	    {"mtu", required_argument, NULL, LUNAR_OPT_MTU},                                       \
+	    {"fault", required_argument, NULL, LUNAR_OPT_FAULT},                                   \
+	    {"pcap", required_argument, NULL, LUNAR_OPT_PCAP},                                     \
+	    {"reserved", required_argument, NULL, LUNAR_OPT_RESERVED},                             \
+	    {"core", required_argument, NULL, LUNAR_OPT_CORE},                                     \
+	    {"verbose", no_argument, NULL, LUNAR_OPT_VERBOSE},                                     \
+	    {"pool", required_argument, NULL, LUNAR_OPT_POOL},                                     \
+	    {"trust-link", no_argument, NULL, LUNAR_OPT_TRUST_LINK},                               \
+	    {"cc", required_argument, NULL, LUNAR_OPT_CC},                                         \
+	    {"ecn", required_argument, NULL, LUNAR_OPT_ECN},                                       \
+	    {"tcp-limits", required_argument, NULL, LUNAR_OPT_TCP_LIMITS},                         \
+	    {"keepalive", required_argument, NULL, LUNAR_OPT_KEEPALIVE},                           \
+	    {"xdp-syncookies", required_argument, NULL, LUNAR_OPT_XDP_SYNCOOKIES},                 \
+	    {"sock-buf", required_argument, NULL, LUNAR_OPT_SOCK_BUF},                             \
+	    {"idle-yield", required_argument, NULL, LUNAR_OPT_IDLE_YIELD},                         \
+	    {"hystart", required_argument, NULL, LUNAR_OPT_HYSTART},                               \
+	    {"probes", required_argument, NULL, LUNAR_OPT_PROBES},                                 \
+	    {"pmtu-blackhole", required_argument, NULL, LUNAR_OPT_PMTU_BLACKHOLE},                 \
+	    {"pmtu-probe", required_argument, NULL, LUNAR_OPT_PMTU_PROBE},                         \
+	    {"gso", required_argument, NULL, LUNAR_OPT_GSO},                                       \
+	{                                                                                          \
+		"gro", required_argument, NULL, LUNAR_OPT_GRO                                      \
+	}
 
 /** Fill defaults. */
 void lunar_options_init(struct lunar_options *o);

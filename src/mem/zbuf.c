@@ -490,7 +490,8 @@ static inline uint16_t *counts_of(struct zbuf_zone *z, uint32_t idx, uint32_t *a
 	if (likely(z->kind == ZBUF_KIND_MBUF)) {
 		struct rte_mbuf *mb = zone_mbuf(z, idx);
 
-		/* Acquire: a release lowers the share before the count, so a later count means a later share. */
+		/* Acquire: a release lowers the share before the count, so a later count means a
+		 * later share. */
 		*all = __atomic_load_n(&mb->refcnt, __ATOMIC_ACQUIRE);
 		return RTE_MBUF_DYNFIELD(mb, app_field, uint16_t *);
 	}
@@ -505,8 +506,8 @@ static inline uint16_t *counts_of(struct zbuf_zone *z, uint32_t idx, uint32_t *a
  * would wrap it.
  */
 static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, uint32_t idx,
-							   const void *p, uint32_t mbuf_limit,
-							   uint32_t limit, bool own)
+							  const void *p, uint32_t mbuf_limit,
+							  uint32_t limit, bool own)
 {
 	struct zbuf_meta *m;
 	uint32_t r;
@@ -699,7 +700,8 @@ void zbuf_give(const void *p)
 	}
 	n = __atomic_load_n(share, __ATOMIC_RELAXED);
 	if (unlikely(all == 0 || n >= all) && !lunar_holds_recheck(z, idx, &share, &n)) {
-		misuse(all ? "give of a reference lunar does not hold" : "give of a free object", p);
+		misuse(all ? "give of a reference lunar does not hold" : "give of a free object",
+		       p);
 		return;
 	}
 	if (unlikely(n == UINT16_MAX)) {
@@ -714,8 +716,8 @@ void zbuf_give(const void *p)
  * @p): false, with @if_free or @if_none reported, when the object is free
  * or the share is 0 already.
  */
-static inline bool share_down(struct zbuf_zone *z, uint32_t idx, const void *p,
-			      const char *if_free, const char *if_none)
+static inline bool share_down(struct zbuf_zone *z, uint32_t idx, const void *p, const char *if_free,
+			      const char *if_none)
 {
 	uint32_t all;
 	uint16_t *share;
@@ -742,8 +744,8 @@ static inline bool share_down(struct zbuf_zone *z, uint32_t idx, const void *p,
 			misuse(if_none, p);
 			return false;
 		}
-	} while (!__atomic_compare_exchange_n(share, &n, (uint16_t)(n - 1), false,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(share, &n, (uint16_t)(n - 1), false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	return true;
 }
 
@@ -1385,7 +1387,8 @@ static uint32_t pktpool_stride(uint32_t data_room)
 {
 	uint32_t hdr_sz =
 	    (uint32_t)RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN);
-	uint32_t need = hdr_sz + (uint32_t)sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + data_room;
+	uint32_t need =
+	    hdr_sz + (uint32_t)sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + data_room;
 	uint32_t stride = 64;
 
 	while (stride < need)
@@ -1405,13 +1408,13 @@ static uint32_t pktpool_stride(uint32_t data_room)
  * is off in these pools, so every put and get passes the check.
  */
 struct pktpool_check {
-	uintptr_t base;	    /* address of slot 0 of the pool's first zone */
-	uint32_t stride;    /* one mempool element */
-	uint32_t nslots;    /* slots in the pool's zones, header slots included */
-	uint32_t hdr_sz;    /* mempool object header before each mbuf */
-	uint8_t *free;	    /* per slot: 1 while in the ring */
+	uintptr_t base;			    /* address of slot 0 of the pool's first zone */
+	uint32_t stride;		    /* one mempool element */
+	uint32_t nslots;		    /* slots in the pool's zones, header slots included */
+	uint32_t hdr_sz;		    /* mempool object header before each mbuf */
+	uint8_t *free;			    /* per slot: 1 while in the ring */
 	const struct rte_mempool_ops *ring; /* the ops doing the work */
-	bool armed;	    /* mbufs initialised: a share is meaningful from here */
+	bool armed;			    /* mbufs initialised: a share is meaningful from here */
 };
 
 enum { PKTPOOL_CHECK_BATCH = 64 };
@@ -1488,8 +1491,8 @@ static int checked_enqueue(struct rte_mempool *mp, void *const *objs, unsigned n
 			check_report("packet buffer freed twice", objs[i]);
 			continue; /* in the ring once is enough */
 		}
-		if (pc->armed && *RTE_MBUF_DYNFIELD((struct rte_mbuf *)objs[i], app_field,
-						   const uint16_t *)) {
+		if (pc->armed &&
+		    *RTE_MBUF_DYNFIELD((struct rte_mbuf *)objs[i], app_field, const uint16_t *)) {
 			/* lunar let go of a buffer it gave away: it stays the application's. */
 			check_report("packet buffer freed while the application holds it", objs[i]);
 			continue;

@@ -28,21 +28,15 @@
 #include <stdint.h>
 
 #define ZBUF_ZONE_SHIFT 21
-#define ZBUF_ZONE_SIZE (1u << ZBUF_ZONE_SHIFT) /* 2 MiB */
-#define ZBUF_MAX_CORES 64
+#define ZBUF_ZONE_SIZE	(1u << ZBUF_ZONE_SHIFT) /* 2 MiB */
+#define ZBUF_MAX_CORES	64
 /** zbuf_iova() of a pointer that is not Zbuf memory. */
 #define ZBUF_BAD_IOVA UINT64_MAX
 /** Packet pools one region can hold (each takes at least one mbuf zone). */
 #define ZBUF_MAX_PKTPOOLS 8
 
 /** Size classes for application and stack buffers. */
-enum zbuf_class {
-	ZBUF_CLASS_2K,
-	ZBUF_CLASS_4K,
-	ZBUF_CLASS_16K,
-	ZBUF_CLASS_64K,
-	ZBUF_CLASS_COUNT
-};
+enum zbuf_class { ZBUF_CLASS_2K, ZBUF_CLASS_4K, ZBUF_CLASS_16K, ZBUF_CLASS_64K, ZBUF_CLASS_COUNT };
 
 /** What a zone holds. */
 enum zbuf_zone_kind {
@@ -69,7 +63,7 @@ struct zbuf_config {
 struct zbuf_stats {
 	uint64_t in_use;   /**< objects allocated and not yet released */
 	uint64_t allocs;   /**< successful allocations */
-	uint64_t frees;    /**< objects returned (refcount reached zero) */
+	uint64_t frees;	   /**< objects returned (refcount reached zero) */
 	uint64_t failures; /**< allocations that found no free object */
 	/**
 	 * Misuses reported to the misuse handler (see zbuf_set_misuse_handler),
@@ -149,9 +143,9 @@ uint32_t zbuf_app_refcnt(const void *p);
  * slice of a received frame it keeps). At the count's maximum it is
  * misuse, as zbuf_ref(); LUNAR_DEBUG builds also report a hold on an
  * object whose references are all the application's ("hold of an object
- * lunar holds no reference on"): that one is zbuf_try_hold()'s. Borrowing someone else's reference (sending the
- * application's memory) is zbuf_try_hold()'s: a packet buffer's count is
- * then raised with an atomic add, here with DPDK's cheaper update.
+ * lunar holds no reference on"): that one is zbuf_try_hold()'s. Borrowing someone else's reference
+ * (sending the application's memory) is zbuf_try_hold()'s: a packet buffer's count is then raised
+ * with an atomic add, here with DPDK's cheaper update.
  */
 void zbuf_hold(const void *p);
 /*
@@ -160,7 +154,7 @@ void zbuf_hold(const void *p);
  * the application's own references) still have room.
  */
 #define ZBUF_MBUF_REF_MAX (UINT16_MAX - 1024u)
-#define ZBUF_REF_MAX (UINT32_MAX - 1024u)
+#define ZBUF_REF_MAX	  (UINT32_MAX - 1024u)
 /**
  * zbuf_hold() for a holder that can do without: @return 0 (taken),
  * -EOVERFLOW (the count is at ZBUF_MBUF_REF_MAX or ZBUF_REF_MAX: copy
@@ -280,8 +274,7 @@ int zbuf_zone_info(unsigned zone, struct zbuf_zone_info *out);
  * rte_mempool_free() it yourself.
  * @return the pool, or NULL (errno set; log says why).
  */
-struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs,
-					uint16_t data_room);
+struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint16_t data_room);
 
 /**
  * The geometry zbuf_pktpool_create() will use: the element is the smallest

@@ -64,7 +64,8 @@ void neigh_remove(struct neigh_table *t, struct neigh_entry *e)
 	while (t->e[s].state != NEIGH_FREE) {
 		unsigned home = slot_of(t->e[s].ip);
 
-		if (((s - home) & (NEIGH_TABLE_SIZE - 1)) >= ((s - hole) & (NEIGH_TABLE_SIZE - 1))) {
+		if (((s - home) & (NEIGH_TABLE_SIZE - 1)) >=
+		    ((s - hole) & (NEIGH_TABLE_SIZE - 1))) {
 			t->e[hole] = t->e[s];
 			memset(&t->e[s], 0, sizeof(t->e[s]));
 			hole = s;

@@ -19,18 +19,18 @@ enum neigh_state {
 	NEIGH_FREE = 0,
 	NEIGH_INCOMPLETE, /* asked, no answer yet; packets wait in hold[] */
 	NEIGH_REACHABLE,  /* MAC known and fresh */
-	NEIGH_STALE,      /* ARP mode: lifetime over; still used while we re-ask */
+	NEIGH_STALE,	  /* ARP mode: lifetime over; still used while we re-ask */
 };
 
 #define NEIGH_TABLE_SIZE 256 /* power of two; open addressing */
-#define NEIGH_HOLD 8         /* packets kept per unresolved neighbour */
+#define NEIGH_HOLD	 8   /* packets kept per unresolved neighbour */
 
 struct neigh_entry {
 	uint32_t ip;
 	enum neigh_state state;
 	struct rte_ether_addr mac;
-	uint64_t expires_ns;  /* REACHABLE -> STALE (ARP mode) */
-	uint64_t next_try_ns; /* next request/ask */
+	uint64_t expires_ns;   /* REACHABLE -> STALE (ARP mode) */
+	uint64_t next_try_ns;  /* next request/ask */
 	uint64_t last_used_ns; /* last packet sent to it (idle STALE entries are removed) */
 	unsigned tries;
 	unsigned n_hold;

@@ -165,13 +165,15 @@ static void neigh_fail(struct netif *nif, struct neigh_entry *e)
 
 static uint64_t reachable_until(const struct netif *nif)
 {
-	return nif->neigh_mode == NEIGH_MODE_KERNEL ? UINT64_MAX : nif->now_ns + nif->arp_reachable_ns;
+	return nif->neigh_mode == NEIGH_MODE_KERNEL ? UINT64_MAX
+						    : nif->now_ns + nif->arp_reachable_ns;
 }
 
 void netif_neigh_update(struct netif *nif, uint32_t ip, const struct rte_ether_addr *mac,
 			bool reachable)
 {
-	struct neigh_entry *e = reachable ? neigh_get(&nif->neigh, ip) : neigh_find(&nif->neigh, ip);
+	struct neigh_entry *e =
+	    reachable ? neigh_get(&nif->neigh, ip) : neigh_find(&nif->neigh, ip);
 
 	if (!e)
 		return;
@@ -252,14 +254,14 @@ static int ipv4_prepend(struct netif *nif, struct rte_mbuf *m, uint32_t dst, uin
 			uint8_t tos)
 {
 	struct ipv4_repr ir = {
-		.src = nif->ip,
-		.dst = dst,
-		.proto = proto,
-		.tos = tos,
-		.ttl = NETIF_IP_TTL,
-		.id = nif->ip_id++,
-		.df = true,
-		.payload_len = rte_pktmbuf_pkt_len(m),
+	    .src = nif->ip,
+	    .dst = dst,
+	    .proto = proto,
+	    .tos = tos,
+	    .ttl = NETIF_IP_TTL,
+	    .id = nif->ip_id++,
+	    .df = true,
+	    .payload_len = rte_pktmbuf_pkt_len(m),
 	};
 	uint8_t *h;
 
@@ -508,8 +510,10 @@ static void icmp_unreachable(struct netif *nif, const struct ipv4_repr *ir, uint
 {
 	enum { QUOTE_MAX = 576 - 20 - 8 };
 	size_t quote = ir->total_len < QUOTE_MAX ? ir->total_len : QUOTE_MAX;
-	struct icmp_repr icr = {.type = ICMP_TYPE_DEST_UNREACH, .code = code,
-			       .data = ir->payload - ir->hdr_len, .data_len = quote};
+	struct icmp_repr icr = {.type = ICMP_TYPE_DEST_UNREACH,
+				.code = code,
+				.data = ir->payload - ir->hdr_len,
+				.data_len = quote};
 	struct rte_mbuf *r;
 	uint8_t *p;
 
@@ -598,8 +602,8 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 		      bool l4_verified, bool to_bcast)
 {
 	struct udp_repr ur;
-	enum lunar_drop why = udp_parse(ir->payload, ir->payload_len, ir->src, ir->dst,
-					!l4_verified, &ur);
+	enum lunar_drop why =
+	    udp_parse(ir->payload, ir->payload_len, ir->src, ir->dst, !l4_verified, &ur);
 
 	if (why) {
 		netif_drop(nif, m, why);
@@ -777,7 +781,8 @@ void netif_timers(struct netif *nif, uint64_t now_ns)
 			break;
 		case NEIGH_REACHABLE:
 			if (now_ns >= e->expires_ns) {
-				/* RFC 1122 2.3.2.1: stale entries are revalidated, not trusted forever. */
+				/* RFC 1122 2.3.2.1: stale entries are revalidated, not trusted
+				 * forever. */
 				e->state = NEIGH_STALE;
 				e->tries = 0;
 				e->next_try_ns = now_ns;
@@ -813,8 +818,11 @@ int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, 
 	for (size_t i = 0; i < len; i++)
 		p[8 + i] = (uint8_t)i; /* a pattern, like ping(8), to spot corruption */
 	icmp_emit(p, 8 + len,
-		  &(struct icmp_repr){.type = RTE_IP_ICMP_ECHO_REQUEST, .id = id, .seq = seq,
-				      .data = p + 8, .data_len = len});
+		  &(struct icmp_repr){.type = RTE_IP_ICMP_ECHO_REQUEST,
+				      .id = id,
+				      .seq = seq,
+				      .data = p + 8,
+				      .data_len = len});
 	nif->ctr.tx_icmp_echo_request++;
 	return netif_ipv4_output(nif, m, dst, IPPROTO_ICMP, 0);
 }
@@ -937,14 +945,14 @@ void netif_dump(const struct netif *nif, FILE *f)
 	const uint64_t *v = (const uint64_t *)&nif->ctr;
 	char a[16];
 
-	fprintf(f, "netif %s mac " RTE_ETHER_ADDR_PRT_FMT " mtu %u mode %s\n",
-		ip4_str(nif->ip, a), RTE_ETHER_ADDR_BYTES(&nif->mac), nif->mtu,
+	fprintf(f, "netif %s mac " RTE_ETHER_ADDR_PRT_FMT " mtu %u mode %s\n", ip4_str(nif->ip, a),
+		RTE_ETHER_ADDR_BYTES(&nif->mac), nif->mtu,
 		nif->neigh_mode == NEIGH_MODE_KERNEL ? "kernel-neigh" : "own-arp");
 	for (unsigned i = 0; i < sizeof(counter_names) / sizeof(counter_names[0]); i++)
 		if (v[i])
 			fprintf(f, "  %-22s %lu\n", counter_names[i], v[i]);
 	for (unsigned i = 1; i < LUNAR_DROP_COUNT; i++)
 		if (nif->ctr.drops[i])
-			fprintf(f, "  drop %-17s %lu  (%s)\n", lunar_drop_name(i), nif->ctr.drops[i],
-				lunar_drop_desc(i));
+			fprintf(f, "  drop %-17s %lu  (%s)\n", lunar_drop_name(i),
+				nif->ctr.drops[i], lunar_drop_desc(i));
 }

@@ -58,11 +58,11 @@ struct netif_counters {
 	uint64_t drops[LUNAR_DROP_COUNT];
 };
 
-#define NETIF_TX_BURST 64
-#define NETIF_IP_TTL 64 /* TTL of every IPv4 packet the interface sends */
-#define NETIF_TXQ 2048 /* frames waiting for a full port ring, before drops */
+#define NETIF_TX_BURST	 64
+#define NETIF_IP_TTL	 64   /* TTL of every IPv4 packet the interface sends */
+#define NETIF_TXQ	 2048 /* frames waiting for a full port ring, before drops */
 #define NETIF_MAX_ROUTES 32
-#define UDP_MAX_SOCKETS 64
+#define UDP_MAX_SOCKETS	 64
 
 struct netif_route {
 	uint32_t dst, gw; /* gw 0: on-link */
@@ -89,13 +89,13 @@ struct udp_binding {
 
 struct netif_config {
 	struct port *port;
-	uint32_t ip;           /* host order */
+	uint32_t ip; /* host order */
 	uint8_t prefix_len;
-	uint32_t gateway;      /* 0: none */
+	uint32_t gateway; /* 0: none */
 	enum neigh_mode neigh_mode;
 	uint64_t arp_reachable_ns; /* ARP mode: entry lifetime (default 30 s) */
-	uint64_t arp_retry_ns;     /* between ARP requests / kernel asks (default 1 s) */
-	unsigned arp_retries;      /* requests sent before an entry fails (default 3) */
+	uint64_t arp_retry_ns;	   /* between ARP requests / kernel asks (default 1 s) */
+	unsigned arp_retries;	   /* requests sent before an entry fails (default 3) */
 	/* kernel mode: how to ask the kernel to resolve a next hop */
 	int (*kernel_resolve)(void *ctx, uint32_t ip);
 	void *kernel_ctx;
@@ -130,10 +130,10 @@ struct netif {
 	unsigned n_udp;
 	netif_echo_fn echo_fn;
 	void *echo_ctx;
-	netif_tcp_fn tcp_fn; /* NULL: TCP is counted and dropped (TCP_NO_LISTENER) */
-	netif_tcp_icmp_fn tcp_icmp_fn; /* NULL: errors quoting TCP dropped (TCP_ICMP_NO_CONN) */
+	netif_tcp_fn tcp_fn;		 /* NULL: TCP is counted and dropped (TCP_NO_LISTENER) */
+	netif_tcp_icmp_fn tcp_icmp_fn;	 /* NULL: errors quoting TCP dropped (TCP_ICMP_NO_CONN) */
 	netif_tcp_burst_fn tcp_burst_fn; /* NULL: nothing to tell */
-	void *tcp_ctx; /* the TCP handlers' */
+	void *tcp_ctx;			 /* the TCP handlers' */
 	struct rte_mbuf *txq[NETIF_TXQ]; /* frames to send, in order; [0, txq_len) */
 	unsigned txq_len;
 	uint64_t now_ns; /* time of the burst being processed */

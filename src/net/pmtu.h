@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define PMTU_SLOTS 256 /* power of two */
-#define PMTU_WAYS 8    /* a destination lives in one of the 8 slots from its home (hash) on */
+#define PMTU_WAYS  8   /* a destination lives in one of the 8 slots from its home (hash) on */
 /** RFC 1191 6.3: try a larger MTU again after 10 minutes; Linux's mtu_expires. */
 #define PMTU_LIFETIME_NS (600ull * 1000000000ull)
 

@@ -35,7 +35,8 @@ struct memif_gate *memif_gate_get(void)
 		if (atomic_compare_exchange_strong(&gates[i].in_use, &expect, 1)) {
 			unsigned used = atomic_load(&gates_used);
 
-			while (used < i + 1 && !atomic_compare_exchange_weak(&gates_used, &used, i + 1))
+			while (used < i + 1 &&
+			       !atomic_compare_exchange_weak(&gates_used, &used, i + 1))
 				;
 			return &gates[i];
 		}

@@ -29,7 +29,8 @@ void port_print_counters(struct port *p, FILE *f)
 	struct port_stats st;
 
 	port_stats(p, &st);
-	fprintf(f, "port %s: rx %lu pkts %lu bytes, tx %lu pkts %lu bytes, tx_full %lu, missed %lu\n",
+	fprintf(f,
+		"port %s: rx %lu pkts %lu bytes, tx %lu pkts %lu bytes, tx_full %lu, missed %lu\n",
 		p->name, st.rx_packets, st.rx_bytes, st.tx_packets, st.tx_bytes, st.tx_full,
 		st.rx_missed);
 }

@@ -30,8 +30,9 @@ enum port_offload {
 	PORT_OFFLOAD_RX_L4_CKSUM = 1u << 1,   /**< rx: ol_flags say whether TCP/UDP csum is good */
 	PORT_OFFLOAD_TX_IPV4_CKSUM = 1u << 2, /**< tx: hardware fills the IPv4 csum */
 	PORT_OFFLOAD_TX_L4_CKSUM = 1u << 3,   /**< tx: hardware fills TCP/UDP csum */
-	PORT_OFFLOAD_TX_TSO = 1u << 4,        /**< tx: TCP segmentation offload */
-	PORT_OFFLOAD_TX_MULTISEG = 1u << 5,   /**< tx: chained mbufs, external buffers (zero-copy frames) */
+	PORT_OFFLOAD_TX_TSO = 1u << 4,	      /**< tx: TCP segmentation offload */
+	PORT_OFFLOAD_TX_MULTISEG =
+	    1u << 5, /**< tx: chained mbufs, external buffers (zero-copy frames) */
 };
 
 /** Counters every port keeps (wrappers add their own). */
@@ -56,13 +57,13 @@ struct port_ops {
 
 struct port {
 	const struct port_ops *ops;
-	char name[64];               /**< e.g. "af_xdp:veth-b", "fault(memif:/run/lunar/a.sock)" */
-	struct rte_ether_addr mac;   /**< source MAC for frames sent on this port */
-	uint16_t mtu;                /**< IP MTU */
-	uint32_t offloads;           /**< enum port_offload bits */
-	struct rte_mempool *pool;    /**< where rx mbufs come from; tx allocates from it too */
-	struct port *inner;          /**< wrapped port, NULL for a device */
-	uint16_t queue, n_queues;    /**< which queue pair of the device this is, of how many */
+	char name[64];		   /**< e.g. "af_xdp:veth-b", "fault(memif:/run/lunar/a.sock)" */
+	struct rte_ether_addr mac; /**< source MAC for frames sent on this port */
+	uint16_t mtu;		   /**< IP MTU */
+	uint32_t offloads;	   /**< enum port_offload bits */
+	struct rte_mempool *pool;  /**< where rx mbufs come from; tx allocates from it too */
+	struct port *inner;	   /**< wrapped port, NULL for a device */
+	uint16_t queue, n_queues;  /**< which queue pair of the device this is, of how many */
 };
 
 /** Queue pairs one port device offers lunar at most (one per worker). */

@@ -37,7 +37,7 @@ struct ethdev_port {
 	struct port base;
 	struct ethdev_dev *dev;
 	uint16_t port_id, queue;
-	struct port_stats sw; /* rx/tx counted in software: vdevs' xstats differ */
+	struct port_stats sw;	  /* rx/tx counted in software: vdevs' xstats differ */
 	unsigned fill_ring_mbufs; /* af_xdp: mbufs the PMD keeps on this queue's fill ring */
 	bool trusted;		  /* memif --trust-link: frames need no checksum check */
 	struct memif_gate *gate;  /* memif: brackets bursts against a peer's disconnect */
@@ -62,7 +62,8 @@ static uint16_t ethdev_rx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 		e->sw.rx_bytes += pkts[i]->pkt_len;
 		/* A trusted link: the peer is lunar in this host's memory (port_spec.h). */
 		if (e->trusted)
-			pkts[i]->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+			pkts[i]->ol_flags |=
+			    RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 	}
 	return got;
 }
@@ -159,12 +160,12 @@ static void ethdev_close(struct port *p)
 }
 
 static const struct port_ops ethdev_ops = {
-	.rx_burst = ethdev_rx,
-	.tx_burst = ethdev_tx,
-	.stats = ethdev_stats,
-	.dump = ethdev_dump,
-	.link_up = ethdev_link_up,
-	.close = ethdev_close,
+    .rx_burst = ethdev_rx,
+    .tx_burst = ethdev_tx,
+    .stats = ethdev_stats,
+    .dump = ethdev_dump,
+    .link_up = ethdev_link_up,
+    .close = ethdev_close,
 };
 
 /*
@@ -206,10 +207,11 @@ static int memif_precheck(const struct port_spec *spec, char *err, size_t errlen
 	else
 		strcpy(dir, ".");
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		lunar_set_err(err, errlen,
-			 "memif socket directory %s does not exist; create it (mkdir -p %s, or "
-			 "scripts/topo.sh memif up for /run/lunar)",
-			 dir, dir);
+		lunar_set_err(
+		    err, errlen,
+		    "memif socket directory %s does not exist; create it (mkdir -p %s, or "
+		    "scripts/topo.sh memif up for /run/lunar)",
+		    dir, dir);
 		return -ENOENT;
 	}
 	if (!spec->memif_server)
@@ -217,17 +219,19 @@ static int memif_precheck(const struct port_spec *spec, char *err, size_t errlen
 	if (stat(spec->path, &st) != 0)
 		return 0;
 	if (!S_ISSOCK(st.st_mode)) {
-		lunar_set_err(err, errlen,
-			 "memif socket path %s exists and is not a socket; choose another path or "
-			 "remove the file",
-			 spec->path);
+		lunar_set_err(
+		    err, errlen,
+		    "memif socket path %s exists and is not a socket; choose another path or "
+		    "remove the file",
+		    spec->path);
 		return -EEXIST;
 	}
 	if (unix_path_listening(spec->path)) {
-		lunar_set_err(err, errlen,
-			 "memif socket %s is in use by another process; stop it or choose another "
-			 "socket path",
-			 spec->path);
+		lunar_set_err(
+		    err, errlen,
+		    "memif socket %s is in use by another process; stop it or choose another "
+		    "socket path",
+		    spec->path);
 		return -EADDRINUSE;
 	}
 	/* Nobody listens: a leftover of a process that died. Remove it. */
@@ -241,10 +245,11 @@ int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen)
 	switch (spec->kind) {
 	case PORT_KIND_AF_XDP:
 		if (if_nametoindex(spec->ifname) == 0) {
-			lunar_set_err(err, errlen,
-				 "interface %s not found; create it (see scripts/topo.sh) or check "
-				 "`ip link`",
-				 spec->ifname);
+			lunar_set_err(
+			    err, errlen,
+			    "interface %s not found; create it (see scripts/topo.sh) or check "
+			    "`ip link`",
+			    spec->ifname);
 			return -ENODEV;
 		}
 		return xdp_check_free(spec->ifname, err, errlen);
@@ -256,8 +261,8 @@ int port_ethdev_precheck(const struct port_spec *spec, char *err, size_t errlen)
 	}
 }
 
-static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t dn,
-			 char *args, size_t an)
+static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t dn, char *args,
+			 size_t an)
 {
 	static unsigned seq;
 	const struct port_spec *s = a->spec;
@@ -273,24 +278,25 @@ static int build_devargs(const struct port_ethdev_args *a, char *devname, size_t
 		 * wake the veth's NAPI thread and cost a task switch each
 		 * (4 KiB RPC over veth: p50 10.9 -> 10.0 us, docs/benchmarks.md).
 		 */
-		n = snprintf(args, an, "iface=%s,start_queue=0,queue_count=%u,force_copy=1,busy_budget=0%s%s",
-			     s->ifname, a->n_queues ? a->n_queues : 1, a->xdp_prog ? ",xdp_prog=" : "",
-			     a->xdp_prog ? a->xdp_prog : "");
+		n = snprintf(args, an,
+			     "iface=%s,start_queue=0,queue_count=%u,force_copy=1,busy_budget=0%s%s",
+			     s->ifname, a->n_queues ? a->n_queues : 1,
+			     a->xdp_prog ? ",xdp_prog=" : "", a->xdp_prog ? a->xdp_prog : "");
 		break;
 	case PORT_KIND_MEMIF:
 		snprintf(devname, dn, "net_memif%u", seq++);
-	{
-		/*
-		 * One ring buffer per frame: jumbo frames spread over several
-		 * 2 KiB memif buffers come apart under load in DPDK 22.11's memif.
-		 */
-		unsigned bsize = 2048;
+		{
+			/*
+			 * One ring buffer per frame: jumbo frames spread over several
+			 * 2 KiB memif buffers come apart under load in DPDK 22.11's memif.
+			 */
+			unsigned bsize = 2048;
 
-		while (bsize < (unsigned)(s->mtu ? s->mtu : 1500) + RTE_ETHER_HDR_LEN + 4)
-			bsize <<= 1;
-		n = snprintf(args, an, "role=%s,socket=%s,socket-abstract=no,id=0,bsize=%u",
-			     s->memif_server ? "server" : "client", s->path, bsize);
-	}
+			while (bsize < (unsigned)(s->mtu ? s->mtu : 1500) + RTE_ETHER_HDR_LEN + 4)
+				bsize <<= 1;
+			n = snprintf(args, an, "role=%s,socket=%s,socket-abstract=no,id=0,bsize=%u",
+				     s->memif_server ? "server" : "client", s->path, bsize);
+		}
 		break;
 	default:
 		return -EINVAL;
@@ -362,7 +368,9 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	d->owner_lock = -1;
 	snprintf(d->ifname, sizeof(d->ifname), "%s", a->spec->ifname);
 	if (d->kind == PORT_KIND_AF_XDP) {
-		/* Held while the program is ours: a later process tells a crash from a live owner. */
+		/*
+		 * Held while the program is ours: a later process tells a crash from a live owner.
+		 */
 		rc = xdp_owner_lock(d->ifname, err, errlen);
 		if (rc < 0) {
 			dev_free(d);
@@ -374,11 +382,12 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		int have = xsk_channels_count(d->ifname);
 
 		if (have >= 0 && (unsigned)have < nq) {
-			lunar_set_err(err, errlen,
-				      "%u workers need %u queues, but %s has %d; create the veth with "
-				      "numrxqueues %u numtxqueues %u (LUNAR_QUEUES=%u scripts/topo.sh "
-				      "veth up) or give the NIC more channels (ethtool -L)",
-				      nq, nq, d->ifname, have, nq, nq, nq);
+			lunar_set_err(
+			    err, errlen,
+			    "%u workers need %u queues, but %s has %d; create the veth with "
+			    "numrxqueues %u numtxqueues %u (LUNAR_QUEUES=%u scripts/topo.sh "
+			    "veth up) or give the NIC more channels (ethtool -L)",
+			    nq, nq, d->ifname, have, nq, nq, nq);
 			dev_free(d);
 			return -EINVAL;
 		}
@@ -402,8 +411,8 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	xsk_channels_translate(false);
 	if (rc < 0) {
 		lunar_set_err(err, errlen,
-			 "could not create %s port (%s %s): %s; see the DPDK log lines above",
-			 port_kind_name(a->spec->kind), d->devname, args, strerror(-rc));
+			      "could not create %s port (%s %s): %s; see the DPDK log lines above",
+			      port_kind_name(a->spec->kind), d->devname, args, strerror(-rc));
 		dev_free(d);
 		return rc;
 	}
@@ -414,13 +423,13 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	if (rc < 0)
 		goto fail_uninit;
 	if (info.max_rx_queues < nq || info.max_tx_queues < nq) {
-		lunar_set_err(err, errlen,
-			 "%u workers need %u queues, but the %s device has %u rx and %u tx queues%s",
-			 nq, nq, port_kind_name(a->spec->kind), info.max_rx_queues,
-			 info.max_tx_queues,
-			 a->spec->kind == PORT_KIND_AF_XDP
-				 ? "; create the veth with numrxqueues/numtxqueues (scripts/topo.sh)"
-				 : "");
+		lunar_set_err(
+		    err, errlen,
+		    "%u workers need %u queues, but the %s device has %u rx and %u tx queues%s", nq,
+		    nq, port_kind_name(a->spec->kind), info.max_rx_queues, info.max_tx_queues,
+		    a->spec->kind == PORT_KIND_AF_XDP
+			? "; create the veth with numrxqueues/numtxqueues (scripts/topo.sh)"
+			: "");
 		rc = -EINVAL;
 		goto fail_quiet;
 	}
@@ -429,8 +438,8 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		offloads |= PORT_OFFLOAD_RX_IPV4_CKSUM | PORT_OFFLOAD_RX_L4_CKSUM |
 			    PORT_OFFLOAD_TX_IPV4_CKSUM | PORT_OFFLOAD_TX_L4_CKSUM;
 	mtu = a->spec->mtu ? a->spec->mtu : 1500;
-	dev_max = RTE_MIN((uint32_t)info.max_mtu, info.max_rx_pktlen - RTE_ETHER_HDR_LEN -
-							      RTE_ETHER_CRC_LEN);
+	dev_max = RTE_MIN((uint32_t)info.max_mtu,
+			  info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
 	if (mtu > dev_max && a->spec->kind == PORT_KIND_MEMIF) {
 		/*
 		 * DPDK 22.11's memif reports 1518-byte frames, but its data path
@@ -441,7 +450,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		link_mtu = mtu;
 	} else if (mtu > dev_max) {
 		lunar_set_err(err, errlen, "--mtu %u: the %s device carries at most %u", mtu,
-			 port_kind_name(a->spec->kind), dev_max);
+			      port_kind_name(a->spec->kind), dev_max);
 		rc = -EINVAL;
 		goto fail_quiet;
 	} else {
@@ -455,13 +464,11 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		goto fail_uninit;
 	/* Each queue fills from its own worker's pool: workers share no buffers. */
 	for (unsigned i = 0; i < nq; i++) {
-		rc = rte_eth_rx_queue_setup(d->port_id, (uint16_t)i,
-					    a->rx_desc ? a->rx_desc : 1024,
+		rc = rte_eth_rx_queue_setup(d->port_id, (uint16_t)i, a->rx_desc ? a->rx_desc : 1024,
 					    rte_eth_dev_socket_id(d->port_id), NULL, a->pools[i]);
 		if (rc < 0)
 			goto fail_uninit;
-		rc = rte_eth_tx_queue_setup(d->port_id, (uint16_t)i,
-					    a->tx_desc ? a->tx_desc : 1024,
+		rc = rte_eth_tx_queue_setup(d->port_id, (uint16_t)i, a->tx_desc ? a->tx_desc : 1024,
 					    rte_eth_dev_socket_id(d->port_id), NULL);
 		if (rc < 0)
 			goto fail_uninit;
@@ -486,9 +493,11 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		e->base.offloads = offloads;
 		e->trusted = a->spec->trusted;
 		if (d->kind == PORT_KIND_MEMIF && !(e->gate = memif_gate_get())) {
-			lunar_set_err(err, errlen,
-				 "%s: more than %d memif queues are open in this process; use fewer "
-				 "ports or workers", d->devname, MEMIF_GATE_MAX);
+			lunar_set_err(
+			    err, errlen,
+			    "%s: more than %d memif queues are open in this process; use fewer "
+			    "ports or workers",
+			    d->devname, MEMIF_GATE_MAX);
 			rc = -ENOSPC;
 			goto fail_gates;
 		}
@@ -497,13 +506,15 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		e->base.n_queues = (uint16_t)nq;
 		rte_eth_macaddr_get(d->port_id, &e->base.mac);
 		if (d->kind == PORT_KIND_AF_XDP)
-			e->fill_ring_mbufs = rte_mempool_in_use_count(a->pools[i]) - in_use_before[i];
+			e->fill_ring_mbufs =
+			    rte_mempool_in_use_count(a->pools[i]) - in_use_before[i];
 		e->base.ops = &ethdev_ops;
 		e->base.pool = a->pools[i];
 		if (nq == 1)
 			snprintf(e->base.name, sizeof(e->base.name), "%s:%.56s",
 				 port_kind_name(a->spec->kind),
-				 a->spec->kind == PORT_KIND_MEMIF ? a->spec->path : a->spec->ifname);
+				 a->spec->kind == PORT_KIND_MEMIF ? a->spec->path
+								  : a->spec->ifname);
 		else
 			snprintf(e->base.name, sizeof(e->base.name), "%s:%.50s#q%u",
 				 port_kind_name(a->spec->kind),
@@ -525,7 +536,7 @@ fail_gates:
 	goto fail_quiet;
 fail_uninit:
 	lunar_set_err(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),
-		 d->devname, strerror(rc < 0 ? -rc : rc));
+		      d->devname, strerror(rc < 0 ? -rc : rc));
 fail_quiet:
 	d->open = 0;
 	rte_eth_dev_close(d->port_id);

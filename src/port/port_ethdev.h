@@ -14,9 +14,10 @@
 
 struct port_ethdev_args {
 	const struct port_spec *spec;
-	unsigned n_queues;          /**< queue pairs, one per worker (0 means 1) */
-	struct rte_mempool **pools; /**< rx buffers of each queue (Zbuf-backed, zbuf_pktpool_create) */
-	const char *xdp_prog;     /**< af_xdp: path of lunar_steer.bpf.o */
+	unsigned n_queues; /**< queue pairs, one per worker (0 means 1) */
+	struct rte_mempool *
+	    *pools;	      /**< rx buffers of each queue (Zbuf-backed, zbuf_pktpool_create) */
+	const char *xdp_prog; /**< af_xdp: path of lunar_steer.bpf.o */
 	uint16_t rx_desc, tx_desc;
 };
 

@@ -16,8 +16,8 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
-#define FAULT_QUEUE 4096 /* packets held for delay or waiting for the inner tx ring */
-#define REORDER_MAX_HOLD_US 200 /* a lone held packet is not kept hostage forever */
+#define FAULT_QUEUE	    4096 /* packets held for delay or waiting for the inner tx ring */
+#define REORDER_MAX_HOLD_US 200	 /* a lone held packet is not kept hostage forever */
 
 struct held {
 	struct rte_mbuf *m;
@@ -28,8 +28,8 @@ struct fault_dir_state {
 	struct fault_dir cfg;
 	uint64_t rng[4];
 	struct rte_mbuf *reorder_slot; /* held back until the next packet passes */
-	uint64_t reorder_since;        /* ...or until REORDER_MAX_HOLD_US has gone by */
-	uint64_t reorder_due;          /* its own delay still applies */
+	uint64_t reorder_since;	       /* ...or until REORDER_MAX_HOLD_US has gone by */
+	uint64_t reorder_due;	       /* its own delay still applies */
 	struct held q[FAULT_QUEUE];    /* FIFO: due times are monotonic per direction */
 	unsigned head, count;
 	struct fault_counters ctr;
@@ -164,7 +164,8 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 			continue;
 		}
 		if (d->reorder_slot) {
-			if (!q_push(d, d->reorder_slot, due > d->reorder_due ? due : d->reorder_due)) {
+			if (!q_push(d, d->reorder_slot,
+				    due > d->reorder_due ? due : d->reorder_due)) {
 				d->ctr.dropped++;
 				rte_pktmbuf_free(d->reorder_slot);
 			}
@@ -296,12 +297,12 @@ static void fault_close(struct port *p)
 }
 
 static const struct port_ops fault_ops = {
-	.rx_burst = fault_rx,
-	.tx_burst = fault_tx,
-	.stats = fault_stats,
-	.dump = fault_dump,
-	.link_up = fault_link_up,
-	.close = fault_close,
+    .rx_burst = fault_rx,
+    .tx_burst = fault_tx,
+    .stats = fault_stats,
+    .dump = fault_dump,
+    .link_up = fault_link_up,
+    .close = fault_close,
 };
 
 struct port *port_fault_wrap(struct port *inner, const struct fault_spec *spec)
@@ -316,8 +317,8 @@ struct port *port_fault_wrap(struct port *inner, const struct fault_spec *spec)
 	 * the stack above computes them in software: the wrapper offers no
 	 * transmit checksum offload (nor TSO, which implies it).
 	 */
-	f->base.offloads &= ~(PORT_OFFLOAD_TX_IPV4_CKSUM | PORT_OFFLOAD_TX_L4_CKSUM |
-			      PORT_OFFLOAD_TX_TSO);
+	f->base.offloads &=
+	    ~(PORT_OFFLOAD_TX_IPV4_CKSUM | PORT_OFFLOAD_TX_L4_CKSUM | PORT_OFFLOAD_TX_TSO);
 	f->base.ops = &fault_ops;
 	f->base.inner = inner;
 	snprintf(f->base.name, sizeof(f->base.name), "fault(%.50s)", inner->name);

@@ -102,12 +102,12 @@ static void capture_close(struct port *p)
 }
 
 static const struct port_ops pcap_ops = {
-	.rx_burst = pcap_rx,
-	.tx_burst = pcap_tx,
-	.stats = capture_stats,
-	.dump = pcap_port_dump,
-	.link_up = capture_link_up,
-	.close = capture_close,
+    .rx_burst = pcap_rx,
+    .tx_burst = pcap_tx,
+    .stats = capture_stats,
+    .dump = pcap_port_dump,
+    .link_up = capture_link_up,
+    .close = capture_close,
 };
 
 struct port *port_pcap_wrap(struct port *inner, const char *path, unsigned snaplen, char *err,
@@ -130,7 +130,7 @@ struct port *port_pcap_wrap(struct port *inner, const char *path, unsigned snapl
 	c->dumper = c->dead ? pcap_dump_open(c->dead, path) : NULL;
 	if (!c->dumper) {
 		lunar_set_err(err, errlen, "--pcap %s: cannot open for writing: %s", path,
-			 c->dead ? pcap_geterr(c->dead) : "pcap_open_dead failed");
+			      c->dead ? pcap_geterr(c->dead) : "pcap_open_dead failed");
 		if (c->dead)
 			pcap_close(c->dead);
 		free(c->linear);

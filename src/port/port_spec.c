@@ -29,10 +29,11 @@ static int check_ifname(const char *name, char *err, size_t errlen)
 	size_t len = strlen(name);
 
 	if (len > 15 || strpbrk(name, "/: \t\n")) {
-		lunar_set_err(err, errlen,
-			 "--port: '%s' is not a valid interface name (at most 15 characters, no "
-			 "'/', ':' or spaces)",
-			 name);
+		lunar_set_err(
+		    err, errlen,
+		    "--port: '%s' is not a valid interface name (at most 15 characters, no "
+		    "'/', ':' or spaces)",
+		    name);
 		return -EINVAL;
 	}
 	return 0;
@@ -46,8 +47,8 @@ static int copy_name(char *dst, size_t cap, const char *src, size_t len, const c
 		return -EINVAL;
 	}
 	if (len >= cap) {
-		lunar_set_err(err, errlen, "--port: %s '%.*s' is too long (at most %zu characters)", what,
-			 (int)len, src, cap - 1);
+		lunar_set_err(err, errlen, "--port: %s '%.*s' is too long (at most %zu characters)",
+			      what, (int)len, src, cap - 1);
 		return -EINVAL;
 	}
 	memcpy(dst, src, len);
@@ -77,8 +78,8 @@ int port_spec_parse(const char *text, struct port_spec *out, char *err, size_t e
 	}
 	if (kind_len == 3 && !strncmp(text, "tap", 3)) {
 		out->kind = PORT_KIND_TAP;
-		if (copy_name(out->ifname, sizeof(out->ifname), args, strlen(args), "tap name",
-			      err, errlen))
+		if (copy_name(out->ifname, sizeof(out->ifname), args, strlen(args), "tap name", err,
+			      errlen))
 			return -EINVAL;
 		return check_ifname(out->ifname, err, errlen);
 	}
@@ -92,16 +93,17 @@ int port_spec_parse(const char *text, struct port_spec *out, char *err, size_t e
 			out->memif_server = !strcmp(role, ":server");
 			path_len = (size_t)(role - args);
 		} else if (role && !strchr(role, '/')) {
-			lunar_set_err(err, errlen,
-				 "--port '%s': memif role '%s' is neither 'server' nor 'client'",
-				 text, role + 1);
+			lunar_set_err(
+			    err, errlen,
+			    "--port '%s': memif role '%s' is neither 'server' nor 'client'", text,
+			    role + 1);
 			return -EINVAL;
 		}
 		return copy_name(out->path, sizeof(out->path), args, path_len, "memif socket path",
 				 err, errlen);
 	}
-	lunar_set_err(err, errlen, "--port '%s': unknown port kind '%.*s'; expected " PORT_FORMS, text,
-		 (int)kind_len, text);
+	lunar_set_err(err, errlen, "--port '%s': unknown port kind '%.*s'; expected " PORT_FORMS,
+		      text, (int)kind_len, text);
 	return -EINVAL;
 }
 
@@ -121,10 +123,11 @@ static int parse_prob(const char *key, const char *val, double *out, char *err, 
 	*out = v;
 	return 0;
 bad:
-	lunar_set_err(err, errlen,
-		 "--fault: %s=%s is not a probability; write a number in [0,1] or a percentage "
-		 "(e.g. %s=0.05 or %s=5%%)",
-		 key, val, key, key);
+	lunar_set_err(
+	    err, errlen,
+	    "--fault: %s=%s is not a probability; write a number in [0,1] or a percentage "
+	    "(e.g. %s=0.05 or %s=5%%)",
+	    key, val, key, key);
 	return -EINVAL;
 }
 
@@ -150,8 +153,10 @@ static int parse_delay(const char *val, uint32_t *out, char *err, size_t errlen)
 	*out = (uint32_t)v;
 	return 0;
 bad:
-	lunar_set_err(err, errlen, "--fault: delay=%s: write microseconds or milliseconds up to 10 s, "
-			      "e.g. delay=500us or delay=2ms", val);
+	lunar_set_err(err, errlen,
+		      "--fault: delay=%s: write microseconds or milliseconds up to 10 s, "
+		      "e.g. delay=500us or delay=2ms",
+		      val);
 	return -EINVAL;
 }
 
@@ -170,8 +175,10 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 		body = text + 3;
 	}
 	if (strlen(body) >= sizeof(buf) || !*body) {
-		lunar_set_err(err, errlen, "--fault '%s': expected [rx:|tx:]key=value,... with keys "
-				      "drop, dup, reorder, corrupt, delay, seed", text);
+		lunar_set_err(err, errlen,
+			      "--fault '%s': expected [rx:|tx:]key=value,... with keys "
+			      "drop, dup, reorder, corrupt, delay, seed",
+			      text);
 		return -EINVAL;
 	}
 	strcpy(buf, body);
@@ -229,8 +236,10 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 		else if (!strcmp(key, "corrupt"))
 			SET(corrupt);
 		else {
-			lunar_set_err(err, errlen, "--fault: unknown key '%s'; keys are drop, dup, reorder, "
-					      "corrupt, delay, seed", key);
+			lunar_set_err(err, errlen,
+				      "--fault: unknown key '%s'; keys are drop, dup, reorder, "
+				      "corrupt, delay, seed",
+				      key);
 			return -EINVAL;
 		}
 #undef SET

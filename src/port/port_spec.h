@@ -16,10 +16,10 @@ enum port_kind { PORT_KIND_NONE, PORT_KIND_AF_XDP, PORT_KIND_MEMIF, PORT_KIND_TA
 
 struct port_spec {
 	enum port_kind kind;
-	char ifname[32];  /**< af_xdp, tap: interface name */
-	char path[108];   /**< memif: socket path */
+	char ifname[32]; /**< af_xdp, tap: interface name */
+	char path[108];	 /**< memif: socket path */
 	bool memif_server;
-	uint16_t mtu;     /**< 0: the kind's default (1500; memif/tap may use up to 9000) */
+	uint16_t mtu; /**< 0: the kind's default (1500; memif/tap may use up to 9000) */
 	/**
 	 * memif: a trusted link (--trust-link). Both ends are lunar processes on
 	 * this host sharing memory, where no frame can be corrupted in transit,

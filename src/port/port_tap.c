@@ -25,7 +25,7 @@
 
 #include "base/log.h"
 
-#define TAP_MAX_MTU 9000
+#define TAP_MAX_MTU  9000
 #define TAP_MAX_SEGS 64 /* buffers of one frame we hand to writev() */
 
 struct tap_port {
@@ -249,12 +249,12 @@ static bool tap_link_up(struct port *p)
 }
 
 static const struct port_ops tap_ops = {
-	.rx_burst = tap_rx,
-	.tx_burst = tap_tx,
-	.stats = tap_stats,
-	.dump = tap_dump,
-	.link_up = tap_link_up,
-	.close = tap_close,
+    .rx_burst = tap_rx,
+    .tx_burst = tap_tx,
+    .stats = tap_stats,
+    .dump = tap_dump,
+    .link_up = tap_link_up,
+    .close = tap_close,
 };
 
 /* IFF_* bits of an existing tap (sysfs tun_flags), or -1 if @ifname is no tap. */
@@ -344,8 +344,10 @@ int port_tap_open(const struct port_spec *spec, struct rte_mempool *pool, struct
 	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd < 0) {
 		rc = -errno;
-		lunar_set_err(err, errlen, "cannot open /dev/net/tun: %s (load the module: "
-				      "modprobe tun)", strerror(errno));
+		lunar_set_err(err, errlen,
+			      "cannot open /dev/net/tun: %s (load the module: "
+			      "modprobe tun)",
+			      strerror(errno));
 		free(t);
 		return rc;
 	}
@@ -362,8 +364,8 @@ int port_tap_open(const struct port_spec *spec, struct rte_mempool *pool, struct
 	}
 	if (ioctl(t->fd, TUNSETVNETHDRSZ, &hdr_size) < 0) {
 		rc = -errno;
-		lunar_set_err(err, errlen, "tap %s: no virtio-net header support: %s",
-			      spec->ifname, strerror(errno));
+		lunar_set_err(err, errlen, "tap %s: no virtio-net header support: %s", spec->ifname,
+			      strerror(errno));
 		goto fail;
 	}
 	/* Frames from the kernel may then leave their checksum to us (we trust local ones). */
@@ -375,8 +377,8 @@ int port_tap_open(const struct port_spec *spec, struct rte_mempool *pool, struct
 	t->base.ops = &tap_ops;
 	t->base.pool = pool;
 	t->base.mtu = (uint16_t)mtu;
-	t->base.offloads = PORT_OFFLOAD_TX_L4_CKSUM | PORT_OFFLOAD_TX_TSO | PORT_OFFLOAD_TX_MULTISEG |
-			   (offload ? PORT_OFFLOAD_RX_L4_CKSUM : 0);
+	t->base.offloads = PORT_OFFLOAD_TX_L4_CKSUM | PORT_OFFLOAD_TX_TSO |
+			   PORT_OFFLOAD_TX_MULTISEG | (offload ? PORT_OFFLOAD_RX_L4_CKSUM : 0);
 	/*
 	 * lunar speaks with a MAC of its own: the kernel's side of the tap has
 	 * its own, and a bridge would take frames for that one as its own.

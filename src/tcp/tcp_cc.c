@@ -26,9 +26,9 @@
 #define DUPTHRESH 3u
 
 static const struct tcp_cc_ops *const algos[TCP_CC_ALGO_COUNT] = {
-	[TCP_CC_NEWRENO] = &tcp_cc_newreno_ops,
-	[TCP_CC_CUBIC] = &tcp_cc_cubic_ops,
-	[TCP_CC_DCTCP] = &tcp_cc_dctcp_ops,
+    [TCP_CC_NEWRENO] = &tcp_cc_newreno_ops,
+    [TCP_CC_CUBIC] = &tcp_cc_cubic_ops,
+    [TCP_CC_DCTCP] = &tcp_cc_dctcp_ops,
 };
 
 const char *tcp_cc_algo_name(enum tcp_cc_algo a)
@@ -145,9 +145,9 @@ static uint32_t reno_ssthresh(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_si
 }
 
 const struct tcp_cc_ops tcp_cc_newreno_ops = {
-	.name = "newreno",
-	.grow = tcp_cc_reno_grow,
-	.ssthresh = reno_ssthresh,
+    .name = "newreno",
+    .grow = tcp_cc_reno_grow,
+    .ssthresh = reno_ssthresh,
 };
 
 enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
@@ -303,7 +303,8 @@ void tcp_cc_prr_ack(struct tcp_cc *cc, uint32_t delivered, uint32_t pipe)
 		sndcnt = due > cc->prr_out ? due - cc->prr_out : 0;
 	} else {
 		/* SSRB: MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData) + MSS). */
-		uint32_t owed = cc->prr_delivered > cc->prr_out ? cc->prr_delivered - cc->prr_out : 0;
+		uint32_t owed =
+		    cc->prr_delivered > cc->prr_out ? cc->prr_delivered - cc->prr_out : 0;
 		uint64_t limit = (uint64_t)max32(owed, delivered) + cc->smss;
 
 		sndcnt = cc->ssthresh - pipe < limit ? cc->ssthresh - pipe : limit;
@@ -324,7 +325,8 @@ bool tcp_cc_on_ece(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32
 {
 	if (cc->in_recovery || !ecn_window_open(cc, snd_una))
 		return false;
-	/* "as if ... a dropped packet": ssthresh per the algorithm, cwnd = ssthresh, no retransmission. */
+	/* "as if ... a dropped packet": ssthresh per the algorithm, cwnd = ssthresh, no
+	 * retransmission. */
 	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_ECN);
 	cc->cwnd = max32(cc->ssthresh, cc->smss);
 	cc->ecn_recover = snd_nxt;

@@ -43,24 +43,24 @@ int tcp_cc_algo_by_name(const char *name);
 /** What made the window shrink. */
 enum tcp_cc_signal {
 	TCP_CC_SIG_LOSS, /**< fast retransmit or SACK recovery (or a repaired tail loss) */
-	TCP_CC_SIG_ECN,  /**< an ECN echo (RFC 3168 6.1.2) */
-	TCP_CC_SIG_RTO,  /**< the retransmission timer */
+	TCP_CC_SIG_ECN,	 /**< an ECN echo (RFC 3168 6.1.2) */
+	TCP_CC_SIG_RTO,	 /**< the retransmission timer */
 };
 
 /** One acceptable ACK as the algorithm sees it. */
 struct tcp_cc_ack {
-	uint32_t ack;     /**< the new SND.UNA */
-	uint32_t acked;   /**< bytes it newly acknowledged (0: a duplicate) */
+	uint32_t ack;	  /**< the new SND.UNA */
+	uint32_t acked;	  /**< bytes it newly acknowledged (0: a duplicate) */
 	uint32_t flight;  /**< snd_max - snd_una before it */
 	uint32_t snd_nxt; /**< snd_max: one past the highest sequence sent */
-	bool ece;         /**< it carried ECE on an ECN connection */
+	bool ece;	  /**< it carried ECE on an ECN connection */
 	/**
 	 * The sender has not been using its window (tcp_conn's cwnd
 	 * validation): cwnd does not grow on this ACK (RFC 9438 5.8, RFC 7661).
 	 */
 	bool app_limited;
 	uint64_t now_ns;
-	uint64_t rtt_ns;  /**< smoothed RTT; 0: no sample yet */
+	uint64_t rtt_ns; /**< smoothed RTT; 0: no sample yet */
 	/** This ACK's own RTT measurement, for HyStart++ (0: none, e.g. Karn). */
 	uint64_t rtt_sample_ns;
 };
@@ -101,23 +101,23 @@ extern const struct tcp_cc_ops tcp_cc_newreno_ops, tcp_cc_cubic_ops, tcp_cc_dctc
 
 /** CUBIC's state (RFC 9438 4.1), windows in segments. */
 struct tcp_cc_cubic {
-	double w_max;      /**< window before the last reduction */
+	double w_max;	   /**< window before the last reduction */
 	double cwnd_prior; /**< cwnd when it was reduced (4.3, Reno-friendly alpha) */
-	double k;          /**< seconds the cubic takes from cwnd_epoch back to w_max */
+	double k;	   /**< seconds the cubic takes from cwnd_epoch back to w_max */
 	double cwnd_epoch; /**< cwnd when this congestion avoidance stage began */
-	double w_est;      /**< the Reno-friendly estimate (4.3) */
-	double carry;      /**< growth owed, bytes, below one */
+	double w_est;	   /**< the Reno-friendly estimate (4.3) */
+	double carry;	   /**< growth owed, bytes, below one */
 	uint64_t epoch_ns; /**< when the stage began; 0: at the next ACK */
-	bool after_rto;    /**< the stage follows a timeout: K = 0, W_max = cwnd (4.8) */
+	bool after_rto;	   /**< the stage follows a timeout: K = 0, W_max = cwnd (4.8) */
 };
 
 /** DCTCP's state (RFC 8257 3.3). */
 struct tcp_cc_dctcp {
-	uint32_t alpha;       /**< the estimated fraction of marked bytes, in 1/1024 */
-	uint32_t window_end;  /**< the observation window ends when SND.UNA passes this */
-	uint64_t bytes_acked; /**< acknowledged in this window */
+	uint32_t alpha;	       /**< the estimated fraction of marked bytes, in 1/1024 */
+	uint32_t window_end;   /**< the observation window ends when SND.UNA passes this */
+	uint64_t bytes_acked;  /**< acknowledged in this window */
 	uint64_t bytes_marked; /**< of those, by ACKs carrying ECE */
-	bool started;         /**< window_end is set */
+	bool started;	       /**< window_end is set */
 };
 
 /** What the algorithm keeps (cc->algo). */
@@ -128,12 +128,12 @@ union tcp_cc_algo_state {
 
 struct tcp_cc {
 	const struct tcp_cc_ops *ops;
-	uint32_t cwnd;     /**< congestion window, bytes */
-	uint32_t ssthresh; /**< slow start threshold, bytes */
-	uint32_t smss;     /**< sender maximum segment size */
+	uint32_t cwnd;	      /**< congestion window, bytes */
+	uint32_t ssthresh;    /**< slow start threshold, bytes */
+	uint32_t smss;	      /**< sender maximum segment size */
 	uint32_t bytes_acked; /**< congestion avoidance byte counter (RFC 3465) */
-	unsigned dupacks;  /**< consecutive duplicate ACKs */
-	bool in_recovery;  /**< fast recovery in progress */
+	unsigned dupacks;     /**< consecutive duplicate ACKs */
+	bool in_recovery;     /**< fast recovery in progress */
 	/**
 	 * The recovery is SACK-based (RFC 6675, entered by tcp_cc_enter_recovery()):
 	 * what is sent is paced by the pipe, so partial ACKs neither deflate

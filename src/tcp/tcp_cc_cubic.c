@@ -20,7 +20,7 @@
 
 #include "tcp/tcp_cc_internal.h"
 
-#define CUBIC_C 0.4    /* RFC 9438 4.2: segments per second cubed */
+#define CUBIC_C	   0.4 /* RFC 9438 4.2: segments per second cubed */
 #define CUBIC_BETA 0.7 /* RFC 9438 4.6 */
 /* RFC 9438 4.3: alpha_cubic = 3 * (1 - beta) / (1 + beta), Reno-friendly below cwnd_prior. */
 #define CUBIC_ALPHA (3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA))
@@ -112,9 +112,9 @@ static void cubic_undo(struct tcp_cc *cc, const union tcp_cc_algo_state *prior)
 }
 
 const struct tcp_cc_ops tcp_cc_cubic_ops = {
-	.name = "cubic",
-	.grow = cubic_grow,
-	.ssthresh = cubic_ssthresh,
-	.idle = cubic_idle,
-	.undo = cubic_undo,
+    .name = "cubic",
+    .grow = cubic_grow,
+    .ssthresh = cubic_ssthresh,
+    .idle = cubic_idle,
+    .undo = cubic_undo,
 };

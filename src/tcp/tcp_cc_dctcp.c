@@ -14,8 +14,8 @@
 #include "tcp/tcp_seq.h"
 
 #define ALPHA_SHIFT 20 /* alpha in 1/2^20 */
-#define ALPHA_ONE (1u << ALPHA_SHIFT)
-#define G_SHIFT 4      /* g = 1/16 */
+#define ALPHA_ONE   (1u << ALPHA_SHIFT)
+#define G_SHIFT	    4 /* g = 1/16 */
 
 static void dctcp_init(struct tcp_cc *cc)
 {
@@ -59,11 +59,11 @@ static uint32_t dctcp_ssthresh(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_s
 }
 
 const struct tcp_cc_ops tcp_cc_dctcp_ops = {
-	.name = "dctcp",
-	.needs_ecn = true,
-	.ece_exact = true,
-	.init = dctcp_init,
-	.grow = tcp_cc_reno_grow,
-	.acked = dctcp_acked,
-	.ssthresh = dctcp_ssthresh,
+    .name = "dctcp",
+    .needs_ecn = true,
+    .ece_exact = true,
+    .init = dctcp_init,
+    .grow = tcp_cc_reno_grow,
+    .acked = dctcp_acked,
+    .ssthresh = dctcp_ssthresh,
 };

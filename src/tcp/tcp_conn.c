@@ -21,12 +21,12 @@
 const char *tcp_state_name(enum tcp_state s)
 {
 	static const char *const names[] = {
-		[TCP_CLOSED] = "CLOSED",	 [TCP_LISTEN] = "LISTEN",
-		[TCP_SYN_SENT] = "SYN-SENT",	 [TCP_SYN_RECEIVED] = "SYN-RECEIVED",
-		[TCP_ESTABLISHED] = "ESTABLISHED", [TCP_FIN_WAIT_1] = "FIN-WAIT-1",
-		[TCP_FIN_WAIT_2] = "FIN-WAIT-2", [TCP_CLOSE_WAIT] = "CLOSE-WAIT",
-		[TCP_CLOSING] = "CLOSING",	 [TCP_LAST_ACK] = "LAST-ACK",
-		[TCP_TIME_WAIT] = "TIME-WAIT",
+	    [TCP_CLOSED] = "CLOSED",	       [TCP_LISTEN] = "LISTEN",
+	    [TCP_SYN_SENT] = "SYN-SENT",       [TCP_SYN_RECEIVED] = "SYN-RECEIVED",
+	    [TCP_ESTABLISHED] = "ESTABLISHED", [TCP_FIN_WAIT_1] = "FIN-WAIT-1",
+	    [TCP_FIN_WAIT_2] = "FIN-WAIT-2",   [TCP_CLOSE_WAIT] = "CLOSE-WAIT",
+	    [TCP_CLOSING] = "CLOSING",	       [TCP_LAST_ACK] = "LAST-ACK",
+	    [TCP_TIME_WAIT] = "TIME-WAIT",
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
@@ -64,7 +64,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->rto_init_ns = 100 * NS_PER_MS;    /* datacenter: far below RFC 6298's 1 s */
 	cfg->rto_min_ns = 4 * NS_PER_MS;       /* LUNA §9 */
 	cfg->rto_max_ns = 1000 * NS_PER_MS;    /* LUNA recovers from failures in under 2 s */
-	cfg->msl_ns = 500 * NS_PER_MS;         /* TIME-WAIT 1 s in the datacenter */
+	cfg->msl_ns = 500 * NS_PER_MS;	       /* TIME-WAIT 1 s in the datacenter */
 	cfg->fin_wait2_ns = 10000 * NS_PER_MS; /* a peer that never sends its FIN */
 	cfg->user_timeout_ns = 5000 * NS_PER_MS;
 	cfg->syn_retries = 6;
@@ -73,7 +73,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->keepalive_intvl_ns = 75000 * NS_PER_MS;
 	cfg->keepalive_probes = 9;
 	cfg->challenge_ack_limit = 20;
-	cfg->iw_segments = 10; /* RFC 6928 */
+	cfg->iw_segments = 10;	 /* RFC 6928 */
 	cfg->reass_max_segs = 0; /* 0: one slot per 512 bytes of the receive buffer */
 }
 
@@ -146,8 +146,7 @@ unsigned tcp_tx_slices(struct tcp_conn *c, uint32_t seq, uint32_t len, struct tc
 	 * chunk the last call ended in when it is still held and not past @seq
 	 * (a retransmission from further back walks from the front).
 	 */
-	if (b->cur_valid && b->cur_chunk - b->released < b->count &&
-	    seq_geq(seq, b->cur_seq)) {
+	if (b->cur_valid && b->cur_chunk - b->released < b->count && seq_geq(seq, b->cur_seq)) {
 		i = b->cur_chunk - b->released;
 		start = b->cur_seq;
 	}
@@ -189,13 +188,14 @@ static int rcvq_push(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint
 		c->rcvq_head = 0;
 	}
 	c->rcvq[(c->rcvq_head + c->rcvq_count) & (c->rcvq_cap - 1)] =
-		(struct tcp_slice){.seq = seq, .len = len, .data = data};
+	    (struct tcp_slice){.seq = seq, .len = len, .data = data};
 	c->rcvq_count++;
 	c->rcvq_bytes += len;
 	return 0;
 }
 
-#define TCP_RCVQ_FILL_CLASS ZBUF_CLASS_4K /* without rx_alloc, the buffer compaction copies into */
+/* Without rx_alloc, the buffer compaction copies into. */
+#define TCP_RCVQ_FILL_CLASS ZBUF_CLASS_4K
 
 /* No more copying into the fill buffer: lunar's reference on it goes. */
 static void fill_end(struct tcp_conn *c)
@@ -425,7 +425,9 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 				fit = max;
 			if (fit > max)
 				fit = max;
-			/* RFC 2883 4: the duplicate first, then the usual blocks; by this ACK only. */
+			/*
+			 * RFC 2883 4: the duplicate first, then the usual blocks; by this ACK only.
+			 */
 			dsack = c->dsack_pending && fit;
 			c->dsack_pending = false;
 			if (dsack)
@@ -443,7 +445,8 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			 * for a plain SACK of bytes no longer held: then it is left out.
 			 */
 			if (dsack && !tcp_sb_is_dsack(&t->opts, c->rcv_nxt)) {
-				memmove(t->opts.sack, t->opts.sack + 1, --nb * sizeof(t->opts.sack[0]));
+				memmove(t->opts.sack, t->opts.sack + 1,
+					--nb * sizeof(t->opts.sack[0]));
 				t->opts.sack_count = (uint8_t)nb;
 			} else if (dsack) {
 				c->stats.dsacks_sent++;
@@ -564,8 +567,8 @@ static uint8_t wscale_for(uint32_t buf)
 	return s;
 }
 
-int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
-		  const struct tcp_4tuple *tuple, uint32_t iss, uint64_t now)
+int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg, const struct tcp_4tuple *tuple,
+		  uint32_t iss, uint64_t now)
 {
 	memset(c, 0, sizeof(*c));
 	c->cfg = *cfg;
@@ -581,7 +584,9 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 	if (!c->cfg.reass_max_segs) {
 		uint32_t n = c->cfg.rcv_buf / 512;
 
-		c->cfg.reass_max_segs = n < 64 ? 64 : n > TCP_REASS_MAX_SEGS ? TCP_REASS_MAX_SEGS : n;
+		c->cfg.reass_max_segs = n < 64			 ? 64
+					: n > TCP_REASS_MAX_SEGS ? TCP_REASS_MAX_SEGS
+								 : n;
 	}
 	c->tuple = *tuple;
 	c->state = TCP_CLOSED;
@@ -590,8 +595,7 @@ int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
 	c->rcv_wscale = c->cfg.window_scaling ? wscale_for(c->cfg.rcv_buf) : 0;
 	c->snd_mss = 536; /* RFC 9293 3.7.1: the default until the peer says more */
 	c->mss_clamp = 536;
-	tcp_rtt_init(&c->rtt, c->cfg.rto_init_ns, c->cfg.rto_min_ns, c->cfg.rto_max_ns,
-		     NS_PER_US);
+	tcp_rtt_init(&c->rtt, c->cfg.rto_init_ns, c->cfg.rto_min_ns, c->cfg.rto_max_ns, NS_PER_US);
 	tcp_conn_cc_init(c);
 	tcp_reass_init(&c->reass, c->cfg.reass_max_bytes, c->cfg.reass_max_segs);
 	tcp_sb_init(&c->sb);
@@ -952,7 +956,9 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		if (r.unsent > r.c_room)
 			tcp_ack_work(c);
 	}
-	/* RFC 5681 4.1: after an idle period longer than an RTO, restart from the initial window. */
+	/*
+	 * RFC 5681 4.1: after an idle period longer than an RTO, restart from the initial window.
+	 */
 	if (c->snd_una == c->snd_max && c->last_send_ns &&
 	    now - c->last_send_ns > tcp_rtt_timeout(&c->rtt))
 		tcp_cc_on_idle(&c->cc, c->cfg.iw_segments);
@@ -975,8 +981,8 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 		uint32_t unsent = r.unsent;
 		uint32_t len = unsent < usable ? unsent : usable;
 		uint32_t probe = c->probe_at && !force && !extra && !sent
-					 ? tcp_pmtu_probe_len(c, now, usable, unsent)
-					 : 0;
+				     ? tcp_pmtu_probe_len(c, now, usable, unsent)
+				     : 0;
 		uint8_t flags = RTE_TCP_ACK_FLAG;
 		bool fin_now = false;
 		uint32_t segs;
@@ -994,7 +1000,9 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 
 			if (len > cap)
 				len = cap;
-			/* Cut in software (GSO): at most TCP_OUT_MAX frames a call, as without it. */
+			/*
+			 * Cut in software (GSO): at most TCP_OUT_MAX frames a call, as without it.
+			 */
 			if (c->cfg.gso && len > (TCP_OUT_MAX - frames) * c->snd_mss)
 				len = (TCP_OUT_MAX - frames) * c->snd_mss;
 			/*
@@ -1003,9 +1011,8 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			 * tcp_mss_split_point()): never a short last frame while
 			 * data is in flight.
 			 */
-			if (len % c->snd_mss &&
-			    (len != unsent ||
-			     !(c->cfg.nodelay || !in_flight || c->fin_queued || force)))
+			if (len % c->snd_mss && (len != unsent || !(c->cfg.nodelay || !in_flight ||
+								    c->fin_queued || force)))
 				len -= len % c->snd_mss;
 		} else if (len > c->snd_mss) {
 			len = c->snd_mss;
@@ -1027,7 +1034,9 @@ static void output(struct tcp_conn *c, uint64_t now, struct tcp_out *out, bool f
 			if (all)
 				flags |= RTE_TCP_PSH_FLAG;
 		}
-		/* FIN: after the last data byte, once; again after a timeout rolled snd_nxt back. */
+		/*
+		 * FIN: after the last data byte, once; again after a timeout rolled snd_nxt back.
+		 */
 		if (c->fin_queued && c->snd_nxt + len == end &&
 		    (!c->fin_sent || c->snd_nxt + len == c->fin_seq))
 			fin_now = true;
@@ -1137,8 +1146,8 @@ void tcp_limited_transmit(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 uint64_t tcp_next_deadline(const struct tcp_conn *c)
 {
 	uint64_t d = UINT64_MAX;
-	const uint64_t t[] = {c->rto_at, c->delack_at, c->persist_at, c->keepalive_at,
-			      c->timewait_at, c->rack_at, c->tlp_at};
+	const uint64_t t[] = {c->rto_at,      c->delack_at, c->persist_at, c->keepalive_at,
+			      c->timewait_at, c->rack_at,   c->tlp_at};
 
 	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (t[i] && t[i] < d)
@@ -1211,7 +1220,7 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 		c->snd_nxt = c->snd_una; /* go back: resend from the first unacknowledged byte */
 	if (c->probe_mtu)
 		tcp_pmtu_probe_failed(c, now); /* lost with the rest, or not: no telling */
-	tcp_blackhole(c, now, out); /* or what is resent may be too large again */
+	tcp_blackhole(c, now, out);	       /* or what is resent may be too large again */
 	tcp_output(c, now, out);
 	if (!c->rto_at)
 		c->rto_at = now + tcp_rtt_timeout(&c->rtt);
@@ -1262,7 +1271,8 @@ static void persist_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *ou
 static bool probes_unanswered(const struct tcp_conn *c, uint64_t now)
 {
 	return c->persist_at && now >= c->persist_at && c->snd_wnd == 0 &&
-	       seq_gt(tcp_data_end(c), c->snd_una) && now - c->unacked_since >= c->cfg.user_timeout_ns;
+	       seq_gt(tcp_data_end(c), c->snd_una) &&
+	       now - c->unacked_since >= c->cfg.user_timeout_ns;
 }
 
 /* RFC 1122 4.2.3.6: a keep-alive is <SEQ=SND.NXT-1> with no data. */

@@ -56,8 +56,8 @@ const char *tcp_state_name(enum tcp_state s);
 
 /** Per-connection knobs; tcp_config_default() gives the datacenter defaults. */
 struct tcp_config {
-	uint16_t mss;          /**< MSS we advertise; 0: MTU - 40 (1460 without an interface) */
-	uint32_t tso_max;      /**< largest segment handed to a TSO port (0: no TSO, MSS-sized) */
+	uint16_t mss;	  /**< MSS we advertise; 0: MTU - 40 (1460 without an interface) */
+	uint32_t tso_max; /**< largest segment handed to a TSO port (0: no TSO, MSS-sized) */
 	/**
 	 * Segments of several MSSs on a port without TSO too, cut into
 	 * frames by tcp_stack in software (GSO). tcp_stack sets tso_max from
@@ -72,11 +72,11 @@ struct tcp_config {
 	 * (tcp_input_train()). tcp_stack's; the core ignores it.
 	 */
 	bool gro;
-	uint32_t rcv_buf;      /**< receive buffer (window) bytes */
-	uint32_t snd_buf;      /**< send buffer bytes */
-	bool window_scaling;   /**< RFC 7323 2 */
-	bool timestamps;       /**< RFC 7323 3 (RTTM and PAWS) */
-	bool sack;             /**< RFC 2018 */
+	uint32_t rcv_buf;    /**< receive buffer (window) bytes */
+	uint32_t snd_buf;    /**< send buffer bytes */
+	bool window_scaling; /**< RFC 7323 2 */
+	bool timestamps;     /**< RFC 7323 3 (RTTM and PAWS) */
+	bool sack;	     /**< RFC 2018 */
 	/**
 	 * With SACK negotiated, report data received twice in the next ACK's
 	 * first SACK block (RFC 2883), as Linux's net.ipv4.tcp_dsack: the
@@ -186,8 +186,8 @@ struct tcp_config {
 	 * may want tens of microseconds). hystart_min_ns 0: standard slow start.
 	 */
 	uint64_t hystart_min_ns, hystart_max_ns;
-	bool nodelay;          /**< disable Nagle (RFC 9293 3.7.4) */
-	bool delayed_ack;      /**< RFC 1122 4.2.3.2 / RFC 5681 4.2 */
+	bool nodelay;	  /**< disable Nagle (RFC 9293 3.7.4) */
+	bool delayed_ack; /**< RFC 1122 4.2.3.2 / RFC 5681 4.2 */
 	/**
 	 * The ACK owed for every second full segment waits for the end of the
 	 * receive burst (tcp_burst_end()), so one ACK covers the burst and a
@@ -211,11 +211,11 @@ struct tcp_config {
 				       zero window's probes stay unanswered this long */
 	/** RFC 5961 7: challenge ACKs (and 5.2 ACKs) a second, per connection; 0: no limit */
 	uint32_t challenge_ack_limit;
-	unsigned syn_retries;  /**< SYN / SYN-ACK retransmissions before giving up */
-	bool keepalive;        /**< RFC 1122 4.2.3.6, off by default */
+	unsigned syn_retries; /**< SYN / SYN-ACK retransmissions before giving up */
+	bool keepalive;	      /**< RFC 1122 4.2.3.6, off by default */
 	uint64_t keepalive_idle_ns, keepalive_intvl_ns;
 	unsigned keepalive_probes;
-	unsigned iw_segments;  /**< initial window in segments (0: RFC 5681 formula) */
+	unsigned iw_segments;	  /**< initial window in segments (0: RFC 5681 formula) */
 	uint32_t reass_max_bytes; /**< out-of-order data held at most (0: rcv_buf) */
 	unsigned reass_max_segs;  /**< out-of-order slices held at most */
 };
@@ -227,8 +227,8 @@ enum tcp_event {
 	TCP_EV_CONNECTED = 1u << 0, /**< reached ESTABLISHED */
 	TCP_EV_READABLE = 1u << 1,  /**< in-order data queued */
 	TCP_EV_WRITABLE = 1u << 2,  /**< send buffer space freed */
-	TCP_EV_EOF = 1u << 3,       /**< peer sent FIN: no more data will come */
-	TCP_EV_RESET = 1u << 4,     /**< connection reset (or refused) by peer */
+	TCP_EV_EOF = 1u << 3,	    /**< peer sent FIN: no more data will come */
+	TCP_EV_RESET = 1u << 4,	    /**< connection reset (or refused) by peer */
 	TCP_EV_TIMEOUT = 1u << 5,   /**< gave up: peer unreachable (ETIMEDOUT) */
 	TCP_EV_CLOSED = 1u << 6,    /**< reached CLOSED: the connection may be freed */
 };
@@ -236,13 +236,14 @@ enum tcp_event {
 /** One segment to transmit; payload is [seq, seq + len) of the send buffer. */
 struct tcp_tx {
 	uint32_t seq, ack;
-	uint16_t wnd;     /**< window field as sent (already scaled down) */
-	uint8_t flags;    /**< RTE_TCP_*_FLAG */
-	uint32_t len;     /**< payload bytes from the send buffer (0: none) */
-	uint16_t tso_mss; /**< nonzero: a TSO segment; the port cuts it into this much payload each */
+	uint16_t wnd;  /**< window field as sent (already scaled down) */
+	uint8_t flags; /**< RTE_TCP_*_FLAG */
+	uint32_t len;  /**< payload bytes from the send buffer (0: none) */
+	uint16_t
+	    tso_mss; /**< nonzero: a TSO segment; the port cuts it into this much payload each */
 	struct tcp_options opts;
-	bool retransmit;  /**< counts as a retransmission */
-	uint8_t ecn;      /**< IP ECN field to send (RFC 3168 5): TCP_ECN_ECT0 or 0 */
+	bool retransmit; /**< counts as a retransmission */
+	uint8_t ecn;	 /**< IP ECN field to send (RFC 3168 5): TCP_ECN_ECT0 or 0 */
 };
 
 #define TCP_OUT_MAX 64
@@ -284,14 +285,14 @@ struct tcp_chunk {
 struct tcp_sndbuf {
 	struct tcp_chunk *ring;
 	uint32_t cap, head, count; /* ring capacity (power of two), first, number */
-	uint32_t head_off;         /* bytes of ring[head] already acknowledged */
-	uint32_t bytes;            /* unacknowledged + unsent bytes held */
+	uint32_t head_off;	   /* bytes of ring[head] already acknowledged */
+	uint32_t bytes;		   /* unacknowledged + unsent bytes held */
 	/*
 	 * Where tcp_tx_slices() last took bytes from, so that framing the next
 	 * segment does not walk every chunk in flight again: chunk number
 	 * cur_chunk (counted as released, modulo 2^32) starts at cur_seq.
 	 */
-	uint32_t released;  /* chunks released from the front so far */
+	uint32_t released; /* chunks released from the front so far */
 	uint32_t cur_chunk, cur_seq;
 	bool cur_valid;
 };
@@ -303,40 +304,48 @@ struct tcp_conn_stats {
 	uint64_t segs_in, segs_out, bytes_in, bytes_out;
 	uint64_t retransmits, fast_retransmits, timeouts;
 	uint64_t dupacks, ooo_segs, paws_rejects, challenge_acks, zero_window_probes;
-	uint64_t out_of_window;  /**< unacceptable segments (3.10.7.4 first check), ACKed, dropped */
-	uint64_t ack_unsent;     /**< ACKs of data never sent, ACKed and dropped */
-	uint64_t ack_too_old;    /**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */
-	uint64_t challenge_acks_limited; /**< challenge ACKs not sent: over the limit (RFC 5961 7) */
-	uint64_t ooo_refused;    /**< out-of-order segments not kept: memory pressure */
-	uint64_t ooo_full;       /**< out-of-order segments not kept: reass_max_bytes / _segs reached */
-	uint64_t beyond_window;  /**< acceptable segments whose payload past RCV.NXT + RCV.WND was cut
-				      (all of it at a zero window): rcv_buf is full */
-	uint64_t rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
+	uint64_t out_of_window; /**< unacceptable segments (3.10.7.4 first check), ACKed, dropped */
+	uint64_t ack_unsent;	/**< ACKs of data never sent, ACKed and dropped */
+	uint64_t ack_too_old;	/**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */
+	uint64_t
+	    challenge_acks_limited; /**< challenge ACKs not sent: over the limit (RFC 5961 7) */
+	uint64_t ooo_refused;	    /**< out-of-order segments not kept: memory pressure */
+	uint64_t ooo_full; /**< out-of-order segments not kept: reass_max_bytes / _segs reached */
+	uint64_t beyond_window; /**< acceptable segments whose payload past RCV.NXT + RCV.WND was
+				   cut (all of it at a zero window): rcv_buf is full */
+	uint64_t
+	    rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
 	uint64_t ooo_pruned_bytes; /**< out-of-order bytes given back under memory pressure */
-	uint64_t rcvq_compacted;  /**< small in-order segments copied into a dense buffer (not pinned) */
+	uint64_t
+	    rcvq_compacted; /**< small in-order segments copied into a dense buffer (not pinned) */
 	uint64_t rcvq_compacted_bytes; /**< their bytes */
-	uint64_t sack_blocks;    /**< SACK blocks received and used (RFC 2018) */
-	uint64_t sack_invalid;   /**< SACK blocks ignored: empty or outside (SND.UNA, SND.MAX] */
-	uint64_t dsacks;         /**< D-SACKs received (RFC 2883): the peer got something twice */
-	uint64_t dsacks_sent;    /**< D-SACKs sent (RFC 2883): we got something twice */
-	uint64_t rack_lost;      /**< segments RACK marked lost (RFC 8985 6.2) */
-	uint64_t recoveries;     /**< SACK-based fast recoveries entered (RFC 6675) */
-	uint64_t tlp_probes;     /**< tail loss probes sent (RFC 8985 7.3) */
-	uint64_t tlp_recoveries; /**< losses a probe alone repaired (RFC 8985 7.4) */
+	uint64_t sack_blocks;	       /**< SACK blocks received and used (RFC 2018) */
+	uint64_t sack_invalid;	  /**< SACK blocks ignored: empty or outside (SND.UNA, SND.MAX] */
+	uint64_t dsacks;	  /**< D-SACKs received (RFC 2883): the peer got something twice */
+	uint64_t dsacks_sent;	  /**< D-SACKs sent (RFC 2883): we got something twice */
+	uint64_t rack_lost;	  /**< segments RACK marked lost (RFC 8985 6.2) */
+	uint64_t recoveries;	  /**< SACK-based fast recoveries entered (RFC 6675) */
+	uint64_t tlp_probes;	  /**< tail loss probes sent (RFC 8985 7.3) */
+	uint64_t tlp_recoveries;  /**< losses a probe alone repaired (RFC 8985 7.4) */
 	uint64_t recovery_probes; /**< probes sent in recovery (cfg.recovery_probe) */
-	uint64_t sb_nomem;       /**< scoreboard could not grow: fell back to NewReno */
-	uint64_t spurious_rtos;  /**< RTOs undone: the original had arrived (RFC 3522, RFC 3708) */
-	uint64_t spurious_recoveries; /**< recoveries undone: every retransmission D-SACKed (RFC 3708) */
-	uint64_t frto_spurious;  /**< of spurious_rtos, those F-RTO found (RFC 5682) */
-	uint64_t ecn_ce;         /**< data segments that arrived marked CE (RFC 3168 5) */
-	uint64_t ecn_ece;        /**< ACKs that echoed congestion (ECE) */
-	uint64_t ecn_cuts;       /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
-	uint64_t ecn_syn_fallbacks; /**< connects whose SYN was resent without ECN setup (RFC 3168 6.1.1.1) */
-	uint64_t cwnd_unused_cuts; /**< cwnd brought down for going unused an RTO (RFC 2861) */
-	uint64_t pmtu_blackholes; /**< path MTU lowered to a plateau after RTOs (cfg.blackhole_rtos) */
-	uint64_t pmtu_probes;      /**< path MTU probes sent (RFC 4821: one larger datagram of new data) */
-	uint64_t pmtu_probes_ok;   /**< of those, acknowledged: the path MTU went up to the probe's */
-	uint64_t pmtu_probes_lost; /**< of those, lost (RACK, a timeout, or an ICMP error about it) */
+	uint64_t sb_nomem;	  /**< scoreboard could not grow: fell back to NewReno */
+	uint64_t spurious_rtos;	  /**< RTOs undone: the original had arrived (RFC 3522, RFC 3708) */
+	uint64_t
+	    spurious_recoveries; /**< recoveries undone: every retransmission D-SACKed (RFC 3708) */
+	uint64_t frto_spurious;	 /**< of spurious_rtos, those F-RTO found (RFC 5682) */
+	uint64_t ecn_ce;	 /**< data segments that arrived marked CE (RFC 3168 5) */
+	uint64_t ecn_ece;	 /**< ACKs that echoed congestion (ECE) */
+	uint64_t ecn_cuts;	 /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
+	uint64_t ecn_syn_fallbacks; /**< connects whose SYN was resent without ECN setup (RFC
+				       3168 6.1.1.1) */
+	uint64_t cwnd_unused_cuts;  /**< cwnd brought down for going unused an RTO (RFC 2861) */
+	uint64_t
+	    pmtu_blackholes; /**< path MTU lowered to a plateau after RTOs (cfg.blackhole_rtos) */
+	uint64_t
+	    pmtu_probes; /**< path MTU probes sent (RFC 4821: one larger datagram of new data) */
+	uint64_t pmtu_probes_ok; /**< of those, acknowledged: the path MTU went up to the probe's */
+	uint64_t
+	    pmtu_probes_lost; /**< of those, lost (RACK, a timeout, or an ICMP error about it) */
 };
 
 struct tcp_conn {
@@ -345,25 +354,26 @@ struct tcp_conn {
 	struct tcp_config cfg;
 
 	/* RFC 9293 3.3.1 send sequence variables */
-	uint32_t iss;     /**< initial send sequence number */
-	uint32_t snd_una; /**< oldest unacknowledged sequence number */
-	uint32_t snd_nxt; /**< next sequence number to send */
-	uint32_t snd_max; /**< highest sequence number sent + 1 (snd_nxt may go back on RTO) */
-	uint32_t snd_wnd; /**< peer's window, bytes (scaled) */
-	uint32_t snd_wl1; /**< segment seq of the last window update */
-	uint32_t snd_wl2; /**< segment ack of the last window update */
+	uint32_t iss;	      /**< initial send sequence number */
+	uint32_t snd_una;     /**< oldest unacknowledged sequence number */
+	uint32_t snd_nxt;     /**< next sequence number to send */
+	uint32_t snd_max;     /**< highest sequence number sent + 1 (snd_nxt may go back on RTO) */
+	uint32_t snd_wnd;     /**< peer's window, bytes (scaled) */
+	uint32_t snd_wl1;     /**< segment seq of the last window update */
+	uint32_t snd_wl2;     /**< segment ack of the last window update */
 	uint32_t max_snd_wnd; /**< largest window the peer offered (SWS, 3.8.6.2.1) */
 	uint8_t snd_wscale;   /**< shift for the peer's window field */
 
 	/* RFC 9293 3.3.1 receive sequence variables */
-	uint32_t irs;     /**< initial receive sequence number */
-	uint32_t rcv_nxt; /**< next sequence number expected */
-	uint32_t rcv_wnd; /**< window we advertised last (bytes) */
-	uint32_t rcv_adv; /**< right edge we advertised: rcv_nxt + rcv_wnd then */
+	uint32_t irs;	    /**< initial receive sequence number */
+	uint32_t rcv_nxt;   /**< next sequence number expected */
+	uint32_t rcv_wnd;   /**< window we advertised last (bytes) */
+	uint32_t rcv_adv;   /**< right edge we advertised: rcv_nxt + rcv_wnd then */
 	uint8_t rcv_wscale; /**< shift we apply to our window field */
 
 	uint16_t snd_mss; /**< effective send MSS: mss_clamp, lower if the path's MTU is */
-	uint16_t mss_clamp; /**< what the handshake allows: peer's MSS option, ours, minus options */
+	uint16_t
+	    mss_clamp; /**< what the handshake allows: peer's MSS option, ours, minus options */
 	/**
 	 * The path MTU to the peer, when lower than the interface's (0: not
 	 * known to be): from a "fragmentation needed" about this connection
@@ -413,16 +423,16 @@ struct tcp_conn {
 	bool ecn_cwr; /**< the window was reduced for an ECE: CWR on the next new data */
 
 	/* RFC 7323 timestamps */
-	uint32_t ts_recent;      /**< TS.Recent */
-	uint64_t ts_recent_ns;   /**< when TS.Recent was set (PAWS 24-day rule, 5.5) */
-	uint32_t last_ack_sent;  /**< Last.ACK.sent (RFC 7323 4.3) */
+	uint32_t ts_recent;	/**< TS.Recent */
+	uint64_t ts_recent_ns;	/**< when TS.Recent was set (PAWS 24-day rule, 5.5) */
+	uint32_t last_ack_sent; /**< Last.ACK.sent (RFC 7323 4.3) */
 
 	/* FIN bookkeeping */
 	bool fin_queued;  /**< application closed: FIN goes after the data */
-	bool fin_sent;    /**< our FIN has a sequence number (snd_max covers it) */
+	bool fin_sent;	  /**< our FIN has a sequence number (snd_max covers it) */
 	uint32_t fin_seq; /**< sequence number of our FIN */
-	bool fin_rcvd;    /**< peer's FIN consumed */
-	bool orphan;      /**< no application any more: FIN-WAIT-2 must not wait forever */
+	bool fin_rcvd;	  /**< peer's FIN consumed */
+	bool orphan;	  /**< no application any more: FIN-WAIT-2 must not wait forever */
 
 	/* buffers */
 	struct tcp_sndbuf snd;
@@ -455,23 +465,24 @@ struct tcp_conn {
 	 * the scoreboard failed to grow (NewReno from then on).
 	 */
 	bool sb_on;
-	bool sb_kick; /**< recovery just began: its first retransmission ignores the pipe */
+	bool sb_kick;	      /**< recovery just began: its first retransmission ignores the pipe */
 	uint8_t stall_probes; /**< probes sent since the ACKs last made progress */
 	struct tcp_scoreboard sb;
 	struct tcp_rack rack;
 	struct tcp_undo undo; /**< the last reduction, until it is proved spurious or ages */
 	struct tcp_frto frto; /**< after a first RTO: was it spurious (RFC 5682)? */
-	uint32_t rtt_seq;   /**< timed segment: sample when this is acknowledged */
-	uint64_t rtt_start; /**< when the timed segment was sent; 0 = none timed */
-	unsigned retries;   /**< consecutive RTO expiries */
+	uint32_t rtt_seq;     /**< timed segment: sample when this is acknowledged */
+	uint64_t rtt_start;   /**< when the timed segment was sent; 0 = none timed */
+	unsigned retries;     /**< consecutive RTO expiries */
 	/**
 	 * Of those, the ones since snd_mss last changed (tcp_path_mtu()): the
 	 * timeouts black-hole detection judges the current size by, so a step
 	 * another connection's guess or an ICMP error made is not taken again.
 	 */
 	unsigned rtos_at_size;
-	uint64_t unacked_since; /**< when the oldest outstanding data was first sent, or last ACKed */
-	uint64_t last_send_ns;  /**< last data or FIN sent (idle restart, RFC 5681 4.1) */
+	uint64_t
+	    unacked_since; /**< when the oldest outstanding data was first sent, or last ACKed */
+	uint64_t last_send_ns; /**< last data or FIN sent (idle restart, RFC 5681 4.1) */
 	/*
 	 * cwnd validation (as Linux's tcp_cwnd_validate(); RFC 7661's aim):
 	 * the most sent and unacknowledged in the current window of data
@@ -494,8 +505,8 @@ struct tcp_conn {
 	enum tcp_mem_pressure mem_pressure; /**< set by the layer below before each call */
 
 	unsigned ack_pending; /**< full segments received since our last ACK */
-	bool ack_now;         /**< an ACK must go out with the next output */
-	bool ack_burst;       /**< an ACK must go out by the end of this receive burst */
+	bool ack_now;	      /**< an ACK must go out with the next output */
+	bool ack_burst;	      /**< an ACK must go out by the end of this receive burst */
 	/**
 	 * Set by the layer below while it gathers a receive burst's work:
 	 * tcp_output() then only notes that output is owed, and the layer
@@ -528,24 +539,24 @@ struct tcp_conn {
 	uint64_t rack_at; /**< RACK reordering timer (RFC 8985 6.2 step 6) */
 	uint64_t tlp_at;  /**< tail loss probe timer (RFC 8985 7.2) */
 	unsigned persist_backoff, keepalive_sent;
-	uint64_t last_rx_ns; /**< last segment from the peer (keepalive idle) */
+	uint64_t last_rx_ns;	  /**< last segment from the peer (keepalive idle) */
 	uint64_t challenge_since; /**< start of the second challenge_n counts (RFC 5961 7) */
 	uint32_t challenge_n;	  /**< challenge ACKs sent in it */
 
 	uint32_t events; /**< enum tcp_event bits not yet taken by the application */
-	int error;       /**< 0, or -ECONNRESET, -ECONNREFUSED, -ETIMEDOUT */
+	int error;	 /**< 0, or -ECONNRESET, -ECONNREFUSED, -ETIMEDOUT */
 	/** The last ICMP error taken as soft (tcp_icmp.h), 0 once new data is ACKed */
 	int soft_error;
 	struct tcp_conn_stats stats;
-	void *user;      /**< the layer above's cookie */
+	void *user; /**< the layer above's cookie */
 };
 
 /**
  * Initialise @c in CLOSED with @cfg for @tuple; @iss from tcp_isn().
  * @return 0 or -ENOMEM (send ring / receive queue allocation).
  */
-int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg,
-		  const struct tcp_4tuple *tuple, uint32_t iss, uint64_t now);
+int tcp_conn_init(struct tcp_conn *c, const struct tcp_config *cfg, const struct tcp_4tuple *tuple,
+		  uint32_t iss, uint64_t now);
 /** Release every buffer reference the connection holds. */
 void tcp_conn_fini(struct tcp_conn *c);
 
@@ -566,8 +577,7 @@ void tcp_conn_from_cookie(struct tcp_conn *c, const struct tcp_repr *syn, uint64
  * A segment for this connection arrived (RFC 9293 3.10.7). @seg->payload
  * points into Zbuf memory; what the connection keeps it references itself.
  */
-void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now,
-	       struct tcp_out *out);
+void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now, struct tcp_out *out);
 
 /** One segment's payload in a train (tcp_input_train()). */
 struct tcp_piece {
@@ -584,8 +594,8 @@ struct tcp_piece {
  * (hold_output). @return how many of the first pieces it took (0: none;
  * the caller gives those left to tcp_input() one by one).
  */
-unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
-			 const struct tcp_piece *pc, unsigned n, uint64_t now, struct tcp_out *out);
+unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg, const struct tcp_piece *pc,
+			 unsigned n, uint64_t now, struct tcp_out *out);
 
 /** The bookkeeping of an ACK left for later (ack_defer), if any: done now. */
 void tcp_ack_work(struct tcp_conn *c);
@@ -667,8 +677,8 @@ void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
  * the connection next processes an ACK). It moves the send buffer's
  * framing cursor, hence @c is not const. @return slices written.
  */
-unsigned tcp_tx_slices(struct tcp_conn *c, uint32_t seq, uint32_t len,
-		       struct tcp_slice *out, unsigned max);
+unsigned tcp_tx_slices(struct tcp_conn *c, uint32_t seq, uint32_t len, struct tcp_slice *out,
+		       unsigned max);
 
 /**
  * A reply to a segment that has no connection (RFC 9293 3.10.7.1, "If the

@@ -18,8 +18,8 @@ void tcp_frto_delivered(struct tcp_frto *f, uint32_t start)
 		f->orig = true;
 }
 
-enum tcp_frto_verdict tcp_frto_ack(struct tcp_frto *f, bool advanced, bool dup,
-				   uint32_t snd_una, bool can_send_new)
+enum tcp_frto_verdict tcp_frto_ack(struct tcp_frto *f, bool advanced, bool dup, uint32_t snd_una,
+				   bool can_send_new)
 {
 	bool orig = f->orig;
 

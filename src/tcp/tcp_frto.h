@@ -33,23 +33,23 @@
 #include <stdint.h>
 
 enum tcp_frto_step {
-	TCP_FRTO_OFF,       /**< not detecting: no RTO, or the verdict is in */
+	TCP_FRTO_OFF,	    /**< not detecting: no RTO, or the verdict is in */
 	TCP_FRTO_FIRST_ACK, /**< step 2: the RTO's retransmission is out */
 	TCP_FRTO_SEND_NEW,  /**< step 2b: two new segments are to go */
 	TCP_FRTO_PROBE_ACK, /**< step 3: they went; the next ACK decides */
 };
 
 enum tcp_frto_verdict {
-	TCP_FRTO_WAIT,      /**< nothing decided by this ACK */
-	TCP_FRTO_NEW_DATA,  /**< step 2b: send new data, not retransmissions */
-	TCP_FRTO_SPURIOUS,  /**< the RTO was spurious: undo it */
-	TCP_FRTO_LOSS,      /**< the loss was real: conventional RTO recovery */
+	TCP_FRTO_WAIT,	   /**< nothing decided by this ACK */
+	TCP_FRTO_NEW_DATA, /**< step 2b: send new data, not retransmissions */
+	TCP_FRTO_SPURIOUS, /**< the RTO was spurious: undo it */
+	TCP_FRTO_LOSS,	   /**< the loss was real: conventional RTO recovery */
 };
 
 struct tcp_frto {
-	uint8_t step;    /**< enum tcp_frto_step */
-	bool sack;       /**< the SACK-enhanced algorithm (RFC 5682 3) */
-	bool orig;       /**< this ACK delivered a never-retransmitted segment below recover */
+	uint8_t step;	  /**< enum tcp_frto_step */
+	bool sack;	  /**< the SACK-enhanced algorithm (RFC 5682 3) */
+	bool orig;	  /**< this ACK delivered a never-retransmitted segment below recover */
 	uint32_t recover; /**< SND.MAX when the RTO fired */
 };
 
@@ -74,8 +74,8 @@ void tcp_frto_delivered(struct tcp_frto *f, uint32_t start);
  * some (step 2b needs it). On TCP_FRTO_SPURIOUS and TCP_FRTO_LOSS
  * detection is over.
  */
-enum tcp_frto_verdict tcp_frto_ack(struct tcp_frto *f, bool advanced, bool dup,
-				   uint32_t snd_una, bool can_send_new);
+enum tcp_frto_verdict tcp_frto_ack(struct tcp_frto *f, bool advanced, bool dup, uint32_t snd_una,
+				   bool can_send_new);
 /**
  * Step 2b's new data is going now: step 3 waits for the ACK after it.
  * If none could go, the caller ends detection (tcp_frto_end(); RFC 5682

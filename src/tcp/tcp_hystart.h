@@ -25,34 +25,34 @@
 #include <stdint.h>
 
 /** RFC 9406 4.2 constants. */
-#define TCP_HYSTART_MIN_RTT_THRESH_NS 4000000ull  /**< MIN_RTT_THRESH, 4 ms */
-#define TCP_HYSTART_MAX_RTT_THRESH_NS 16000000ull /**< MAX_RTT_THRESH, 16 ms */
-#define TCP_HYSTART_MIN_RTT_DIVISOR 8u
-#define TCP_HYSTART_N_RTT_SAMPLE 8u
+#define TCP_HYSTART_MIN_RTT_THRESH_NS  4000000ull  /**< MIN_RTT_THRESH, 4 ms */
+#define TCP_HYSTART_MAX_RTT_THRESH_NS  16000000ull /**< MAX_RTT_THRESH, 16 ms */
+#define TCP_HYSTART_MIN_RTT_DIVISOR    8u
+#define TCP_HYSTART_N_RTT_SAMPLE       8u
 #define TCP_HYSTART_CSS_GROWTH_DIVISOR 4u
-#define TCP_HYSTART_CSS_ROUNDS 5u
+#define TCP_HYSTART_CSS_ROUNDS	       5u
 
 enum tcp_hystart_phase {
 	TCP_HYSTART_OFF,  /**< not used on this connection */
-	TCP_HYSTART_SS,   /**< standard slow start, watching the RTT */
+	TCP_HYSTART_SS,	  /**< standard slow start, watching the RTT */
 	TCP_HYSTART_CSS,  /**< Conservative Slow Start */
 	TCP_HYSTART_DONE, /**< left for congestion avoidance, or a reduction came first */
 };
 
 struct tcp_hystart {
 	uint64_t min_thresh_ns, max_thresh_ns; /**< RttThresh's bounds */
-	uint64_t last_round_min_ns; /**< lastRoundMinRTT; UINT64_MAX: none */
-	uint64_t round_min_ns;      /**< currentRoundMinRTT; UINT64_MAX: none */
-	uint64_t css_baseline_ns;   /**< cssBaselineMinRtt: the round minimum that began CSS */
-	uint32_t window_end;        /**< the round ends when an ACK reaches this */
-	uint32_t samples;           /**< rttSampleCount, this round */
-	uint8_t phase;              /**< enum tcp_hystart_phase */
-	uint8_t css_rounds;         /**< rounds begun in CSS */
-	bool round_open;            /**< window_end is set */
+	uint64_t last_round_min_ns;	       /**< lastRoundMinRTT; UINT64_MAX: none */
+	uint64_t round_min_ns;		       /**< currentRoundMinRTT; UINT64_MAX: none */
+	uint64_t css_baseline_ns; /**< cssBaselineMinRtt: the round minimum that began CSS */
+	uint32_t window_end;	  /**< the round ends when an ACK reaches this */
+	uint32_t samples;	  /**< rttSampleCount, this round */
+	uint8_t phase;		  /**< enum tcp_hystart_phase */
+	uint8_t css_rounds;	  /**< rounds begun in CSS */
+	bool round_open;	  /**< window_end is set */
 	/* What it did on this connection (tcp_stack sums them). */
-	uint32_t css_entries;       /**< CSS entered */
-	uint32_t css_spurious;      /**< CSS left for slow start again: the rise did not last */
-	uint32_t exits;             /**< slow start ended by HyStart++ (ssthresh = cwnd) */
+	uint32_t css_entries;  /**< CSS entered */
+	uint32_t css_spurious; /**< CSS left for slow start again: the rise did not last */
+	uint32_t exits;	       /**< slow start ended by HyStart++ (ssthresh = cwnd) */
 };
 
 /**

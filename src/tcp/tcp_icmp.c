@@ -43,22 +43,22 @@ static const struct {
 	int err;
 	bool hard;
 } unreach[16] = {
-	[0] = {ENETUNREACH, false},  /* net unreachable */
-	[1] = {EHOSTUNREACH, false}, /* host unreachable */
-	[2] = {ENOPROTOOPT, true},   /* protocol unreachable */
-	[3] = {ECONNREFUSED, true},  /* port unreachable */
-	[4] = {EMSGSIZE, false},     /* fragmentation needed: handled apart */
-	[5] = {EOPNOTSUPP, false},   /* source route failed */
-	[6] = {ENETUNREACH, true},   /* destination network unknown */
-	[7] = {EHOSTDOWN, true},     /* destination host unknown */
-	[8] = {ENONET, true},        /* source host isolated */
-	[9] = {ENETUNREACH, true},   /* network administratively prohibited */
-	[10] = {EHOSTUNREACH, true}, /* host administratively prohibited */
-	[11] = {ENETUNREACH, false}, /* network unreachable for TOS */
-	[12] = {EHOSTUNREACH, false}, /* host unreachable for TOS */
-	[13] = {EHOSTUNREACH, true}, /* communication administratively prohibited */
-	[14] = {EHOSTUNREACH, true}, /* host precedence violation */
-	[15] = {EHOSTUNREACH, true}, /* precedence cutoff in effect */
+    [0] = {ENETUNREACH, false},	  /* net unreachable */
+    [1] = {EHOSTUNREACH, false},  /* host unreachable */
+    [2] = {ENOPROTOOPT, true},	  /* protocol unreachable */
+    [3] = {ECONNREFUSED, true},	  /* port unreachable */
+    [4] = {EMSGSIZE, false},	  /* fragmentation needed: handled apart */
+    [5] = {EOPNOTSUPP, false},	  /* source route failed */
+    [6] = {ENETUNREACH, true},	  /* destination network unknown */
+    [7] = {EHOSTDOWN, true},	  /* destination host unknown */
+    [8] = {ENONET, true},	  /* source host isolated */
+    [9] = {ENETUNREACH, true},	  /* network administratively prohibited */
+    [10] = {EHOSTUNREACH, true},  /* host administratively prohibited */
+    [11] = {ENETUNREACH, false},  /* network unreachable for TOS */
+    [12] = {EHOSTUNREACH, false}, /* host unreachable for TOS */
+    [13] = {EHOSTUNREACH, true},  /* communication administratively prohibited */
+    [14] = {EHOSTUNREACH, true},  /* host precedence violation */
+    [15] = {EHOSTUNREACH, true},  /* precedence cutoff in effect */
 };
 
 /* Send what is in flight again, in segments of the new snd_mss. */
@@ -89,8 +89,7 @@ static enum tcp_icmp_verdict frag_needed(struct tcp_conn *c, uint32_t mtu, uint3
 	 * SND.NXT back onto the SYN's sequence number, below SND.UNA once the
 	 * ACK comes.
 	 */
-	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED ||
-	    mtu >= cur_mtu(c)) {
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED || mtu >= cur_mtu(c)) {
 		/* About our probe: what the path takes is what the search tries next. */
 		if (c->probe_mtu && mtu < c->probe_mtu && seq_geq(seq, c->probe_seq) &&
 		    seq_lt(seq, c->probe_end) && mtu < c->search_high)
@@ -203,7 +202,7 @@ bool tcp_blackhole(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	c->pmtu_guessed = true;
 	c->stats.pmtu_blackholes++;
 	if (c->cfg.probe_interval_ns) /* tcp_path_mtu() set the search from the top */
-		c->probe_at = now; /* it may have been an outage: look up again at once */
+		c->probe_at = now;    /* it may have been an outage: look up again at once */
 	return true;
 }
 
@@ -225,7 +224,8 @@ uint32_t tcp_pmtu_probe_len(struct tcp_conn *c, uint64_t now, uint32_t usable, u
 	    c->snd_nxt != c->snd_max || c->sb.lost || c->cc.in_recovery || c->rtt.backoff ||
 	    c->frto.step || c->rack.tlp_out || c->undo.on ||
 	    (c->cc.recover_armed && seq_lt(c->snd_una, c->cc.recover)))
-		return 0; /* a quiet moment (no recovery, RTO's included), when a loss can only be the probe's */
+		return 0; /* a quiet moment (no recovery, RTO's included), when a loss can only be
+			     the probe's */
 	len = probe_payload(c, c->search_high);
 	if (len <= c->snd_mss) {
 		search_later(c, now); /* nothing larger to try */
@@ -266,7 +266,8 @@ void tcp_pmtu_probe_failed(struct tcp_conn *c, uint64_t now)
 	c->probe_mtu = 0;
 	c->stats.pmtu_probes_lost++;
 	if (c->search_high < mtu)
-		next = c->search_high; /* what an ICMP error about the probe reported (frag_needed()) */
+		next = c->search_high; /* what an ICMP error about the probe reported
+					  (frag_needed()) */
 	if (next <= cur_mtu(c)) {
 		search_later(c, now);
 		return;
@@ -304,8 +305,8 @@ static bool lcd_revert(struct tcp_conn *c, const struct icmp_quote *q, uint64_t 
 	return true;
 }
 
-enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
-				     uint64_t now, struct tcp_out *out)
+enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q, uint64_t now,
+				     struct tcp_out *out)
 {
 	int err = EHOSTUNREACH; /* time exceeded (Linux's choice) */
 	bool hard = false;

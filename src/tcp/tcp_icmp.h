@@ -46,14 +46,14 @@ static inline uint32_t tcp_pmtu_floored(uint32_t mtu)
 /** What an error did, for the stack's counters. */
 enum tcp_icmp_verdict {
 	TCP_ICMP_OUT_OF_WINDOW, /**< quoted SEG.SEQ not in SND.UNA..SND.NXT: ignored (4.1) */
-	TCP_ICMP_MTU_ABSURD,    /**< next-hop MTU below TCP_PMTU_ABSURD: ignored */
+	TCP_ICMP_MTU_ABSURD,	/**< next-hop MTU below TCP_PMTU_ABSURD: ignored */
 	TCP_ICMP_MTU_NOT_LOWER, /**< not below the path MTU known (or about a SYN): ignored */
-	TCP_ICMP_MTU_RECORDED,  /**< below it, but segments already fit: only c->path_mtu lowered */
-	TCP_ICMP_MSS_LOWERED,   /**< snd_mss now fits the reported MTU; in flight resent */
-	TCP_ICMP_MSS_FLOORED,   /**< same, to TCP_PMTU_MIN: the MTU reported was below it */
-	TCP_ICMP_SOFT_ERROR,    /**< recorded in c->soft_error; the connection goes on */
-	TCP_ICMP_RTO_REVERTED,  /**< a soft error that also undid one RTO backoff (RFC 6069) */
-	TCP_ICMP_ABORTED,       /**< a hard error in SYN-SENT: CLOSED with c->error */
+	TCP_ICMP_MTU_RECORDED,	/**< below it, but segments already fit: only c->path_mtu lowered */
+	TCP_ICMP_MSS_LOWERED,	/**< snd_mss now fits the reported MTU; in flight resent */
+	TCP_ICMP_MSS_FLOORED,	/**< same, to TCP_PMTU_MIN: the MTU reported was below it */
+	TCP_ICMP_SOFT_ERROR,	/**< recorded in c->soft_error; the connection goes on */
+	TCP_ICMP_RTO_REVERTED,	/**< a soft error that also undid one RTO backoff (RFC 6069) */
+	TCP_ICMP_ABORTED,	/**< a hard error in SYN-SENT: CLOSED with c->error */
 };
 
 /**
@@ -97,8 +97,8 @@ enum tcp_icmp_verdict {
  *   ceiling (and which measures from SND.UNA's last send), one error
  *   deep into an outage takes the timer below the ceiling again.
  */
-enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q,
-				     uint64_t now, struct tcp_out *out);
+enum tcp_icmp_verdict tcp_icmp_error(struct tcp_conn *c, const struct icmp_quote *q, uint64_t now,
+				     struct tcp_out *out);
 
 /**
  * The path to @c's peer takes @mtu bytes (0: the interface's MTU again,

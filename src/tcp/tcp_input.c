@@ -14,7 +14,7 @@
 #include "tcp/tcp_seq.h"
 
 #define PAWS_IDLE_NS (24ull * 24 * 3600 * 1000000000ull) /* RFC 7323 5.5: 24 days */
-#define MIN_SND_MSS 64
+#define MIN_SND_MSS  64
 
 static uint32_t seg_len(const struct tcp_repr *s)
 {
@@ -193,8 +193,12 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 	uint32_t ack = seg->ack;
 	uint32_t acked = ack - c->snd_una;
 	uint32_t flight = c->snd_max - c->snd_una;
-	struct tcp_cc_ack a = {.ack = ack, .acked = acked, .flight = flight,
-			       .snd_nxt = c->snd_max, .ece = ece, .now_ns = now,
+	struct tcp_cc_ack a = {.ack = ack,
+			       .acked = acked,
+			       .flight = flight,
+			       .snd_nxt = c->snd_max,
+			       .ece = ece,
+			       .now_ns = now,
 			       .app_limited = !tcp_conn_cwnd_limited(c)};
 	bool was_recovering = c->cc.in_recovery;
 	enum tcp_cc_action act;
@@ -230,8 +234,9 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 	ack_rearm_rto(c, now);
 	if (c->probe_seq != c->probe_end && seq_geq(ack, c->probe_end)) {
 		if (c->probe_mtu)
-			tcp_pmtu_probe_acked(c, now, out); /* none of it was resent: it got through whole */
-		c->probe_seq = c->probe_end; /* a failed one's range is done with too */
+			tcp_pmtu_probe_acked(c, now,
+					     out); /* none of it was resent: it got through whole */
+		c->probe_seq = c->probe_end;	   /* a failed one's range is done with too */
 	}
 }
 
@@ -250,7 +255,8 @@ static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 		/* The gap is filled: deliver what was waiting, ACK at once (RFC 5681 4.2). */
 		while (!full && (n = tcp_reass_pop(&c->reass, c->rcv_nxt, s, 16)) > 0) {
 			for (unsigned i = 0; i < n; i++) {
-				if (!full && !tcp_deliver(c, s[i].data, s[i].seq, s[i].len, false)) {
+				if (!full &&
+				    !tcp_deliver(c, s[i].data, s[i].seq, s[i].len, false)) {
 					c->rcv_nxt = s[i].seq + s[i].len;
 					c->stats.bytes_in += s[i].len;
 					continue;
@@ -348,8 +354,7 @@ static void update_ts_recent(struct tcp_conn *c, const struct tcp_repr *seg, uin
 	 */
 	bool stale = now - c->ts_recent_ns > PAWS_IDLE_NS;
 
-	if (c->ts_ok && seg->opts.has_ts &&
-	    (stale || seq_geq(seg->opts.ts_val, c->ts_recent)) &&
+	if (c->ts_ok && seg->opts.has_ts && (stale || seq_geq(seg->opts.ts_val, c->ts_recent)) &&
 	    seq_leq(seg->seq, c->last_ack_sent)) {
 		c->ts_recent = seg->opts.ts_val;
 		c->ts_recent_ns = now;
@@ -386,8 +391,8 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 
 	if ((seg->flags & mask) != RTE_TCP_ACK_FLAG || seg->seq != c->rcv_nxt ||
 	    c->snd_nxt != c->snd_max || c->cc.in_recovery || c->cc.dupacks ||
-	    seg->opts.sack_count || !seg->window || c->sb.sacked || c->sb.lost ||
-	    c->rack.tlp_out || c->frto.step)
+	    seg->opts.sack_count || !seg->window || c->sb.sacked || c->sb.lost || c->rack.tlp_out ||
+	    c->frto.step)
 		return 0;
 	/* ECN signals, and a DCTCP receiver's CE state to leave, take the slow path. */
 	if (c->ecn_ok && ((seg->flags & (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG)) ||
@@ -402,7 +407,8 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 		return 0;
 	update_ts_recent(c, seg, now);
 	if (acks_new) {
-		ack_advance(c, seg, false, len != 0, now, out); /* with data: a reply is to go first */
+		ack_advance(c, seg, false, len != 0, now,
+			    out); /* with data: a reply is to go first */
 		tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
 	}
 	update_window(c, seg);
@@ -417,7 +423,8 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 
 		for (unsigned i = 0; i < n; i++) {
 			if (i)
-				update_window_at(c, seg, seq); /* as the piece's own segment would */
+				update_window_at(c, seg,
+						 seq); /* as the piece's own segment would */
 			data_in_order(c, pc[i].data, pc[i].len);
 			c->stats.fastpath_data++;
 			/*
@@ -627,8 +634,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		acceptable = rwnd == 0 ? seg->seq == c->rcv_nxt
 				       : seq_in(seg->seq, c->rcv_nxt, c->rcv_nxt + rwnd);
 	else
-		acceptable = rwnd != 0 && (seq_in(seg->seq, c->rcv_nxt, c->rcv_nxt + rwnd) ||
-					   seq_in(seg->seq + slen - 1, c->rcv_nxt, c->rcv_nxt + rwnd));
+		acceptable =
+		    rwnd != 0 && (seq_in(seg->seq, c->rcv_nxt, c->rcv_nxt + rwnd) ||
+				  seq_in(seg->seq + slen - 1, c->rcv_nxt, c->rcv_nxt + rwnd));
 	if (!acceptable) {
 		/* With a zero window, ACKs and RSTs at RCV.NXT are still processed. */
 		if (rwnd == 0 && seg->seq == c->rcv_nxt) {
@@ -756,14 +764,17 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			c->stats.dupacks++;
 			dup = true;
 			if (c->sb_on) {
-				/* SACK recovery: the scoreboard and RACK decide (tcp_rec_on_ack). */
+				/*
+				 * SACK recovery: the scoreboard and RACK decide (tcp_rec_on_ack).
+				 */
 			} else if (c->frto.step) {
 				/*
 				 * F-RTO judges it (below): no limited transmit, which
 				 * would send its held new data before the verdict.
 				 */
 			} else if (tcp_cc_on_dupack(&c->cc, seg->ack, c->snd_max,
-						    c->snd_max - c->snd_una) == TCP_CC_RETRANSMIT_FIRST) {
+						    c->snd_max - c->snd_una) ==
+				   TCP_CC_RETRANSMIT_FIRST) {
 				tcp_rec_undo_begin(c, now);
 				c->stats.fast_retransmits++;
 				retransmit_first(c, now, out);
@@ -817,7 +828,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		if (c->ecn_ok)
 			ecn_data_in(c, seg, now, out);
 		if (c->mem_pressure == TCP_MEM_CRITICAL) {
-			/* No memory to keep it: as if lost; a duplicate ACK tells the peer at once. */
+			/*
+			 * No memory to keep it: as if lost; a duplicate ACK tells the peer at once.
+			 */
 			c->stats.rcv_mem_dropped++;
 			c->ack_now = true;
 			fin = false;
@@ -826,7 +839,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		} else {
 			struct tcp_sack_block dup;
 
-			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC 5681 4.2). */
+			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC
+			 * 5681 4.2). */
 			c->stats.ooo_segs++;
 			if (c->mem_pressure != TCP_MEM_NORMAL)
 				c->stats.ooo_refused++;
@@ -834,7 +848,8 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 				 TCP_REASS_FULL)
 				c->stats.ooo_full++;
 			else if (dup.left != dup.right) {
-				/* Wholly or partly held already: the duplicate, then its run (RFC 2883 4, 4.2). */
+				/* Wholly or partly held already: the duplicate, then its run (RFC
+				 * 2883 4, 4.2). */
 				dsack_note(c, dup.left, dup.right);
 			}
 			c->ack_now = true;
@@ -857,8 +872,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			tcp_set_state(c, TCP_CLOSE_WAIT, now);
 			break;
 		case TCP_FIN_WAIT_1:
-			tcp_set_state(c, c->fin_sent && seq_gt(c->snd_una, c->fin_seq) ? TCP_TIME_WAIT
-										: TCP_CLOSING,
+			tcp_set_state(c,
+				      c->fin_sent && seq_gt(c->snd_una, c->fin_seq) ? TCP_TIME_WAIT
+										    : TCP_CLOSING,
 				      now);
 			break;
 		case TCP_FIN_WAIT_2:
@@ -908,8 +924,8 @@ void tcp_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t now, str
 	sync_input(c, seg, now, out);
 }
 
-unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg,
-			 const struct tcp_piece *pc, unsigned n, uint64_t now, struct tcp_out *out)
+unsigned tcp_input_train(struct tcp_conn *c, const struct tcp_repr *seg, const struct tcp_piece *pc,
+			 unsigned n, uint64_t now, struct tcp_out *out)
 {
 	uint32_t len = 0;
 	unsigned taken;

@@ -22,8 +22,7 @@ void tcp_set_state(struct tcp_conn *c, enum tcp_state s, uint64_t now);
 /** CLOSED with @error (negative errno or 0) and application events @ev; queues flushed. */
 void tcp_drop(struct tcp_conn *c, int error, uint32_t ev, uint64_t now);
 /** Queue in-order data for the application (taking a Zbuf reference if @take_ref). */
-int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len,
-		bool take_ref);
+int tcp_deliver(struct tcp_conn *c, const uint8_t *data, uint32_t seq, uint32_t len, bool take_ref);
 /** The peer was heard from: restart the keep-alive idle timer. */
 void tcp_keepalive_touch(struct tcp_conn *c, uint64_t now);
 /** RFC 3042: send at most one new segment beyond cwnd on each of the first two duplicate ACKs. */
@@ -34,7 +33,8 @@ void tcp_output_probe(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 bool tcp_conn_cwnd_limited(const struct tcp_conn *c);
 /** Congestion control from scratch at c->snd_mss, as c->cfg says (algorithm, IW, HyStart++). */
 void tcp_conn_cc_init(struct tcp_conn *c);
-/** What a segment's datagram carries besides payload: IPv4 and TCP headers, every segment's options. */
+/** What a segment's datagram carries besides payload: IPv4 and TCP headers, every segment's
+ * options. */
 static inline uint32_t tcp_hdr_bytes(const struct tcp_conn *c)
 {
 	return 40u + (c->ts_ok ? 12u : 0u);

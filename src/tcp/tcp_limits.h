@@ -39,10 +39,10 @@ struct tcp_limits {
 	uint64_t mem_max;
 };
 
-#define TCP_LIMITS_HALF_OPEN_DEFAULT 4096u    /* Linux's tcp_max_syn_backlog on a large host */
-#define TCP_LIMITS_MEM_DEFAULT ((uint64_t)1 << 30) /* per worker */
-#define TCP_LIMITS_MEM_MIN ((uint64_t)64 << 10)   /* one 64 KiB window must fit */
-#define TCP_LIMITS_CONNS_MAX (1u << 24)
+#define TCP_LIMITS_HALF_OPEN_DEFAULT 4096u /* Linux's tcp_max_syn_backlog on a large host */
+#define TCP_LIMITS_MEM_DEFAULT	     ((uint64_t)1 << 30)  /* per worker */
+#define TCP_LIMITS_MEM_MIN	     ((uint64_t)64 << 10) /* one 64 KiB window must fit */
+#define TCP_LIMITS_CONNS_MAX	     (1u << 24)
 
 /** Which fields of a struct tcp_limits a user set (struct tcp_limits_spec.given). */
 enum tcp_limit_bit {

@@ -30,19 +30,19 @@
 #define TCP_RACK_DUPTHRESH 3
 
 struct tcp_rack {
-	uint64_t xmit_ns;    /**< RACK.xmit_ts: send time of the latest delivered segment */
-	uint32_t end_seq;    /**< RACK.end_seq */
-	uint64_t rtt_ns;     /**< RACK.rtt: that segment's RTT */
+	uint64_t xmit_ns;	/**< RACK.xmit_ts: send time of the latest delivered segment */
+	uint32_t end_seq;	/**< RACK.end_seq */
+	uint64_t rtt_ns;	/**< RACK.rtt: that segment's RTT */
 	struct win_min min_rtt; /**< RACK.min_RTT: read with tcp_rack_min_rtt() */
 	bool reordering_seen;
-	uint8_t reo_wnd_mult;    /**< RACK.reo_wnd_mult, >= 1 */
+	uint8_t reo_wnd_mult;	 /**< RACK.reo_wnd_mult, >= 1 */
 	uint8_t reo_wnd_persist; /**< RACK.reo_wnd_persist */
-	bool dsack_round_on;     /**< RACK.dsack_round is set */
+	bool dsack_round_on;	 /**< RACK.dsack_round is set */
 	uint32_t dsack_round;
 	/* TLP (RFC 8985 7) */
-	bool tlp_out;       /**< a probe is out and its episode not over */
-	bool tlp_retrans;   /**< it was a retransmission (TLP.is_retrans) */
-	uint8_t tlp_copies; /**< retransmitted copies sent (tcp_config.probe_max) */
+	bool tlp_out;	      /**< a probe is out and its episode not over */
+	bool tlp_retrans;     /**< it was a retransmission (TLP.is_retrans) */
+	uint8_t tlp_copies;   /**< retransmitted copies sent (tcp_config.probe_max) */
 	uint32_t tlp_end_seq; /**< SND.MAX when it was sent (TLP.end_seq) */
 };
 
@@ -62,8 +62,7 @@ void tcp_rack_update(struct tcp_rack *r, const struct tcp_delivery *d, uint64_t 
  * trip that brings a D-SACK (@dsack), with @snd_una and @snd_nxt marking
  * the round.
  */
-void tcp_rack_update_reo_mult(struct tcp_rack *r, bool dsack, uint32_t snd_una,
-			      uint32_t snd_nxt);
+void tcp_rack_update_reo_mult(struct tcp_rack *r, bool dsack, uint32_t snd_una, uint32_t snd_nxt);
 /** A loss recovery ended: after 16 with no D-SACK, the multiplier returns to 1. */
 void tcp_rack_recovery_done(struct tcp_rack *r);
 

@@ -253,8 +253,7 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
 		for (unsigned p = 0; p < k; p++)
 			nb += add[p].len;
 		/* Never store part of a segment: all of its new bytes or none. */
-		if (r->bytes > r->max_bytes || nb > r->max_bytes - r->bytes ||
-		    grow(r, r->n + k))
+		if (r->bytes > r->max_bytes || nb > r->max_bytes - r->bytes || grow(r, r->n + k))
 			return TCP_REASS_FULL;
 
 		/* Each new sub-range is its own slice with its own reference

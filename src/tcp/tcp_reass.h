@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TCP_REASS_MAX_SEGS 65536 /* upper bound of max_segs */
-#define TCP_REASS_MAX_ADD 64      /* new sub-ranges one segment may fill at most */
+#define TCP_REASS_MAX_SEGS  65536 /* upper bound of max_segs */
+#define TCP_REASS_MAX_ADD   64	  /* new sub-ranges one segment may fill at most */
 #define TCP_SACK_MAX_BLOCKS 4
 
 /** A run of received bytes: [seq, seq + len) at data. */
@@ -32,10 +32,10 @@ struct tcp_sack_block {
 
 struct tcp_reass {
 	struct tcp_slice *segs; /* sorted by seq, disjoint; cap entries, allocated on first use */
-	unsigned n, cap;        /* cap doubles from 16 up to max_segs */
-	uint32_t bytes;     /* sum of segs[].len */
-	uint32_t max_bytes; /* bound on bytes held */
-	unsigned max_segs;  /* bound on slices held (<= TCP_REASS_MAX_SEGS) */
+	unsigned n, cap;	/* cap doubles from 16 up to max_segs */
+	uint32_t bytes;		/* sum of segs[].len */
+	uint32_t max_bytes;	/* bound on bytes held */
+	unsigned max_segs;	/* bound on slices held (<= TCP_REASS_MAX_SEGS) */
 	/*
 	 * SACK recency (RFC 2018 4): every maximal contiguous run held, most
 	 * recently reported (= most recently received into) first. Runs only
@@ -50,7 +50,7 @@ struct tcp_reass {
 enum tcp_reass_result {
 	TCP_REASS_STORED,    /**< some new bytes were queued */
 	TCP_REASS_DUPLICATE, /**< every byte was already queued (or below rcv_nxt) */
-	TCP_REASS_FULL,      /**< no room: dropped, nothing stored */
+	TCP_REASS_FULL,	     /**< no room: dropped, nothing stored */
 };
 
 /** Empty queue bounded by @max_bytes and @max_segs (clamped to TCP_REASS_MAX_SEGS). */
@@ -77,8 +77,7 @@ enum tcp_reass_result tcp_reass_insert(struct tcp_reass *r, uint32_t rcv_nxt, ui
  * with their references (the caller now owns them and advances rcv_nxt by
  * their lengths). @return how many.
  */
-unsigned tcp_reass_pop(struct tcp_reass *r, uint32_t rcv_nxt, struct tcp_slice *out,
-		       unsigned max);
+unsigned tcp_reass_pop(struct tcp_reass *r, uint32_t rcv_nxt, struct tcp_slice *out, unsigned max);
 /**
  * The SACK blocks to send (RFC 2018 4): the first holds the most recently
  * received out-of-order segment, then the most recent others, each a

@@ -75,7 +75,9 @@ static bool probe_lost_alone(struct tcp_conn *c, uint64_t now)
 
 		if (seq_geq(r->start, c->probe_end))
 			break;
-		/* The probe's own transmission: its pieces resent and lost again are congestion's. */
+		/*
+		 * The probe's own transmission: its pieces resent and lost again are congestion's.
+		 */
 		if ((r->flags & (TCP_TXSEG_LOST | TCP_TXSEG_RETRANS)) == TCP_TXSEG_LOST &&
 		    seq_geq(r->start, c->probe_seq))
 			bytes += r->end - r->start;
@@ -104,7 +106,8 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 	if (c->probe_seq != c->probe_end && c->sb.lost && probe_lost_alone(c, now) &&
 	    !c->cc.in_recovery) {
 		c->sb_kick = true; /* resent at once, in segments that fit */
-		/* A tail loss probe that resent a piece of it: no loss of anything else to answer for. */
+		/* A tail loss probe that resent a piece of it: no loss of anything else to answer
+		 * for. */
 		if (c->rack.tlp_out && seq_leq(c->rack.tlp_end_seq, c->probe_end))
 			c->rack.tlp_out = false;
 		return;
@@ -115,7 +118,8 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 		c->stats.recoveries++;
 		c->stats.fast_retransmits++;
 		c->sb_kick = true; /* RFC 6675 5 step 4.3: the first lost segment goes at once */
-		c->rack.tlp_out = false; /* recovery takes over the probe's episode and its response */
+		c->rack.tlp_out =
+		    false; /* recovery takes over the probe's episode and its response */
 		c->tlp_at = 0;
 		c->stall_probes = 0;
 	}
@@ -164,8 +168,7 @@ void tcp_rec_arm_tlp(struct tcp_conn *c, uint64_t now)
 	 * the backed-off RTO times what it resent, even when that left nothing
 	 * marked lost (a lone segment).
 	 */
-	if (!c->sb_on || c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at ||
-	    c->cc.rto_repeat)
+	if (!c->sb_on || c->snd_una == c->snd_max || !c->snd_wnd || !c->rto_at || c->cc.rto_repeat)
 		return;
 	if (c->cc.in_recovery ? !probe_allowed(c) : c->rack.tlp_out || c->sb.lost)
 		return;
@@ -214,8 +217,8 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 	 * lost: only one duplicate per copy says no loss.
 	 */
 	if (c->rack.tlp_out && seq_geq(seg->ack, c->rack.tlp_end_seq)) {
-		bool dup = dsack || (seg->ack == before->snd_una && c->sb.sacked == before->sacked &&
-				     !seg->payload_len);
+		bool dup = dsack || (seg->ack == before->snd_una &&
+				     c->sb.sacked == before->sacked && !seg->payload_len);
 
 		if (!c->rack.tlp_retrans || (dup && c->rack.tlp_copies <= 1)) {
 			c->rack.tlp_out = false;
@@ -225,12 +228,14 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 			c->rack.tlp_out = false;
 			if (!c->cc.in_recovery) {
 				tcp_cc_reduce(&c->cc, c->snd_max - c->snd_una);
-				tcp_undo_close(&c->undo); /* an undo must not erase this reduction */
+				tcp_undo_close(
+				    &c->undo); /* an undo must not erase this reduction */
 				c->stats.tlp_recoveries++;
 			}
 		}
 	}
-	/* Progress: the next stall in recovery may have its probes (a tail probe's episode has its own). */
+	/* Progress: the next stall in recovery may have its probes (a tail probe's episode has its
+	 * own). */
 	if (seg->ack != before->snd_una || c->sb.sacked != before->sacked)
 		c->stall_probes = 0;
 	rack_check(c, now);
@@ -241,14 +246,14 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 	 * the ACK retired more SACKed bytes than the SACK blocks added.
 	 */
 	if (c->cc.sack_recovery)
-		tcp_cc_prr_ack(&c->cc, (c->snd_una - before->snd_una) + (c->sb.sacked - before->sacked),
+		tcp_cc_prr_ack(&c->cc,
+			       (c->snd_una - before->snd_una) + (c->sb.sacked - before->sacked),
 			       tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una));
 	tcp_rec_arm_tlp(c, now);
 }
 
 /* Send record @r again, its FIN with it if it holds ours. */
-static bool resend(struct tcp_conn *c, const struct tcp_txseg *r, uint64_t now,
-		   struct tcp_out *out)
+static bool resend(struct tcp_conn *c, const struct tcp_txseg *r, uint64_t now, struct tcp_out *out)
 {
 	bool fin = c->fin_sent && r->end == c->fin_seq + 1;
 	struct tcp_tx *t = tcp_xmit(c, out, RTE_TCP_ACK_FLAG | (fin ? RTE_TCP_FIN_FLAG : 0),
@@ -315,7 +320,9 @@ void tcp_rec_undo_begin(struct tcp_conn *c, uint64_t now)
 	uint64_t first = now;
 	uint32_t retrans = 0, high = c->snd_una;
 
-	/* Retransmissions still out (not SACKed) are the episode's too, from the oldest one's time. */
+	/*
+	 * Retransmissions still out (not SACKed) are the episode's too, from the oldest one's time.
+	 */
 	for (uint32_t i = 0; c->sb_on && i < c->sb.count; i++) {
 		const struct tcp_txseg *r = tcp_sb_at(&c->sb, i);
 
@@ -477,8 +484,8 @@ void tcp_rec_frto_abandon(struct tcp_conn *c)
 
 void tcp_rec_frto_ack(struct tcp_conn *c, bool advanced, bool dup)
 {
-	bool can_send_new = seq_gt(tcp_data_end(c), c->snd_max) &&
-			    seq_lt(c->snd_max, c->snd_una + c->snd_wnd);
+	bool can_send_new =
+	    seq_gt(tcp_data_end(c), c->snd_max) && seq_lt(c->snd_max, c->snd_una + c->snd_wnd);
 	enum tcp_frto_step step = c->frto.step;
 
 	switch (tcp_frto_ack(&c->frto, advanced, dup, c->snd_una, can_send_new)) {

@@ -17,7 +17,7 @@ struct tcp_rtt {
 	uint64_t rto_ns;    /**< current RTO, before backoff */
 	uint64_t min_rto_ns, max_rto_ns;
 	uint64_t granularity_ns; /**< G in RFC 6298 (2.2) */
-	unsigned backoff;   /**< exponent of the exponential backoff (5.5) */
+	unsigned backoff;	 /**< exponent of the exponential backoff (5.5) */
 	bool have_sample;
 };
 

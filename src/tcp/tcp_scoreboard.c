@@ -120,7 +120,7 @@ int tcp_sb_sent(struct tcp_scoreboard *sb, uint32_t seq, uint32_t end, uint32_t 
 		uint32_t take = end - from < mss ? end - from : mss;
 
 		*tcp_sb_at(sb, sb->count) =
-			(struct tcp_txseg){.start = from, .end = from + take, .xmit_ns = now};
+		    (struct tcp_txseg){.start = from, .end = from + take, .xmit_ns = now};
 		sb->count++;
 		from += take;
 	}
@@ -304,11 +304,11 @@ int tcp_sb_resegment(struct tcp_scoreboard *sb, uint32_t mss)
 		for (uint32_t k = (len + mss - 1) / mss; k-- > 0;) {
 			uint32_t start = r.start + k * mss;
 
-			*tcp_sb_at(sb, --j) = (struct tcp_txseg){
-			    .start = start,
-			    .end = r.end - start > mss ? start + mss : r.end,
-			    .xmit_ns = r.xmit_ns,
-			    .flags = (uint8_t)(r.flags | TCP_TXSEG_LOST)};
+			*tcp_sb_at(sb, --j) =
+			    (struct tcp_txseg){.start = start,
+					       .end = r.end - start > mss ? start + mss : r.end,
+					       .xmit_ns = r.xmit_ns,
+					       .flags = (uint8_t)(r.flags | TCP_TXSEG_LOST)};
 		}
 	}
 	sb->count += more;

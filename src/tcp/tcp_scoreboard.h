@@ -31,7 +31,7 @@ enum tcp_txseg_flag {
 struct tcp_txseg {
 	uint32_t start, end;
 	uint64_t xmit_ns; /**< its last (re)transmission */
-	uint8_t flags;    /**< enum tcp_txseg_flag */
+	uint8_t flags;	  /**< enum tcp_txseg_flag */
 };
 
 /**
@@ -43,19 +43,19 @@ struct tcp_delivery {
 	uint64_t xmit_ns; /**< 0: none unambiguous */
 	uint32_t end;
 	bool reordered;
-	uint32_t segs; /**< segments newly delivered */
-	bool orig;          /**< one of them was never retransmitted (F-RTO, RFC 5682 3) */
+	uint32_t segs;	     /**< segments newly delivered */
+	bool orig;	     /**< one of them was never retransmitted (F-RTO, RFC 5682 3) */
 	uint32_t orig_start; /**< the lowest such one's start */
 };
 
 struct tcp_scoreboard {
 	struct tcp_txseg *ring;
 	uint32_t cap, head, count; /* ring capacity (power of two), first, number */
-	uint32_t sacked;           /**< bytes SACKed */
-	uint32_t sacked_segs;      /**< segments SACKed */
-	uint32_t lost;             /**< bytes marked lost and not retransmitted since */
-	uint32_t fack;             /**< highest sequence delivered so far (RACK.fack) */
-	uint32_t lost_hint;        /**< no lost record before this index */
+	uint32_t sacked;	   /**< bytes SACKed */
+	uint32_t sacked_segs;	   /**< segments SACKed */
+	uint32_t lost;		   /**< bytes marked lost and not retransmitted since */
+	uint32_t fack;		   /**< highest sequence delivered so far (RACK.fack) */
+	uint32_t lost_hint;	   /**< no lost record before this index */
 };
 
 void tcp_sb_init(struct tcp_scoreboard *sb);

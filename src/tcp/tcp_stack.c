@@ -63,8 +63,8 @@ struct tcp_sock {
 	bool inline_mode; /* inline-r2c: callbacks run in place, once per run of segments */
 	bool in_callback; /* never re-entered */
 	/* limits (see "limits" below) */
-	bool half_open;   /* made from a SYN and not yet past SYN-RECEIVED: in st->half_open */
-	bool in_tw;       /* on the stack's TIME-WAIT list */
+	bool half_open;	  /* made from a SYN and not yet past SYN-RECEIVED: in st->half_open */
+	bool in_tw;	  /* on the stack's TIME-WAIT list */
 	bool snd_blocked; /* a send was cut by mem_max: gets TCP_EV_WRITABLE once memory frees */
 	struct tcp_sock *tw_next, *tw_prev;
 	uint64_t mem_charged; /* its bytes in st->mem_bytes */
@@ -78,9 +78,9 @@ struct tcp_sock {
 #define GRO_MAX 32
 struct gro_train {
 	unsigned n;
-	uint32_t next_seq;    /* where the next segment must start (head.seq + the payload in all) */
-	uint8_t last_flags;   /* the last segment's flags: PSH may end a train */
-	struct ipv4_repr ir;  /* the first segment's headers, every segment's but for... */
+	uint32_t next_seq;   /* where the next segment must start (head.seq + the payload in all) */
+	uint8_t last_flags;  /* the last segment's flags: PSH may end a train */
+	struct ipv4_repr ir; /* the first segment's headers, every segment's but for... */
 	struct tcp_repr head; /* ...seq, payload and (the last's) PSH */
 	struct tcp_piece pc[GRO_MAX];
 	struct rte_mbuf *m[GRO_MAX];
@@ -92,12 +92,12 @@ struct tcp_stack {
 	struct tcp_config cfg;
 	struct flow_plan plan;
 	unsigned worker;
-	struct flow_port_set eph; /* this worker's client ports */
-	struct timer_wheel timers; /* every connection's next deadline */
+	struct flow_port_set eph;     /* this worker's client ports */
+	struct timer_wheel timers;    /* every connection's next deadline */
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers and attachments */
 	struct tcp_sock *ev_head, *ev_tail, *dead;
 	struct tcp_sock *burst_head; /* connections with held output or an ACK owed */
-	struct tcp_sock *all; /* every live socket */
+	struct tcp_sock *all;	     /* every live socket */
 	/*
 	 * The connection the last segment was for (4.4BSD's tcp_last_inpcb):
 	 * the segments of a burst mostly belong to one, and comparing a tuple
@@ -116,8 +116,8 @@ struct tcp_stack {
 	 * touched, the received frames TCP is done with.
 	 */
 	bool defer_to_tx;
-	bool in_burst_end;  /* timers re-armed by after() go on resched_head */
-	bool after_tx_due;  /* tcp_stack_after_tx() has work from the last poll */
+	bool in_burst_end; /* timers re-armed by after() go on resched_head */
+	bool after_tx_due; /* tcp_stack_after_tx() has work from the last poll */
 	struct tcp_sock *resched_head;
 	unsigned rx_done_n;
 	struct rte_mbuf *rx_done[RX_DONE_MAX];
@@ -128,7 +128,7 @@ struct tcp_stack {
 	void *cookie_hook_arg;
 	uint64_t cookie_hook_ns; /* when it last ran (0: never) */
 	uint64_t now;
-	enum tcp_mem_pressure mem_pressure; /* the pool's or mem_max's, as last sampled */
+	enum tcp_mem_pressure mem_pressure;  /* the pool's or mem_max's, as last sampled */
 	enum tcp_mem_pressure pool_pressure; /* how low the packet pool runs */
 	enum tcp_mem_pressure mem_seen; /* highest level given to a connection since the sample */
 	uint64_t last_pool_check, next_prune; /* ns */
@@ -138,7 +138,7 @@ struct tcp_stack {
 	unsigned table_cap; /* connections the table was made for */
 	unsigned in_table, half_open, time_wait, snd_blocked;
 	struct tcp_sock *tw_head, *tw_tail; /* TIME-WAIT connections, oldest first */
-	uint64_t mem_bytes; /* every connection's conn_mem(), as last charged */
+	uint64_t mem_bytes;		    /* every connection's conn_mem(), as last charged */
 	struct tcp_stack_stats stats;
 	/* what fragmentation-needed taught about each peer's path (RFC 1191) */
 	struct pmtu_cache pmtu;
@@ -193,8 +193,8 @@ static void resched_soon(struct tcp_sock *s)
 static int copy_payload_cat(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m,
 			    uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len);
 
-static int copy_payload(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m,
-			uint8_t *dst, uint32_t room, uint32_t seq, uint32_t len)
+static int copy_payload(struct tcp_stack *st, struct tcp_conn *c, struct rte_mbuf *m, uint8_t *dst,
+			uint32_t room, uint32_t seq, uint32_t len)
 {
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_COPY);
 	int rc = copy_payload_cat(st, c, m, dst, room, seq, len);
@@ -223,7 +223,8 @@ static int copy_payload_cat(struct tcp_stack *st, struct tcp_conn *c, struct rte
 			n = tcp_tx_slices(c, seq, len, sl, MAX_SLICES);
 			i = 0;
 			if (!n)
-				return -EINVAL; /* the send buffer does not hold it: never half a frame */
+				return -EINVAL; /* the send buffer does not hold it: never half a
+						   frame */
 		}
 		src = sl[i].data;
 		left = sl[i].len;
@@ -360,9 +361,9 @@ static struct rte_mbuf *frame_copied(struct tcp_stack *st, struct tcp_conn *c,
 
 /*
  * One's complement sum of every byte of a chain (inet_csum_add_at() puts
- * each buffer's sum at its offset). Not rte_raw_cksum_mbuf(): DPDK 22.11's truncates the 32-bit partial sum
- * to 16 bits before that swap, so segments after an odd-length one get a
- * wrong checksum, and a retransmission of the same bytes is wrong again.
+ * each buffer's sum at its offset). Not rte_raw_cksum_mbuf(): DPDK 22.11's truncates the 32-bit
+ * partial sum to 16 bits before that swap, so segments after an odd-length one get a wrong
+ * checksum, and a retransmission of the same bytes is wrong again.
  */
 static uint16_t chain_csum_partial(const struct rte_mbuf *m)
 {
@@ -416,8 +417,12 @@ static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
 		if (!offload && !zc)
 			tcp_fill_csum(p, hdr + tx->len, t->laddr, t->raddr);
 	} else {
-		struct tcp_repr r = {.sport = t->lport, .dport = t->rport, .seq = tx->seq,
-				     .ack = tx->ack, .flags = tx->flags, .window = tx->wnd,
+		struct tcp_repr r = {.sport = t->lport,
+				     .dport = t->rport,
+				     .seq = tx->seq,
+				     .ack = tx->ack,
+				     .flags = tx->flags,
+				     .window = tx->wnd,
 				     .payload_len = tx->len};
 
 		/* Offloaded or chained, the payload is summed apart from the header. */
@@ -438,8 +443,8 @@ static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
 		}
 	} else if (zc) {
 		/* Software checksum over the header buffer and the attached payload. */
-		uint16_t ph = inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP,
-					       (uint32_t)(hdr + tx->len));
+		uint16_t ph =
+		    inet_csum_pseudo(t->laddr, t->raddr, IPPROTO_TCP, (uint32_t)(hdr + tx->len));
 		uint16_t raw, sum;
 
 		memset(p + 16, 0, 2);
@@ -447,7 +452,8 @@ static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
 		sum = (uint16_t)~inet_csum_add(ph, raw);
 		memcpy(p + 16, &sum, sizeof(sum));
 	}
-	st->stats.segs_out += tx->tso_mss ? (tx->len + tx->tso_mss - 1) / tx->tso_mss : 1; /* frames */
+	st->stats.segs_out +=
+	    tx->tso_mss ? (tx->len + tx->tso_mss - 1) / tx->tso_mss : 1; /* frames */
 	*tcp = p;
 	return m;
 }
@@ -515,17 +521,21 @@ static void frame_segment(struct tcp_stack *st, struct tcp_conn *c, const struct
 		f.len = tx->len - off < tx->tso_mss ? tx->len - off : tx->tso_mss;
 		f.flags = tx->flags;
 		if (off + f.len < tx->len)
-			f.flags &= (uint8_t)~(RTE_TCP_FIN_FLAG | RTE_TCP_PSH_FLAG);
+			f.flags &= (uint8_t) ~(RTE_TCP_FIN_FLAG | RTE_TCP_PSH_FLAG);
 		if (off)
 			f.flags &= (uint8_t)~RTE_TCP_CWR_FLAG;
 		m = build_frame(st, c, t, &f, hdr, off ? tmpl : NULL, &p);
 		if (!m) {
-			/* Counted once there; the rest too, lost to the peer: RACK or the timers resend them. */
-			st->stats.tx_no_mbuf += (tx->len - off - f.len + tx->tso_mss - 1) / tx->tso_mss;
+			/* Counted once there; the rest too, lost to the peer: RACK or the timers
+			 * resend them. */
+			st->stats.tx_no_mbuf +=
+			    (tx->len - off - f.len + tx->tso_mss - 1) / tx->tso_mss;
 			return;
 		}
 		if (!off) {
-			memcpy(tmpl, p, hdr); /* the frame may be sent (and freed) before the next is built */
+			memcpy(
+			    tmpl, p,
+			    hdr); /* the frame may be sent (and freed) before the next is built */
 			st->stats.gso_segs++;
 		}
 		batch_add(st, b, m, tx->ecn);
@@ -533,8 +543,8 @@ static void frame_segment(struct tcp_stack *st, struct tcp_conn *c, const struct
 }
 
 /* Build and send one segment of @c (or a bare reply when @c is NULL). */
-static void send_segment(struct tcp_stack *st, struct tcp_conn *c,
-			 const struct tcp_4tuple *t, const struct tcp_tx *tx)
+static void send_segment(struct tcp_stack *st, struct tcp_conn *c, const struct tcp_4tuple *t,
+			 const struct tcp_tx *tx)
 {
 	struct tx_batch b;
 	uint8_t *p;
@@ -662,8 +672,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 
 static void after(struct tcp_sock *s);
 static void raise_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu);
-static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu,
-			   uint64_t lifetime_ns);
+static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu, uint64_t lifetime_ns);
 
 /* Bytes @c holds against mem_max. */
 static uint64_t conn_mem(const struct tcp_conn *c)
@@ -931,7 +940,8 @@ static void after(struct tcp_sock *s)
 	struct tcp_conn *c = &s->conn;
 
 	flush_out(st, s);
-	if (c->pmtu_guessed) { /* a black hole (tcp_blackhole()): the peer's other connections too */
+	/* A black hole (tcp_blackhole()): the peer's other connections too. */
+	if (c->pmtu_guessed) {
 		c->pmtu_guessed = false;
 		st->stats.pmtu_blackholes++;
 		learn_path_mtu(st, c->tuple.raddr, c->path_mtu, c->cfg.blackhole_hold_ns);
@@ -986,8 +996,7 @@ static uint8_t *rx_buf_alloc(void *ctx, uint32_t *room)
 	return zbuf_pktbuf_alloc(st->nif->port->pool, room);
 }
 
-static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tuple *t,
-				     uint32_t iss)
+static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tuple *t, uint32_t iss)
 {
 	struct tcp_sock *s = calloc(1, sizeof(*s));
 
@@ -1139,10 +1148,17 @@ int tcp_stack_cookie_template(struct tcp_stack *st, struct tcp_cookie_template *
 	/* A SYN offering everything, as send_cookie() would answer it. */
 	const struct tcp_4tuple t = {.laddr = st->nif->ip, .raddr = 1, .lport = 1, .rport = 1};
 	const struct tcp_repr syn = {
-		.sport = 1, .dport = 1, .window = 65535,
-		.flags = RTE_TCP_SYN_FLAG | RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG,
-		.opts = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
-			 .sack_permitted = true, .has_ts = true, .ts_val = 1},
+	    .sport = 1,
+	    .dport = 1,
+	    .window = 65535,
+	    .flags = RTE_TCP_SYN_FLAG | RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG,
+	    .opts = {.has_mss = true,
+		     .mss = 1460,
+		     .has_wscale = true,
+		     .wscale = 7,
+		     .sack_permitted = true,
+		     .has_ts = true,
+		     .ts_val = 1},
 	};
 	struct tcp_out o = {.n = 0};
 	struct tcp_conn tmp;
@@ -1170,8 +1186,8 @@ int tcp_stack_cookie_template(struct tcp_stack *st, struct tcp_cookie_template *
 /* Were cookies sent recently enough for an ACK to carry a valid one? */
 static bool cookies_live(const struct tcp_stack *st)
 {
-	return st->cookie_sent_ns &&
-	       st->now - st->cookie_sent_ns < 2ull << TCP_SYNCOOKIE_SLOT_SHIFT;
+	return st->cookie_sent_ns && st->now - st->cookie_sent_ns < 2ull
+									<< TCP_SYNCOOKIE_SLOT_SHIFT;
 }
 
 enum cookie_verdict { COOKIE_BAD, COOKIE_NO_ROOM, COOKIE_OK };
@@ -1292,7 +1308,8 @@ static void input_begin(struct tcp_stack *st, struct tcp_sock *s, struct conn_in
 	in->refused = in->capped ? s->conn.stats.rcv_mem_dropped + s->conn.stats.ooo_refused : 0;
 	/* What these segments and the callbacks they cause send goes at the burst's end. */
 	s->conn.hold_output = true;
-	/* An ACK's bookkeeping may wait for tcp_stack_after_tx(), which lists every burst's connection. */
+	/* An ACK's bookkeeping may wait for tcp_stack_after_tx(), which lists every burst's
+	 * connection. */
 	s->conn.ack_defer = st->defer_to_tx;
 	if (!s->burst_listed) {
 		s->burst_listed = true;
@@ -1348,8 +1365,8 @@ static struct tcp_sock *sock_for(struct tcp_stack *st, const struct tcp_4tuple *
 static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 			  const struct tcp_repr *tr, struct rte_mbuf *m)
 {
-	struct tcp_4tuple t = {.laddr = ir->dst, .raddr = ir->src, .lport = tr->dport,
-			       .rport = tr->sport};
+	struct tcp_4tuple t = {
+	    .laddr = ir->dst, .raddr = ir->src, .lport = tr->dport, .rport = tr->sport};
 	struct tcp_sock *s;
 	struct conn_input in;
 	bool bad_cookie;
@@ -1364,15 +1381,16 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 		return;
 	}
 	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
-			  RTE_TCP_SYN_FLAG) {
+		      RTE_TCP_SYN_FLAG) {
 		struct tcp_listener *l = local_listener(st, ir, tr);
 
 		if (l && !(s = passive_open(st, l, &t, tr, m)))
 			return; /* answered with a cookie, or dropped */
 	}
 	bad_cookie = false;
-	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
-			  RTE_TCP_ACK_FLAG &&
+	if (!s &&
+	    (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+		RTE_TCP_ACK_FLAG &&
 	    cookies_live(st)) {
 		struct tcp_listener *l = local_listener(st, ir, tr);
 
@@ -1445,8 +1463,8 @@ static void gro_add(struct gro_train *g, const struct tcp_repr *tr, struct rte_m
 static unsigned train_input(struct tcp_stack *st, const struct gro_train *g, unsigned n)
 {
 	const struct tcp_repr *h = &g->head;
-	struct tcp_4tuple t = {.laddr = g->ir.dst, .raddr = g->ir.src, .lport = h->dport,
-			       .rport = h->sport};
+	struct tcp_4tuple t = {
+	    .laddr = g->ir.dst, .raddr = g->ir.src, .lport = h->dport, .rport = h->sport};
 	struct tcp_sock *s;
 	struct conn_input in;
 	unsigned taken;
@@ -1620,8 +1638,7 @@ static void expire_path_mtus(struct tcp_stack *st)
  * A path MTU a connection believed: into the cache for @lifetime_ns (0:
  * the cache's), and to the peer's other connections.
  */
-static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu,
-			   uint64_t lifetime_ns)
+static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu, uint64_t lifetime_ns)
 {
 	uint32_t evicted;
 
@@ -1639,8 +1656,8 @@ static void learn_path_mtu(struct tcp_stack *st, uint32_t dst, uint16_t mtu,
 static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 {
 	struct tcp_stack *st = ctx;
-	struct tcp_4tuple t = {.laddr = q->src, .raddr = q->dst, .lport = q->sport,
-			       .rport = q->dport};
+	struct tcp_4tuple t = {
+	    .laddr = q->src, .raddr = q->dst, .lport = q->sport, .rport = q->dport};
 	struct tcp_sock *s;
 	uint16_t path_mtu, floored;
 
@@ -1695,7 +1712,9 @@ static enum lunar_drop stack_icmp(void *ctx, const struct icmp_quote *q)
 		inline_flush(st); /* a run still waiting goes first */
 		deliver_inline(s);
 	}
-	/* A lower path MTU (tcp_icmp_error() took only a lower one): the peer's other connections. */
+	/*
+	 * A lower path MTU (tcp_icmp_error() took only a lower one): the peer's other connections.
+	 */
 	if (q->type == ICMP_TYPE_DEST_UNREACH && q->code == ICMP_CODE_FRAG_NEEDED && path_mtu)
 		learn_path_mtu(st, t.raddr, path_mtu, 0);
 	return LUNAR_DROP_NONE;
@@ -1746,7 +1765,7 @@ static LUNAR_NOINLINE void dispatch(struct tcp_stack *st)
  * When the pressure ends, windows that can open are announced at once
  * rather than when the peers next probe.
  */
-#define POOL_CHECK_NS 10000ull /* sample the pool every 10 us */
+#define POOL_CHECK_NS	  10000ull /* sample the pool every 10 us */
 #define PRUNE_INTERVAL_NS 1000000ull
 
 /*
@@ -1864,8 +1883,9 @@ void tcp_stack_after_tx(struct tcp_stack *st)
 	while ((s = st->resched_head)) {
 		st->resched_head = s->resched_next;
 		s->resched_listed = false;
-		tcp_ack_work(&s->conn); /* what its ACK left (ack_defer): before its timers are filed */
-		resched(s); /* never a dead one: kill_sock() unlinks it */
+		tcp_ack_work(
+		    &s->conn); /* what its ACK left (ack_defer): before its timers are filed */
+		resched(s);    /* never a dead one: kill_sock() unlinks it */
 	}
 	if (st->rx_done_n) {
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
@@ -1939,10 +1959,13 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	/* Our MSS: what fits the interface's MTU (RFC 9293 3.7.1), or less if asked. */
 	if (nif->mtu > 40 && (!st->cfg.mss || st->cfg.mss > nif->mtu - 40))
 		st->cfg.mss = (uint16_t)(nif->mtu - 40);
-	/* Segments up to 64 KiB, cut by the port (TSO) or else in software (GSO, frame_segment()). */
+	/*
+	 * Segments up to 64 KiB, cut by the port (TSO) or else in software (GSO, frame_segment()).
+	 */
 	if (nif->port->offloads & PORT_OFFLOAD_TX_TSO)
 		st->cfg.gso = false; /* the port cuts them */
-	st->cfg.tso_max = (nif->port->offloads & PORT_OFFLOAD_TX_TSO) || st->cfg.gso ? 65535 - 20 - 60 : 0;
+	st->cfg.tso_max =
+	    (nif->port->offloads & PORT_OFFLOAD_TX_TSO) || st->cfg.gso ? 65535 - 20 - 60 : 0;
 	st->plan = *plan;
 	st->worker = worker;
 	st->eph = flow_plan_client_ports(plan, worker);
@@ -2035,14 +2058,15 @@ static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *
 	unsigned shown = 0;
 	char ip[16];
 
-	fprintf(f,
-		"tcp pmtu: entries %u learned %lu lowered %lu refreshed %lu expired %lu evicted %lu "
-		"raised %lu icmp_mtu_recorded %lu blackholes %lu probes %lu probes_ok %lu "
-		"probes_lost %lu conns_started %lu conns_lowered %lu conns_raised %lu\n",
-		pc->used, pc->stats.learned, pc->stats.lowered, pc->stats.refreshed,
-		pc->stats.expired, pc->stats.evicted, pc->stats.raised, x->icmp_mtu_recorded,
-		x->pmtu_blackholes, x->pmtu_probes, x->pmtu_probes_ok, x->pmtu_probes_lost,
-		x->pmtu_conns_started, x->pmtu_conns_lowered, x->pmtu_conns_raised);
+	fprintf(
+	    f,
+	    "tcp pmtu: entries %u learned %lu lowered %lu refreshed %lu expired %lu evicted %lu "
+	    "raised %lu icmp_mtu_recorded %lu blackholes %lu probes %lu probes_ok %lu "
+	    "probes_lost %lu conns_started %lu conns_lowered %lu conns_raised %lu\n",
+	    pc->used, pc->stats.learned, pc->stats.lowered, pc->stats.refreshed, pc->stats.expired,
+	    pc->stats.evicted, pc->stats.raised, x->icmp_mtu_recorded, x->pmtu_blackholes,
+	    x->pmtu_probes, x->pmtu_probes_ok, x->pmtu_probes_lost, x->pmtu_conns_started,
+	    x->pmtu_conns_lowered, x->pmtu_conns_raised);
 	for (unsigned i = 0; i < PMTU_SLOTS && shown < 16; i++) {
 		const struct pmtu_entry *e = &pc->e[i];
 
@@ -2082,14 +2106,14 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp: syncookies_sent %lu syncookies_ok %lu syncookies_bad %lu "
 		"syncookies_no_room %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
-		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out, x->retransmits,
-		x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath, x->acks_worked_later,
-		x->burst_acks,
-		x->burst_acks_carried, x->zero_window_probes, x->copy_tx_bytes,
-		x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf, x->tso_segs, x->gso_segs, x->gro_trains, x->gro_segs, st->sockets, x->out_of_window,
+		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out,
+		x->retransmits, x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath,
+		x->acks_worked_later, x->burst_acks, x->burst_acks_carried, x->zero_window_probes,
+		x->copy_tx_bytes, x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf,
+		x->tso_segs, x->gso_segs, x->gro_trains, x->gro_segs, st->sockets, x->out_of_window,
 		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
-		x->challenge_acks_limited,
-		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);
+		x->challenge_acks_limited, x->syncookies_sent, x->syncookies_ok, x->syncookies_bad,
+		x->syncookies_no_room);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
 		"rcv_mem_dropped %lu rcvq_compacted %lu rcvq_compacted_bytes %lu\n",
@@ -2102,14 +2126,14 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"spurious_recoveries %lu\n",
 		x->fast_retransmits, x->dupacks, x->sack_blocks, x->sack_invalid, x->dsacks,
 		x->dsacks_sent, x->rack_lost, x->recoveries, x->tlp_probes, x->tlp_recoveries,
-		x->recovery_probes, x->sb_nomem,
-		x->spurious_rtos, x->frto_spurious, x->spurious_recoveries);
-	fprintf(f,
-		"tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu ecn_syn_fallbacks %lu hystart_css %lu "
-		"hystart_css_spurious %lu hystart_exits %lu cwnd_unused_cuts %lu\n",
-		tcp_cc_algo_name(st->cfg.cc), x->ecn_ce, x->ecn_ece, x->ecn_cuts,
-		x->ecn_syn_fallbacks, x->hystart_css,
-		x->hystart_css_spurious, x->hystart_exits, x->cwnd_unused_cuts);
+		x->recovery_probes, x->sb_nomem, x->spurious_rtos, x->frto_spurious,
+		x->spurious_recoveries);
+	fprintf(
+	    f,
+	    "tcp: cc %s ecn_ce %lu ecn_ece %lu ecn_cuts %lu ecn_syn_fallbacks %lu hystart_css %lu "
+	    "hystart_css_spurious %lu hystart_exits %lu cwnd_unused_cuts %lu\n",
+	    tcp_cc_algo_name(st->cfg.cc), x->ecn_ce, x->ecn_ece, x->ecn_cuts, x->ecn_syn_fallbacks,
+	    x->hystart_css, x->hystart_css_spurious, x->hystart_exits, x->cwnd_unused_cuts);
 	fprintf(f,
 		"tcp: icmp_no_conn %lu icmp_out_of_window %lu icmp_mtu_absurd %lu "
 		"icmp_mtu_not_lower %lu icmp_mss_lowered %lu icmp_mss_floored %lu "
@@ -2118,18 +2142,18 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->icmp_mss_lowered, x->icmp_mss_floored, x->icmp_soft_errors, x->icmp_aborts,
 		x->icmp_rto_reverts);
 	dump_pmtu(st, x, f);
-	fprintf(f,
-		"tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
-		"tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
-		"connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu\n"
-		"tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
-		"beyond_window %lu\n",
-		st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
-		st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
-		x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
-		x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
-		x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full,
-		x->beyond_window);
+	fprintf(
+	    f,
+	    "tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
+	    "tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
+	    "connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu\n"
+	    "tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
+	    "beyond_window %lu\n",
+	    st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
+	    st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
+	    x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
+	    x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
+	    x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full, x->beyond_window);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;
@@ -2138,10 +2162,10 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 			"tcp conn %u->%u %s una %u nxt %u max %u snd_wnd %u cwnd %u ssthresh %u "
 			"inflight %u sndbuf %u rcv_nxt %u rcv_wnd %u rcvq %u ooo %u/%u rto_at %+ld "
 			"persist_at %+ld delack_at %+ld retries %u rto %lu us cc %s%s\n",
-			c->tuple.lport, c->tuple.rport, tcp_state_name(c->state), c->snd_una - c->iss,
-			c->snd_nxt - c->iss, c->snd_max - c->iss, c->snd_wnd, c->cc.cwnd,
-			c->cc.ssthresh, c->snd_max - c->snd_una, c->snd.bytes, c->rcv_nxt - c->irs,
-			c->rcv_wnd, c->rcvq_bytes, c->reass.n, c->reass.bytes,
+			c->tuple.lport, c->tuple.rport, tcp_state_name(c->state),
+			c->snd_una - c->iss, c->snd_nxt - c->iss, c->snd_max - c->iss, c->snd_wnd,
+			c->cc.cwnd, c->cc.ssthresh, c->snd_max - c->snd_una, c->snd.bytes,
+			c->rcv_nxt - c->irs, c->rcv_wnd, c->rcvq_bytes, c->reass.n, c->reass.bytes,
 			c->rto_at ? (long)(c->rto_at - st->now) : 0,
 			c->persist_at ? (long)(c->persist_at - st->now) : 0,
 			c->delack_at ? (long)(c->delack_at - st->now) : 0, c->retries,
@@ -2162,8 +2186,8 @@ struct tcp_listener *tcp_listen_on(struct tcp_stack *st, uint16_t port, unsigned
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*l = (struct tcp_listener){.st = st, .port = port, .backlog = backlog ? backlog : 128,
-				   .fn = fn, .ctx = ctx};
+	*l = (struct tcp_listener){
+	    .st = st, .port = port, .backlog = backlog ? backlog : 128, .fn = fn, .ctx = ctx};
 	rc = tcp_table_listen(st->table, port, l);
 	if (rc) {
 		free(l);

@@ -41,14 +41,16 @@ struct tcp_stack_stats {
 	 * from one, ACKs whose cookie failed (answered with a RST), and valid
 	 * ones dropped because the accept queue was full */
 	uint64_t syncookies_sent, syncookies_ok, syncookies_bad, syncookies_no_room;
-	uint64_t foreign;             /* segments of another worker's connections (dropped) */
-	uint64_t rst_sent;            /* RSTs for segments without a connection */
+	uint64_t foreign;  /* segments of another worker's connections (dropped) */
+	uint64_t rst_sent; /* RSTs for segments without a connection */
 	/* segs_in/segs_out: frames (a TSO segment counts the frames the port cuts);
 	 * retransmits: MSS-sized segments resent, as the connections count them */
 	uint64_t segs_in, segs_out, retransmits, timeouts;
-	uint64_t zero_window_probes; /* persist timer probes of a closed window (RFC 9293 3.8.6.1) */
+	uint64_t
+	    zero_window_probes; /* persist timer probes of a closed window (RFC 9293 3.8.6.1) */
 	uint64_t fastpath_ack, fastpath_data, slowpath;
-	uint64_t acks_worked_later; /* ACK bookkeeping done after the transmit (tcp_conn.h ack_defer) */
+	uint64_t
+	    acks_worked_later; /* ACK bookkeeping done after the transmit (tcp_conn.h ack_defer) */
 	/* ACKs owed at a receive burst's end (tcp_config.ack_per_burst): sent
 	 * then, or carried by a segment sent during the burst (no pure ACK) */
 	uint64_t burst_acks, burst_acks_carried;
@@ -58,25 +60,27 @@ struct tcp_stack_stats {
 	uint64_t tx_no_mbuf;
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
 	uint64_t gso_segs; /* segments of several MSSs cut into frames in software (GSO) */
-	/* software GRO: trains of which TCP took two or more segments at once, and those segments */
+	/*
+	 * software GRO: trains of which TCP took two or more segments at once, and those segments
+	 */
 	uint64_t gro_trains, gro_segs;
 	/* segments dropped (and answered with an ACK) by rule, per RFC 9293 3.10.7.4 */
 	uint64_t out_of_window, ack_unsent, ack_too_old, paws_rejects, challenge_acks;
 	uint64_t challenge_acks_limited; /* not sent: over the per-connection limit (RFC 5961 7) */
 	/* packet-pool pressure (see tcp_stack.c, "memory pressure") */
-	uint64_t ooo_refused;      /* out-of-order segments not kept */
+	uint64_t ooo_refused;	   /* out-of-order segments not kept */
 	uint64_t ooo_pruned_bytes; /* out-of-order bytes given back */
 	uint64_t rcv_mem_dropped;  /* segments whose payload was not kept: pool nearly empty */
 	/* small in-order segments copied into a dense buffer, not pinned (tcp_deliver()),
 	 * and their bytes: copies lunar makes on its own, apart from copy_rx_bytes */
 	uint64_t rcvq_compacted, rcvq_compacted_bytes;
-	uint64_t mem_prunes;       /* times every out-of-order queue was emptied */
-	uint64_t mem_pressure_ns;  /* time spent under pressure (sampled) */
+	uint64_t mem_prunes;	  /* times every out-of-order queue was emptied */
+	uint64_t mem_pressure_ns; /* time spent under pressure (sampled) */
 	/* SACK loss recovery (tcp_recovery.c): see struct tcp_conn_stats */
 	uint64_t fast_retransmits, dupacks, sack_blocks, sack_invalid, dsacks, dsacks_sent,
-		rack_lost;
+	    rack_lost;
 	uint64_t recoveries, tlp_probes, tlp_recoveries, recovery_probes, sb_nomem, spurious_rtos,
-		frto_spurious, spurious_recoveries;
+	    frto_spurious, spurious_recoveries;
 	/* ECN (RFC 3168): CE marks received, ECE echoes received, window cuts for them */
 	uint64_t ecn_ce, ecn_ece, ecn_cuts, ecn_syn_fallbacks;
 	/* HyStart++ (RFC 9406): CSS entered, CSS left as spurious, slow starts it ended */
@@ -108,18 +112,18 @@ struct tcp_stack_stats {
 	uint64_t icmp_mtu_recorded, pmtu_conns_started, pmtu_conns_lowered, pmtu_conns_raised;
 	uint64_t pmtu_blackholes, pmtu_probes, pmtu_probes_ok, pmtu_probes_lost;
 	/* limits (tcp_limits.h, docs/LIMITS.md): each action one of them caused */
-	uint64_t syn_dropped_conns;     /* SYNs dropped: table full, no TIME-WAIT to end */
+	uint64_t syn_dropped_conns;	/* SYNs dropped: table full, no TIME-WAIT to end */
 	uint64_t syn_dropped_half_open; /* SYNs dropped: max_half_open reached, cookies off */
-	uint64_t syncookies_half_open;  /* of syncookies_sent: for max_half_open, not a backlog */
-	uint64_t connect_refused;       /* active opens failed with -ENOBUFS: table full */
-	uint64_t half_open_timeouts;    /* SYN-RECEIVED connections whose SYN-ACKs went unanswered */
-	uint64_t tw_recycled;  /* TIME-WAIT ended early to make room for a new connection */
-	uint64_t tw_overflow;  /* TIME-WAIT ended early: max_time_wait reached */
-	uint64_t snd_buf_full; /* sends cut short (or refused): the connection's snd_buf full */
+	uint64_t syncookies_half_open;	/* of syncookies_sent: for max_half_open, not a backlog */
+	uint64_t connect_refused;	/* active opens failed with -ENOBUFS: table full */
+	uint64_t half_open_timeouts; /* SYN-RECEIVED connections whose SYN-ACKs went unanswered */
+	uint64_t tw_recycled;	     /* TIME-WAIT ended early to make room for a new connection */
+	uint64_t tw_overflow;	     /* TIME-WAIT ended early: max_time_wait reached */
+	uint64_t snd_buf_full;	  /* sends cut short (or refused): the connection's snd_buf full */
 	uint64_t snd_mem_limited; /* sends cut short (or refused): mem_max reached */
 	uint64_t rcv_mem_limited; /* segments whose payload was not kept because of mem_max */
-	uint64_t ooo_full;        /* out-of-order segments not kept: the connection's reass limits */
-	uint64_t beyond_window;   /* segments cut at the receive window's edge: rcv_buf full */
+	uint64_t ooo_full;	/* out-of-order segments not kept: the connection's reass limits */
+	uint64_t beyond_window; /* segments cut at the receive window's edge: rcv_buf full */
 };
 
 /**
@@ -185,8 +189,8 @@ int tcp_stack_cookie_template(struct tcp_stack *st, struct tcp_cookie_template *
  */
 typedef void (*tcp_cookie_hook_fn)(void *arg);
 void tcp_stack_set_cookie_hook(struct tcp_stack *st, tcp_cookie_hook_fn fn, void *arg);
-#define TCP_COOKIE_HOOK_NS 100000000ull /* 100 ms */
-#define TCP_COOKIE_ARM_NS 1000000000ull /* 1 s */
+#define TCP_COOKIE_HOOK_NS 100000000ull	 /* 100 ms */
+#define TCP_COOKIE_ARM_NS  1000000000ull /* 1 s */
 /** Run due timers and deliver pending events. Call once per loop iteration. */
 void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
 /**

@@ -63,13 +63,11 @@ uint32_t tcp_syncookie_make(const uint8_t *key, const struct tcp_4tuple *t,
 			idx = i;
 	bits = idx << 6 | (o->has_wscale ? (o->wscale > 14 ? 14u : o->wscale) : WSCALE_NONE) << 2 |
 	       (o->sack_permitted ? 2u : 0u) | (tcp_syncookie_ecn_setup(syn) ? 1u : 0u);
-	return bits << MAC_BITS |
-	       mac(key, t, syn->seq, now_ns >> TCP_SYNCOOKIE_SLOT_SHIFT, bits);
+	return bits << MAC_BITS | mac(key, t, syn->seq, now_ns >> TCP_SYNCOOKIE_SLOT_SHIFT, bits);
 }
 
-bool tcp_syncookie_check(const uint8_t *key, const struct tcp_4tuple *t,
-			 const struct tcp_repr *ack, uint64_t now_ns,
-			 struct tcp_syncookie_opts *out)
+bool tcp_syncookie_check(const uint8_t *key, const struct tcp_4tuple *t, const struct tcp_repr *ack,
+			 uint64_t now_ns, struct tcp_syncookie_opts *out)
 {
 	uint32_t cookie = ack->ack - 1, peer_isn = ack->seq - 1;
 	uint32_t bits = cookie >> MAC_BITS, want = cookie & MAC_MASK;

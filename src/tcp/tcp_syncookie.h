@@ -36,7 +36,7 @@ struct tcp_syncookie_opts {
 	bool has_wscale;     /**< the peer sent a window scale ... */
 	uint8_t wscale;	     /**< ... of this shift (0-14) */
 	bool sack_permitted; /**< the peer sent SACK-permitted */
-	bool ecn_setup;      /**< the peer's SYN was ECN-setup (ECE and CWR) */
+	bool ecn_setup;	     /**< the peer's SYN was ECN-setup (ECE and CWR) */
 };
 
 /** Is @syn an ECN-setup SYN (RFC 3168 6.1.1: ECE and CWR)? */
@@ -54,8 +54,7 @@ uint32_t tcp_syncookie_make(const uint8_t *key, const struct tcp_4tuple *t,
  * of a handshake we answered with a cookie, in this slot or the previous
  * one? Fills @out with the peer's SYN options when it is.
  */
-bool tcp_syncookie_check(const uint8_t *key, const struct tcp_4tuple *t,
-			 const struct tcp_repr *ack, uint64_t now_ns,
-			 struct tcp_syncookie_opts *out);
+bool tcp_syncookie_check(const uint8_t *key, const struct tcp_4tuple *t, const struct tcp_repr *ack,
+			 uint64_t now_ns, struct tcp_syncookie_opts *out);
 
 #endif

@@ -35,14 +35,14 @@
 
 struct tcp_undo {
 	uint32_t marker;  /**< SND.UNA when the episode began */
-	uint32_t high;    /**< one past the highest byte retransmitted in it */
-	uint32_t end;     /**< the next step of closing comes when SND.UNA reaches this */
+	uint32_t high;	  /**< one past the highest byte retransmitted in it */
+	uint32_t end;	  /**< the next step of closing comes when SND.UNA reaches this */
 	uint32_t retrans; /**< segments retransmitted in it not yet reported received twice */
-	uint32_t ts;      /**< our TSval clock at its first retransmission */
-	bool on;          /**< an episode is open: it may still be undone */
-	bool rto;         /**< an RTO fired in it */
-	bool ts_check;    /**< the next ACK of new data is the first since an RTO */
-	bool closing;     /**< SND.UNA passed the first end: one more round */
+	uint32_t ts;	  /**< our TSval clock at its first retransmission */
+	bool on;	  /**< an episode is open: it may still be undone */
+	bool rto;	  /**< an RTO fired in it */
+	bool ts_check;	  /**< the next ACK of new data is the first since an RTO */
+	bool closing;	  /**< SND.UNA passed the first end: one more round */
 };
 
 /**

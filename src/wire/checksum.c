@@ -73,7 +73,8 @@ __attribute__((target("avx2,tune=haswell"))) static inline __m256i sum16_avx2(co
 }
 
 /* The exact sum of the 16-bit words of @blocks 32-byte blocks, from their biased lane sums. */
-__attribute__((target("avx2,tune=haswell"))) static inline uint64_t lanes_avx2(__m256i acc, size_t blocks)
+__attribute__((target("avx2,tune=haswell"))) static inline uint64_t lanes_avx2(__m256i acc,
+									       size_t blocks)
 {
 	int32_t lane[8];
 	int64_t s = (int64_t)blocks * 16 * 32768;
@@ -84,7 +85,8 @@ __attribute__((target("avx2,tune=haswell"))) static inline uint64_t lanes_avx2(_
 	return (uint64_t)s;
 }
 
-__attribute__((target("avx2,tune=haswell"))) uint16_t inet_csum_long_avx2(const void *buf, size_t len)
+__attribute__((target("avx2,tune=haswell"))) uint16_t inet_csum_long_avx2(const void *buf,
+									  size_t len)
 {
 	const uint8_t *p = buf;
 	uint64_t sum = 0;
@@ -101,8 +103,9 @@ __attribute__((target("avx2,tune=haswell"))) uint16_t inet_csum_long_avx2(const 
 		/* Four blocks an iteration, added in pairs: short dependency chains. */
 		for (; end - p >= 128; p += 128)
 			acc = _mm256_add_epi32(
-			    acc, _mm256_add_epi32(_mm256_add_epi32(sum16_avx2(p), sum16_avx2(p + 32)),
-						  _mm256_add_epi32(sum16_avx2(p + 64), sum16_avx2(p + 96))));
+			    acc, _mm256_add_epi32(
+				     _mm256_add_epi32(sum16_avx2(p), sum16_avx2(p + 32)),
+				     _mm256_add_epi32(sum16_avx2(p + 64), sum16_avx2(p + 96))));
 		for (; p < end; p += 32)
 			acc = _mm256_add_epi32(acc, sum16_avx2(p));
 		sum += lanes_avx2(acc, n / 32);
@@ -119,23 +122,23 @@ __attribute__((target("avx2,tune=haswell"))) uint16_t inet_csum_long_avx2(const 
 
 /* 64 bytes: sixteen 32-bit words widened into eight 64-bit lanes, twice. */
 __attribute__((target("avx512f,avx512bw"))) static inline __m512i add64_avx512(__m512i acc,
-									     __m512i x)
+									       __m512i x)
 {
 	const __m512i zero = _mm512_setzero_si512();
 
-	return _mm512_add_epi64(acc, _mm512_add_epi64(_mm512_unpacklo_epi32(x, zero),
-						      _mm512_unpackhi_epi32(x, zero)));
+	return _mm512_add_epi64(
+	    acc, _mm512_add_epi64(_mm512_unpacklo_epi32(x, zero), _mm512_unpackhi_epi32(x, zero)));
 }
 
 /* The first @len (< 64) bytes at @p, zeros past them: no read beyond the buffer. */
 __attribute__((target("avx512f,avx512bw"))) static inline __m512i load_part(const uint8_t *p,
-									  size_t len)
+									    size_t len)
 {
 	return _mm512_maskz_loadu_epi8((__mmask64)((1ull << len) - 1), p);
 }
 
 __attribute__((target("avx512f,avx512bw"))) uint16_t inet_csum_long_avx512(const void *buf,
-									    size_t len)
+									   size_t len)
 {
 	const uint8_t *p = buf;
 	__m512i acc0 = _mm512_setzero_si512(), acc1 = acc0;
@@ -155,7 +158,6 @@ __attribute__((target("avx512f,avx512bw"))) uint16_t inet_csum_long_avx512(const
 	return inet_csum_fold((uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(acc0, acc1)));
 }
 
-
 /*
  * AVX-512 VNNI: 64 bytes as thirty-two 16-bit words, biased as in the
  * AVX2 version and added in pairs into sixteen 32-bit lanes by one
@@ -164,8 +166,8 @@ __attribute__((target("avx512f,avx512bw"))) uint16_t inet_csum_long_avx512(const
  */
 #define VNNI_ROUND (1u << 20) /* 16384 blocks: a lane stays within 2^30 */
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static inline __m512i
-dot_vnni(__m512i acc, __m512i x)
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static inline __m512i dot_vnni(__m512i acc,
+										      __m512i x)
 {
 	const __m512i bias = _mm512_set1_epi16((short)0x8000), ones = _mm512_set1_epi16(1);
 
@@ -173,8 +175,8 @@ dot_vnni(__m512i acc, __m512i x)
 }
 
 /* The lanes' exact sum, as 64-bit numbers (four accumulators' lanes may pass 2^31 together). */
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static inline int64_t
-lanes_vnni(__m512i a, __m512i b)
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static inline int64_t lanes_vnni(__m512i a,
+											__m512i b)
 {
 	__m512i w = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)),
 				     _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
@@ -191,12 +193,14 @@ inet_csum_long_avx512vnni(const void *buf, size_t len)
 	uint64_t sum = 0;
 
 	while (len) {
-		/* Whole blocks, the last of them cut short and zero-padded (no read past the buffer). */
+		/* Whole blocks, the last of them cut short and zero-padded (no read past the
+		 * buffer). */
 		size_t n = len < VNNI_ROUND ? len : VNNI_ROUND, blocks = (n + 63) / 64;
 		const uint8_t *end = p + (n & ~(size_t)63);
 		__m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
 
-		/* Four blocks an iteration into four accumulators: the adds do not wait on each other. */
+		/* Four blocks an iteration into four accumulators: the adds do not wait on each
+		 * other. */
 		for (; end - p >= 256; p += 256) {
 			a0 = dot_vnni(a0, _mm512_loadu_si512(p));
 			a1 = dot_vnni(a1, _mm512_loadu_si512(p + 64));

@@ -174,8 +174,8 @@ static inline uint16_t inet_csum(const void *buf, size_t len)
 static inline uint16_t inet_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
 {
 	/* Summed in host order, swapped once: the sum is byte-order independent (RFC 1071 2(B)). */
-	uint32_t s = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + (len >> 16) +
-		     (len & 0xffff);
+	uint32_t s = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto +
+		     (len >> 16) + (len & 0xffff);
 
 	s = (s & 0xffff) + (s >> 16);
 	s = (s & 0xffff) + (s >> 16);

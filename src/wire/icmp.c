@@ -69,8 +69,8 @@ enum lunar_drop icmp_error_parse(const struct icmp_repr *r, struct icmp_quote *o
 	out->type = r->type;
 	out->code = r->code;
 	/* RFC 1191 4: the next-hop MTU is the low half of the header's "unused" word. */
-	out->mtu = r->type == ICMP_TYPE_DEST_UNREACH && r->code == ICMP_CODE_FRAG_NEEDED ? r->seq
-											  : 0;
+	out->mtu =
+	    r->type == ICMP_TYPE_DEST_UNREACH && r->code == ICMP_CODE_FRAG_NEEDED ? r->seq : 0;
 	out->total_len = (uint16_t)(q[2] << 8 | q[3]);
 	out->proto = q[9];
 	out->src = rd32(q + 12);

@@ -24,17 +24,17 @@
 #define ICMP_HDR_LEN 8
 
 /* Types and codes lunar tells apart (RFC 792; DPDK 22.11 names only echo). */
-#define ICMP_TYPE_DEST_UNREACH   3
-#define ICMP_TYPE_SOURCE_QUENCH  4  /* deprecated, RFC 6633 */
-#define ICMP_TYPE_TIME_EXCEEDED  11
-#define ICMP_TYPE_PARAM_PROBLEM  12
-#define ICMP_CODE_NET_UNREACH    0
-#define ICMP_CODE_HOST_UNREACH   1
-#define ICMP_CODE_PROTO_UNREACH  2
-#define ICMP_CODE_PORT_UNREACH   3
-#define ICMP_CODE_FRAG_NEEDED    4  /* with the next-hop MTU, RFC 1191 4 */
-#define ICMP_CODE_NET_PROHIBITED  9  /* RFC 1122 3.2.2.1 */
-#define ICMP_CODE_HOST_PROHIBITED 10
+#define ICMP_TYPE_DEST_UNREACH	   3
+#define ICMP_TYPE_SOURCE_QUENCH	   4 /* deprecated, RFC 6633 */
+#define ICMP_TYPE_TIME_EXCEEDED	   11
+#define ICMP_TYPE_PARAM_PROBLEM	   12
+#define ICMP_CODE_NET_UNREACH	   0
+#define ICMP_CODE_HOST_UNREACH	   1
+#define ICMP_CODE_PROTO_UNREACH	   2
+#define ICMP_CODE_PORT_UNREACH	   3
+#define ICMP_CODE_FRAG_NEEDED	   4 /* with the next-hop MTU, RFC 1191 4 */
+#define ICMP_CODE_NET_PROHIBITED   9 /* RFC 1122 3.2.2.1 */
+#define ICMP_CODE_HOST_PROHIBITED  10
 #define ICMP_CODE_ADMIN_PROHIBITED 13 /* RFC 1812 5.2.7.1 */
 
 /** Bytes of the quoted transport header an error is sure to carry (RFC 792). */
@@ -75,15 +75,15 @@ enum lunar_drop icmp_parse(const uint8_t *buf, size_t len, struct icmp_repr *out
  */
 struct icmp_quote {
 	uint8_t type, code;
-	uint16_t mtu;          /**< next-hop MTU of fragmentation needed (RFC 1191 4), else 0 */
-	uint32_t src, dst;     /**< the quoted datagram's addresses, host order */
-	uint8_t proto;         /**< its protocol */
-	uint16_t total_len;    /**< its IPv4 total length, as sent */
+	uint16_t mtu;	    /**< next-hop MTU of fragmentation needed (RFC 1191 4), else 0 */
+	uint32_t src, dst;  /**< the quoted datagram's addresses, host order */
+	uint8_t proto;	    /**< its protocol */
+	uint16_t total_len; /**< its IPv4 total length, as sent */
 	/** Ports and, for TCP, the sequence number: the 8 quoted bytes RFC 792 guarantees. */
 	uint16_t sport, dport;
 	uint32_t seq;
-	const uint8_t *l4;     /**< the quoted transport header */
-	size_t l4_len;         /**< >= ICMP_QUOTE_L4_LEN; more if the sender quoted more */
+	const uint8_t *l4; /**< the quoted transport header */
+	size_t l4_len;	   /**< >= ICMP_QUOTE_L4_LEN; more if the sender quoted more */
 };
 
 /** Is @type one of the error messages icmp_error_parse() reads? */

@@ -70,10 +70,10 @@ struct tcp_repr {
 
 /* RFC 3168 5: the ECN field, the low two bits of the IPv4 TOS octet. */
 #define TCP_ECN_NOT_ECT 0u
-#define TCP_ECN_ECT1 1u
-#define TCP_ECN_ECT0 2u
-#define TCP_ECN_CE 3u
-#define TCP_ECN_MASK 3u
+#define TCP_ECN_ECT1	1u
+#define TCP_ECN_ECT0	2u
+#define TCP_ECN_CE	3u
+#define TCP_ECN_MASK	3u
 
 /**
  * Validate and decode a TCP header and its options.

@@ -64,7 +64,8 @@ static inline uint32_t rd32(struct reader *r)
 struct port;
 struct rte_mbuf;
 
-/* The receive of a capturing port in a stateful target: frames are handed to netif_input() directly. */
+/* The receive of a capturing port in a stateful target: frames are handed to netif_input()
+ * directly. */
 static inline uint16_t fuzz_port_no_rx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	(void)p;

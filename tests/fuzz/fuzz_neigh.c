@@ -47,19 +47,19 @@
 #include "wire/eth.h"
 #include "wire/ipv4.h"
 
-#define MS 1000000ull
-#define SEC 1000000000ull
-#define OUR_IP 0x0a000001u  /* 10.0.0.1/24 */
-#define GW_IP 0x0a0000feu   /* 10.0.0.254 */
-#define OFF_LINK 0xc0a80505u /* 192.168.5.5 */
-#define N_MACS 8	     /* the stations' MACs, 02:00:00:00:00:01..08 */
+#define MS	   1000000ull
+#define SEC	   1000000000ull
+#define OUR_IP	   0x0a000001u /* 10.0.0.1/24 */
+#define GW_IP	   0x0a0000feu /* 10.0.0.254 */
+#define OFF_LINK   0xc0a80505u /* 192.168.5.5 */
+#define N_MACS	   8	       /* the stations' MACs, 02:00:00:00:00:01..08 */
 #define MAX_CLAIMS 256
 #define MAX_ASKERS 64
 #define POOL_MBUFS 4095
 
 static const uint32_t ip_pool[] = {
-	0x0a000002u, 0x0a000003u, 0x0a000004u, 0x0a000005u, 0x0a000006u, 0x0a000007u,
-	OUR_IP,	     0x0a0000ffu, 0,	       0xffffffffu, GW_IP,	 OFF_LINK,
+    0x0a000002u, 0x0a000003u, 0x0a000004u, 0x0a000005u, 0x0a000006u, 0x0a000007u,
+    OUR_IP,	 0x0a0000ffu, 0,	   0xffffffffu, GW_IP,	     OFF_LINK,
 };
 #define N_IPS (sizeof(ip_pool) / sizeof(ip_pool[0]))
 
@@ -82,10 +82,10 @@ static struct {
 	struct pair claims[MAX_CLAIMS], askers[MAX_ASKERS];
 	unsigned n_claims, n_askers;
 	bool claims_full, askers_full;
-	bool asked[N_IPS];    /* we sent to this pool address's next hop */
+	bool asked[N_IPS];	  /* we sent to this pool address's next hop */
 	unsigned requests[N_IPS]; /* requests for its next hop since we last sent there */
-	uint64_t accepted;    /* packets netif_udp_send() took (returned 0) */
-	uint64_t ipv4_frames; /* IPv4 frames sent */
+	uint64_t accepted;	  /* packets netif_udp_send() took (returned 0) */
+	uint64_t ipv4_frames;	  /* IPv4 frames sent */
 } fz;
 
 static struct rte_mempool *pool;
@@ -243,8 +243,8 @@ static void step_end(void)
 		struct eth_repr er;
 
 		FUZZ_CHECK(rte_pktmbuf_is_contiguous(m));
-		FUZZ_CHECK_OK(eth_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-					&er));
+		FUZZ_CHECK_OK(
+		    eth_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &er));
 		FUZZ_CHECK(rte_is_same_ether_addr(&er.src, &fz.nif.mac));
 		if (er.ethertype == RTE_ETHER_TYPE_ARP)
 			check_arp_frame(&er);
@@ -304,7 +304,8 @@ static void op_arp(struct reader *in)
 		dst = station_mac(how >> 5); /* not ours: the link is shared */
 		break;
 	}
-	FUZZ_CHECK(eth_emit(frame, sizeof(frame), &dst, &ar.sha, RTE_ETHER_TYPE_ARP) == ETH_HDR_LEN);
+	FUZZ_CHECK(eth_emit(frame, sizeof(frame), &dst, &ar.sha, RTE_ETHER_TYPE_ARP) ==
+		   ETH_HDR_LEN);
 	FUZZ_CHECK(arp_emit(frame + ETH_HDR_LEN, ARP_PKT_LEN, &ar) == ARP_PKT_LEN);
 	deliver(frame, sizeof(frame));
 }
@@ -355,7 +356,9 @@ static void op_time(struct reader *in)
 static void setup(struct reader *in)
 {
 	uint8_t o = rd8(in);
-	struct netif_config nc = {.port = &fz.port.base, .ip = OUR_IP, .prefix_len = 24,
+	struct netif_config nc = {.port = &fz.port.base,
+				  .ip = OUR_IP,
+				  .prefix_len = 24,
 				  .neigh_mode = NEIGH_MODE_ARP,
 				  .arp_retries = (o & 3) + 1u,
 				  .arp_retry_ns = (((o >> 2) & 3) + 1u) * 100 * MS,
@@ -363,8 +366,11 @@ static void setup(struct reader *in)
 
 	memset(&fz, 0, sizeof(fz));
 	fz.now = SEC;
-	fz.port.base = (struct port){.ops = &cap_ops, .name = "fuzz", .mac = {{0x02, 0, 0, 0, 0, 0xaa}},
-				     .mtu = 1500, .pool = pool};
+	fz.port.base = (struct port){.ops = &cap_ops,
+				     .name = "fuzz",
+				     .mac = {{0x02, 0, 0, 0, 0, 0xaa}},
+				     .mtu = 1500,
+				     .pool = pool};
 	FUZZ_CHECK(netif_init(&fz.nif, &nc) == 0);
 	fz.nif.now_ns = fz.now;
 	if (o & 0x40)
@@ -385,8 +391,9 @@ static void init_once(void)
 {
 	static bool done;
 	/* No hugepages, no files: as the unit tests' EAL (tests/unit/port/fake_port.c). */
-	char *argv[] = {"fuzz_neigh", "--no-pci", "--no-shconf", "--no-telemetry", "--no-huge",
-			"-m", "64", "-l", "0", "--log-level=3", NULL};
+	char *argv[] = {
+	    "fuzz_neigh", "--no-pci", "--no-shconf", "--no-telemetry", "--no-huge", "-m",
+	    "64",	  "-l",	      "0",	     "--log-level=3",  NULL};
 
 	if (done)
 		return;

@@ -199,9 +199,11 @@ static void drain(struct nl_watch *w, struct mirror *m, uint32_t max_seq)
 		struct nlmsghdr h;
 		int error;
 	} done = {
-		.h = {.nlmsg_len = sizeof(done), .nlmsg_type = NLMSG_DONE,
-		      .nlmsg_flags = NLM_F_MULTI, .nlmsg_pid = 0},
-		.error = 0,
+	    .h = {.nlmsg_len = sizeof(done),
+		  .nlmsg_type = NLMSG_DONE,
+		  .nlmsg_flags = NLM_F_MULTI,
+		  .nlmsg_pid = 0},
+	    .error = 0,
 	};
 
 	feed(w, m, NULL, 0);

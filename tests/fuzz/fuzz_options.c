@@ -49,7 +49,6 @@
 #include "loop/options.h"
 #include "port/port_spec.h"
 
-
 static const size_t errlens[4] = {512, 64, 8, 2};
 
 /* An error: -EINVAL and a non-empty message within the buffer. */
@@ -132,7 +131,7 @@ static void check_opts(const struct lunar_options *o)
 	FUZZ_CHECK(o->core <= 1023);
 	/* --tcp-limits: only what was given is set, each in its range. */
 	FUZZ_CHECK(!(o->tcp_limits.given & ~(unsigned)(TCP_LIMIT_CONNS | TCP_LIMIT_HALF_OPEN |
-							TCP_LIMIT_TIME_WAIT | TCP_LIMIT_MEM)));
+						       TCP_LIMIT_TIME_WAIT | TCP_LIMIT_MEM)));
 	if (o->tcp_limits.given & TCP_LIMIT_CONNS)
 		FUZZ_CHECK(o->tcp_limits.v.max_conns >= 1 &&
 			   o->tcp_limits.v.max_conns <= TCP_LIMITS_CONNS_MAX);
@@ -246,13 +245,14 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 
 	memset(st->err, 'X', st->errlen); /* no NUL: an error must write one */
 	if (code <= 8 || ((code == 9 || code == 15) && (code_byte & 0x40))) {
-		static const int by_bits[8] = {
-			LUNAR_OPT_IDLE_YIELD, LUNAR_OPT_XDP_SYNCOOKIES, LUNAR_OPT_KEEPALIVE,
-			LUNAR_OPT_SOCK_BUF,   LUNAR_OPT_TCP_LIMITS,     LUNAR_OPT_POOL,
-			LUNAR_OPT_PROBES,     LUNAR_OPT_HYSTART};
-		int opt = code <= 8    ? LUNAR_OPT_PORT + (int)code
-			  : code == 15 ? (code_byte & 0x80 ? LUNAR_OPT_PMTU_PROBE : LUNAR_OPT_PMTU_BLACKHOLE)
-				       : by_bits[(code_byte >> 5 & 4) | (code_byte >> 4 & 3)];
+		static const int by_bits[8] = {LUNAR_OPT_IDLE_YIELD, LUNAR_OPT_XDP_SYNCOOKIES,
+					       LUNAR_OPT_KEEPALIVE,  LUNAR_OPT_SOCK_BUF,
+					       LUNAR_OPT_TCP_LIMITS, LUNAR_OPT_POOL,
+					       LUNAR_OPT_PROBES,     LUNAR_OPT_HYSTART};
+		int opt = code <= 8 ? LUNAR_OPT_PORT + (int)code
+			  : code == 15
+			      ? (code_byte & 0x80 ? LUNAR_OPT_PMTU_PROBE : LUNAR_OPT_PMTU_BLACKHOLE)
+			      : by_bits[(code_byte >> 5 & 4) | (code_byte >> 4 & 3)];
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);
 		differential(opt, arg, rc, &st->o);
@@ -270,8 +270,8 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 		struct lunar_options before = st->o;
 
 		/* A tool's own code ('c' for lunar-ping's --count, 0, 0x0fff, ...). */
-		rc = lunar_options_apply(&st->o, code_byte < 128 ? code_byte : 0x0fff, arg,
-					 st->err, st->errlen);
+		rc = lunar_options_apply(&st->o, code_byte < 128 ? code_byte : 0x0fff, arg, st->err,
+					 st->errlen);
 		FUZZ_CHECK(rc == 0);
 		FUZZ_CHECK(!memcmp(&before, &st->o, sizeof(before)));
 		FUZZ_CHECK(st->err[0] == 'X');

@@ -155,18 +155,18 @@
 #include "tcp/tcp_syncookie.h"
 #include "wire/tcp.h"
 
-#define MS 1000000ull
-#define US 1000ull
-#define SETUP_LEN 16
-#define MAX_PAYLOAD 0x3fff
+#define MS		 1000000ull
+#define US		 1000ull
+#define SETUP_LEN	 16
+#define MAX_PAYLOAD	 0x3fff
 #define SWS_OVERRIDE_MAX (200 * MS) /* tcp_conn.c's SWS override timer */
 
 static const uint32_t rcv_bufs[8] = {1u << 20, 65535, 4096, 300000, 2048, 16384, 131072, 1000};
 static const uint32_t snd_bufs[8] = {1u << 20, 65536, 4096, 200000, 1500, 32768, 8192, 100};
 static const uint16_t our_mss[4] = {1460, 536, 88, 8960};
 static const unsigned iw_table[4] = {10, 0, 1, 4};
-static const uint64_t units[8] = {1 * US, 50 * US, 500 * US, 4 * MS, 50 * MS, 250 * MS,
-				  1000 * MS, 5000 * MS};
+static const uint64_t units[8] = {1 * US,  50 * US,  500 * US,	4 * MS,
+				  50 * MS, 250 * MS, 1000 * MS, 5000 * MS};
 
 static const uint32_t LADDR = 0x0a000001, RADDR = 0x0a000002;
 static const uint16_t LPORT = 61440, RPORT = 80;
@@ -176,15 +176,15 @@ struct fz {
 	struct tcp_out out;
 	uint64_t now;
 	uint32_t iss, irs;
-	uint32_t peer_ts;	/* the peer's timestamp clock */
-	uint16_t peer_wnd;	/* last window field the peer sent */
-	uint32_t app_off;	/* stream offset of the next byte the application sends */
-	uint32_t app_rcv;	/* sequence number of the next byte the application takes */
-	uint32_t last_ts_val;	/* our last TSval (the peer echoes it) */
+	uint32_t peer_ts;	     /* the peer's timestamp clock */
+	uint16_t peer_wnd;	     /* last window field the peer sent */
+	uint32_t app_off;	     /* stream offset of the next byte the application sends */
+	uint32_t app_rcv;	     /* sequence number of the next byte the application takes */
+	uint32_t last_ts_val;	     /* our last TSval (the peer echoes it) */
 	struct tcp_options syn_opts; /* what the peer's SYNs carry (set-up bytes 0-3) */
-	bool peer_syn;		/* the connection took the peer's SYN: IRS known */
-	bool synced;		/* the handshake completed (ESTABLISHED was reached) */
-	bool in_setup;		/* set-up steps: checked, not counted in state_visits */
+	bool peer_syn;		     /* the connection took the peer's SYN: IRS known */
+	bool synced;		     /* the handshake completed (ESTABLISHED was reached) */
+	bool in_setup;		     /* set-up steps: checked, not counted in state_visits */
 	/* previous values: these only move forward */
 	uint32_t prev_snd_una, prev_snd_max, prev_rcv_nxt, prev_rcv_adv;
 	enum tcp_state prev_state;
@@ -254,14 +254,14 @@ static bool syn_outstanding(enum tcp_state s)
  * CLOSING.
  */
 static const uint16_t state_edges[N_STATES] = {
-	[TCP_LISTEN] = B(TCP_SYN_RECEIVED),
-	[TCP_SYN_SENT] = B(TCP_SYN_RECEIVED) | B(TCP_ESTABLISHED),
-	[TCP_SYN_RECEIVED] = B(TCP_ESTABLISHED),
-	[TCP_ESTABLISHED] = B(TCP_FIN_WAIT_1) | B(TCP_CLOSE_WAIT),
-	[TCP_FIN_WAIT_1] = B(TCP_FIN_WAIT_2) | B(TCP_CLOSING) | B(TCP_TIME_WAIT),
-	[TCP_FIN_WAIT_2] = B(TCP_TIME_WAIT),
-	[TCP_CLOSE_WAIT] = B(TCP_LAST_ACK),
-	[TCP_CLOSING] = B(TCP_TIME_WAIT),
+    [TCP_LISTEN] = B(TCP_SYN_RECEIVED),
+    [TCP_SYN_SENT] = B(TCP_SYN_RECEIVED) | B(TCP_ESTABLISHED),
+    [TCP_SYN_RECEIVED] = B(TCP_ESTABLISHED),
+    [TCP_ESTABLISHED] = B(TCP_FIN_WAIT_1) | B(TCP_CLOSE_WAIT),
+    [TCP_FIN_WAIT_1] = B(TCP_FIN_WAIT_2) | B(TCP_CLOSING) | B(TCP_TIME_WAIT),
+    [TCP_FIN_WAIT_2] = B(TCP_TIME_WAIT),
+    [TCP_CLOSE_WAIT] = B(TCP_LAST_ACK),
+    [TCP_CLOSING] = B(TCP_TIME_WAIT),
 };
 
 NO_COVERAGE static bool reachable(enum tcp_state from, enum tcp_state to)
@@ -447,7 +447,8 @@ static void check_syn(const struct fz *f, const struct tcp_tx *t)
 	bool ask = ecn_wanted(c) && !(c->cfg.ecn_fallback && c->retries);
 
 	FUZZ_CHECK(ack || !ask || !c->ecn_no_ect);
-	FUZZ_CHECK(t->flags == (ack ? SYN | ACK | (c->ecn_ok ? ECE : 0) : SYN | (ask ? ECE | CWR : 0)));
+	FUZZ_CHECK(t->flags ==
+		   (ack ? SYN | ACK | (c->ecn_ok ? ECE : 0) : SYN | (ask ? ECE | CWR : 0)));
 	FUZZ_CHECK(t->ecn == TCP_ECN_NOT_ECT);
 	FUZZ_CHECK(c->state == (ack ? TCP_SYN_RECEIVED : TCP_SYN_SENT));
 	FUZZ_CHECK(t->seq == c->iss && t->len == 0 && !t->tso_mss && c->snd_max == c->iss + 1);
@@ -515,7 +516,8 @@ static void check_out(struct fz *f)
 			FUZZ_CHECK(seq_leq(t->seq + t->len, c->snd_max));
 			FUZZ_CHECK(seq_leq(t->seq + t->len, data_end(c)));
 			check_tx_payload(f, t);
-			/* Data and options fit the MSS (RFC 9293 3.7.1: options count); a probe, the peer's. */
+			/* Data and options fit the MSS (RFC 9293 3.7.1: options count); a probe,
+			 * the peer's. */
 			FUZZ_CHECK(t->len + optlen <=
 				   (size_t)(t->len > c->snd_mss ? c->mss_clamp : c->snd_mss) +
 				       (c->ts_ok ? 12 : 0));
@@ -716,10 +718,11 @@ static void check_conn(struct fz *f, bool after_timer, const char *what)
 			    (c->fin_queued && !c->fin_sent);
 
 		if (owed && !(c->rto_at || c->persist_at)) {
-			fprintf(stderr,
-				"state %s una %u nxt %u max %u end %u fin q%d s%d wnd %u: no timer\n",
-				tcp_state_name(c->state), c->snd_una, c->snd_nxt, c->snd_max,
-				data_end(c), c->fin_queued, c->fin_sent, c->snd_wnd);
+			fprintf(
+			    stderr,
+			    "state %s una %u nxt %u max %u end %u fin q%d s%d wnd %u: no timer\n",
+			    tcp_state_name(c->state), c->snd_una, c->snd_nxt, c->snd_max,
+			    data_end(c), c->fin_queued, c->fin_sent, c->snd_wnd);
 			FUZZ_CHECK(!"data or FIN owed to the peer but no timer armed");
 		}
 	}
@@ -968,11 +971,15 @@ enum start_mode {
 static const uint8_t cookie_key[TCP_SYNCOOKIE_KEY_BYTES] = "lunar fuzz key!";
 
 /* A set-up segment from the peer: a SYN with the set-up's options, else timestamps if agreed. */
-static void setup_input(struct fz *f, uint8_t flags, uint32_t seq, uint32_t ack,
-			const char *what)
+static void setup_input(struct fz *f, uint8_t flags, uint32_t seq, uint32_t ack, const char *what)
 {
-	struct tcp_repr r = {.sport = RPORT, .dport = LPORT, .seq = seq, .ack = ack,
-			     .flags = flags, .window = f->peer_wnd, .hdr_len = 20};
+	struct tcp_repr r = {.sport = RPORT,
+			     .dport = LPORT,
+			     .seq = seq,
+			     .ack = ack,
+			     .flags = flags,
+			     .window = f->peer_wnd,
+			     .hdr_len = 20};
 
 	if (flags & SYN)
 		r.opts = f->syn_opts;
@@ -998,10 +1005,19 @@ static uint32_t cookie_open(struct fz *f, const struct tcp_4tuple *t, uint32_t i
 			    uint8_t ecn_flags, struct tcp_repr *syn, uint16_t *mss)
 {
 	const struct tcp_options *so = &f->syn_opts;
-	struct tcp_repr peer = {.sport = RPORT, .dport = LPORT, .seq = irs, .flags = SYN | ecn_flags,
-				.window = f->peer_wnd, .hdr_len = 20, .opts = *so};
-	struct tcp_repr ack = {.sport = RPORT, .dport = LPORT, .seq = irs + 1, .flags = ACK,
-			       .window = f->peer_wnd, .hdr_len = 20};
+	struct tcp_repr peer = {.sport = RPORT,
+				.dport = LPORT,
+				.seq = irs,
+				.flags = SYN | ecn_flags,
+				.window = f->peer_wnd,
+				.hdr_len = 20,
+				.opts = *so};
+	struct tcp_repr ack = {.sport = RPORT,
+			       .dport = LPORT,
+			       .seq = irs + 1,
+			       .flags = ACK,
+			       .window = f->peer_wnd,
+			       .hdr_len = 20};
 	struct tcp_syncookie_opts co;
 	uint32_t cookie = tcp_syncookie_make(cookie_key, t, &peer, f->now);
 	uint16_t want = so->has_mss ? so->mss : 536;
@@ -1018,9 +1034,12 @@ static uint32_t cookie_open(struct fz *f, const struct tcp_4tuple *t, uint32_t i
 		FUZZ_CHECK(co.wscale == (so->wscale > 14 ? 14 : so->wscale));
 	FUZZ_CHECK(co.mss >= 536 && (co.mss <= want || co.mss == 536));
 	FUZZ_CHECK(co.ecn_setup == (ecn_flags == (ECE | CWR)));
-	*syn = (struct tcp_repr){.sport = RPORT, .dport = LPORT, .seq = irs,
+	*syn = (struct tcp_repr){.sport = RPORT,
+				 .dport = LPORT,
+				 .seq = irs,
 				 .flags = SYN | (co.ecn_setup ? ECE | CWR : 0),
-				 .window = ack.window, .hdr_len = 20};
+				 .window = ack.window,
+				 .hdr_len = 20};
 	syn->opts.has_mss = true;
 	syn->opts.mss = co.mss;
 	syn->opts.has_wscale = co.has_wscale;
@@ -1049,7 +1068,8 @@ static void setup(struct fz *f, struct reader *in)
 	tcp_config_default(&cfg);
 	cfg.timestamps = !(o & 0x08);
 	cfg.sack = !(o & 0x10);
-	cfg.dsack = !(pmss & 1); /* the peer's MSS keeps its meaning; its low bit turns D-SACKs off */
+	cfg.dsack =
+	    !(pmss & 1); /* the peer's MSS keeps its meaning; its low bit turns D-SACKs off */
 	cfg.window_scaling = !(o & 0x20);
 	cfg.nodelay = o & 0x40;
 	cfg.delayed_ack = !(o & 0x80);
@@ -1063,10 +1083,12 @@ static void setup(struct fz *f, struct reader *in)
 		cfg.keepalive_probes = 3;
 	}
 	cfg.iw_segments = iw_table[(k >> 3) & 3];
-	/* Byte 2 bits 4-6: the algorithm, and whether ECN is asked for (and the peer's SYN offers it). */
+	/* Byte 2 bits 4-6: the algorithm, and whether ECN is asked for (and the peer's SYN offers
+	 * it). */
 	cfg.cc = (enum tcp_cc_algo)(((b1 >> 4) & 3) % TCP_CC_ALGO_COUNT);
 	cfg.ecn = (b1 & 0x40) ? TCP_ECN_ON : TCP_ECN_ACCEPT;
-	cfg.ecn_fallback = !(pwnd & 1); /* the peer's window keeps its meaning; its low bit turns it off */
+	cfg.ecn_fallback =
+	    !(pwnd & 1); /* the peer's window keeps its meaning; its low bit turns it off */
 	if (k & 0x20)
 		cfg.reass_max_segs = 4;
 	if (k & 0x40)
@@ -1077,11 +1099,15 @@ static void setup(struct fz *f, struct reader *in)
 	f->now = 1000 * MS;
 	f->peer_ts = 777;
 	f->peer_wnd = pwnd;
-	f->syn_opts = (struct tcp_options){.has_mss = pmss != 0, .mss = pmss,
-					   .has_wscale = o & 0x04, .wscale = pws,
-					   .sack_permitted = o & 0x02, .has_ts = o & 0x01};
+	f->syn_opts = (struct tcp_options){.has_mss = pmss != 0,
+					   .mss = pmss,
+					   .has_wscale = o & 0x04,
+					   .wscale = pws,
+					   .sack_permitted = o & 0x02,
+					   .has_ts = o & 0x01};
 	if (mode == START_COOKIE || mode == START_COOKIE_ACKED)
-		iss = cookie_open(f, &t, irs, k & 0x80, (b1 & 0x40) ? ECE | CWR : 0, &syn, &peer_mss);
+		iss =
+		    cookie_open(f, &t, irs, k & 0x80, (b1 & 0x40) ? ECE | CWR : 0, &syn, &peer_mss);
 	FUZZ_CHECK(tcp_conn_init(c, &cfg, &t, iss, f->now) == 0);
 	/*
 	 * Half the inputs (by the ISS's low bit) let an ACK of everything leave
@@ -1140,7 +1166,8 @@ static void setup(struct fz *f, struct reader *in)
 		FUZZ_CHECK(c->ts_ok == (cfg.timestamps && (o & 0x01)));
 		FUZZ_CHECK(c->sack_ok == (cfg.sack && (o & 0x02)));
 		FUZZ_CHECK(c->ws_ok == (cfg.window_scaling && (o & 0x04)));
-		/* The set-up's peer offers (or agrees to) ECN exactly when we ask for it (RFC 3168 6.1.1). */
+		/* The set-up's peer offers (or agrees to) ECN exactly when we ask for it (RFC
+		 * 3168 6.1.1). */
 		FUZZ_CHECK(c->ecn_ok == !!(b1 & 0x40));
 		FUZZ_CHECK(c->snd_wscale == (c->ws_ok ? (pws > 14 ? 14 : pws) : 0));
 		/* RFC 9293 3.7.1: at most ours, less the timestamp option; floor 64. */

@@ -190,26 +190,26 @@
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
 
-#define US 1000ull
-#define MS 1000000ull
-#define SEC 1000000000ull
-#define SETUP_LEN 10
-#define N_FLOWS 8
-#define N_SOCKS 8
-#define N_LISTEN 2
-#define N_KNOWN 64
-#define N_HELD 64
-#define BURST_MAX 32
-#define POOL_MBUFS 512
-#define FRAME_ROOM 9100 /* data room of a packet buffer: a 9000-byte MTU frame */
+#define US	      1000ull
+#define MS	      1000000ull
+#define SEC	      1000000000ull
+#define SETUP_LEN     10
+#define N_FLOWS	      8
+#define N_SOCKS	      8
+#define N_LISTEN      2
+#define N_KNOWN	      64
+#define N_HELD	      64
+#define BURST_MAX     32
+#define POOL_MBUFS    512
+#define FRAME_ROOM    9100 /* data room of a packet buffer: a 9000-byte MTU frame */
 #define DRAIN_SECONDS 600
 
-#define OUR_IP 0x0a000001u    /* 10.0.0.1/24 */
-#define PEER_A 0x0a000002u    /* the peers the flows are with */
-#define PEER_B 0x0a000003u
-#define FLOOD_IP 0x0a000004u  /* the SYN flood's spoofed source */
-#define ROUTER_IP 0x0a0000feu /* ICMP errors */
-#define BCAST_IP 0x0a0000ffu
+#define OUR_IP	    0x0a000001u /* 10.0.0.1/24 */
+#define PEER_A	    0x0a000002u /* the peers the flows are with */
+#define PEER_B	    0x0a000003u
+#define FLOOD_IP    0x0a000004u /* the SYN flood's spoofed source */
+#define ROUTER_IP   0x0a0000feu /* ICMP errors */
+#define BCAST_IP    0x0a0000ffu
 #define CLOSED_PORT 9
 
 static const uint16_t listen_ports[N_LISTEN] = {80, 8080};
@@ -219,11 +219,11 @@ static const uint16_t mtus[4] = {1500, 9000, 1280, 600};
 static const uint16_t peer_mss[8] = {1460, 536, 8960, 64, 0, 1200, 65535, 88};
 static const uint8_t peer_wscale[4] = {0, 2, 7, 15};
 static const uint32_t challenge_limits[4] = {20, 0, 1, 1000};
-static const uint64_t units[8] = {1 * US, 100 * US, 1 * MS, 4 * MS, 50 * MS, 250 * MS, SEC,
-				  10 * SEC};
+static const uint64_t units[8] = {1 * US,  100 * US, 1 * MS, 4 * MS,
+				  50 * MS, 250 * MS, SEC,    10 * SEC};
 /* ICMP errors an operation can send: (type, code), fragmentation needed most. */
 static const uint8_t icmp_kinds[16][2] = {
-    {3, 4}, {3, 4}, {3, 4}, {3, 4}, {3, 0}, {3, 1},  {3, 2},  {3, 3},
+    {3, 4},  {3, 4}, {3, 4}, {3, 4},  {3, 0},  {3, 1}, {3, 2},	{3, 3},
     {3, 13}, {3, 9}, {3, 6}, {11, 0}, {12, 0}, {4, 0}, {3, 15}, {3, 20},
 };
 
@@ -235,15 +235,15 @@ struct flow {
 	struct tcp_4tuple t; /* as the stack sees it: laddr us, raddr the peer */
 	unsigned gen;	     /* new 4-tuples of this flow so far (its ports) */
 	/* the peer's own sequence space */
-	uint32_t iss, nxt;	      /* its ISN; just past the highest it sent */
+	uint32_t iss, nxt;	     /* its ISN; just past the highest it sent */
 	struct tcp_options syn_opts; /* what its SYNs offer */
-	uint16_t wnd;		      /* the window field it sends */
-	uint32_t acked;		      /* the last ACK it sent */
+	uint16_t wnd;		     /* the window field it sends */
+	uint32_t acked;		     /* the last ACK it sent */
 	/* what it saw of the stack */
-	bool seen_syn;		/* the stack's SYN or SYN-ACK: its ISS */
+	bool seen_syn; /* the stack's SYN or SYN-ACK: its ISS */
 	uint32_t stack_iss, seen_max, seen_ack;
-	bool ts_ok;		/* both SYNs had timestamps */
-	uint32_t ts_recent;	/* the stack's last TSval */
+	bool ts_ok;	    /* both SYNs had timestamps */
+	uint32_t ts_recent; /* the stack's last TSval */
 };
 
 /* A socket the application holds. */
@@ -314,9 +314,9 @@ static struct {
 	unsigned n_burst;
 	struct tcp_options syn_opts; /* set-up byte 6 */
 	uint64_t tcp_frames;	     /* TCP segments transmitted */
-	uint64_t cookies_checked;   /* syncookies_sent when the last frames were checked */
-	uint64_t closed_checked;    /* closed, likewise */
-	uint64_t iter;              /* iterations ended */
+	uint64_t cookies_checked;    /* syncookies_sent when the last frames were checked */
+	uint64_t closed_checked;     /* closed, likewise */
+	uint64_t iter;		     /* iterations ended */
 	unsigned flood_n;
 	uint16_t ip_id;
 	bool defer; /* the loop leaves its bookkeeping until after the transmit (set-up 8-9) */
@@ -458,7 +458,8 @@ static struct app_sock *sock_of(uint32_t raddr, uint16_t rport, uint16_t lport)
 		if (!as->s)
 			continue;
 		c = tcp_sock_conn(as->s);
-		if (c->state != TCP_CLOSED && c->tuple.raddr == raddr && c->tuple.rport == rport && c->tuple.lport == lport)
+		if (c->state != TCP_CLOSED && c->tuple.raddr == raddr && c->tuple.rport == rport &&
+		    c->tuple.lport == lport)
 			return as;
 	}
 	return NULL;
@@ -470,8 +471,7 @@ static void flow_reset(struct flow *f)
 	struct tcp_4tuple t = f->t;
 	unsigned gen = f->gen;
 
-	*f = (struct flow){.used = true, .t = t, .gen = gen, .syn_opts = fz.syn_opts,
-			   .wnd = 65535};
+	*f = (struct flow){.used = true, .t = t, .gen = gen, .syn_opts = fz.syn_opts, .wnd = 65535};
 }
 
 /* Flow @k, given a 4-tuple to our port 80 from the first peer if it has none yet. */
@@ -480,7 +480,8 @@ static struct flow *flow_get(unsigned k)
 	struct flow *f = &fz.flows[k];
 
 	if (!f->used) {
-		f->t = (struct tcp_4tuple){.laddr = OUR_IP, .raddr = PEER_A,
+		f->t = (struct tcp_4tuple){.laddr = OUR_IP,
+					   .raddr = PEER_A,
 					   .lport = listen_ports[0],
 					   .rport = (uint16_t)(20000 + 64 * k)};
 		flow_reset(f);
@@ -526,15 +527,19 @@ static uint8_t *ip_frame(struct rte_mbuf **m, uint32_t src, uint32_t dst, uint8_
 			 uint8_t tos, size_t len)
 {
 	struct rte_ether_addr smac = mac_of(src), dmac = mac_of(OUR_IP);
-	struct ipv4_repr ir = {.src = src, .dst = dst, .proto = proto, .tos = tos, .ttl = 64,
-			       .id = fz.ip_id++, .payload_len = len};
+	struct ipv4_repr ir = {.src = src,
+			       .dst = dst,
+			       .proto = proto,
+			       .tos = tos,
+			       .ttl = 64,
+			       .id = fz.ip_id++,
+			       .payload_len = len};
 	uint8_t *p = frame_new(m, RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + len);
 
 	if (!p)
 		return NULL;
 	eth_emit(p, RTE_ETHER_HDR_LEN, &dmac, &smac, RTE_ETHER_TYPE_IPV4);
-	FUZZ_CHECK(ipv4_emit(p + RTE_ETHER_HDR_LEN, IPV4_HDR_LEN + len, &ir, true) ==
-		   IPV4_HDR_LEN);
+	FUZZ_CHECK(ipv4_emit(p + RTE_ETHER_HDR_LEN, IPV4_HDR_LEN + len, &ir, true) == IPV4_HDR_LEN);
 	return p + RTE_ETHER_HDR_LEN + IPV4_HDR_LEN;
 }
 
@@ -569,8 +574,13 @@ static void peer_segment(uint32_t src, struct tcp_repr *r, uint8_t ecn)
 static struct tcp_repr flow_repr(const struct flow *f, uint8_t flags, uint32_t seq, uint32_t ack,
 				 bool flip_ts)
 {
-	struct tcp_repr r = {.sport = f->t.rport, .dport = f->t.lport, .seq = seq, .ack = ack,
-			     .flags = flags, .window = f->wnd, .hdr_len = 20};
+	struct tcp_repr r = {.sport = f->t.rport,
+			     .dport = f->t.lport,
+			     .seq = seq,
+			     .ack = ack,
+			     .flags = flags,
+			     .window = f->wnd,
+			     .hdr_len = 20};
 	bool ts = (flags & SYN) ? f->syn_opts.has_ts : f->ts_ok;
 
 	if (flags & SYN) {
@@ -754,7 +764,9 @@ static void check_frame(const uint8_t *p, size_t len)
 	VLOG("  stack %u->%u flags %02x seq %u ack %u len %zu wnd %u%s\n", r.sport, r.dport,
 	     r.flags, r.seq, r.ack, r.payload_len, r.window, (ir.tos & 3) ? " ect" : "");
 	if (ir.dst == FLOOD_IP) {
-		/* Spoofed SYNs get SYN-ACKs (or cookies); their 4-tuples get nothing else but RSTs. */
+		/*
+		 * Spoofed SYNs get SYN-ACKs (or cookies); their 4-tuples get nothing else but RSTs.
+		 */
 		FUZZ_CHECK((r.flags & (SYN | ACK | RST | FIN)) == (SYN | ACK) || (r.flags & RST));
 		return;
 	}
@@ -840,7 +852,8 @@ static void check_sock(struct app_sock *as)
 		if (una_off + c->snd.bytes != as->wrote) {
 			fprintf(stderr, "una_off %u + bytes %u != written %u (state %s)\n", una_off,
 				c->snd.bytes, as->wrote, tcp_state_name(c->state));
-			FUZZ_CHECK(!"send buffer does not hold what was written and not acknowledged");
+			FUZZ_CHECK(
+			    !"send buffer does not hold what was written and not acknowledged");
 		}
 	}
 	/* The receive queue runs from what was read to RCV.NXT (less the peer's FIN). */
@@ -860,7 +873,6 @@ static uint64_t conn_bytes(const struct tcp_conn *c)
 {
 	return (uint64_t)c->snd.bytes + c->rcvq_bytes + c->app_held + c->reass.bytes;
 }
-
 
 /*
  * The path MTU cache and the connections agree (RFC 1191 5): each knows
@@ -882,7 +894,8 @@ static void check_path_mtu(const struct tcp_conn *c)
 	FUZZ_CHECK(!cached || cached >= TCP_PMTU_MIN);
 	FUZZ_CHECK(c->snd_mss <= c->mss_clamp);
 	if (c->state >= TCP_ESTABLISHED) {
-		uint32_t fits = c->path_mtu ? c->path_mtu - 40u - (c->ts_ok ? 12u : 0u) : UINT32_MAX;
+		uint32_t fits =
+		    c->path_mtu ? c->path_mtu - 40u - (c->ts_ok ? 12u : 0u) : UINT32_MAX;
 
 		FUZZ_CHECK(c->snd_mss == (fits < c->mss_clamp ? fits : c->mss_clamp));
 	}
@@ -929,9 +942,9 @@ static void check_stack(void)
 	/* Every ICMP error netif hands to TCP gets exactly one verdict (or is another worker's). */
 	{
 		uint64_t verdicts = x->icmp_no_conn + x->icmp_out_of_window + x->icmp_mtu_absurd +
-				    x->icmp_mtu_not_lower + x->icmp_mtu_recorded + x->icmp_mss_lowered +
-				    x->icmp_mss_floored + x->icmp_soft_errors + x->icmp_aborts +
-				    x->icmp_rto_reverts;
+				    x->icmp_mtu_not_lower + x->icmp_mtu_recorded +
+				    x->icmp_mss_lowered + x->icmp_mss_floored +
+				    x->icmp_soft_errors + x->icmp_aborts + x->icmp_rto_reverts;
 		uint64_t handed = fz.nif.ctr.rx_icmp_error_tcp;
 
 		FUZZ_CHECK(verdicts <= handed && handed <= verdicts + x->foreign);
@@ -963,7 +976,8 @@ static void held_release(unsigned i)
 		as->held_bytes -= h->len;
 		tcp_sock_zc_done(as->s, h->data, h->len);
 	} else {
-		tcp_sock_zc_done(NULL, h->data, h->len); /* the socket is closed: only the reference */
+		tcp_sock_zc_done(NULL, h->data,
+				 h->len); /* the socket is closed: only the reference */
 	}
 	fz.held[i] = fz.held[--fz.n_held];
 }
@@ -994,7 +1008,8 @@ static size_t app_read(struct app_sock *as, size_t max)
 		return 0;
 	FUZZ_CHECK(rd_ready(as, c));
 	if (!is_rx(io_buf, as->rd_seq, n)) {
-		fprintf(stderr, "read %zu bytes at seq %u: not what the peer sent\n", n, as->rd_seq);
+		fprintf(stderr, "read %zu bytes at seq %u: not what the peer sent\n", n,
+			as->rd_seq);
 		FUZZ_CHECK(!"bytes read are not the peer's");
 	}
 	as->rd_seq += (uint32_t)n;
@@ -1167,9 +1182,12 @@ static struct tcp_options syn_options(uint8_t o)
 {
 	uint16_t mss = peer_mss[(o >> 3) & 7];
 
-	return (struct tcp_options){.has_ts = o & 0x01, .sack_permitted = o & 0x02,
-				    .has_wscale = o & 0x04, .wscale = peer_wscale[o >> 6],
-				    .has_mss = mss != 0, .mss = mss};
+	return (struct tcp_options){.has_ts = o & 0x01,
+				    .sack_permitted = o & 0x02,
+				    .has_wscale = o & 0x04,
+				    .wscale = peer_wscale[o >> 6],
+				    .has_mss = mss != 0,
+				    .mss = mss};
 }
 
 static void op_syn(struct reader *in, unsigned k)
@@ -1181,7 +1199,8 @@ static void op_syn(struct reader *in, unsigned k)
 
 	if (!f->used || (b & 0x04)) {
 		f->gen++;
-		f->t = (struct tcp_4tuple){.laddr = OUR_IP, .raddr = (b & 0x08) ? PEER_B : PEER_A,
+		f->t = (struct tcp_4tuple){.laddr = OUR_IP,
+					   .raddr = (b & 0x08) ? PEER_B : PEER_A,
 					   .rport = (uint16_t)(20000 + 64 * k + f->gen % 64)};
 	}
 	f->t.lport = (b & 3) == 2 ? CLOSED_PORT : listen_ports[b & 1];
@@ -1219,8 +1238,8 @@ static void op_synack(struct reader *in, unsigned k)
 	struct tcp_repr r;
 
 	f->iss = f->nxt = iss;
-	r = flow_repr(f, SYN | ACK | ((b & 0x01) ? ECE : 0), iss,
-		      f->stack_iss + 1 + (uint32_t)dack, false);
+	r = flow_repr(f, SYN | ACK | ((b & 0x01) ? ECE : 0), iss, f->stack_iss + 1 + (uint32_t)dack,
+		      false);
 	flow_send(f, &r, 0);
 }
 
@@ -1230,8 +1249,8 @@ static void op_data(struct reader *in, unsigned k)
 	uint8_t b = rd8(in);
 	uint16_t pl = rd16(in);
 	uint8_t flags = ACK | ((b & 0x01) ? FIN : 0) | ((b & 0x04) ? 0 : PSH);
-	struct tcp_repr r = flow_repr(f, flags, (b & 0x02) ? stack_rcv_nxt(f) : f->nxt,
-				      f->seen_max, false);
+	struct tcp_repr r =
+	    flow_repr(f, flags, (b & 0x02) ? stack_rcv_nxt(f) : f->nxt, f->seen_max, false);
 
 	r.payload_len = pl & 0x3fff;
 	flow_send(f, &r, (uint8_t)(pl >> 14));
@@ -1273,8 +1292,10 @@ static void op_raw(struct reader *in, unsigned k)
 	if (len >= 20) {
 		if (b & 0x01) {
 			/* Flow k's 4-tuple, SEQ and ACK relative to what each side has seen. */
-			uint32_t seq = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | p[6] << 8 | p[7];
-			uint32_t ack = (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | p[10] << 8 | p[11];
+			uint32_t seq =
+			    (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | p[6] << 8 | p[7];
+			uint32_t ack =
+			    (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | p[10] << 8 | p[11];
 
 			seq += stack_rcv_nxt(f);
 			ack += f->seen_max;
@@ -1309,12 +1330,17 @@ static void op_icmp(struct reader *in, unsigned k)
 	uint16_t mtu = rd16(in);
 	int16_t dseq = (int16_t)rd16(in);
 	uint32_t bases[4] = {f->acked, f->seen_max - 1, f->stack_iss, f->acked + 0x80000000u};
-	struct ipv4_repr qi = {.src = (b & 0x04) ? f->t.raddr : OUR_IP, .dst = f->t.raddr,
-			       .proto = (b & 0x08) ? IPPROTO_UDP : IPPROTO_TCP, .ttl = 64,
+	struct ipv4_repr qi = {.src = (b & 0x04) ? f->t.raddr : OUR_IP,
+			       .dst = f->t.raddr,
+			       .proto = (b & 0x08) ? IPPROTO_UDP : IPPROTO_TCP,
+			       .ttl = 64,
 			       .payload_len = 40};
-	struct tcp_repr qt = {.sport = f->t.lport, .dport = f->t.rport,
+	struct tcp_repr qt = {.sport = f->t.lport,
+			      .dport = f->t.rport,
 			      .seq = bases[(b >> 4) & 3] + (uint32_t)(int32_t)dseq,
-			      .ack = stack_rcv_nxt(f), .flags = ACK, .window = 1000};
+			      .ack = stack_rcv_nxt(f),
+			      .flags = ACK,
+			      .window = 1000};
 	uint8_t quote[IPV4_HDR_LEN + TCP_HDR_LEN], msg[ICMP_HDR_LEN + sizeof(quote)];
 	size_t qlen = IPV4_HDR_LEN + l4_len[b & 3], n;
 	uint32_t from = (b & 0x40) ? f->t.raddr : ROUTER_IP;
@@ -1324,9 +1350,10 @@ static void op_icmp(struct reader *in, unsigned k)
 	FUZZ_CHECK(ipv4_emit(quote, sizeof(quote), &qi, true) == IPV4_HDR_LEN);
 	FUZZ_CHECK(tcp_emit(quote + IPV4_HDR_LEN, TCP_HDR_LEN, &qt, NULL, qi.src, qi.dst, false) ==
 		   TCP_HDR_LEN);
-	n = icmp_emit(msg, sizeof(msg),
-		      &(struct icmp_repr){.type = kind[0], .code = kind[1], .seq = mtu,
-					  .data = quote, .data_len = qlen});
+	n = icmp_emit(
+	    msg, sizeof(msg),
+	    &(struct icmp_repr){
+		.type = kind[0], .code = kind[1], .seq = mtu, .data = quote, .data_len = qlen});
 	FUZZ_CHECK(n == ICMP_HDR_LEN + qlen);
 	if (b & 0x80)
 		deliver(); /* on its own: the state it meets is the state now */
@@ -1344,8 +1371,7 @@ static void op_icmp(struct reader *in, unsigned k)
 		 */
 		struct app_sock *as = sock_of(f->t.raddr, f->t.rport, f->t.lport);
 		bool meant = as && icmp_is_error(kind[0]) && !(b & 0x0c) /* ours, TCP */ &&
-			     (b & 3) != 2 /* not cut short */ &&
-			     fz.plan.n_queues == 1;
+			     (b & 3) != 2 /* not cut short */ && fz.plan.n_queues == 1;
 		uint64_t no_conn = tcp_stack_stats(fz.st)->icmp_no_conn;
 
 		deliver();
@@ -1362,9 +1388,13 @@ static void op_flood(struct reader *in)
 
 	for (unsigned i = 0; i < n; i++) {
 		uint16_t sport = (uint16_t)(1024 + fz.flood_n++);
-		struct tcp_repr r = {.sport = sport, .dport = listen_ports[(b >> 5) & 1],
-				     .seq = 7919u * sport, .flags = SYN | ((b & 0x40) ? ECE | CWR : 0),
-				     .window = 65535, .hdr_len = 20, .opts = fz.syn_opts};
+		struct tcp_repr r = {.sport = sport,
+				     .dport = listen_ports[(b >> 5) & 1],
+				     .seq = 7919u * sport,
+				     .flags = SYN | ((b & 0x40) ? ECE | CWR : 0),
+				     .window = 65535,
+				     .hdr_len = 20,
+				     .opts = fz.syn_opts};
 
 		r.opts.ts_val = peer_ts();
 		peer_segment(FLOOD_IP, &r, 0);
@@ -1464,7 +1494,8 @@ static void op_send_zc(struct app_sock *as, uint32_t len)
 	fill_tx(buf, as->wrote, len);
 	if (len >= 3 && (len & 1)) {
 		/* An odd length goes as an io-vector of three pieces of the one object. */
-		const struct tcp_iov v[3] = {{buf, len / 3}, {buf + len / 3, len / 3},
+		const struct tcp_iov v[3] = {{buf, len / 3},
+					     {buf + len / 3, len / 3},
 					     {buf + 2 * (len / 3), len - 2 * (len / 3)}};
 
 		rc = tcp_sock_send_zcv(as->s, v, 3);
@@ -1500,8 +1531,8 @@ static void op_read_zc(struct app_sock *as, unsigned max)
 			FUZZ_CHECK(!"bytes read zero-copy are not the peer's");
 		as->rd_seq += sl[i].len;
 		as->held_bytes += sl[i].len;
-		fz.held[fz.n_held++] = (struct held){.data = sl[i].data, .len = sl[i].len,
-						     .owner = (int)(as - fz.socks)};
+		fz.held[fz.n_held++] = (struct held){
+		    .data = sl[i].data, .len = sl[i].len, .owner = (int)(as - fz.socks)};
 	}
 }
 
@@ -1516,7 +1547,8 @@ static void op_zc_done(struct app_sock *as, unsigned count)
 
 		for (unsigned i = 0; i < fz.n_held && n < count;) {
 			if (fz.held[i].owner == idx) {
-				sl[n++] = (struct tcp_slice){.data = fz.held[i].data, .len = fz.held[i].len};
+				sl[n++] = (struct tcp_slice){.data = fz.held[i].data,
+							     .len = fz.held[i].len};
 				as->held_bytes -= fz.held[i].len;
 				fz.held[i] = fz.held[--fz.n_held];
 			} else {
@@ -1565,8 +1597,10 @@ static uint64_t mem_of(uint8_t b)
 
 static void set_limits(unsigned conns, uint8_t half_open, uint8_t time_wait, uint8_t mem)
 {
-	struct tcp_limits l = {.max_conns = conns, .max_half_open = half_open % (conns + 1),
-			       .max_time_wait = time_wait % (conns + 1), .mem_max = mem_of(mem)};
+	struct tcp_limits l = {.max_conns = conns,
+			       .max_half_open = half_open % (conns + 1),
+			       .max_time_wait = time_wait % (conns + 1),
+			       .mem_max = mem_of(mem)};
 	struct tcp_limits *m = &fz.lim_max;
 
 	FUZZ_CHECK(tcp_stack_set_limits(fz.st, &l) == 0);
@@ -1577,8 +1611,8 @@ static void set_limits(unsigned conns, uint8_t half_open, uint8_t time_wait, uin
 		m->max_half_open = l.max_half_open;
 	if (l.max_time_wait > m->max_time_wait)
 		m->max_time_wait = l.max_time_wait;
-	VLOG("  limits conns %u half-open %u time-wait %u mem %llu\n", l.max_conns,
-	     l.max_half_open, l.max_time_wait, (unsigned long long)l.mem_max);
+	VLOG("  limits conns %u half-open %u time-wait %u mem %llu\n", l.max_conns, l.max_half_open,
+	     l.max_time_wait, (unsigned long long)l.mem_max);
 }
 
 /* Operations on socket k; nothing if the application holds none there. */
@@ -1637,7 +1671,9 @@ static void setup(struct reader *in)
 	uint16_t seed = rd16(in);
 	unsigned conns = (b2 & 15) + 1;
 	struct tcp_config *cfg = &fz.cfg;
-	struct netif_config nc = {.port = &fz.port.base, .ip = OUR_IP, .prefix_len = 24,
+	struct netif_config nc = {.port = &fz.port.base,
+				  .ip = OUR_IP,
+				  .prefix_len = 24,
 				  .neigh_mode = NEIGH_MODE_ARP,
 				  .arp_reachable_ns = 1ull << 62}; /* neighbours never go stale */
 	char err[128];
@@ -1679,8 +1715,11 @@ static void setup(struct reader *in)
 	if (misc & 0x80)
 		cfg->iw_segments = 1;
 
-	fz.port.base = (struct port){.ops = &cap_ops, .name = "fuzz", .mac = mac_of(OUR_IP),
-				     .mtu = mtus[(b2 >> 4) & 3], .pool = rx_pool};
+	fz.port.base = (struct port){.ops = &cap_ops,
+				     .name = "fuzz",
+				     .mac = mac_of(OUR_IP),
+				     .mtu = mtus[(b2 >> 4) & 3],
+				     .pool = rx_pool};
 	if (o & 0x40)
 		fz.port.base.offloads = PORT_OFFLOAD_TX_MULTISEG;
 	FUZZ_CHECK(netif_init(&fz.nif, &nc) == 0);
@@ -1695,8 +1734,8 @@ static void setup(struct reader *in)
 
 		netif_neigh_update(&fz.nif, ROUTER_IP, &mac, true);
 	}
-	FUZZ_CHECK(flow_plan_init(&fz.plan, (b2 & 0x80) ? 2 : 1, 61440, 65535, err,
-				  sizeof(err)) == 0);
+	FUZZ_CHECK(flow_plan_init(&fz.plan, (b2 & 0x80) ? 2 : 1, 61440, 65535, err, sizeof(err)) ==
+		   0);
 	fz.table_conns = conns;
 	fz.st = tcp_stack_create(&fz.nif, cfg, conns, &fz.plan, 0);
 	FUZZ_CHECK(fz.st != NULL);
@@ -1758,10 +1797,19 @@ static void init_once(void)
 {
 	static bool done;
 	/* No hugepages, no files: as the unit tests' EAL (tests/unit/port/fake_port.c). */
-	char *argv[] = {"fuzz_tcp_stack", "--no-pci", "--no-shconf", "--no-telemetry",
-			"--no-huge", "-m", "256", "-l", "0", "--log-level=3", NULL};
-	struct zbuf_config zc = {.backend = ZBUF_BACKEND_DPDK, .zones = {2, 2, 1, 1},
-				 .socket_id = SOCKET_ID_ANY};
+	char *argv[] = {"fuzz_tcp_stack",
+			"--no-pci",
+			"--no-shconf",
+			"--no-telemetry",
+			"--no-huge",
+			"-m",
+			"256",
+			"-l",
+			"0",
+			"--log-level=3",
+			NULL};
+	struct zbuf_config zc = {
+	    .backend = ZBUF_BACKEND_DPDK, .zones = {2, 2, 1, 1}, .socket_id = SOCKET_ID_ANY};
 	uint16_t room;
 	unsigned zones;
 

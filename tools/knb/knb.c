@@ -30,8 +30,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN); /* a peer that closed is an error to report, not a death */
 	switch (c.stack) {
-	case KNB_STACK_LUNAR: return knb_lunar_run(&c, argv[0]);
-	case KNB_STACK_RAW: return knb_raw_run(&c, argv[0]);
-	default: return knb_kernel_run(&c);
+	case KNB_STACK_LUNAR:
+		return knb_lunar_run(&c, argv[0]);
+	case KNB_STACK_RAW:
+		return knb_raw_run(&c, argv[0]);
+	default:
+		return knb_kernel_run(&c);
 	}
 }

@@ -23,25 +23,25 @@
 #include "knb_hist.h"
 #include "loop/options.h"
 
-#define KNB_VERSION 1          /* the wire protocol and the JSON schema */
-#define KNB_MAGIC 0x4b4e4231u  /* "KNB1" */
-#define KNB_HELLO_LEN 32
-#define KNB_ACK_LEN 16
-#define KNB_MAX_MSG (1u << 20) /* --msg-size at most 1 MiB */
+#define KNB_VERSION	1	    /* the wire protocol and the JSON schema */
+#define KNB_MAGIC	0x4b4e4231u /* "KNB1" */
+#define KNB_HELLO_LEN	32
+#define KNB_ACK_LEN	16
+#define KNB_MAX_MSG	(1u << 20) /* --msg-size at most 1 MiB */
 #define KNB_MAX_IODEPTH 1024
 #define KNB_MAX_THREADS 64
-#define KNB_MAX_FLOWS 1024     /* connections per client thread */
-#define KNB_BULK_CHUNK 65536   /* bytes handed to the stack at a time by bulk senders */
+#define KNB_MAX_FLOWS	1024  /* connections per client thread */
+#define KNB_BULK_CHUNK	65536 /* bytes handed to the stack at a time by bulk senders */
 
 enum knb_stack { KNB_STACK_KERNEL, KNB_STACK_LUNAR, KNB_STACK_RAW };
 enum knb_kernel_mode { KNB_KERNEL_BUSY_POLL, KNB_KERNEL_BLOCKING };
 enum knb_pattern {
-	KNB_PATTERN_RPC,        /* RPC flows between every client and server thread */
-	KNB_PATTERN_STREAM,     /* one-way bulk, client to server, --flows per pair */
-	KNB_PATTERN_INCAST,     /* every client thread's flows into server thread 0 */
-	KNB_PATTERN_OUTCAST,    /* server thread 0 sends to every client thread's flows */
+	KNB_PATTERN_RPC,	/* RPC flows between every client and server thread */
+	KNB_PATTERN_STREAM,	/* one-way bulk, client to server, --flows per pair */
+	KNB_PATTERN_INCAST,	/* every client thread's flows into server thread 0 */
+	KNB_PATTERN_OUTCAST,	/* server thread 0 sends to every client thread's flows */
 	KNB_PATTERN_ALL_TO_ALL, /* bulk both ways between every client and server thread */
-	KNB_PATTERN_MIXED,      /* bulk flows plus one RPC flow on the same client thread */
+	KNB_PATTERN_MIXED,	/* bulk flows plus one RPC flow on the same client thread */
 	KNB_PATTERN_COUNT
 };
 enum knb_flow_kind { KNB_FLOW_RPC, KNB_FLOW_UP, KNB_FLOW_DOWN };
@@ -62,32 +62,34 @@ enum knb_api { KNB_API_BATCH, KNB_API_INLINE, KNB_API_COPY, KNB_API_DISPATCH };
 struct knb_config {
 	bool server;
 	enum knb_stack stack;
-	struct lunar_options lo;    /* --port, --ip, --core, ... (--core also pins kernel threads) */
-	bool lunar_opts_given;      /* a lunar-only option was given */
-	uint32_t lunar_opts_seen;   /* 1 << (LUNAR_OPT_x - LUNAR_OPT_PORT) for each one given */
-	char port_text[160];        /* --port as given */
+	struct lunar_options lo;  /* --port, --ip, --core, ... (--core also pins kernel threads) */
+	bool lunar_opts_given;	  /* a lunar-only option was given */
+	uint32_t lunar_opts_seen; /* 1 << (LUNAR_OPT_x - LUNAR_OPT_PORT) for each one given */
+	char port_text[160];	  /* --port as given */
 	bool core_given;
-	uint32_t addr;              /* host order: --listen or --connect address */
-	uint16_t port;              /* server thread i listens on port + i */
+	uint32_t addr; /* host order: --listen or --connect address */
+	uint16_t port; /* server thread i listens on port + i */
 	unsigned threads, server_threads, flows;
-	bool threads_given;          /* --threads was on the command line */
+	bool threads_given; /* --threads was on the command line */
 	enum knb_pattern pattern;
 	uint32_t msg_size, iodepth;
 	double duration_s, warmup_s, connect_timeout_s;
 	enum knb_kernel_mode kernel_mode;
 	bool cpu_breakdown;
-	enum knb_api api;           /* lunar: how the application talks to the stack */
+	enum knb_api api; /* lunar: how the application talks to the stack */
 	bool api_given;
-	unsigned app_stall_us;      /* lunar server: spin this long in each data callback (tests) */
-	unsigned app_core;          /* lunar server, dispatch: the application thread's CPU... */
-	bool app_core_given;        /* ...if given (else it inherits the stack's) */
-	unsigned kernel_echo_port;  /* lunar server: also a kernel TCP echo on 127.0.0.1:PORT, same loop */
-	unsigned proto_version;     /* KNB_VERSION; another only to test the version check */
+	unsigned app_stall_us;	   /* lunar server: spin this long in each data callback (tests) */
+	unsigned app_core;	   /* lunar server, dispatch: the application thread's CPU... */
+	bool app_core_given;	   /* ...if given (else it inherits the stack's) */
+	unsigned kernel_echo_port; /* lunar server: also a kernel TCP echo on 127.0.0.1:PORT, same
+				      loop */
+	unsigned proto_version;	   /* KNB_VERSION; another only to test the version check */
 	const char *json_path;
-	char command[1024];         /* the command line, for the JSON */
+	char command[1024]; /* the command line, for the JSON */
 };
 
-/** Parse argv into @c (argv[1] is "server" or "client"). @return 0, 1 (help shown), or -1 (error printed). */
+/** Parse argv into @c (argv[1] is "server" or "client"). @return 0, 1 (help shown), or -1 (error
+ * printed). */
 int knb_parse_args(int argc, char **argv, struct knb_config *c);
 const char *knb_pattern_name(enum knb_pattern p);
 /** "kernel", "lunar" or "raw". */
@@ -110,10 +112,10 @@ unsigned knb_plan(const struct knb_config *c, unsigned thread, struct knb_flow_s
 /** What one thread counts; only while @on (the measured window), except the totals. */
 struct knb_meter {
 	bool on;
-	uint64_t responses, tx_bytes, rx_bytes; /* in the window */
+	uint64_t responses, tx_bytes, rx_bytes;	  /* in the window */
 	uint64_t requests_total, responses_total; /* whole run, RPC flows */
 	uint64_t tx_total, rx_total;
-	struct knb_hist hist;                   /* RPC latency, ns, in the window */
+	struct knb_hist hist; /* RPC latency, ns, in the window */
 };
 
 /* ---- the flow engine (one per connection, both ends) ---- */
@@ -129,14 +131,14 @@ struct knb_flow {
 	uint32_t hs_out_len, hs_out_sent;
 	uint8_t hs_in[KNB_HELLO_LEN];
 	uint32_t hs_in_len, hs_in_got;
-	bool ready;     /* handshake done: payload flows */
-	bool stopping;  /* client: no new requests (drain) */
+	bool ready;	     /* handshake done: payload flows */
+	bool stopping;	     /* client: no new requests (drain) */
 	bool close_after_hs; /* server: refused the hello; close once the ack is out */
 	char error[200];
 	/* payload */
 	uint64_t tx_bytes, rx_bytes;
-	uint64_t requests;   /* client RPC: requests started */
-	uint64_t responses;  /* client RPC: responses complete */
+	uint64_t requests;		    /* client RPC: requests started */
+	uint64_t responses;		    /* client RPC: responses complete */
 	uint64_t issue_ns[KNB_MAX_IODEPTH]; /* client RPC: start of request i % iodepth */
 };
 
@@ -175,14 +177,14 @@ bool knb_flow_drained(const struct knb_flow *f);
 
 struct knb_timeline {
 	uint64_t measure_at, stop_at, drain_until; /* ns; drain_until 0 until the window closed */
-	uint64_t win_start, win_end;               /* the window, ns */
-	uint64_t cpu_start, cpu_end;               /* this thread's CPU time then, ns */
+	uint64_t win_start, win_end;		   /* the window, ns */
+	uint64_t cpu_start, cpu_end;		   /* this thread's CPU time then, ns */
 };
 enum knb_tick {
 	KNB_TICK_RUN,
 	KNB_TICK_OPENED, /* the window opened: the meter counts */
 	KNB_TICK_CLOSED, /* the window closed: set every flow stopping */
-	KNB_TICK_DONE,   /* drained (or the drain timed out): finish */
+	KNB_TICK_DONE,	 /* drained (or the drain timed out): finish */
 };
 
 void knb_timeline_start(struct knb_timeline *t, const struct knb_config *c, uint64_t now_ns);
@@ -196,8 +198,8 @@ double knb_timeline_cpu_pct(const struct knb_timeline *t);
 
 struct knb_thread_result {
 	unsigned index;
-	int core;            /* -1: not pinned */
-	double cpu_pct;      /* of the measured window, from getrusage(RUSAGE_THREAD) */
+	int core;	/* -1: not pinned */
+	double cpu_pct; /* of the measured window, from getrusage(RUSAGE_THREAD) */
 	struct knb_meter meter;
 };
 
@@ -206,7 +208,7 @@ struct knb_thread_result {
 extern const char *const knb_cpu_category_names[KNB_CPU_CATEGORIES];
 
 struct knb_result {
-	double window_s;                 /* measured window, seconds */
+	double window_s; /* measured window, seconds */
 	unsigned nthreads;
 	struct knb_thread_result *threads;
 	bool have_cpu_breakdown;

@@ -10,9 +10,12 @@
 #include <string.h>
 
 static const char *const pattern_names[KNB_PATTERN_COUNT] = {
-	[KNB_PATTERN_RPC] = "rpc",	   [KNB_PATTERN_STREAM] = "stream",
-	[KNB_PATTERN_INCAST] = "incast",   [KNB_PATTERN_OUTCAST] = "outcast",
-	[KNB_PATTERN_ALL_TO_ALL] = "all-to-all", [KNB_PATTERN_MIXED] = "mixed",
+    [KNB_PATTERN_RPC] = "rpc",
+    [KNB_PATTERN_STREAM] = "stream",
+    [KNB_PATTERN_INCAST] = "incast",
+    [KNB_PATTERN_OUTCAST] = "outcast",
+    [KNB_PATTERN_ALL_TO_ALL] = "all-to-all",
+    [KNB_PATTERN_MIXED] = "mixed",
 };
 
 const char *knb_pattern_name(enum knb_pattern p)
@@ -26,8 +29,10 @@ static unsigned add(struct knb_flow_spec *out, unsigned n, unsigned max, enum kn
 		    unsigned server_thread, uint32_t msg_size, uint32_t iodepth)
 {
 	if (n < max)
-		out[n] = (struct knb_flow_spec){.kind = kind, .server_thread = server_thread,
-						.msg_size = msg_size, .iodepth = iodepth};
+		out[n] = (struct knb_flow_spec){.kind = kind,
+						.server_thread = server_thread,
+						.msg_size = msg_size,
+						.iodepth = iodepth};
 	return n + 1;
 }
 
@@ -44,7 +49,8 @@ unsigned knb_plan(const struct knb_config *c, unsigned thread, struct knb_flow_s
 		for (unsigned s = 0; s < c->server_threads; s++)
 			for (unsigned f = 0; f < c->flows; f++) {
 				if (c->pattern == KNB_PATTERN_RPC)
-					n = add(out, n, max, KNB_FLOW_RPC, s, c->msg_size, c->iodepth);
+					n = add(out, n, max, KNB_FLOW_RPC, s, c->msg_size,
+						c->iodepth);
 				else
 					n = add(out, n, max, KNB_FLOW_UP, s, c->msg_size, 1);
 				if (c->pattern == KNB_PATTERN_ALL_TO_ALL)
@@ -358,6 +364,7 @@ double knb_timeline_cpu_pct(const struct knb_timeline *t)
 {
 	uint64_t wall = t->win_end - t->win_start;
 
-	return t->win_end > t->win_start ? 100.0 * (double)(t->cpu_end - t->cpu_start) / (double)wall
-					 : 0;
+	return t->win_end > t->win_start
+		   ? 100.0 * (double)(t->cpu_end - t->cpu_start) / (double)wall
+		   : 0;
 }

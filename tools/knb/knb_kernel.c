@@ -19,14 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SCRATCH (256u << 10)
+#define SCRATCH	 (256u << 10)
 #define ECHO_BUF (256u << 10)
 
 struct kconn {
 	int fd;
 	bool connecting, want_out, closed;
 	struct knb_flow f;
-	uint8_t *echo;          /* server RPC: bytes received and not yet echoed */
+	uint8_t *echo; /* server RPC: bytes received and not yet echoed */
 	uint32_t echo_off, echo_len;
 };
 
@@ -239,8 +239,10 @@ static int client_connect(struct kthread *t)
 		return -1;
 	for (unsigned i = 0; i < t->n; i++) {
 		struct kconn *k = calloc(1, sizeof(*k));
-		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = a,
-					 .sin_port = htons((uint16_t)(c->port + plan[i].server_thread))};
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_addr = a,
+					 .sin_port =
+					     htons((uint16_t)(c->port + plan[i].server_thread))};
 		struct epoll_event e = {.events = EPOLLIN | EPOLLOUT};
 
 		if (!k)
@@ -267,10 +269,11 @@ static int client_connect(struct kthread *t)
 
 		if (now_ns(CLOCK_MONOTONIC) > deadline || knb_stop_requested() || abort_all) {
 			if (!t->err[0])
-				snprintf(t->err, sizeof(t->err),
-					 "could not connect to %s:%u within %.1f s (--connect-timeout): "
-					 "is a knb server running there, and reachable?",
-					 host, c->port, c->connect_timeout_s);
+				snprintf(
+				    t->err, sizeof(t->err),
+				    "could not connect to %s:%u within %.1f s (--connect-timeout): "
+				    "is a knb server running there, and reachable?",
+				    host, c->port, c->connect_timeout_s);
 			return -1;
 		}
 		n = epoll_wait(t->epfd, ev, 64, 10);
@@ -283,11 +286,12 @@ static int client_connect(struct kthread *t)
 			if (k->connecting) {
 				getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
 				if (soerr) {
-					snprintf(t->err, sizeof(t->err),
-						 "cannot connect to %s:%u: %s%s", host,
-						 c->port + k->f.server_thread, strerror(soerr),
-						 soerr == ECONNREFUSED ? " (is a knb server listening "
-									 "there? --server-threads?)" : "");
+					snprintf(
+					    t->err, sizeof(t->err), "cannot connect to %s:%u: %s%s",
+					    host, c->port + k->f.server_thread, strerror(soerr),
+					    soerr == ECONNREFUSED ? " (is a knb server listening "
+								    "there? --server-threads?)"
+								  : "");
 					return -1;
 				}
 				k->connecting = false;
@@ -298,7 +302,8 @@ static int client_connect(struct kthread *t)
 			r = read(k->fd, scratch, KNB_ACK_LEN - k->f.hs_in_got);
 			if (r == 0 || (r < 0 && errno != EAGAIN)) {
 				snprintf(t->err, sizeof(t->err),
-					 "%s:%u closed the connection before answering: not a knb server, "
+					 "%s:%u closed the connection before answering: not a knb "
+					 "server, "
 					 "or one that refused this client (see its log)",
 					 host, c->port + k->f.server_thread);
 				return -1;
@@ -310,7 +315,8 @@ static int client_connect(struct kthread *t)
 			if (k->f.ready) {
 				ready++;
 				if (k->f.server_threads <= k->f.server_thread) {
-					snprintf(t->err, sizeof(t->err), "inconsistent server thread count");
+					snprintf(t->err, sizeof(t->err),
+						 "inconsistent server thread count");
 					return -1;
 				}
 			}
@@ -376,7 +382,8 @@ static void *client_main(void *arg)
 			if (!k->closed && (ev[i].events & EPOLLOUT))
 				pump_out(t, k);
 			if (k->closed) {
-				fail(t, k->f.error[0] ? k->f.error : "the server closed a connection");
+				fail(t,
+				     k->f.error[0] ? k->f.error : "the server closed a connection");
 				abort_all = true;
 			}
 		}
@@ -407,7 +414,8 @@ static void *server_main(void *arg)
 {
 	struct kthread *t = arg;
 	const struct knb_config *c = t->c;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(c->addr),
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(c->addr),
 				 .sin_port = htons((uint16_t)(c->port + t->index))};
 	uint8_t *scratch = malloc(SCRATCH);
 	struct epoll_event ev[64], e = {.events = EPOLLIN, .data.ptr = NULL};
@@ -445,7 +453,8 @@ static void *server_main(void *arg)
 			if (!k) {
 				int fd;
 
-				while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+				while ((fd = accept4(lfd, NULL, NULL,
+						     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 					struct epoll_event ce = {.events = EPOLLIN};
 
 					k = calloc(1, sizeof(*k));
@@ -455,8 +464,8 @@ static void *server_main(void *arg)
 					}
 					k->fd = fd;
 					tune(c, fd);
-					knb_flow_server(&k->f, t->index, c->threads, c->proto_version,
-							&t->meter);
+					knb_flow_server(&k->f, t->index, c->threads,
+							c->proto_version, &t->meter);
 					ce.data.ptr = k;
 					epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ce);
 				}
@@ -500,8 +509,8 @@ int knb_kernel_run(const struct knb_config *c)
 				rc = 1;
 			}
 		if (!rc)
-			printf("knb server: ready, kernel stack, %u thread%s on port %u%s, %s\n", nt,
-			       nt > 1 ? "s" : "", c->port, nt > 1 ? " and up" : "",
+			printf("knb server: ready, kernel stack, %u thread%s on port %u%s, %s\n",
+			       nt, nt > 1 ? "s" : "", c->port, nt > 1 ? " and up" : "",
 			       c->kernel_mode == KNB_KERNEL_BUSY_POLL ? "busy-poll" : "blocking");
 		fflush(stdout);
 		if (rc)

@@ -30,7 +30,7 @@
 #include "port/port.h"
 #include "tcp/tcp_stack.h"
 
-#define PEND_MAX 64
+#define PEND_MAX      64
 #define ECHO_INFLIGHT (256u << 10) /* echoed bytes not yet acknowledged, per connection */
 
 struct lconn {
@@ -39,7 +39,7 @@ struct lconn {
 	struct lsock *ls;   /* the socket-like interface (copy) */
 	struct knb_flow f;
 	bool connected, closed, eof;
-	uint16_t lport, rport; /* client: the connection's ports, for --verbose */
+	uint16_t lport, rport;		 /* client: the connection's ports, for --verbose */
 	struct tcp_slice pend[PEND_MAX]; /* server RPC: received, not yet echoed */
 	unsigned pend_n, pend_head;
 	uint32_t pend_off;
@@ -107,9 +107,10 @@ static enum knb_api L_api(const struct lconn *k)
 static void conn_failed(struct lconn *k, int err)
 {
 	if (k->f.client)
-		set_err(k->L, err == -ETIMEDOUT	 ? "a connection timed out"
-			      : k->connected ? "the server reset a connection"
-					     : "connection refused: is a knb server listening there?");
+		set_err(k->L, err == -ETIMEDOUT ? "a connection timed out"
+			      : k->connected
+				  ? "the server reset a connection"
+				  : "connection refused: is a knb server listening there?");
 	drop_sock(k, false); /* CLOSED already: this frees it */
 }
 
@@ -142,7 +143,7 @@ static void echo_out(struct lconn *k)
 	}
 	rc = tcp_sock_send_zcv(k->s, v, n);
 	if (rc <= 0)
-		return; /* TCP_EV_WRITABLE, or the loop, resumes */
+		return;				/* TCP_EV_WRITABLE, or the loop, resumes */
 	knb_flow_on_tx(&k->f, (uint64_t)rc, 0); /* a server's sends use no time */
 	for (sent = (uint32_t)rc; k->pend_n && sent >= k->pend[k->pend_head].len - k->pend_off;
 	     whole++) {
@@ -172,7 +173,9 @@ static void pump_out(struct lconn *k)
 		if (L_api(k) == KNB_API_COPY) {
 			rc = (int)lsock_send(k->ls, p, hs);
 		} else {
-			/* LUNA's send path: the application writes into Zbuf memory and sends it. */
+			/*
+			 * LUNA's send path: the application writes into Zbuf memory and sends it.
+			 */
 			uint8_t *z = zbuf_alloc(hs);
 
 			if (!z)
@@ -193,7 +196,7 @@ static void pump_out(struct lconn *k)
 	}
 	if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
 		if (L_api(k) != KNB_API_COPY) /* pump_in_copy echoes as it reads */
-			echo_out(k); /* the received frames themselves */
+			echo_out(k);	      /* the received frames themselves */
 		return;
 	}
 	while ((budget = knb_flow_tx_budget(&k->f)) > 0) {
@@ -202,7 +205,7 @@ static void pump_out(struct lconn *k)
 		int rc;
 
 		rc = L_api(k) == KNB_API_COPY ? (int)lsock_send(k->ls, src, len)
-					       : tcp_sock_send_zc(k->s, src, len);
+					      : tcp_sock_send_zc(k->s, src, len);
 		if (rc <= 0)
 			return; /* TCP_EV_WRITABLE, or the loop, resumes */
 		knb_flow_on_tx(&k->f, (uint64_t)rc, flow_time(k, (uint64_t)rc, true));
@@ -257,7 +260,8 @@ static void pump_in_copy(struct lconn *k)
 				int rc = (int)lsock_send(k->ls, L->scratch + hs, rest);
 
 				if (rc > 0)
-					knb_flow_on_tx(&k->f, (uint64_t)rc, flow_time(k, (uint64_t)rc, true));
+					knb_flow_on_tx(&k->f, (uint64_t)rc,
+						       flow_time(k, (uint64_t)rc, true));
 			}
 		}
 		pump_out(k);
@@ -307,16 +311,18 @@ static void pump_in(struct lconn *k)
 			}
 			rest = sl[i].len - (uint32_t)hs;
 			if (hs && rest)
-				tcp_sock_zc_done(k->s, NULL, (uint32_t)hs); /* the hello, consumed */
+				tcp_sock_zc_done(k->s, NULL,
+						 (uint32_t)hs); /* the hello, consumed */
 			echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
 			if (rest) {
 				knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false));
 				if (echo) {
 					unsigned at = k->pend_head + k->pend_n++;
 
-					k->pend[at] = (struct tcp_slice){.seq = sl[i].seq + (uint32_t)hs,
-									 .len = rest,
-									 .data = sl[i].data + hs};
+					k->pend[at] =
+					    (struct tcp_slice){.seq = sl[i].seq + (uint32_t)hs,
+							       .len = rest,
+							       .data = sl[i].data + hs};
 					continue; /* keeps the reference */
 				}
 			}
@@ -401,7 +407,8 @@ static void accept_ready(struct lctx *L, struct lsock *ls)
 		k->connected = true;
 		knb_flow_server(&k->f, L->env->index, L->env->n_workers, L->c->proto_version,
 				&L->meter);
-		if (lpoll_ctl(L->ep, LPOLL_CTL_ADD, s, LPOLL_IN | LPOLL_RDHUP, (uint64_t)(uintptr_t)k))
+		if (lpoll_ctl(L->ep, LPOLL_CTL_ADD, s, LPOLL_IN | LPOLL_RDHUP,
+			      (uint64_t)(uintptr_t)k))
 			drop_sock(k, true);
 	}
 }
@@ -421,7 +428,8 @@ static void step(struct lctx *L)
 	n = lpoll_wait(L->ep, ev, 64);
 	for (int i = 0; i < n; i++) {
 		if (ev[i].data & LISTENER_TAG)
-			accept_ready(L, (struct lsock *)(uintptr_t)(ev[i].data & ~(uint64_t)LISTENER_TAG));
+			accept_ready(
+			    L, (struct lsock *)(uintptr_t)(ev[i].data & ~(uint64_t)LISTENER_TAG));
 		else
 			on_ready((struct lconn *)(uintptr_t)ev[i].data, ev[i].events);
 	}
@@ -451,7 +459,8 @@ static struct lconn *new_conn(struct lctx *L)
 static void release_pending(struct lconn *k)
 {
 	for (unsigned i = 0; i < k->pend_n; i++)
-		tcp_sock_zc_done(k->s, k->pend[k->pend_head + i].data, k->pend[k->pend_head + i].len);
+		tcp_sock_zc_done(k->s, k->pend[k->pend_head + i].data,
+				 k->pend[k->pend_head + i].len);
 	k->pend_n = 0;
 }
 
@@ -538,7 +547,8 @@ static void kecho_accept(int fd, uint32_t ev, void *ctx)
 
 static int kecho_open(struct lunar_env *w, uint16_t port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons(port),
 				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct lunar_kpoll *kp = lunar_env_kpoll(w);
 	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -601,8 +611,8 @@ static void dapp_data(struct dapp *a, const struct lunar_msg *m)
 
 			if (z) {
 				memcpy(z, out, n);
-				dsend(a, &(struct lunar_msg){.op = DTCP_SEND, .conn = m->conn, .buf = z,
-							     .len = n});
+				dsend(a, &(struct lunar_msg){
+					     .op = DTCP_SEND, .conn = m->conn, .buf = z, .len = n});
 				knb_flow_hs_sent(f, n);
 			}
 		}
@@ -617,20 +627,25 @@ static void dapp_data(struct dapp *a, const struct lunar_msg *m)
 		if (f->kind == KNB_FLOW_RPC) {
 			/* The echo: the slice's reference moves into the send; the window
 			 * opens for the whole message. */
-			dsend(a, &(struct lunar_msg){.op = DTCP_SEND, .conn = m->conn,
-						     .buf = (uint8_t *)p + hs, .len = rest});
-			dsend(a, &(struct lunar_msg){.op = DTCP_DONE, .conn = m->conn, .len = m->len});
+			dsend(a, &(struct lunar_msg){.op = DTCP_SEND,
+						     .conn = m->conn,
+						     .buf = (uint8_t *)p + hs,
+						     .len = rest});
+			dsend(a,
+			      &(struct lunar_msg){.op = DTCP_DONE, .conn = m->conn, .len = m->len});
 			knb_flow_on_tx(f, rest, t);
 			return;
 		}
 		if (f->kind == KNB_FLOW_DOWN && !f->error[0]) {
-			snprintf(f->error, sizeof(f->error), "--api dispatch serves rpc and stream "
-							     "flows, not the server's sending side");
+			snprintf(f->error, sizeof(f->error),
+				 "--api dispatch serves rpc and stream "
+				 "flows, not the server's sending side");
 			fprintf(stderr, "knb server: %s\n", f->error);
 			dsend(a, &(struct lunar_msg){.op = DTCP_CLOSE, .conn = m->conn});
 		}
 	}
-	dsend(a, &(struct lunar_msg){.op = DTCP_DONE, .conn = m->conn, .buf = m->buf, .len = m->len});
+	dsend(a,
+	      &(struct lunar_msg){.op = DTCP_DONE, .conn = m->conn, .buf = m->buf, .len = m->len});
 }
 
 static void *dapp_main(void *arg)
@@ -662,8 +677,9 @@ static void *dapp_main(void *arg)
 				if (m[i].buf)
 					zbuf_unref(m[i].buf);
 				if (m[i].len == DTCP_LISTEN) {
-					fprintf(stderr, "knb server: cannot listen on port %lu: %s\n",
-						(unsigned long)L->c->port, strerror(-dtcp_err(&m[i])));
+					fprintf(
+					    stderr, "knb server: cannot listen on port %lu: %s\n",
+					    (unsigned long)L->c->port, strerror(-dtcp_err(&m[i])));
 					atomic_store(&a->failed, true);
 				}
 				break;
@@ -696,11 +712,13 @@ static int start_app_thread(pthread_t *th, struct dapp *a)
 		rc = pthread_create(th, &attr, dapp_main, a);
 	pthread_attr_destroy(&attr);
 	if (rc && c->app_core_given)
-		fprintf(stderr, "knb server: cannot start the application thread on CPU %u (--app-core): "
-				"%s; give a CPU this process may run on (taskset -p $$)\n",
+		fprintf(stderr,
+			"knb server: cannot start the application thread on CPU %u (--app-core): "
+			"%s; give a CPU this process may run on (taskset -p $$)\n",
 			c->app_core, strerror(rc));
 	else if (rc)
-		fprintf(stderr, "knb server: cannot start the application thread: %s\n", strerror(rc));
+		fprintf(stderr, "knb server: cannot start the application thread: %s\n",
+			strerror(rc));
 	return rc ? -1 : 0;
 }
 
@@ -716,7 +734,8 @@ static int run_server_dispatch(struct lctx *L)
 	int rc = 1;
 
 	a.flows = calloc(DISPATCH_MAX_CONNS, sizeof(*a.flows));
-	if (!a.flows || lunar_dispatch_create(1, NULL, &d) || dtcp_create(L->env->tcp, d, &dc, &t)) {
+	if (!a.flows || lunar_dispatch_create(1, NULL, &d) ||
+	    dtcp_create(L->env->tcp, d, &dc, &t)) {
 		fprintf(stderr, "knb server: cannot set up dispatch mode: out of memory\n");
 		goto out;
 	}
@@ -736,15 +755,18 @@ static int run_server_dispatch(struct lctx *L)
 	if (!atomic_load(&a.failed)) {
 		rc = 0;
 		if (L->env->index == 0) {
-			printf("knb server: ready, lunar stack on %s, port %u, %u worker%s, dispatch "
-			       "mode\n", L->env->port->name, c->port, L->env->n_workers,
-			       L->env->n_workers > 1 ? "s" : "");
+			printf(
+			    "knb server: ready, lunar stack on %s, port %u, %u worker%s, dispatch "
+			    "mode\n",
+			    L->env->port->name, c->port, L->env->n_workers,
+			    L->env->n_workers > 1 ? "s" : "");
 			fflush(stdout);
 		}
 		while (!knb_stop_requested()) {
 			lunar_env_poll(L->env);
 			if (dtcp_poll(t))
-				lunar_env_note_work(L->env); /* no yield with the thread's work just taken */
+				lunar_env_note_work(
+				    L->env); /* no yield with the thread's work just taken */
 		}
 	}
 	lunar_dispatch_shutdown(d);
@@ -752,13 +774,14 @@ static int run_server_dispatch(struct lctx *L)
 	if (c->lo.verbose) {
 		lunar_chan_stats(a.ch, &cs);
 		dtcp_dump(t, stdout);
-		printf("chan: to_app %lu from_app %lu app_full %lu wakeups %lu wakeups_deferred %lu "
-		       "handoffs %lu sleeps %lu spins %lu spins_skipped %lu\n",
-		       (unsigned long)cs.to_app, (unsigned long)cs.from_app,
-		       (unsigned long)cs.app_full, (unsigned long)cs.wakeups,
-		       (unsigned long)cs.wakeups_deferred, (unsigned long)lunar_dispatch_handoffs(d),
-		       (unsigned long)cs.sleeps, (unsigned long)cs.spins,
-		       (unsigned long)cs.spins_skipped);
+		printf(
+		    "chan: to_app %lu from_app %lu app_full %lu wakeups %lu wakeups_deferred %lu "
+		    "handoffs %lu sleeps %lu spins %lu spins_skipped %lu\n",
+		    (unsigned long)cs.to_app, (unsigned long)cs.from_app,
+		    (unsigned long)cs.app_full, (unsigned long)cs.wakeups,
+		    (unsigned long)cs.wakeups_deferred, (unsigned long)lunar_dispatch_handoffs(d),
+		    (unsigned long)cs.sleeps, (unsigned long)cs.spins,
+		    (unsigned long)cs.spins_skipped);
 	}
 out:
 	dtcp_free(t);
@@ -837,8 +860,9 @@ static int connect_all(struct lctx *L)
 
 	while (!port_link_up(L->env->port)) {
 		if (now(L) > deadline || knb_stop_requested()) {
-			set_err(L, "the link did not come up within --connect-timeout (is the memif "
-				   "server running?)");
+			set_err(L,
+				"the link did not come up within --connect-timeout (is the memif "
+				"server running?)");
 			return -1;
 		}
 		step(L);
@@ -854,12 +878,14 @@ static int connect_all(struct lctx *L)
 		if (L->ep) {
 			k->ls = lsock_connect(L->env->tcp, c->addr,
 					      (uint16_t)(c->port + plan[i].server_thread), &err);
-			if (k->ls && lpoll_ctl(L->ep, LPOLL_CTL_ADD, k->ls,
-					       LPOLL_IN | LPOLL_OUT | LPOLL_RDHUP, (uint64_t)(uintptr_t)k))
+			if (k->ls &&
+			    lpoll_ctl(L->ep, LPOLL_CTL_ADD, k->ls,
+				      LPOLL_IN | LPOLL_OUT | LPOLL_RDHUP, (uint64_t)(uintptr_t)k))
 				err = -ENOMEM;
 		} else {
 			k->s = tcp_connect_to(L->env->tcp, c->addr,
-					      (uint16_t)(c->port + plan[i].server_thread), on_event, k, &err);
+					      (uint16_t)(c->port + plan[i].server_thread), on_event,
+					      k, &err);
 			if (k->s)
 				tcp_sock_set_inline(k->s, c->api == KNB_API_INLINE);
 		}
@@ -964,8 +990,7 @@ static int worker_main(struct lunar_env *w, void *arg)
 		release_pending(k);
 		drop_sock(k, false);
 	}
-	for (uint64_t until = now(L) + 200000000ull;
-	     now(L) < until && tcp_stack_sockets(w->tcp);)
+	for (uint64_t until = now(L) + 200000000ull; now(L) < until && tcp_stack_sockets(w->tcp);)
 		step(L);
 	return rc;
 }
@@ -1022,7 +1047,8 @@ int knb_lunar_run(const struct knb_config *c, const char *prog)
 			if (env->n_workers > 1)
 				printf("worker %u:\n", i);
 			lunar_env_dump(w, stdout);
-			/* Every connection this worker opened, closed or not (the dump lists live ones). */
+			/* Every connection this worker opened, closed or not (the dump lists live
+			 * ones). */
 			for (unsigned j = 0; j < L[i].n; j++)
 				if (L[i].conns[j]->lport)
 					printf("knb conn %u->%u\n", L[i].conns[j]->lport,

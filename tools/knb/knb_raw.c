@@ -55,16 +55,16 @@
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
 
-#define RAW_HDR_LEN (ETH_HDR_LEN + IPV4_HDR_LEN + TCP_HDR_LEN) /* 54 */
-#define RAW_IP_OFF ETH_HDR_LEN
-#define RAW_TCP_OFF (ETH_HDR_LEN + IPV4_HDR_LEN)
-#define RAW_BURST 32
-#define RAW_HELLO_EVERY_NS 100000000ull /* the client resends its hello this often */
-#define RAW_LINK_CHECK_NS 100000000ull  /* a silence this long: is the link still up? */
-#define RAW_BYE_WAIT_NS 200000000ull    /* the client waits this long for the FIN|ACK */
-#define RAW_PARK_DOWN_NS 10000000ull    /* server: the link down this long, then receive again */
-#define RAW_PARK_MAX_NS 1000000000ull   /* server: or the link still up after this long */
-#define RAW_FILL 0x6b                   /* payload bytes, as knb_lunar.c */
+#define RAW_HDR_LEN	   (ETH_HDR_LEN + IPV4_HDR_LEN + TCP_HDR_LEN) /* 54 */
+#define RAW_IP_OFF	   ETH_HDR_LEN
+#define RAW_TCP_OFF	   (ETH_HDR_LEN + IPV4_HDR_LEN)
+#define RAW_BURST	   32
+#define RAW_HELLO_EVERY_NS 100000000ull	 /* the client resends its hello this often */
+#define RAW_LINK_CHECK_NS  100000000ull	 /* a silence this long: is the link still up? */
+#define RAW_BYE_WAIT_NS	   200000000ull	 /* the client waits this long for the FIN|ACK */
+#define RAW_PARK_DOWN_NS   10000000ull	 /* server: the link down this long, then receive again */
+#define RAW_PARK_MAX_NS	   1000000000ull /* server: or the link still up after this long */
+#define RAW_FILL	   0x6b		 /* payload bytes, as knb_lunar.c */
 
 /* The two ends of the frames this process sends. */
 struct ends {
@@ -92,8 +92,9 @@ struct raw {
 	/* server: received frames, echoed once their request is complete */
 	struct rte_mbuf **q;
 	uint32_t q_cap, q_sent, q_ready, q_n; /* [q_sent, q_ready) may go, [q_ready, q_n) wait */
-	uint64_t parked_at, down_at; /* server: since a FIN (0: receiving), since the link went down */
-	bool bye_acked;              /* client: the server answered our FIN */
+	uint64_t parked_at,
+	    down_at;	/* server: since a FIN (0: receiving), since the link went down */
+	bool bye_acked; /* client: the server answered our FIN */
 	uint64_t ignored, copies, out_of_turn;
 	char err[300];
 };
@@ -117,10 +118,19 @@ static int frame_build(struct rte_mbuf *m, const struct ends *e, uint32_t seq, u
 		       uint8_t flags, const uint8_t *payload, uint32_t len)
 {
 	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(RAW_HDR_LEN + len));
-	struct ipv4_repr ir = {.src = e->ip, .dst = e->peer_ip, .proto = IPPROTO_TCP, .ttl = 64,
-			       .df = true, .payload_len = TCP_HDR_LEN + len};
-	struct tcp_repr tr = {.sport = e->port, .dport = e->peer_port, .seq = seq, .ack = ack,
-			      .flags = flags, .window = 65535, .payload_len = len};
+	struct ipv4_repr ir = {.src = e->ip,
+			       .dst = e->peer_ip,
+			       .proto = IPPROTO_TCP,
+			       .ttl = 64,
+			       .df = true,
+			       .payload_len = TCP_HDR_LEN + len};
+	struct tcp_repr tr = {.sport = e->port,
+			      .dport = e->peer_port,
+			      .seq = seq,
+			      .ack = ack,
+			      .flags = flags,
+			      .window = 65535,
+			      .payload_len = len};
 
 	if (!p)
 		return -1;
@@ -186,8 +196,9 @@ static bool frame_parse(struct rte_mbuf *m, uint16_t dport, struct rxf *x)
 	tot = rte_be_to_cpu_16(x->ip->total_length);
 	if (x->eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    x->ip->version_ihl != 0x45 || x->ip->next_proto_id != IPPROTO_TCP ||
-	    x->tcp->data_off != (TCP_HDR_LEN / 4) << 4 || x->tcp->dst_port != rte_cpu_to_be_16(dport) ||
-	    tot < IPV4_HDR_LEN + TCP_HDR_LEN || (uint32_t)tot + ETH_HDR_LEN > m->data_len)
+	    x->tcp->data_off != (TCP_HDR_LEN / 4) << 4 ||
+	    x->tcp->dst_port != rte_cpu_to_be_16(dport) || tot < IPV4_HDR_LEN + TCP_HDR_LEN ||
+	    (uint32_t)tot + ETH_HDR_LEN > m->data_len)
 		return false;
 	x->payload = p + RAW_HDR_LEN;
 	x->len = tot - IPV4_HDR_LEN - TCP_HDR_LEN;
@@ -200,7 +211,8 @@ static bool frame_parse(struct rte_mbuf *m, uint16_t dport, struct rxf *x)
 /* Payload bytes of a frame we send (0 for the handshake's). */
 static uint32_t payload_len(struct rte_mbuf *m)
 {
-	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, RAW_TCP_OFF);
+	const struct rte_tcp_hdr *th =
+	    rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, RAW_TCP_OFF);
 
 	return th->tcp_flags & RTE_TCP_SYN_FLAG ? 0 : m->pkt_len - RAW_HDR_LEN;
 }
@@ -325,8 +337,9 @@ static void server_data(struct raw *R, struct rte_mbuf *m, const struct rxf *x, 
 	}
 	if (!cnt || idx >= cnt || idx != R->rx_frame || (idx && x->seq != R->rx_req)) {
 		if (!R->out_of_turn++)
-			fprintf(stderr, "knb server: request %u frame %u of %u out of turn (expected "
-					"frame %u of request %u): dropped with its request\n",
+			fprintf(stderr,
+				"knb server: request %u frame %u of %u out of turn (expected "
+				"frame %u of request %u): dropped with its request\n",
 				x->seq, idx, cnt, R->rx_frame, R->rx_req);
 		for (uint32_t i = R->q_ready; i < R->q_n; i++) /* the request's frames so far */
 			rte_pktmbuf_free(R->q[i]);
@@ -391,7 +404,8 @@ static void server_tx(struct raw *R)
 		if (n > RAW_BURST)
 			n = RAW_BURST;
 		for (uint32_t i = 0; i < n; i++)
-			len[i] = payload_len(R->q[R->q_sent + i]); /* the port may free them at once */
+			len[i] =
+			    payload_len(R->q[R->q_sent + i]); /* the port may free them at once */
 		sent = port_tx_burst(R->port, R->q + R->q_sent, (uint16_t)n);
 		for (uint16_t i = 0; i < sent; i++)
 			bytes += len[i];
@@ -462,7 +476,7 @@ static int build_templates(struct raw *R)
 			return -1;
 		R->tmpl[k] = m;
 		R->tmpl_csum[k] =
-			rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, RAW_TCP_OFF)->cksum;
+		    rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, RAW_TCP_OFF)->cksum;
 	}
 	return 0;
 }
@@ -554,8 +568,9 @@ static void client_data(struct raw *R, const struct rxf *x, uint64_t t)
 	    R->f.responses >= R->f.requests) {
 		char m[200];
 
-		snprintf(m, sizeof(m), "response frame out of turn: request %u frame %u of %u, "
-				       "expected frame %u of %u of request %u",
+		snprintf(m, sizeof(m),
+			 "response frame out of turn: request %u frame %u of %u, "
+			 "expected frame %u of %u of request %u",
 			 x->seq, idx, cnt, R->rx_frame, R->nframes, (uint32_t)R->f.responses);
 		set_err(R, m);
 		return;
@@ -578,7 +593,8 @@ static void client_rx(struct raw *R)
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxf x;
 
-		if (!frame_parse(pkts[i], R->e.port, &x) || x.tcp->src_port != rte_cpu_to_be_16(R->e.peer_port))
+		if (!frame_parse(pkts[i], R->e.port, &x) ||
+		    x.tcp->src_port != rte_cpu_to_be_16(R->e.peer_port))
 			R->ignored++;
 		else if (x.flags & RTE_TCP_RST_FLAG)
 			set_err(R, "the peer answered with a TCP reset: it runs a TCP stack, not "
@@ -597,16 +613,17 @@ static void client_rx(struct raw *R)
 static int client_connect(struct raw *R)
 {
 	const struct knb_config *c = R->c;
-	struct knb_flow_spec spec = {.kind = KNB_FLOW_RPC, .msg_size = c->msg_size,
-				     .iodepth = c->iodepth};
+	struct knb_flow_spec spec = {
+	    .kind = KNB_FLOW_RPC, .msg_size = c->msg_size, .iodepth = c->iodepth};
 	uint64_t deadline = now(R) + (uint64_t)(c->connect_timeout_s * 1e9), next_hello = 0;
 	char m[200];
 
 	knb_flow_client(&R->f, &spec, 0, c->proto_version, &R->meter);
 	while (!port_link_up(R->port)) {
 		if (now(R) > deadline || knb_stop_requested()) {
-			set_err(R, "the link did not come up within --connect-timeout (is the memif "
-				   "server running?)");
+			set_err(R,
+				"the link did not come up within --connect-timeout (is the memif "
+				"server running?)");
 			return -1;
 		}
 	}
@@ -617,15 +634,16 @@ static int client_connect(struct raw *R)
 		if (R->err[0])
 			return -1;
 		if (t > deadline || knb_stop_requested()) {
-			snprintf(m, sizeof(m), "no knb raw server answered within %.1f s: is `knb "
-					       "server --stack raw` at the other end of the memif socket?",
+			snprintf(m, sizeof(m),
+				 "no knb raw server answered within %.1f s: is `knb "
+				 "server --stack raw` at the other end of the memif socket?",
 				 c->connect_timeout_s);
 			set_err(R, m);
 			return -1;
 		}
 		if (t >= next_hello) {
-			struct rte_mbuf *h = frame_new(R, 0, 0, RTE_TCP_SYN_FLAG, R->f.hs_out,
-						       KNB_HELLO_LEN);
+			struct rte_mbuf *h =
+			    frame_new(R, 0, 0, RTE_TCP_SYN_FLAG, R->f.hs_out, KNB_HELLO_LEN);
 
 			if (!h)
 				return -1;
@@ -696,8 +714,8 @@ static int run_client(struct raw *R, struct knb_result *r)
 	R->last_rx_ns = now(R);
 	for (;;) {
 		uint64_t t = now(R);
-		enum knb_tick tick = knb_timeline_tick(&tl, &R->meter, t,
-						       tl.drain_until && knb_flow_drained(&R->f));
+		enum knb_tick tick =
+		    knb_timeline_tick(&tl, &R->meter, t, tl.drain_until && knb_flow_drained(&R->f));
 
 		if (tick == KNB_TICK_DONE)
 			break;
@@ -743,8 +761,9 @@ int knb_raw_run(const struct knb_config *c, const char *prog)
 		R.e.port = c->port;
 	} else {
 		/* Any port of the reserved range; the server answers whatever it is. */
-		R.e.port = (uint16_t)(c->lo.reserved_lo +
-				      (unsigned)getpid() % (c->lo.reserved_hi - c->lo.reserved_lo + 1u));
+		R.e.port =
+		    (uint16_t)(c->lo.reserved_lo +
+			       (unsigned)getpid() % (c->lo.reserved_hi - c->lo.reserved_lo + 1u));
 		R.e.peer_port = c->port;
 	}
 	rc = c->server ? run_server(&R) : run_client(&R, &res);

@@ -70,7 +70,8 @@ static int write_pcap(const struct synflood_opts *o, uint64_t *rng)
 		return 1;
 	}
 	if (!o->quiet)
-		printf("synflood: wrote %llu frames to %s\n", (unsigned long long)o->count, o->pcap);
+		printf("synflood: wrote %llu frames to %s\n", (unsigned long long)o->count,
+		       o->pcap);
 	return 0;
 }
 
@@ -88,15 +89,19 @@ static int open_socket(struct synflood_opts *o, struct sockaddr_ll *to)
 	}
 	fd = socket(AF_PACKET, SOCK_RAW, 0);
 	if (fd < 0) {
-		fprintf(stderr, "lunar-synflood: AF_PACKET socket: %s (run as root or give the "
-			"program CAP_NET_RAW)\n", strerror(errno));
+		fprintf(stderr,
+			"lunar-synflood: AF_PACKET socket: %s (run as root or give the "
+			"program CAP_NET_RAW)\n",
+			strerror(errno));
 		return -1;
 	}
 	memset(&ifr, 0, sizeof(ifr));
 	strcpy(ifr.ifr_name, o->ifname);
 	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0) {
-		fprintf(stderr, "lunar-synflood: --interface %s: %s (ip -br link lists the "
-			"interfaces of this namespace)\n", o->ifname, strerror(errno));
+		fprintf(stderr,
+			"lunar-synflood: --interface %s: %s (ip -br link lists the "
+			"interfaces of this namespace)\n",
+			o->ifname, strerror(errno));
 		goto fail;
 	}
 	ifindex = ifr.ifr_ifindex; /* the next ioctl reuses the union */
@@ -106,12 +111,14 @@ static int open_socket(struct synflood_opts *o, struct sockaddr_ll *to)
 		goto fail;
 	}
 	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) < 0)
-		fprintf(stderr, "lunar-synflood: PACKET_QDISC_BYPASS: %s (sending through the "
-			"qdisc)\n", strerror(errno));
+		fprintf(stderr,
+			"lunar-synflood: PACKET_QDISC_BYPASS: %s (sending through the "
+			"qdisc)\n",
+			strerror(errno));
 	if (!o->have_src_mac) {
 		if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
-			fprintf(stderr, "lunar-synflood: %s's MAC: %s (give --src-mac)\n", o->ifname,
-				strerror(errno));
+			fprintf(stderr, "lunar-synflood: %s's MAC: %s (give --src-mac)\n",
+				o->ifname, strerror(errno));
 			goto fail;
 		}
 		memcpy(o->frame.src_mac.addr_bytes, ifr.ifr_hwaddr.sa_data, RTE_ETHER_ADDR_LEN);
@@ -149,8 +156,10 @@ static void flood(const struct synflood_opts *o, int fd, struct sockaddr_ll *to,
 
 	for (unsigned i = 0; i < o->batch; i++) {
 		iov[i].iov_base = frames[i];
-		msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = to, .msg_namelen = sizeof(*to), .msg_iov = &iov[i], .msg_iovlen = 1};
+		msgs[i].msg_hdr = (struct msghdr){.msg_name = to,
+						  .msg_namelen = sizeof(*to),
+						  .msg_iov = &iov[i],
+						  .msg_iovlen = 1};
 	}
 	while (!stop_requested && now < end && (!o->count || attempted < o->count)) {
 		uint64_t n = o->batch;
@@ -159,7 +168,8 @@ static void flood(const struct synflood_opts *o, int fd, struct sockaddr_ll *to,
 		if (o->count && o->count - attempted < n)
 			n = o->count - attempted;
 		if (o->rate_pps) {
-			uint64_t due = (uint64_t)((double)(now - start) * (double)o->rate_pps / 1e9);
+			uint64_t due =
+			    (uint64_t)((double)(now - start) * (double)o->rate_pps / 1e9);
 
 			if (due <= attempted) { /* ahead: sleep until the next frame is due */
 				uint64_t wait = 1000000000ull / o->rate_pps + 1;
@@ -173,13 +183,15 @@ static void flood(const struct synflood_opts *o, int fd, struct sockaddr_ll *to,
 				n = due - attempted;
 		}
 		for (unsigned i = 0; i < n; i++)
-			iov[i].iov_len = synflood_build(frames[i], SYNFLOOD_FRAME_LEN, &o->frame, rng);
+			iov[i].iov_len =
+			    synflood_build(frames[i], SYNFLOOD_FRAME_LEN, &o->frame, rng);
 		r = sendmmsg(fd, msgs, (unsigned)n, 0);
 		if (r > 0) {
 			res->sent += (uint64_t)r;
 			attempted += (uint64_t)r;
 		} else if (errno == ENOBUFS || errno == EAGAIN || errno == ENOMEM) {
-			res->errors++; /* the device refused one: counted as tried, as a sender would */
+			res->errors++; /* the device refused one: counted as tried, as a sender
+					  would */
 			attempted++;
 		} else if (errno != EINTR) {
 			fprintf(stderr, "lunar-synflood: sendmmsg on %s: %s\n", o->ifname,
@@ -219,10 +231,10 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (!o.quiet)
 		printf("synflood: %s -> %u.%u.%u.%u:%u from %u.%u.%u.%u/%u, %s\n", o.ifname,
-		       o.frame.dst_ip >> 24, (o.frame.dst_ip >> 16) & 255, (o.frame.dst_ip >> 8) & 255,
-		       o.frame.dst_ip & 255, o.frame.dst_port, o.frame.src_net >> 24,
-		       (o.frame.src_net >> 16) & 255, (o.frame.src_net >> 8) & 255,
-		       o.frame.src_net & 255, o.frame.src_prefix,
+		       o.frame.dst_ip >> 24, (o.frame.dst_ip >> 16) & 255,
+		       (o.frame.dst_ip >> 8) & 255, o.frame.dst_ip & 255, o.frame.dst_port,
+		       o.frame.src_net >> 24, (o.frame.src_net >> 16) & 255,
+		       (o.frame.src_net >> 8) & 255, o.frame.src_net & 255, o.frame.src_prefix,
 		       o.rate_pps ? "paced" : "as fast as the kernel takes them");
 	fflush(stdout);
 	flood(&o, fd, &to, &rng, &res);

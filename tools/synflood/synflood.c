@@ -40,7 +40,8 @@ void synflood_usage(FILE *f)
 	      "  --dst-mac MAC       the next hop's MAC (the router's, or the target's on a link)\n"
 	      "  --src-mac MAC       the frames' source MAC (default: IF's)\n"
 	      "  --dst IP:PORT       the target, e.g. 10.78.2.2:8080\n"
-	      "  --src-net CIDR      spoofed sources, e.g. 10.99.0.0/16 (route their replies nowhere)\n"
+	      "  --src-net CIDR      spoofed sources, e.g. 10.99.0.0/16 (route their replies "
+	      "nowhere)\n"
 	      "  --duration S        stop after S seconds (default 10 unless --count)\n"
 	      "  --count N           stop after N frames\n"
 	      "  --rate PPS          at most PPS frames a second (default 0: no limit)\n"
@@ -48,7 +49,8 @@ void synflood_usage(FILE *f)
 	      "  --mss N             the MSS option's value, 88..65535 (default 1460)\n"
 	      "  --wscale N          the window scale option's shift, 0..14 (default 7)\n"
 	      "  --seed N            random sequence seed (default: from the clock)\n"
-	      "  --pcap FILE         write the frames to a pcap file instead of sending (needs --count)\n"
+	      "  --pcap FILE         write the frames to a pcap file instead of sending (needs "
+	      "--count)\n"
 	      "  --quiet             print only the final line\n",
 	      f);
 }
@@ -99,14 +101,16 @@ static int parse_dst(const char *s, struct synflood_frame *f, char *err, size_t 
 	if (strlen(s) >= sizeof(buf) || !(colon = strchr(strcpy(buf, s), ':')))
 		goto bad;
 	*colon = '\0';
-	if (parse_ipv4(buf, &f->dst_ip) || parse_uint_opt("dst", colon + 1, 1, 65535, &port, err,
-							     errlen))
+	if (parse_ipv4(buf, &f->dst_ip) ||
+	    parse_uint_opt("dst", colon + 1, 1, 65535, &port, err, errlen))
 		goto bad;
 	f->dst_port = (uint16_t)port;
 	return 0;
 bad:
-	lunar_set_err(err, errlen, "--dst %s: expected IPv4:PORT with a port 1..65535, e.g. "
-		      "10.78.2.2:8080", s);
+	lunar_set_err(err, errlen,
+		      "--dst %s: expected IPv4:PORT with a port 1..65535, e.g. "
+		      "10.78.2.2:8080",
+		      s);
 	return -EINVAL;
 }
 
@@ -120,8 +124,8 @@ static int parse_src_net(const char *s, struct synflood_frame *f, char *err, siz
 	if (strlen(s) >= sizeof(buf) || !(slash = strchr(strcpy(buf, s), '/')))
 		goto bad;
 	*slash = '\0';
-	if (parse_ipv4(buf, &addr) || parse_uint_opt("src-net", slash + 1, 0, 32, &prefix, err,
-						     errlen))
+	if (parse_ipv4(buf, &addr) ||
+	    parse_uint_opt("src-net", slash + 1, 0, 32, &prefix, err, errlen))
 		goto bad;
 	mask = prefix ? ~UINT32_C(0) << (32 - prefix) : 0;
 	if (addr & ~mask) {
@@ -135,42 +139,51 @@ static int parse_src_net(const char *s, struct synflood_frame *f, char *err, siz
 	f->src_prefix = (uint8_t)prefix;
 	return 0;
 bad:
-	lunar_set_err(err, errlen, "--src-net %s: expected an IPv4 subnet as ADDRESS/PREFIX "
-		      "(prefix 0..32), e.g. 10.99.0.0/16", s);
+	lunar_set_err(err, errlen,
+		      "--src-net %s: expected an IPv4 subnet as ADDRESS/PREFIX "
+		      "(prefix 0..32), e.g. 10.99.0.0/16",
+		      s);
 	return -EINVAL;
 }
 
 /* The options that need each other, once all are read. */
-static int check_opts(struct synflood_opts *o, bool have_duration, bool have_dst,
-		      bool have_src_net, char *err, size_t errlen)
+static int check_opts(struct synflood_opts *o, bool have_duration, bool have_dst, bool have_src_net,
+		      char *err, size_t errlen)
 {
 	if (!have_dst) {
-		lunar_set_err(err, errlen, "--dst IP:PORT is required: the target, e.g. "
+		lunar_set_err(err, errlen,
+			      "--dst IP:PORT is required: the target, e.g. "
 			      "--dst 10.78.2.2:8080");
 		return -EINVAL;
 	}
 	if (!have_src_net) {
-		lunar_set_err(err, errlen, "--src-net CIDR is required: the spoofed sources, e.g. "
+		lunar_set_err(err, errlen,
+			      "--src-net CIDR is required: the spoofed sources, e.g. "
 			      "--src-net 10.99.0.0/16");
 		return -EINVAL;
 	}
 	if (!o->ifname == !o->pcap) {
-		lunar_set_err(err, errlen, "give exactly one of --interface IF (send) and --pcap FILE "
+		lunar_set_err(err, errlen,
+			      "give exactly one of --interface IF (send) and --pcap FILE "
 			      "(write the frames to a file)");
 		return -EINVAL;
 	}
 	if (o->ifname && !o->have_dst_mac) {
-		lunar_set_err(err, errlen, "--interface needs --dst-mac MAC: the next hop's, e.g. the "
+		lunar_set_err(err, errlen,
+			      "--interface needs --dst-mac MAC: the next hop's, e.g. the "
 			      "router's (ip -br link show DEV in its namespace)");
 		return -EINVAL;
 	}
 	if (o->pcap && (!o->count || o->count > SYNFLOOD_PCAP_MAX || have_duration)) {
-		lunar_set_err(err, errlen, "--pcap needs --count N (1..%u) and no --duration: the "
-			      "file holds exactly N frames", SYNFLOOD_PCAP_MAX);
+		lunar_set_err(err, errlen,
+			      "--pcap needs --count N (1..%u) and no --duration: the "
+			      "file holds exactly N frames",
+			      SYNFLOOD_PCAP_MAX);
 		return -EINVAL;
 	}
 	if (o->ifname && have_duration && o->duration_s == 0 && !o->count) {
-		lunar_set_err(err, errlen, "--duration 0 would never stop; give --count N, or seconds "
+		lunar_set_err(err, errlen,
+			      "--duration 0 would never stop; give --count N, or seconds "
 			      "above 0");
 		return -EINVAL;
 	}
@@ -182,22 +195,22 @@ static int check_opts(struct synflood_opts *o, bool have_duration, bool have_dst
 int synflood_parse_args(int argc, char **argv, struct synflood_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
-		{"interface", required_argument, NULL, OPT_INTERFACE},
-		{"dst-mac", required_argument, NULL, OPT_DST_MAC},
-		{"src-mac", required_argument, NULL, OPT_SRC_MAC},
-		{"dst", required_argument, NULL, OPT_DST},
-		{"src-net", required_argument, NULL, OPT_SRC_NET},
-		{"duration", required_argument, NULL, OPT_DURATION},
-		{"count", required_argument, NULL, OPT_COUNT},
-		{"rate", required_argument, NULL, OPT_RATE},
-		{"batch", required_argument, NULL, OPT_BATCH},
-		{"mss", required_argument, NULL, OPT_MSS},
-		{"wscale", required_argument, NULL, OPT_WSCALE},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"pcap", required_argument, NULL, OPT_PCAP},
-		{"quiet", no_argument, NULL, OPT_QUIET},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"interface", required_argument, NULL, OPT_INTERFACE},
+	    {"dst-mac", required_argument, NULL, OPT_DST_MAC},
+	    {"src-mac", required_argument, NULL, OPT_SRC_MAC},
+	    {"dst", required_argument, NULL, OPT_DST},
+	    {"src-net", required_argument, NULL, OPT_SRC_NET},
+	    {"duration", required_argument, NULL, OPT_DURATION},
+	    {"count", required_argument, NULL, OPT_COUNT},
+	    {"rate", required_argument, NULL, OPT_RATE},
+	    {"batch", required_argument, NULL, OPT_BATCH},
+	    {"mss", required_argument, NULL, OPT_MSS},
+	    {"wscale", required_argument, NULL, OPT_WSCALE},
+	    {"seed", required_argument, NULL, OPT_SEED},
+	    {"pcap", required_argument, NULL, OPT_PCAP},
+	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	bool have_duration = false, have_dst = false, have_src_net = false;
 	unsigned long v;
@@ -211,8 +224,12 @@ int synflood_parse_args(int argc, char **argv, struct synflood_opts *o, char *er
 	opterr = 0;
 	while (rc == 0 && (opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_INTERFACE: o->ifname = optarg; break;
-		case OPT_PCAP: o->pcap = optarg; break;
+		case OPT_INTERFACE:
+			o->ifname = optarg;
+			break;
+		case OPT_PCAP:
+			o->pcap = optarg;
+			break;
 		case OPT_DST_MAC:
 			rc = parse_mac("dst-mac", optarg, &o->frame.dst_mac, err, errlen);
 			o->have_dst_mac = true;
@@ -230,11 +247,13 @@ int synflood_parse_args(int argc, char **argv, struct synflood_opts *o, char *er
 			have_src_net = true;
 			break;
 		case OPT_DURATION:
-			rc = parse_seconds_opt("duration", optarg, 86400, &o->duration_s, err, errlen);
+			rc = parse_seconds_opt("duration", optarg, 86400, &o->duration_s, err,
+					       errlen);
 			have_duration = true;
 			break;
 		case OPT_COUNT:
-			rc = parse_uint_opt("count", optarg, 1, (unsigned long)1e12, &v, err, errlen);
+			rc = parse_uint_opt("count", optarg, 1, (unsigned long)1e12, &v, err,
+					    errlen);
 			o->count = v;
 			break;
 		case OPT_RATE:
@@ -242,10 +261,12 @@ int synflood_parse_args(int argc, char **argv, struct synflood_opts *o, char *er
 			o->rate_pps = v;
 			break;
 		case OPT_BATCH:
-			rc = parse_uint_opt("batch", optarg, 1, SYNFLOOD_BATCH_MAX, &v, err, errlen);
+			rc =
+			    parse_uint_opt("batch", optarg, 1, SYNFLOOD_BATCH_MAX, &v, err, errlen);
 			o->batch = (unsigned)v;
 			break;
-		case OPT_MSS: /* 88: RFC 9293 3.7.1's smallest IPv4 MSS is 536; 88 is Linux's floor */
+		/* 88: RFC 9293 3.7.1's smallest IPv4 MSS is 536; 88 is Linux's floor */
+		case OPT_MSS:
 			rc = parse_uint_opt("mss", optarg, 88, 65535, &v, err, errlen);
 			o->frame.mss = (uint16_t)v;
 			break;
@@ -257,10 +278,15 @@ int synflood_parse_args(int argc, char **argv, struct synflood_opts *o, char *er
 			rc = parse_uint_opt("seed", optarg, 0, ~0ul, &v, err, errlen);
 			o->seed = v;
 			break;
-		case OPT_QUIET: o->quiet = true; break;
-		case 'h': synflood_usage(stdout); return 1;
+		case OPT_QUIET:
+			o->quiet = true;
+			break;
+		case 'h':
+			synflood_usage(stdout);
+			return 1;
 		default:
-			lunar_set_err(err, errlen, "unknown option or missing value '%s' (try --help)",
+			lunar_set_err(err, errlen,
+				      "unknown option or missing value '%s' (try --help)",
 				      argv[optind - 1]);
 			return -EINVAL;
 		}
@@ -268,8 +294,10 @@ int synflood_parse_args(int argc, char **argv, struct synflood_opts *o, char *er
 	if (rc)
 		return rc;
 	if (optind < argc) {
-		lunar_set_err(err, errlen, "unexpected argument '%s': every setting is an option "
-			      "(try --help)", argv[optind]);
+		lunar_set_err(err, errlen,
+			      "unexpected argument '%s': every setting is an option "
+			      "(try --help)",
+			      argv[optind]);
 		return -EINVAL;
 	}
 	return check_opts(o, have_duration, have_dst, have_src_net, err, errlen);
@@ -303,28 +331,28 @@ size_t synflood_build(uint8_t *buf, size_t cap, const struct synflood_frame *f, 
 {
 	uint64_t r1 = synflood_rand(rng), r2 = synflood_rand(rng);
 	struct tcp_options opts = {
-		.has_mss = true,
-		.mss = f->mss,
-		.sack_permitted = true,
-		.has_ts = true,
-		.ts_val = (uint32_t)r2,
-		.has_wscale = true,
-		.wscale = f->wscale,
+	    .has_mss = true,
+	    .mss = f->mss,
+	    .sack_permitted = true,
+	    .has_ts = true,
+	    .ts_val = (uint32_t)r2,
+	    .has_wscale = true,
+	    .wscale = f->wscale,
 	};
 	struct tcp_repr tr = {
-		.sport = (uint16_t)(1024 + (r1 >> 48) % (65536 - 1024)), /* outside the well-known */
-		.dport = f->dst_port,
-		.seq = (uint32_t)r1,
-		.flags = RTE_TCP_SYN_FLAG,
-		.window = SYN_WINDOW,
+	    .sport = (uint16_t)(1024 + (r1 >> 48) % (65536 - 1024)), /* outside the well-known */
+	    .dport = f->dst_port,
+	    .seq = (uint32_t)r1,
+	    .flags = RTE_TCP_SYN_FLAG,
+	    .window = SYN_WINDOW,
 	};
 	struct ipv4_repr ir = {
-		.src = synflood_rand_src(f, rng),
-		.dst = f->dst_ip,
-		.proto = IPPROTO_TCP,
-		.ttl = 64,
-		.id = (uint16_t)(r2 >> 32),
-		.df = true,
+	    .src = synflood_rand_src(f, rng),
+	    .dst = f->dst_ip,
+	    .proto = IPPROTO_TCP,
+	    .ttl = 64,
+	    .id = (uint16_t)(r2 >> 32),
+	    .df = true,
 	};
 	uint8_t *ip = buf + ETH_HDR_LEN, *tcp = ip + IPV4_HDR_LEN;
 	size_t tcp_len;

@@ -43,15 +43,15 @@ struct synflood_frame {
 
 /** The generator's options (lunar-synflood --help). */
 struct synflood_opts {
-	const char *ifname;	/* --interface: send here (AF_PACKET) */
-	const char *pcap;	/* --pcap: write the frames to this file instead */
+	const char *ifname; /* --interface: send here (AF_PACKET) */
+	const char *pcap;   /* --pcap: write the frames to this file instead */
 	bool have_dst_mac, have_src_mac;
 	struct synflood_frame frame;
-	double duration_s;	/* --duration; 0 with --count: until the count */
-	uint64_t count;		/* --count; 0: until the duration */
-	uint64_t rate_pps;	/* --rate; 0: as fast as the kernel takes them */
-	unsigned batch;		/* --batch: frames per sendmmsg() */
-	uint64_t seed;		/* --seed; 0: from the clock */
+	double duration_s; /* --duration; 0 with --count: until the count */
+	uint64_t count;	   /* --count; 0: until the duration */
+	uint64_t rate_pps; /* --rate; 0: as fast as the kernel takes them */
+	unsigned batch;	   /* --batch: frames per sendmmsg() */
+	uint64_t seed;	   /* --seed; 0: from the clock */
 	bool quiet;
 };
 

@@ -23,10 +23,10 @@
 #include "mem/zbuf.h"
 #include "api_pair.h"
 
-#define PORT 90
-#define CONNS 4
+#define PORT	 90
+#define CONNS	 4
 #define PER_CONN 60000u
-#define CHUNK 4000u
+#define CHUNK	 4000u
 
 static uint8_t pattern_byte(unsigned conn, uint32_t off)
 {
@@ -68,7 +68,8 @@ static void *server_main(void *arg)
 			case DTCP_EV_DATA:
 				/* The received slice goes straight back out: its reference moves
 				 * to the send, and the window opens for the bytes. */
-				while (dtcp_app_send(a->ch, m[i].conn, m[i].buf, m[i].len) == -ENOBUFS)
+				while (dtcp_app_send(a->ch, m[i].conn, m[i].buf, m[i].len) ==
+				       -ENOBUFS)
 					;
 				while (dtcp_app_done(a->ch, m[i].conn, NULL, m[i].len) == -ENOBUFS)
 					;
@@ -159,11 +160,13 @@ static void *client_main(void *arg)
 					const uint8_t *p = m[i].buf;
 
 					for (uint32_t j = 0; j < m[i].len; j++)
-						if (p[j] != pattern_byte((unsigned)(k - a->c), k->got + j))
+						if (p[j] !=
+						    pattern_byte((unsigned)(k - a->c), k->got + j))
 							k->bad = true;
 					k->got += m[i].len;
 				}
-				while (dtcp_app_done(a->ch, m[i].conn, m[i].buf, m[i].len) == -ENOBUFS)
+				while (dtcp_app_done(a->ch, m[i].conn, m[i].buf, m[i].len) ==
+				       -ENOBUFS)
 					;
 				if (k && k->got == PER_CONN) {
 					while (dtcp_app_close(a->ch, k->h) == -ENOBUFS)
@@ -275,8 +278,8 @@ static struct lunar_msg next_event(struct tcp_pair *p, struct dtcp *t, struct lu
  * The dispatch thread listens on @port, side b's stack connects to it
  * (*@c, its end), the application takes the accept. @return the handle.
  */
-static uint64_t accept_one(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch,
-			   uint16_t port, struct tcp_sock **c)
+static uint64_t accept_one(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch, uint16_t port,
+			   struct tcp_sock **c)
 {
 	struct lunar_msg m;
 	int err;
@@ -408,7 +411,8 @@ static void test_slow_application(void **state)
 	for (unsigned step = 0; got < TOTAL && step < 200000; step++) {
 		while (sent < TOTAL) {
 			uint32_t off = sent % 65536, len = 65536 - off;
-			int rc = tcp_sock_send_zc(c, z + off, len < TOTAL - sent ? len : TOTAL - sent);
+			int rc =
+			    tcp_sock_send_zc(c, z + off, len < TOTAL - sent ? len : TOTAL - sent);
 
 			if (rc <= 0)
 				break;
@@ -420,7 +424,8 @@ static void test_slow_application(void **state)
 			assert_int_equal(m.op, DTCP_EV_DATA);
 			assert_int_equal(m.conn, h);
 			for (uint32_t j = 0; j < m.len; j++)
-				assert_int_equal(((uint8_t *)m.buf)[j], (uint8_t)((got + j) % 65536 % 251));
+				assert_int_equal(((uint8_t *)m.buf)[j],
+						 (uint8_t)((got + j) % 65536 % 251));
 			got += m.len;
 			if (step < HELD) {
 				assert_true(n_held < HOLD_MAX);
@@ -434,9 +439,11 @@ static void test_slow_application(void **state)
 			assert_true(dtcp_stats(t)->rx_waits > 0);
 			/* No DONE came while held: delivery resumed from the poll's retry alone. */
 			assert_true(n_held > cc.size);
-			assert_true(tcp_sock_conn(c)->snd_wnd < 1448); /* less than a segment: shut */
+			assert_true(tcp_sock_conn(c)->snd_wnd <
+				    1448); /* less than a segment: shut */
 			assert_int_equal(tcp_stack_stats(p->a.tcp)->rcv_mem_dropped, 0);
-			for (unsigned i = 0; i < n_held; i++) /* the ring holds 8: let the stack take them */
+			for (unsigned i = 0; i < n_held;
+			     i++) /* the ring holds 8: let the stack take them */
 				while (dtcp_app_done(ch, h, held[i].buf, held[i].len) == -ENOBUFS)
 					dtcp_poll(t);
 			n_held = 0;

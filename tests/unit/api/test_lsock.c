@@ -21,8 +21,7 @@
 #define PORT 80
 
 /* Wait (stepping the pair) until @ep reports something; @return how many. */
-static int wait_events(struct tcp_pair *p, struct lpoll *ep, struct lpoll_event *ev,
-		       unsigned max)
+static int wait_events(struct tcp_pair *p, struct lpoll *ep, struct lpoll_event *ev, unsigned max)
 {
 	for (unsigned i = 0; i < 2000; i++) {
 		int n = lpoll_wait(ep, ev, max);
@@ -83,7 +82,9 @@ static void close_pair(struct tcp_pair *p, struct conn_pair *cp)
 	lsock_close(cp->l);
 	lpoll_free(cp->ea);
 	lpoll_free(cp->eb);
-	pair_run(p, 200 * PAIR_STEP_NS); /* FINs, ACKs, TIME-WAIT timers need not finish: free releases */
+	pair_run(
+	    p,
+	    200 * PAIR_STEP_NS); /* FINs, ACKs, TIME-WAIT timers need not finish: free releases */
 }
 
 /* 200 KB each way through the copying calls, an echo on the server side. */
@@ -259,7 +260,7 @@ static void test_eof_and_hup(void **state)
 	assert_int_equal(ev[0].events, LPOLL_IN | LPOLL_RDHUP);
 	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 3);
 	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 0); /* end of stream */
-	assert_int_equal(lsock_send(cp.s, "ok", 2), 2);          /* half-close: b may still send */
+	assert_int_equal(lsock_send(cp.s, "ok", 2), 2);		 /* half-close: b may still send */
 	assert_int_equal(lsock_shutdown(cp.s), 0);
 	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
 	assert_true(ev[0].events & LPOLL_HUP);

@@ -87,9 +87,9 @@ static void test_off_counts_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_time_goes_to_the_current_category),
-		cmocka_unit_test(test_relabel),
-		cmocka_unit_test(test_off_counts_nothing),
+	    cmocka_unit_test(test_time_goes_to_the_current_category),
+	    cmocka_unit_test(test_relabel),
+	    cmocka_unit_test(test_off_counts_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

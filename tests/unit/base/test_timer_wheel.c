@@ -19,13 +19,19 @@
 #include "base/timer_wheel.h"
 
 #define TICK TW_TICK_NS
-#define US 1000ull
-#define MS 1000000ull
-#define SEC 1000000000ull
+#define US   1000ull
+#define MS   1000000ull
+#define SEC  1000000000ull
 #define HOUR (3600 * SEC)
 
-enum action { ACT_NONE, ACT_RESCHED_SELF, ACT_CANCEL_OTHER, ACT_RESCHED_OTHER, ACT_FREE_SELF,
-	      ACT_CANCEL_FREE_OTHER };
+enum action {
+	ACT_NONE,
+	ACT_RESCHED_SELF,
+	ACT_CANCEL_OTHER,
+	ACT_RESCHED_OTHER,
+	ACT_FREE_SELF,
+	ACT_CANCEL_FREE_OTHER
+};
 
 struct item {
 	struct tw_entry e;
@@ -186,10 +192,23 @@ static void test_level_edges(void **state)
 	static uint64_t times[512];
 	const uint64_t starts[] = {0, 12345 * TICK + 77, (1ull << 24) * TICK - 5,
 				   (1ull << 32) * TICK - TICK / 2, 3 * HOUR + 1};
-	const uint64_t ks[] = {1,	     2,		  255,		256,	     257,
-			       511,	     512,	  65535,	65536,	     65537,
-			       (1u << 24) - 1, 1u << 24,  (1u << 24) + 1, 0xffffffffull, 1ull << 32,
-			       (1ull << 32) + 1, 3ull << 32};
+	const uint64_t ks[] = {1,
+			       2,
+			       255,
+			       256,
+			       257,
+			       511,
+			       512,
+			       65535,
+			       65536,
+			       65537,
+			       (1u << 24) - 1,
+			       1u << 24,
+			       (1u << 24) + 1,
+			       0xffffffffull,
+			       1ull << 32,
+			       (1ull << 32) + 1,
+			       3ull << 32};
 	const uint64_t offs[] = {0, 1, TICK - 1, TICK};
 
 	(void)state;
@@ -362,8 +381,9 @@ static void test_far_future(void **state)
 	static struct log lg;
 	static struct item it[16];
 	const uint64_t t0 = 1000 * SEC + 17;
-	const uint64_t ahead[] = {HOUR, 5 * HOUR + 3, 19 * HOUR, (1ull << 46) - 1, 1ull << 46,
-				  (1ull << 46) + TICK, 30 * HOUR, 100 * HOUR + 1, 1000 * HOUR};
+	const uint64_t ahead[] = {HOUR,	      5 * HOUR + 3,	   19 * HOUR, (1ull << 46) - 1,
+				  1ull << 46, (1ull << 46) + TICK, 30 * HOUR, 100 * HOUR + 1,
+				  1000 * HOUR};
 	const unsigned n = ARRAY_SIZE(ahead);
 
 	(void)state;
@@ -378,7 +398,9 @@ static void test_far_future(void **state)
 		tw_schedule(&tw, &it[n].e, UINT64_MAX);
 		assert_true(tw_next_deadline(&tw) <= t0 + HOUR);
 		if (pass == 0) {
-			/* A call every 10 s for 1001 hours: each fires in the first call past it. */
+			/*
+			 * A call every 10 s for 1001 hours: each fires in the first call past it.
+			 */
 			for (uint64_t now = t0; now <= t0 + 1001 * HOUR; now += 10 * SEC) {
 				expire(&lg, now);
 				for (unsigned i = 0; i < n; i++)
@@ -496,7 +518,7 @@ static void test_budget(void **state)
 /* ---- random operations against a reference ---- */
 
 #define R_ITEMS 2000
-#define R_OPS 100000
+#define R_OPS	100000
 
 struct ref_ent {
 	uint64_t d;
@@ -510,7 +532,7 @@ static struct rnd_state {
 	unsigned n;
 	bool armed[R_ITEMS];
 	uint64_t d[R_ITEMS];
-	uint64_t sched_now[R_ITEMS]; /* the time when it was scheduled */
+	uint64_t sched_now[R_ITEMS];			   /* the time when it was scheduled */
 	unsigned sched_call[R_ITEMS], fired_call[R_ITEMS]; /* call number, 0: outside */
 	uint64_t x, t0, now, prev_now;
 	unsigned call, fired_now;
@@ -600,11 +622,11 @@ static void r_fire(struct tw_entry *e, void *ctx)
 	(void)ctx;
 	assert_true(id < R_ITEMS);
 	assert_false(tw_armed(e));
-	assert_true(R.armed[id]);                   /* armed in the reference: not fired twice */
-	assert_true(R.d[id] == e->deadline);        /* at the deadline it was last given */
-	assert_true(e->deadline <= R.now);          /* never early */
-	assert_true(R.fired_call[id] != R.call);    /* at most once per call */
-	assert_true(R.sched_call[id] != R.call);    /* not scheduled by this call's callbacks */
+	assert_true(R.armed[id]);		 /* armed in the reference: not fired twice */
+	assert_true(R.d[id] == e->deadline);	 /* at the deadline it was last given */
+	assert_true(e->deadline <= R.now);	 /* never early */
+	assert_true(R.fired_call[id] != R.call); /* at most once per call */
+	assert_true(R.sched_call[id] != R.call); /* not scheduled by this call's callbacks */
 	if (R.d[id] > R.sched_now[id] && R.sched_call[id] == 0) {
 		/* It was not due at the previous call, so it is late by at most one step. */
 		assert_true(R.now - R.d[id] <= R.now - R.prev_now);
@@ -686,23 +708,22 @@ static void test_random_against_reference(void **state)
 	assert_int_equal(tw_count(&R.tw), 0);
 	assert_true(tw_next_deadline(&R.tw) == UINT64_MAX);
 	assert_true(R.fires > R_OPS / 4);
-	print_message("random: %lu schedules, %lu fires, %u calls\n", R.schedules, R.fires,
-		      R.call);
+	print_message("random: %lu schedules, %lu fires, %u calls\n", R.schedules, R.fires, R.call);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_schedule_cancel),
-		cmocka_unit_test(test_reschedule),
-		cmocka_unit_test(test_level_edges),
-		cmocka_unit_test(test_order),
-		cmocka_unit_test(test_callbacks),
-		cmocka_unit_test(test_far_future),
-		cmocka_unit_test(test_past),
-		cmocka_unit_test(test_next_deadline),
-		cmocka_unit_test(test_budget),
-		cmocka_unit_test(test_random_against_reference),
+	    cmocka_unit_test(test_schedule_cancel),
+	    cmocka_unit_test(test_reschedule),
+	    cmocka_unit_test(test_level_edges),
+	    cmocka_unit_test(test_order),
+	    cmocka_unit_test(test_callbacks),
+	    cmocka_unit_test(test_far_future),
+	    cmocka_unit_test(test_past),
+	    cmocka_unit_test(test_next_deadline),
+	    cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_random_against_reference),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,7 @@ static void check(uint64_t hz, uint64_t t)
 
 static void test_matches_division(void **state)
 {
-	static const uint64_t rates[] = {1000000,    999999999,  1000000000, 1000000001,
+	static const uint64_t rates[] = {1000000,    999999999,	 1000000000, 1000000001,
 					 2100000000, 2994375000, 3600000000, 10000000000};
 	uint64_t s = 0x9e3779b97f4a7c15ull;
 
@@ -75,8 +75,8 @@ static void test_monotonic(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_matches_division),
-		cmocka_unit_test(test_monotonic),
+	    cmocka_unit_test(test_matches_division),
+	    cmocka_unit_test(test_monotonic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,8 @@ static void test_lower_wins_higher_waits(void **state)
 	win_min_update(&m, WIN, 0, 50);
 	assert_int_equal(win_min_update(&m, WIN, 10, 70), 50); /* higher: the minimum stays */
 	assert_int_equal(win_min_update(&m, WIN, 20, 30), 30); /* lower: taken at once */
-	assert_int_equal(win_min_update(&m, WIN, 110, 90), 30); /* 90 later, 30 still in the window */
+	assert_int_equal(win_min_update(&m, WIN, 110, 90),
+			 30); /* 90 later, 30 still in the window */
 }
 
 /* When the best ages out, the best of the later samples takes over, not the newest. */
@@ -75,10 +76,10 @@ static void test_rise_is_believed_after_a_window(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty_then_first),
-		cmocka_unit_test(test_lower_wins_higher_waits),
-		cmocka_unit_test(test_expiry_offers_the_next_best),
-		cmocka_unit_test(test_rise_is_believed_after_a_window),
+	    cmocka_unit_test(test_empty_then_first),
+	    cmocka_unit_test(test_lower_wins_higher_waits),
+	    cmocka_unit_test(test_expiry_offers_the_next_best),
+	    cmocka_unit_test(test_rise_is_believed_after_a_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,8 +16,7 @@ static int home_fd = -1;
 void ns_require_root(const char *test)
 {
 	if (geteuid() != 0) {
-		fprintf(stderr, "%s: needs root (network namespaces, XDP); skipped\n",
-			test);
+		fprintf(stderr, "%s: needs root (network namespaces, XDP); skipped\n", test);
 		exit(NS_SKIP);
 	}
 }

@@ -54,7 +54,9 @@ static void test_client_ports_return_to_their_queue(void **state)
 				/* Replies to us: by the destination port's sub-range. */
 				assert_int_equal(flow_plan_queue_of(&p, 80, (uint16_t)port), q);
 				assert_true(flow_plan_owns(&p, q, (uint16_t)port, 80));
-				/* At a lunar server with n queues listening on 5000: by low bits. */
+				/*
+				 * At a lunar server with n queues listening on 5000: by low bits.
+				 */
 				assert_int_equal(flow_plan_queue_of(&p, (uint16_t)port, 5000), q);
 			}
 			assert_true(count >= 16);
@@ -86,9 +88,8 @@ static void test_bad_plans_are_refused(void **state)
 	(void)state;
 	assert_int_equal(flow_plan_init(&p, 0, 61440, 65535, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "workers"));
-	assert_int_equal(flow_plan_init(&p, FLOW_PLAN_MAX_QUEUES + 1, 61440, 65535, err,
-					sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+	    flow_plan_init(&p, FLOW_PLAN_MAX_QUEUES + 1, 61440, 65535, err, sizeof(err)), -EINVAL);
 	assert_int_equal(flow_plan_init(&p, 4, 65000, 65100, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--reserved"));
 	assert_int_equal(flow_plan_init(&p, 2, 100, 50, err, sizeof(err)), -EINVAL);
@@ -97,10 +98,10 @@ static void test_bad_plans_are_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sub_ranges_tile_the_reserved_range),
-		cmocka_unit_test(test_client_ports_return_to_their_queue),
-		cmocka_unit_test(test_listening_side_spreads_by_low_bits),
-		cmocka_unit_test(test_bad_plans_are_refused),
+	    cmocka_unit_test(test_sub_ranges_tile_the_reserved_range),
+	    cmocka_unit_test(test_client_ports_return_to_their_queue),
+	    cmocka_unit_test(test_listening_side_spreads_by_low_bits),
+	    cmocka_unit_test(test_bad_plans_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,8 @@
  * test_flow_rules.c - the plan as rte_flow rules (ctl/flow_rules.h):
  * the block decomposition covers exactly [lo, hi] with aligned blocks; the
  * rules, read the way a NIC reads them, send every segment where
- * flow_plan_queue_of() says; the rule counts for 1 to 16 workers; a worker count that is not a power of two is refused in
- * low-bits mode with the count it would take, and accepted in RSS mode.
+ * flow_plan_queue_of() says; the rule counts for 1 to 16 workers; a worker count that is not a
+ * power of two is refused in low-bits mode with the count it would take, and accepted in RSS mode.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,7 +136,8 @@ static int build_and_check(unsigned n, enum flow_listen_mode mode, enum flow_ran
 		if (flow_plan_reserved(&p, listen[i]))
 			continue;
 		for (uint32_t sport = 0; sport < 65536; sport += 7) {
-			const struct flow_rule *m = match(r, (size_t)nr, (uint16_t)sport, listen[i]);
+			const struct flow_rule *m =
+			    match(r, (size_t)nr, (uint16_t)sport, listen[i]);
 
 			assert_non_null(m);
 			if (mode == FLOW_LISTEN_RSS && n > 1) {
@@ -144,8 +145,8 @@ static int build_and_check(unsigned n, enum flow_listen_mode mode, enum flow_ran
 				assert_int_equal(m->queue, n);
 			} else {
 				assert_int_equal(m->action, FLOW_RULE_QUEUE);
-				assert_int_equal(m->queue,
-						 flow_plan_queue_of(&p, (uint16_t)sport, listen[i]));
+				assert_int_equal(
+				    m->queue, flow_plan_queue_of(&p, (uint16_t)sport, listen[i]));
 			}
 		}
 	}
@@ -179,11 +180,16 @@ static void test_rule_counts(void **state)
 {
 	(void)state;
 	/* 4096 ports split in 2^k aligned sub-ranges: one block each. */
-	assert_int_equal(build_and_check(1, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1), 2);
-	assert_int_equal(build_and_check(2, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1), 4);
-	assert_int_equal(build_and_check(4, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1), 8);
-	assert_int_equal(build_and_check(8, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1), 16);
-	assert_int_equal(build_and_check(16, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1), 32);
+	assert_int_equal(build_and_check(1, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1),
+			 2);
+	assert_int_equal(build_and_check(2, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1),
+			 4);
+	assert_int_equal(build_and_check(4, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1),
+			 8);
+	assert_int_equal(build_and_check(8, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1),
+			 16);
+	assert_int_equal(build_and_check(16, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, one_port, 1),
+			 32);
 	assert_int_equal(build_and_check(4, FLOW_LISTEN_RSS, FLOW_RANGE_PREFIX, one_port, 1), 5);
 	/* With range matching: one rule per queue whatever n is. */
 	assert_int_equal(build_and_check(12, FLOW_LISTEN_RSS, FLOW_RANGE_LAST, one_port, 1), 13);
@@ -192,7 +198,6 @@ static void test_rule_counts(void **state)
 	assert_int_equal(build_and_check(12, FLOW_LISTEN_RSS, FLOW_RANGE_PREFIX, one_port, 1), 97);
 	assert_int_equal(build_and_check(6, FLOW_LISTEN_RSS, FLOW_RANGE_PREFIX, one_port, 1), 46);
 	assert_int_equal(build_and_check(3, FLOW_LISTEN_RSS, FLOW_RANGE_PREFIX, one_port, 1), 24);
-
 }
 
 static void test_refusals(void **state)
@@ -243,18 +248,18 @@ static void test_format(void **state)
 		size_t rule;
 		const char *text;
 	} cases[] = {
-		{FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, 1,
-		 "ingress pattern eth / ipv4 proto is 6 / tcp dst spec 62464 dst mask 0xfc00 / "
-		 "end actions queue index 1 / end"},
-		{FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, 7,
-		 "ingress pattern eth / ipv4 proto is 6 / tcp dst is 8080 src spec 3 src mask "
-		 "0x0003 / end actions queue index 3 / end"},
-		{FLOW_LISTEN_RSS, FLOW_RANGE_LAST, 0,
-		 "ingress pattern eth / ipv4 proto is 6 / tcp dst spec 61440 dst last 62463 dst "
-		 "mask 0xffff / end actions queue index 0 / end"},
-		{FLOW_LISTEN_RSS, FLOW_RANGE_LAST, 4,
-		 "ingress pattern eth / ipv4 proto is 6 / tcp dst is 8080 / end actions rss types "
-		 "ipv4-tcp end queues 0..3 end / end"},
+	    {FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, 1,
+	     "ingress pattern eth / ipv4 proto is 6 / tcp dst spec 62464 dst mask 0xfc00 / "
+	     "end actions queue index 1 / end"},
+	    {FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, 7,
+	     "ingress pattern eth / ipv4 proto is 6 / tcp dst is 8080 src spec 3 src mask "
+	     "0x0003 / end actions queue index 3 / end"},
+	    {FLOW_LISTEN_RSS, FLOW_RANGE_LAST, 0,
+	     "ingress pattern eth / ipv4 proto is 6 / tcp dst spec 61440 dst last 62463 dst "
+	     "mask 0xffff / end actions queue index 0 / end"},
+	    {FLOW_LISTEN_RSS, FLOW_RANGE_LAST, 4,
+	     "ingress pattern eth / ipv4 proto is 6 / tcp dst is 8080 / end actions rss types "
+	     "ipv4-tcp end queues 0..3 end / end"},
 	};
 	struct flow_rule r[8];
 	struct flow_plan p;
@@ -275,11 +280,11 @@ static void test_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_blocks_cover_exactly),
-		cmocka_unit_test(test_rules_realise_the_plan),
-		cmocka_unit_test(test_rule_counts),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_blocks_cover_exactly),
+	    cmocka_unit_test(test_rules_realise_the_plan),
+	    cmocka_unit_test(test_rule_counts),
+	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

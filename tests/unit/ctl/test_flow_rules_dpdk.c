@@ -27,9 +27,19 @@ static char memif_arg[128], memif_sock[64];
 
 static int group_setup(void **state)
 {
-	char *argv[] = {"test", "--no-pci", "--no-huge", "-m", "64", "--no-shconf",
-			"--no-telemetry", "-l", "0", "--log-level=*:error",
-			"--vdev=net_null0", memif_arg, NULL};
+	char *argv[] = {"test",
+			"--no-pci",
+			"--no-huge",
+			"-m",
+			"64",
+			"--no-shconf",
+			"--no-telemetry",
+			"-l",
+			"0",
+			"--log-level=*:error",
+			"--vdev=net_null0",
+			memif_arg,
+			NULL};
 
 	(void)state;
 	snprintf(memif_sock, sizeof(memif_sock), "/tmp/lunar-flowrules-%d.sock", (int)getpid());
@@ -48,7 +58,7 @@ static int group_teardown(void **state)
 
 	(void)state;
 	RTE_ETH_FOREACH_DEV(pid)
-		rte_eth_dev_close(pid);
+	rte_eth_dev_close(pid);
 	lunar_eal_cleanup(); /* rte_eal_cleanup() raced the interrupt thread */
 	unlink(memif_sock);
 	return 0;
@@ -74,13 +84,13 @@ static void expect_no_flow(const char *dev, const char *driver)
 	int n;
 
 	assert_int_equal(flow_plan_init(&p, 2, 61440, 65535, err, sizeof(err)), 0);
-	n = flow_rules_build(&p, listen, 1, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, rules, 16,
-			     err, sizeof(err));
+	n = flow_rules_build(&p, listen, 1, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, rules, 16, err,
+			     sizeof(err));
 	assert_int_equal(n, 4);
 	assert_int_equal(flow_rules_apply(port, rules, (size_t)n, handles, err, sizeof(err)),
 			 -ENOTSUP);
-	snprintf(want, sizeof(want), "port %u (%s, driver %s) has no rte_flow support", port,
-		 dev, driver);
+	snprintf(want, sizeof(want), "port %u (%s, driver %s) has no rte_flow support", port, dev,
+		 driver);
 	if (!strstr(err, want) || !strstr(err, "af_xdp"))
 		fail_msg("message lacks '%s' or the way out: %s", want, err);
 	printf("# %s\n", err);
@@ -111,9 +121,9 @@ static void test_no_such_port(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_memif_has_no_flow_rules),
-		cmocka_unit_test(test_null_has_no_flow_rules),
-		cmocka_unit_test(test_no_such_port),
+	    cmocka_unit_test(test_memif_has_no_flow_rules),
+	    cmocka_unit_test(test_null_has_no_flow_rules),
+	    cmocka_unit_test(test_no_such_port),
 	};
 
 	return cmocka_run_group_tests_name("ctl/flow_rules_dpdk", tests, group_setup,

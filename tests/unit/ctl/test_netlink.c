@@ -33,9 +33,9 @@ static char ns_a[64], ns_b[64];
 static uint8_t mac_va[6], mac_vb[6];
 
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((b) << 16) | ((c) << 8) | (d))
-#define IP_A IP(10, 99, 0, 1)
-#define IP_B IP(10, 99, 0, 2)
-#define NET IP(10, 99, 0, 0)
+#define IP_A	       IP(10, 99, 0, 1)
+#define IP_B	       IP(10, 99, 0, 2)
+#define NET	       IP(10, 99, 0, 0)
 
 /* ---- event recorder ---------------------------------------------------- */
 
@@ -60,7 +60,7 @@ static void on_neigh(void *ctx, uint32_t ip, const uint8_t mac[6], bool reachabl
 
 	if (r->n == (int)(sizeof(r->ev) / sizeof(r->ev[0])))
 		return;
-	r->ev[r->n] = (struct ev){ .ip = ip, .up = reachable };
+	r->ev[r->n] = (struct ev){.ip = ip, .up = reachable};
 	memcpy(r->ev[r->n].mac, mac, 6);
 	r->n++;
 }
@@ -71,11 +71,10 @@ static void on_route(void *ctx, uint32_t dst, uint8_t plen, uint32_t gw, bool ad
 
 	if (r->n == (int)(sizeof(r->ev) / sizeof(r->ev[0])))
 		return;
-	r->ev[r->n++] = (struct ev){ .route = true, .ip = dst, .plen = plen,
-				     .gw = gw, .up = add };
+	r->ev[r->n++] = (struct ev){.route = true, .ip = dst, .plen = plen, .gw = gw, .up = add};
 }
 
-static const struct nl_watch_ops ops = { .neigh = on_neigh, .route = on_route };
+static const struct nl_watch_ops ops = {.neigh = on_neigh, .route = on_route};
 
 static bool ev_match(const struct ev *e, const struct ev *want, bool exact)
 {
@@ -98,7 +97,7 @@ static int find_ev(struct rec *r, int from, const struct ev *want, bool exact)
 
 static void pump(struct rec *r, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = nl_watch_fd(r->w), .events = POLLIN };
+	struct pollfd pfd = {.fd = nl_watch_fd(r->w), .events = POLLIN};
 	int ret;
 
 	poll(&pfd, 1, timeout_ms);
@@ -127,34 +126,34 @@ static void print_events(struct rec *r, int from)
 {
 	for (int i = from; i < r->n; i++) {
 		const struct ev *e = &r->ev[i];
-		struct in_addr a = { htonl(e->ip) }, g = { htonl(e->gw) };
+		struct in_addr a = {htonl(e->ip)}, g = {htonl(e->gw)};
 		char sa[16], sg[16];
 
 		inet_ntop(AF_INET, &a, sa, sizeof(sa));
 		inet_ntop(AF_INET, &g, sg, sizeof(sg));
 		if (e->route)
-			fprintf(stderr, "  #%d route %s %s/%u via %s\n", i,
-				e->up ? "add" : "del", sa, e->plen, sg);
+			fprintf(stderr, "  #%d route %s %s/%u via %s\n", i, e->up ? "add" : "del",
+				sa, e->plen, sg);
 		else
-			fprintf(stderr, "  #%d neigh %s %s %02x:%02x:%02x:%02x:%02x:%02x\n",
-				i, e->up ? "up" : "down", sa, e->mac[0], e->mac[1],
-				e->mac[2], e->mac[3], e->mac[4], e->mac[5]);
+			fprintf(stderr, "  #%d neigh %s %s %02x:%02x:%02x:%02x:%02x:%02x\n", i,
+				e->up ? "up" : "down", sa, e->mac[0], e->mac[1], e->mac[2],
+				e->mac[3], e->mac[4], e->mac[5]);
 	}
 }
 
-#define EXPECT_EV(r, from, want, exact)                                     \
-	({                                                                  \
-		int k_ = wait_ev((r), (from), (want), (exact));             \
-		if (k_ < 0) {                                               \
-			print_events((r), 0);                               \
-			fail_msg("event not seen (line %d)", __LINE__);     \
-		}                                                           \
-		k_;                                                         \
+#define EXPECT_EV(r, from, want, exact)                                                            \
+	({                                                                                         \
+		int k_ = wait_ev((r), (from), (want), (exact));                                    \
+		if (k_ < 0) {                                                                      \
+			print_events((r), 0);                                                      \
+			fail_msg("event not seen (line %d)", __LINE__);                            \
+		}                                                                                  \
+		k_;                                                                                \
 	})
 
 static struct ev neigh_ev(uint32_t ip, const uint8_t *mac, bool up)
 {
-	struct ev e = { .ip = ip, .up = up };
+	struct ev e = {.ip = ip, .up = up};
 
 	if (mac)
 		memcpy(e.mac, mac, 6);
@@ -163,14 +162,14 @@ static struct ev neigh_ev(uint32_t ip, const uint8_t *mac, bool up)
 
 static struct ev route_ev(uint32_t dst, uint8_t plen, uint32_t gw, bool add)
 {
-	return (struct ev){ .route = true, .ip = dst, .plen = plen, .gw = gw, .up = add };
+	return (struct ev){.route = true, .ip = dst, .plen = plen, .gw = gw, .up = add};
 }
 
 /* ---- fixtures ------------------------------------------------------------ */
 
 static int get_mac(const char *ifname, uint8_t mac[6])
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
 
 	if (s < 0)
@@ -207,8 +206,7 @@ static int group_setup(void **state)
 		fprintf(stderr, "cannot create namespaces %s/%s\n", ns_a, ns_b);
 		goto fail;
 	}
-	if (ns_enter(ns_b) || get_mac("vb", mac_vb) || ns_enter(ns_a) ||
-	    get_mac("va", mac_va))
+	if (ns_enter(ns_b) || get_mac("vb", mac_vb) || ns_enter(ns_a) || get_mac("va", mac_va))
 		goto fail;
 	return 0;
 fail:
@@ -237,7 +235,8 @@ static void restore_a(void)
 	      "while ip -n $A route del 10.56.0.0/16 2>/dev/null; do :; done; "
 	      "ip -n $A neigh flush dev va 2>/dev/null; "
 	      "ip -n $A neigh del 10.99.0.77 dev va 2>/dev/null; "
-	      "ip -n $A neigh del 10.99.0.50 dev va 2>/dev/null; true", ns_a);
+	      "ip -n $A neigh del 10.99.0.50 dev va 2>/dev/null; true",
+	      ns_a);
 }
 
 static int watch_setup(void **state)
@@ -334,16 +333,17 @@ static void t_watch_open_errors(void **state)
 /* State that exists before the watcher opens arrives through the dump. */
 static void t_watch_dump(void **state)
 {
-	struct rec r = { 0 };
+	struct rec r = {0};
 	struct ev e;
-	static const uint8_t m50[6] = { 2, 0, 0, 0, 0, 0x50 };
+	static const uint8_t m50[6] = {2, 0, 0, 0, 0, 0x50};
 
 	(void)state;
 	restore_a();
 	assert_int_equal(ns_sh("A=%s; ip -n $A neigh add 10.99.0.50 lladdr "
 			       "02:00:00:00:00:50 dev va nud permanent && "
 			       "ip -n $A route add 10.50.0.0/16 via 10.99.0.2",
-			       ns_a), 0);
+			       ns_a),
+			 0);
 	r.w = nl_watch_open((int)if_nametoindex("va"), &ops, &r);
 	assert_non_null(r.w);
 	/* No callback before the first poll... */
@@ -372,18 +372,22 @@ static void t_watch_dump(void **state)
 static void t_watch_neigh(void **state)
 {
 	struct rec *r = *state;
-	static const uint8_t m1[6] = { 2, 0, 0, 0, 0, 0x77 };
-	static const uint8_t m2[6] = { 2, 0, 0, 0, 0, 0x78 };
+	static const uint8_t m1[6] = {2, 0, 0, 0, 0, 0x77};
+	static const uint8_t m2[6] = {2, 0, 0, 0, 0, 0x78};
 	struct ev e;
 	int k;
 
 	assert_int_equal(ns_sh("ip -n %s neigh add 10.99.0.77 lladdr "
-			       "02:00:00:00:00:77 dev va nud permanent", ns_a), 0);
+			       "02:00:00:00:00:77 dev va nud permanent",
+			       ns_a),
+			 0);
 	e = neigh_ev(IP(10, 99, 0, 77), m1, true);
 	k = EXPECT_EV(r, 0, &e, true);
 
 	assert_int_equal(ns_sh("ip -n %s neigh replace 10.99.0.77 lladdr "
-			       "02:00:00:00:00:78 dev va nud permanent", ns_a), 0);
+			       "02:00:00:00:00:78 dev va nud permanent",
+			       ns_a),
+			 0);
 	e = neigh_ev(IP(10, 99, 0, 77), m2, true);
 	k = EXPECT_EV(r, k + 1, &e, true);
 
@@ -400,7 +404,8 @@ static void t_watch_resolve(void **state)
 	int k;
 
 	/* watch_setup flushed the neighbour table: 10.99.0.2 is unknown. */
-	assert_int_not_equal(ns_sh("ip -n %s neigh show 10.99.0.2 dev va | grep -q lladdr", ns_a), 0);
+	assert_int_not_equal(ns_sh("ip -n %s neigh show 10.99.0.2 dev va | grep -q lladdr", ns_a),
+			     0);
 	assert_int_equal(nl_watch_resolve(r->w, IP_B), 0);
 	e = neigh_ev(IP_B, mac_vb, true);
 	k = EXPECT_EV(r, 0, &e, true);
@@ -462,7 +467,9 @@ static void t_watch_route(void **state)
 	e = route_ev(n56, 16, IP_B, true);
 	k = EXPECT_EV(r, k + 1, &e, true);
 	assert_int_equal(ns_sh("A=%s; ip -n $A route add 10.56.0.0/16 via 10.99.0.3 metric 20 && "
-			       "ip -n $A route add 10.57.0.0/16 via 10.99.0.2", ns_a), 0);
+			       "ip -n $A route add 10.57.0.0/16 via 10.99.0.2",
+			       ns_a),
+			 0);
 	e = route_ev(IP(10, 57, 0, 0), 16, IP_B, true); /* marker */
 	int marker = EXPECT_EV(r, k + 1, &e, true);
 	e = route_ev(n56, 16, 0, true);
@@ -505,18 +512,17 @@ static void t_watch_addr_removed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(t_query_if),
-		cmocka_unit_test(t_query_errors),
-		cmocka_unit_test(t_watch_open_errors),
-		cmocka_unit_test(t_watch_dump),
-		cmocka_unit_test_setup_teardown(t_watch_neigh, watch_setup, watch_teardown),
-		cmocka_unit_test_setup_teardown(t_watch_resolve, watch_setup, watch_teardown),
-		cmocka_unit_test_setup_teardown(t_resolve_udp, watch_setup, watch_teardown),
-		cmocka_unit_test_setup_teardown(t_watch_route, watch_setup, watch_teardown),
-		cmocka_unit_test_setup_teardown(t_watch_addr_removed, watch_setup, watch_teardown),
+	    cmocka_unit_test(t_query_if),
+	    cmocka_unit_test(t_query_errors),
+	    cmocka_unit_test(t_watch_open_errors),
+	    cmocka_unit_test(t_watch_dump),
+	    cmocka_unit_test_setup_teardown(t_watch_neigh, watch_setup, watch_teardown),
+	    cmocka_unit_test_setup_teardown(t_watch_resolve, watch_setup, watch_teardown),
+	    cmocka_unit_test_setup_teardown(t_resolve_udp, watch_setup, watch_teardown),
+	    cmocka_unit_test_setup_teardown(t_watch_route, watch_setup, watch_teardown),
+	    cmocka_unit_test_setup_teardown(t_watch_addr_removed, watch_setup, watch_teardown),
 	};
 
 	ns_require_root("ctl/netlink");
-	return cmocka_run_group_tests_name("ctl/netlink", tests, group_setup,
-					   group_teardown);
+	return cmocka_run_group_tests_name("ctl/netlink", tests, group_setup, group_teardown);
 }

@@ -86,9 +86,9 @@ struct fx {
 
 /* ---- frames --------------------------------------------------------- */
 
-#define ETH_IP4 0x0800
-#define ETH_IP6 0x86dd
-#define ETH_ARP 0x0806
+#define ETH_IP4	 0x0800
+#define ETH_IP6	 0x86dd
+#define ETH_ARP	 0x0806
 #define ETH_VLAN 0x8100
 
 struct frame {
@@ -96,8 +96,8 @@ struct frame {
 	size_t len;
 };
 
-static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0x0a };
-static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0x0b };
+static const uint8_t mac_a[6] = {0x02, 0, 0, 0, 0, 0x0a};
+static const uint8_t mac_b[6] = {0x02, 0, 0, 0, 0, 0x0b};
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -120,16 +120,16 @@ static uint8_t *eth(struct frame *f, const uint8_t dst[6], uint16_t type)
  * frag_off field @frag (host order, flags included) and @l4len bytes of
  * zeroed layer-4 header after it. Returns the layer-4 header.
  */
-static uint8_t *ip4(struct frame *f, uint8_t *p, unsigned ihl, uint8_t proto,
-		    uint16_t frag, size_t l4len)
+static uint8_t *ip4(struct frame *f, uint8_t *p, unsigned ihl, uint8_t proto, uint16_t frag,
+		    size_t l4len)
 {
 	p[0] = 0x40 | ihl;
 	put16(p + 2, (uint16_t)(ihl * 4 + l4len));
 	put16(p + 6, frag);
 	p[8] = 64;
 	p[9] = proto;
-	memcpy(p + 12, (uint8_t[]){ 10, 0, 0, 2 }, 4);
-	memcpy(p + 16, (uint8_t[]){ 10, 0, 0, 1 }, 4);
+	memcpy(p + 12, (uint8_t[]){10, 0, 0, 2}, 4);
+	memcpy(p + 16, (uint8_t[]){10, 0, 0, 1}, 4);
 	memset(p + 20, 1, ihl * 4 - 20);
 	f->len += ihl * 4 + l4len;
 	return p + ihl * 4;
@@ -170,11 +170,10 @@ static void stats(struct fx *f, uint64_t v[3])
 	assert_int_equal(xdp_steer_stats(&f->st, &v[0], &v[1], &v[2]), 0);
 }
 
-static void expect(struct fx *f, const struct frame *fr, enum verdict want,
-		   const char *what)
+static void expect(struct fx *f, const struct frame *fr, enum verdict want, const char *what)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->b,
-		    .data_size_in = (uint32_t)fr->len, .repeat = 1);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->b, .data_size_in = (uint32_t)fr->len,
+		    .repeat = 1);
 	uint64_t a[3], b[3];
 	int ret;
 
@@ -186,16 +185,15 @@ static void expect(struct fx *f, const struct frame *fr, enum verdict want,
 	/* No socket in xsks_map: even lunar's frames fall back to XDP_PASS. */
 	if (o.retval != XDP_PASS)
 		fail_msg("%s: retval %u, expected XDP_PASS", what, o.retval);
-	if (want == KERNEL &&
-	    !(b[1] == a[1] + 1 && b[0] == a[0] && b[2] == a[2]))
+	if (want == KERNEL && !(b[1] == a[1] + 1 && b[0] == a[0] && b[2] == a[2]))
 		fail_msg("%s: expected to_kernel, counters moved %lu/%lu/%lu", what,
 			 (unsigned long)(b[0] - a[0]), (unsigned long)(b[1] - a[1]),
 			 (unsigned long)(b[2] - a[2]));
-	if (want == LUNAR &&
-	    !(b[2] == a[2] + 1 && b[0] == a[0] && b[1] == a[1]))
+	if (want == LUNAR && !(b[2] == a[2] + 1 && b[0] == a[0] && b[1] == a[1]))
 		fail_msg("%s: expected lunar (redirect_failed), counters moved "
-			 "%lu/%lu/%lu", what, (unsigned long)(b[0] - a[0]),
-			 (unsigned long)(b[1] - a[1]), (unsigned long)(b[2] - a[2]));
+			 "%lu/%lu/%lu",
+			 what, (unsigned long)(b[0] - a[0]), (unsigned long)(b[1] - a[1]),
+			 (unsigned long)(b[2] - a[2]));
 }
 
 static void expect_port(struct fx *f, uint16_t port, enum verdict want)
@@ -232,8 +230,8 @@ static int group_setup(void **state)
 		  "ip -n %s link set dev ma address 02:00:00:00:00:0a && "
 		  "ip -n %s link set dev mb address 02:00:00:00:00:0b && "
 		  "ip -n %s link set dev ma up && ip -n %s link set dev mb up",
-		  ns, ns, ns, ns, ns, ns, ns, ns, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES,
-		  MQ_QUEUES, ns, ns, ns, ns)) {
+		  ns, ns, ns, ns, ns, ns, ns, ns, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES, ns,
+		  ns, ns, ns)) {
 		fprintf(stderr, "cannot create namespace %s with veths xa/xb, ma/mb\n", ns);
 		ns_delete(ns);
 		return -1;
@@ -364,7 +362,7 @@ static void t_missing_interface(void **state)
 /* A free interface, then one with a generic-mode program, then free again. */
 static void t_free_then_generic(void **state)
 {
-	struct fx f = { 0 };
+	struct fx f = {0};
 	struct xdp_steer st;
 	char err[512] = "";
 	int lock;
@@ -431,7 +429,7 @@ static void t_busy_native(void **state)
  */
 static void t_stale_lunar_program_removed(void **state)
 {
-	struct fx f = { 0 };
+	struct fx f = {0};
 	char err[512] = "";
 	uint32_t id = 0;
 	int lock;
@@ -501,9 +499,8 @@ static void t_lock_file_removed_on_unlock(void **state)
 static void t_foreign_program(void **state)
 {
 	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
-		  .imm = XDP_PASS },
-		{ .code = BPF_JMP | BPF_EXIT },
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	struct xdp_steer st;
 	char err[512] = "";
@@ -627,21 +624,21 @@ static void t_classify_icmp_errors(void **state)
 		enum verdict want;
 		const char *what;
 	} cases[] = {
-		{ 3, 5, IPPROTO_TCP, 61440, 8, LUNAR, "frag needed quoting TCP from 61440" },
-		{ 11, 5, IPPROTO_TCP, 65535, 20, LUNAR, "time exceeded quoting TCP from 65535" },
-		{ 12, 15, IPPROTO_TCP, 63000, 8, LUNAR, "parameter problem, quoted IHL 15" },
-		{ 3, 5, IPPROTO_TCP, 8080, 8, KERNEL, "error quoting TCP from 8080" },
-		{ 3, 5, IPPROTO_UDP, 61440, 8, KERNEL, "error quoting UDP from 61440" },
-		{ 4, 5, IPPROTO_TCP, 61440, 8, KERNEL, "source quench quoting TCP from 61440" },
-		{ 0, 5, IPPROTO_TCP, 61440, 8, KERNEL, "echo reply" },
-		{ 3, 5, IPPROTO_TCP, 61440, 7, KERNEL, "quote one byte short of 8" },
+	    {3, 5, IPPROTO_TCP, 61440, 8, LUNAR, "frag needed quoting TCP from 61440"},
+	    {11, 5, IPPROTO_TCP, 65535, 20, LUNAR, "time exceeded quoting TCP from 65535"},
+	    {12, 15, IPPROTO_TCP, 63000, 8, LUNAR, "parameter problem, quoted IHL 15"},
+	    {3, 5, IPPROTO_TCP, 8080, 8, KERNEL, "error quoting TCP from 8080"},
+	    {3, 5, IPPROTO_UDP, 61440, 8, KERNEL, "error quoting UDP from 61440"},
+	    {4, 5, IPPROTO_TCP, 61440, 8, KERNEL, "source quench quoting TCP from 61440"},
+	    {0, 5, IPPROTO_TCP, 61440, 8, KERNEL, "echo reply"},
+	    {3, 5, IPPROTO_TCP, 61440, 7, KERNEL, "quote one byte short of 8"},
 	};
 	struct fx *f = *state;
 	struct frame fr;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		mk_icmp_error(&fr, cases[i].type, cases[i].qihl, cases[i].qproto,
-			      cases[i].qsport, cases[i].ql4);
+		mk_icmp_error(&fr, cases[i].type, cases[i].qihl, cases[i].qproto, cases[i].qsport,
+			      cases[i].ql4);
 		expect(f, &fr, cases[i].want, cases[i].what);
 	}
 	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
@@ -729,27 +726,27 @@ static void t_ports_and_range(void **state)
 	expect_port(f, 0, KERNEL);
 
 	/* Back to the LUNA range, written explicitly this time. */
-	assert_int_equal(xdp_steer_set_range(&f->st, LUNAR_STEER_DEFAULT_LO,
-					     LUNAR_STEER_DEFAULT_HI), 0);
+	assert_int_equal(
+	    xdp_steer_set_range(&f->st, LUNAR_STEER_DEFAULT_LO, LUNAR_STEER_DEFAULT_HI), 0);
 	expect_port(f, 61440, LUNAR);
 	expect_port(f, 61439, KERNEL);
 	expect_port(f, 65535, LUNAR);
 
 	/* A closed handle is refused, not crashed on. */
-	struct xdp_steer closed = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1 };
+	struct xdp_steer closed = {.cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1};
 	assert_int_equal(xdp_steer_add_port(&closed, 1), -EINVAL);
 	assert_int_equal(xdp_steer_set_range(&closed, 1, 2), -EINVAL);
 	assert_int_equal(xdp_steer_stats(&closed, NULL, NULL, NULL), -EINVAL);
 }
 
 #define XSK_NFRAMES 64
-#define XSK_FSIZE XSK_UMEM__DEFAULT_FRAME_SIZE
+#define XSK_FSIZE   XSK_UMEM__DEFAULT_FRAME_SIZE
 
 /* Wait (bounded) for one frame on the AF_XDP socket; returns its length. */
-static size_t xsk_recv(struct fx *f, struct xsk_ring_cons *rx,
-		       struct xsk_ring_prod *fq, uint8_t *out, size_t outlen)
+static size_t xsk_recv(struct fx *f, struct xsk_ring_cons *rx, struct xsk_ring_prod *fq,
+		       uint8_t *out, size_t outlen)
 {
-	struct pollfd pfd = { .fd = xsk_socket__fd(f->xsk), .events = POLLIN };
+	struct pollfd pfd = {.fd = xsk_socket__fd(f->xsk), .events = POLLIN};
 	uint32_t idx;
 
 	for (int i = 0; i < 50; i++) {
@@ -762,7 +759,7 @@ static size_t xsk_recv(struct fx *f, struct xsk_ring_cons *rx,
 			/* Give the frame back to the fill ring. */
 			if (xsk_ring_prod__reserve(fq, 1, &fidx) == 1) {
 				*xsk_ring_prod__fill_addr(fq, fidx) =
-					xsk_umem__extract_addr(d->addr);
+				    xsk_umem__extract_addr(d->addr);
 				xsk_ring_prod__submit(fq, 1);
 			}
 			xsk_ring_cons__release(rx, 1);
@@ -777,16 +774,16 @@ static size_t xsk_recv(struct fx *f, struct xsk_ring_cons *rx,
 static void send_on(const char *ifname, const struct frame *fr)
 {
 	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_ifindex = (int)if_nametoindex(ifname),
-		.sll_halen = 6,
+	    .sll_family = AF_PACKET,
+	    .sll_ifindex = (int)if_nametoindex(ifname),
+	    .sll_halen = 6,
 	};
 	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 
 	assert_true(s >= 0);
 	memcpy(sll.sll_addr, mac_a, 6);
-	assert_int_equal(sendto(s, fr->b, fr->len, 0, (struct sockaddr *)&sll,
-				sizeof(sll)), (ssize_t)fr->len);
+	assert_int_equal(sendto(s, fr->b, fr->len, 0, (struct sockaddr *)&sll, sizeof(sll)),
+			 (ssize_t)fr->len);
 	close(s);
 }
 
@@ -801,12 +798,12 @@ static void t_xsk_redirect(void **state)
 	struct xsk_ring_prod fq, tx;
 	struct xsk_ring_cons cq, rx;
 	struct xsk_socket_config cfg = {
-		.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
-		.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
-		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-		.bind_flags = XDP_COPY,
+	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	    .bind_flags = XDP_COPY,
 	};
-	struct xdp_md ctx = { .ingress_ifindex = (uint32_t)f->ifindex };
+	struct xdp_md ctx = {.ingress_ifindex = (uint32_t)f->ifindex};
 	struct frame fr;
 	uint8_t got[256];
 	uint64_t a[3], b[3];
@@ -815,8 +812,8 @@ static void t_xsk_redirect(void **state)
 	size_t n;
 
 	f->area_len = XSK_NFRAMES * XSK_FSIZE;
-	f->area = mmap(NULL, f->area_len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	f->area =
+	    mmap(NULL, f->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(f->area != MAP_FAILED);
 	ret = xsk_umem__create(&f->umem, f->area, f->area_len, &fq, &cq, NULL);
 	if (ret)
@@ -837,9 +834,8 @@ static void t_xsk_redirect(void **state)
 	mk_tcp(&fr, 61440);
 	/* With a ctx, data_end must be the frame size (0 would be an empty frame). */
 	ctx.data_end = (uint32_t)fr.len;
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr.b,
-		    .data_size_in = (uint32_t)fr.len, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr.b, .data_size_in = (uint32_t)fr.len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
 	stats(f, a);
 	assert_int_equal(bpf_prog_test_run_opts(f->prog_fd, &o), 0);
 	assert_int_equal(o.retval, XDP_REDIRECT);
@@ -883,12 +879,11 @@ static void queue_counters(struct fx *f, uint32_t q, struct xdp_steer_counters *
 /* Run the XDP program on @fr as if it arrived on rx queue @q of f->ifindex. */
 static uint32_t run_on_queue(struct fx *f, const struct frame *fr, uint32_t q)
 {
-	struct xdp_md ctx = { .data_end = (uint32_t)fr->len,
-			      .ingress_ifindex = (uint32_t)f->ifindex,
-			      .rx_queue_index = q };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->b,
-		    .data_size_in = (uint32_t)fr->len, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+	struct xdp_md ctx = {.data_end = (uint32_t)fr->len,
+			     .ingress_ifindex = (uint32_t)f->ifindex,
+			     .rx_queue_index = q};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->b, .data_size_in = (uint32_t)fr->len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
 	int ret = bpf_prog_test_run_opts(f->prog_fd, &o);
 
 	if (ret)
@@ -917,12 +912,11 @@ static size_t sweep_dports(const struct flow_plan *p, uint16_t *out)
 	return n;
 }
 
-static const uint16_t sweep_sports[] = { 0, 1, 2, 3, 4, 5, 6, 7, 1023, 40000,
-					 40001, 61440, 65535 };
+static const uint16_t sweep_sports[] = {0, 1, 2, 3, 4, 5, 6, 7, 1023, 40000, 40001, 61440, 65535};
 
 /* Which counter of the arrival queue a lunar segment must move, by the C plan. */
-static unsigned want_owner(const struct flow_plan *p, enum flow_listen_mode mode,
-			   uint16_t sport, uint16_t dport, unsigned q)
+static unsigned want_owner(const struct flow_plan *p, enum flow_listen_mode mode, uint16_t sport,
+			   uint16_t dport, unsigned q)
 {
 	if (!flow_plan_reserved(p, dport) && mode == FLOW_LISTEN_RSS)
 		return q;
@@ -930,11 +924,10 @@ static unsigned want_owner(const struct flow_plan *p, enum flow_listen_mode mode
 }
 
 /* One check of a sweep: plan @p with @mode, one segment sport -> dport. */
-typedef void (*sweep_check)(struct fx *f, const struct flow_plan *p,
-			    enum flow_listen_mode mode, uint16_t sport, uint16_t dport);
+typedef void (*sweep_check)(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode,
+			    uint16_t sport, uint16_t dport);
 /* Write @p and @mode into the program under test. */
-typedef void (*sweep_config)(struct fx *f, const struct flow_plan *p,
-			     enum flow_listen_mode mode);
+typedef void (*sweep_config)(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode);
 
 /*
  * For each worker count in @ns_ (at most MQ_QUEUES) and both listen modes:
@@ -953,8 +946,8 @@ static void sweep(struct fx *f, const unsigned *ns_, size_t nn, sweep_config con
 			size_t nd;
 
 			assert_true(ns_[i] <= MQ_QUEUES);
-			assert_int_equal(flow_plan_init(&p, ns_[i], 61440, 65535, err,
-							sizeof(err)), 0);
+			assert_int_equal(flow_plan_init(&p, ns_[i], 61440, 65535, err, sizeof(err)),
+					 0);
 			config(f, &p, (enum flow_listen_mode)mode);
 			nd = sweep_dports(&p, dports);
 			for (size_t d = 0; d < nd; d++)
@@ -988,14 +981,15 @@ static void xdp_check(struct fx *f, const struct flow_plan *p, enum flow_listen_
 		queue_counters(f, q, &b);
 		if (got != want_ret)
 			fail_msg("n=%u mode=%d %u->%u on queue %u: retval %u, want %u "
-				 "(owner %u)", p->n_queues, mode, sp, dp, q, got, want_ret,
-				 owner);
+				 "(owner %u)",
+				 p->n_queues, mode, sp, dp, q, got, want_ret, owner);
 		if (b.to_kernel - a.to_kernel != !lunar ||
 		    b.misqueued - a.misqueued != (lunar && owner != q) ||
 		    b.redirect_failed - a.redirect_failed != (lunar && owner == q) ||
 		    b.to_lunar != a.to_lunar)
 			fail_msg("n=%u mode=%d %u->%u on queue %u: counters moved "
-				 "k%lu m%lu r%lu", p->n_queues, mode, sp, dp, q,
+				 "k%lu m%lu r%lu",
+				 p->n_queues, mode, sp, dp, q,
 				 (unsigned long)(b.to_kernel - a.to_kernel),
 				 (unsigned long)(b.misqueued - a.misqueued),
 				 (unsigned long)(b.redirect_failed - a.redirect_failed));
@@ -1011,7 +1005,7 @@ static void xdp_check(struct fx *f, const struct flow_plan *p, enum flow_listen_
  */
 static void t_plan_matches_flow_plan(void **state)
 {
-	static const unsigned ns_[] = { 2, 3, 4, 8 };
+	static const unsigned ns_[] = {2, 3, 4, 8};
 	struct fx *f = *state;
 
 	assert_int_equal(xdp_steer_add_port(&f->st, LISTEN_PORT), 0);
@@ -1051,7 +1045,7 @@ static void t_plan_single_queue(void **state)
 static void t_plan_host_side(void **state)
 {
 	struct fx *f = *state;
-	struct flow_plan p = { .n_queues = 4, .lo = 61440, .hi = 65535 };
+	struct flow_plan p = {.n_queues = 4, .lo = 61440, .hi = 65535};
 	struct xdp_steer_counters c;
 	struct xdp_steer st2;
 	struct frame fr;
@@ -1063,11 +1057,11 @@ static void t_plan_host_side(void **state)
 	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), -EINVAL);
 	p.n_queues = FLOW_PLAN_MAX_QUEUES + 1;
 	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), -EINVAL);
-	p = (struct flow_plan){ .n_queues = 4, .lo = 65000, .hi = 65100 };
+	p = (struct flow_plan){.n_queues = 4, .lo = 65000, .hi = 65100};
 	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), -EINVAL);
 	assert_int_equal(f->st.n_queues, 0); /* nothing written */
 
-	p = (struct flow_plan){ .n_queues = 4, .lo = 61440, .hi = 65535 };
+	p = (struct flow_plan){.n_queues = 4, .lo = 61440, .hi = 65535};
 	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), 0);
 	/* A range too small for 4 workers is refused; a fitting one keeps the plan. */
 	assert_int_equal(xdp_steer_set_range(&f->st, 65000, 65100), -EINVAL);
@@ -1104,9 +1098,11 @@ static void t_plan_host_side(void **state)
 /* Write @p (with @mode) and the listening port into the peer program's maps. */
 static void peer_config(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode)
 {
-	struct lunar_steer_cfg cfg = { .valid = 1, .lo = p->lo, .hi = p->hi,
-				       .n_queues = (uint16_t)p->n_queues,
-				       .listen = (uint16_t)mode };
+	struct lunar_steer_cfg cfg = {.valid = 1,
+				      .lo = p->lo,
+				      .hi = p->hi,
+				      .n_queues = (uint16_t)p->n_queues,
+				      .listen = (uint16_t)mode};
 	uint32_t key = 0, port = LISTEN_PORT, one = 1;
 	int cfg_fd = bpf_object__find_map_fd_by_name(f->peer_obj, LUNAR_STEER_CFG_MAP);
 	int ports_fd = bpf_object__find_map_fd_by_name(f->peer_obj, LUNAR_STEER_PORTS_MAP);
@@ -1133,9 +1129,8 @@ static uint64_t peer_stat(struct fx *f, uint32_t slot)
 static void peer_check(struct fx *f, const struct flow_plan *p, enum flow_listen_mode mode,
 		       uint16_t sp, uint16_t dp)
 {
-	bool steered = p->n_queues > 1 &&
-		       (flow_plan_reserved(p, dp) ||
-			(dp == LISTEN_PORT && mode == FLOW_LISTEN_LOW_BITS));
+	bool steered = p->n_queues > 1 && (flow_plan_reserved(p, dp) ||
+					   (dp == LISTEN_PORT && mode == FLOW_LISTEN_LOW_BITS));
 	uint32_t slot = steered ? flow_plan_queue_of(p, sp, dp) : LUNAR_PEER_STAT_UNTOUCHED;
 	struct frame fr;
 	uint64_t before;
@@ -1147,8 +1142,8 @@ static void peer_check(struct fx *f, const struct flow_plan *p, enum flow_listen
 	assert_int_equal(bpf_prog_test_run_opts(f->peer_fd, &o), 0);
 	assert_int_equal(o.retval, 0 /* TC_ACT_OK */);
 	if (peer_stat(f, slot) != before + 1)
-		fail_msg("peer n=%u mode=%d %u->%u: slot %u did not move", p->n_queues, mode,
-			 sp, dp, slot);
+		fail_msg("peer n=%u mode=%d %u->%u: slot %u did not move", p->n_queues, mode, sp,
+			 dp, slot);
 }
 
 /*
@@ -1159,7 +1154,7 @@ static void peer_check(struct fx *f, const struct flow_plan *p, enum flow_listen
  */
 static void t_peer_matches_flow_plan(void **state)
 {
-	static const unsigned ns_[] = { 1, 2, 3, 4, 8 };
+	static const unsigned ns_[] = {1, 2, 3, 4, 8};
 
 	sweep(*state, ns_, ARRAY_SIZE(ns_), peer_config, peer_check);
 }
@@ -1209,7 +1204,7 @@ static void t_peer_steers_over_veth(void **state)
 {
 	struct fx *f = *state;
 	struct xdp_steer_counters c0, c;
-	uint64_t per_queue[MQ_QUEUES] = { 0 };
+	uint64_t per_queue[MQ_QUEUES] = {0};
 	struct flow_plan p;
 	struct frame fr;
 	unsigned owner;
@@ -1270,12 +1265,17 @@ static void t_peer_steers_over_veth(void **state)
 static void t_cookie_entry(void **state)
 {
 	struct fx *f = *state;
-	struct lunar_cookie_cfg c = { .key = { 0x0102030405060708ull, 0x1112131415161718ull },
-				      .until_ktime = 42, .clock_off = -7, .ip = 0x0100000a,
-				      .mss = 1448, .window = 64240, .wscale = 9,
-				      .flags = LUNAR_COOKIE_SACK | LUNAR_COOKIE_TS, .ttl = 64 };
+	struct lunar_cookie_cfg c = {.key = {0x0102030405060708ull, 0x1112131415161718ull},
+				     .until_ktime = 42,
+				     .clock_off = -7,
+				     .ip = 0x0100000a,
+				     .mss = 1448,
+				     .window = 64240,
+				     .wscale = 9,
+				     .flags = LUNAR_COOKIE_SACK | LUNAR_COOKIE_TS,
+				     .ttl = 64};
 	struct lunar_cookie_cfg got;
-	struct xdp_steer closed = { .cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1 };
+	struct xdp_steer closed = {.cfg_fd = -1, .ports_fd = -1, .stats_fd = -1, .cookie_fd = -1};
 	uint32_t q = 5, q0 = 0;
 
 	assert_int_equal(xdp_steer_set_cookie(&f->st, q, &c), 0);
@@ -1292,34 +1292,34 @@ static void t_cookie_entry(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(t_missing_interface),
-		cmocka_unit_test(t_free_then_generic),
-		cmocka_unit_test(t_foreign_program),
-		cmocka_unit_test(t_stale_lunar_program_removed),
-		cmocka_unit_test(t_lock_file_removed_on_unlock),
-		cmocka_unit_test_setup_teardown(t_busy_native, attach_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_classify_defaults, attach_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_classify_icmp_errors, attach_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_cookie_entry, attach_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_plan_single_queue, mq_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_plan_matches_flow_plan, mq_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_plan_host_side, mq_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_peer_matches_flow_plan, mq_setup, attach_teardown),
-		cmocka_unit_test_setup_teardown(t_peer_steers_over_veth, mq_setup, attach_teardown),
+	    cmocka_unit_test(t_missing_interface),
+	    cmocka_unit_test(t_free_then_generic),
+	    cmocka_unit_test(t_foreign_program),
+	    cmocka_unit_test(t_stale_lunar_program_removed),
+	    cmocka_unit_test(t_lock_file_removed_on_unlock),
+	    cmocka_unit_test_setup_teardown(t_busy_native, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_classify_defaults, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_classify_icmp_errors, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_cookie_entry, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_plan_single_queue, mq_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_plan_matches_flow_plan, mq_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_plan_host_side, mq_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_peer_matches_flow_plan, mq_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_peer_steers_over_veth, mq_setup, attach_teardown),
 	};
 
 	ns_require_root("ctl/xdp");
 	obj_path = argc > 1 ? argv[1] : getenv("LUNAR_STEER_OBJ");
 	peer_obj_path = argc > 2 ? argv[2] : getenv("LUNAR_PEER_STEER_OBJ");
-	if (!obj_path || access(obj_path, R_OK) || !peer_obj_path ||
-	    access(peer_obj_path, R_OK)) {
-		fprintf(stderr, "usage: %s <lunar_steer.bpf.o> <lunar_peer_steer.bpf.o> "
-			"(or set LUNAR_STEER_OBJ and LUNAR_PEER_STEER_OBJ)\n", argv[0]);
+	if (!obj_path || access(obj_path, R_OK) || !peer_obj_path || access(peer_obj_path, R_OK)) {
+		fprintf(stderr,
+			"usage: %s <lunar_steer.bpf.o> <lunar_peer_steer.bpf.o> "
+			"(or set LUNAR_STEER_OBJ and LUNAR_PEER_STEER_OBJ)\n",
+			argv[0]);
 		return 1;
 	}
-	return cmocka_run_group_tests_name("ctl/xdp", tests, group_setup,
-					   group_teardown);
+	return cmocka_run_group_tests_name("ctl/xdp", tests, group_setup, group_teardown);
 }

@@ -42,12 +42,12 @@
 #include "wire/tcp.h"
 #include "nsutil.h"
 
-#define LUNAR_IP 0x0a000001u /* 10.0.0.1, host order */
-#define PEER_IP 0x0a000002u
+#define LUNAR_IP    0x0a000001u /* 10.0.0.1, host order */
+#define PEER_IP	    0x0a000002u
 #define LISTEN_PORT 7000
-#define PEER_PORT 40000
-#define PEER_ISN 0x11223344u
-#define CLOCK_OFF 123456789012ll /* the worker's clock runs ahead of ktime */
+#define PEER_PORT   40000
+#define PEER_ISN    0x11223344u
+#define CLOCK_OFF   123456789012ll /* the worker's clock runs ahead of ktime */
 
 static const char *obj_path;
 static const uint8_t mac_lunar[6] = {0x02, 0, 0, 0, 0, 0x0a};
@@ -125,10 +125,14 @@ static int teardown(void **state)
 static void mk_syn(struct frame *fr, uint16_t dport, uint8_t flags, const struct tcp_options *o,
 		   size_t data)
 {
-	struct tcp_repr r = {.sport = PEER_PORT, .dport = dport, .seq = PEER_ISN, .flags = flags,
-			     .window = 65535, .payload_len = (uint32_t)data};
-	struct ipv4_repr ir = {.src = PEER_IP, .dst = LUNAR_IP, .proto = IPPROTO_TCP, .ttl = 64,
-			       .df = true};
+	struct tcp_repr r = {.sport = PEER_PORT,
+			     .dport = dport,
+			     .seq = PEER_ISN,
+			     .flags = flags,
+			     .window = 65535,
+			     .payload_len = (uint32_t)data};
+	struct ipv4_repr ir = {
+	    .src = PEER_IP, .dst = LUNAR_IP, .proto = IPPROTO_TCP, .ttl = 64, .df = true};
 	size_t th;
 
 	memset(fr, 0, sizeof(*fr));
@@ -137,7 +141,8 @@ static void mk_syn(struct frame *fr, uint16_t dport, uint8_t flags, const struct
 	fr->b[12] = 0x08;
 	th = tcp_hdr_len(o);
 	memset(fr->b + 34 + th, 0xab, data);
-	assert_int_equal(tcp_emit(fr->b + 34, sizeof(fr->b) - 34, &r, o, PEER_IP, LUNAR_IP, true), th);
+	assert_int_equal(tcp_emit(fr->b + 34, sizeof(fr->b) - 34, &r, o, PEER_IP, LUNAR_IP, true),
+			 th);
 	ir.payload_len = th + data;
 	assert_int_equal(ipv4_emit(fr->b + 14, sizeof(fr->b) - 14, &ir, true), 20);
 	fr->len = 34 + th + data;
@@ -193,8 +198,8 @@ static void expect_not_answered(struct fx *f, const struct frame *in, bool to_lu
 static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, uint8_t agree)
 {
 	uint8_t flags = RTE_TCP_SYN_FLAG | (ecn ? RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG : 0);
-	struct tcp_4tuple t = {.laddr = LUNAR_IP, .raddr = PEER_IP, .lport = LISTEN_PORT,
-			       .rport = PEER_PORT};
+	struct tcp_4tuple t = {
+	    .laddr = LUNAR_IP, .raddr = PEER_IP, .lport = LISTEN_PORT, .rport = PEER_PORT};
 	struct frame in, out;
 	struct ipv4_repr ir;
 	struct tcp_repr syn, sa, ack;
@@ -237,7 +242,7 @@ static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, ui
 	assert_int_equal(sa.payload_len, 0);
 	assert_int_equal(sa.window, f->cfg.window);
 	assert_int_equal(sa.flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG |
-					   (ecn && (agree & LUNAR_COOKIE_ECN) ? RTE_TCP_ECE_FLAG : 0));
+				       (ecn && (agree & LUNAR_COOKIE_ECN) ? RTE_TCP_ECE_FLAG : 0));
 	if (sa.seq != tcp_syncookie_make((const uint8_t *)f->cfg.key, &t, &syn, t0) &&
 	    sa.seq != tcp_syncookie_make((const uint8_t *)f->cfg.key, &t, &syn, t1))
 		fail_msg("ISS %08x is not lunar's cookie for the SYN", sa.seq);
@@ -249,9 +254,11 @@ static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, ui
 		assert_int_equal(sa.opts.wscale, f->cfg.wscale);
 	assert_int_equal(sa.opts.has_ts, o->has_ts && (agree & LUNAR_COOKIE_TS));
 	if (sa.opts.has_ts) {
-		uint32_t lo = (uint32_t)(t0 / 1000000) + sa.seq, hi = (uint32_t)(t1 / 1000000) + sa.seq;
+		uint32_t lo = (uint32_t)(t0 / 1000000) + sa.seq,
+			 hi = (uint32_t)(t1 / 1000000) + sa.seq;
 
-		assert_true(sa.opts.ts_val - lo <= hi - lo); /* tcp_ts_now() at the worker's clock */
+		assert_true(sa.opts.ts_val - lo <=
+			    hi - lo); /* tcp_ts_now() at the worker's clock */
 		assert_int_equal(sa.opts.ts_ecr, o->ts_val);
 	}
 
@@ -272,12 +279,20 @@ static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, ui
 static void t_answers_like_lunar(void **state)
 {
 	struct fx *f = *state;
-	const uint8_t all = LUNAR_COOKIE_WS | LUNAR_COOKIE_SACK | LUNAR_COOKIE_TS | LUNAR_COOKIE_ECN;
+	const uint8_t all =
+	    LUNAR_COOKIE_WS | LUNAR_COOKIE_SACK | LUNAR_COOKIE_TS | LUNAR_COOKIE_ECN;
 	struct tcp_options none = {0}, mss = {.has_mss = true, .mss = 1460},
-			   linux_like = {.has_mss = true, .mss = 1460, .sack_permitted = true,
-					 .has_ts = true, .ts_val = 0xdeadbeef, .has_wscale = true,
+			   linux_like = {.has_mss = true,
+					 .mss = 1460,
+					 .sack_permitted = true,
+					 .has_ts = true,
+					 .ts_val = 0xdeadbeef,
+					 .has_wscale = true,
 					 .wscale = 7},
-			   jumbo_ws = {.has_mss = true, .mss = 8960, .has_wscale = true, .wscale = 14},
+			   jumbo_ws = {.has_mss = true,
+				       .mss = 8960,
+				       .has_wscale = true,
+				       .wscale = 14},
 			   odd = {.has_mss = true, .mss = 1300, .sack_permitted = true};
 
 	check_answer(f, &none, false, all);
@@ -295,8 +310,8 @@ static void t_options_any_layout(void **state)
 {
 	struct fx *f = *state;
 	struct frame in, out;
-	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 3,
-				.sack_permitted = true};
+	struct tcp_options o = {
+	    .has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 3, .sack_permitted = true};
 	struct tcp_repr sa;
 	uint8_t *t = in.b + 34;
 	/* WS, NOP, SACK-permitted, EOL first then MSS: the MSS after EOL is not read. */
@@ -314,8 +329,8 @@ static void t_options_any_layout(void **state)
 	assert_true(sa.opts.has_wscale && sa.opts.sack_permitted && !sa.opts.has_ts);
 	/* Lunar's check recalls 536, the default: the MSS sat after the EOL. */
 	{
-		struct tcp_4tuple tu = {.laddr = LUNAR_IP, .raddr = PEER_IP, .lport = LISTEN_PORT,
-					.rport = PEER_PORT};
+		struct tcp_4tuple tu = {
+		    .laddr = LUNAR_IP, .raddr = PEER_IP, .lport = LISTEN_PORT, .rport = PEER_PORT};
 		struct tcp_repr ack = {.seq = PEER_ISN + 1, .ack = sa.seq + 1};
 		struct tcp_syncookie_opts back;
 
@@ -368,8 +383,8 @@ static void t_not_answered(void **state)
 	f->cfg.ip = rte_cpu_to_be_32(LUNAR_IP);
 	arm(f, ktime() + 60ull * 1000000000ull);
 	for (unsigned i = 0; i < 3; i++) {
-		static const uint8_t bad_src[3][4] = {{255, 255, 255, 255}, {224, 0, 0, 1},
-						      {127, 0, 0, 1}};
+		static const uint8_t bad_src[3][4] = {
+		    {255, 255, 255, 255}, {224, 0, 0, 1}, {127, 0, 0, 1}};
 
 		mk_syn(&fr, LISTEN_PORT, RTE_TCP_SYN_FLAG, &o, 0);
 		memcpy(fr.b + 14 + 12, bad_src[i], 4);
@@ -399,15 +414,16 @@ static void t_not_answered(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(t_answers_like_lunar, setup, teardown),
-		cmocka_unit_test_setup_teardown(t_options_any_layout, setup, teardown),
-		cmocka_unit_test_setup_teardown(t_not_answered, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_answers_like_lunar, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_options_any_layout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_not_answered, setup, teardown),
 	};
 
 	ns_require_root("ctl/xdp_syncookie");
 	obj_path = argc > 1 ? argv[1] : getenv("LUNAR_STEER_OBJ");
 	if (!obj_path || access(obj_path, R_OK)) {
-		fprintf(stderr, "usage: %s <lunar_steer.bpf.o> (or set LUNAR_STEER_OBJ)\n", argv[0]);
+		fprintf(stderr, "usage: %s <lunar_steer.bpf.o> (or set LUNAR_STEER_OBJ)\n",
+			argv[0]);
 		return 1;
 	}
 	return cmocka_run_group_tests_name("ctl/xdp_syncookie", tests, NULL, NULL);

@@ -48,8 +48,8 @@ static void handshake(struct knb_flow *cl, struct knb_flow *sv, const struct knb
 
 static void test_handshake(void **state)
 {
-	struct knb_flow_spec spec = {.kind = KNB_FLOW_RPC, .server_thread = 1, .msg_size = 4096,
-				     .iodepth = 8};
+	struct knb_flow_spec spec = {
+	    .kind = KNB_FLOW_RPC, .server_thread = 1, .msg_size = 4096, .iodepth = 8};
 	struct knb_meter *mc = meter(), *ms = meter();
 	struct knb_flow *cl = calloc(2, sizeof(*cl)), *sv = cl + 1;
 
@@ -243,10 +243,10 @@ static void test_plans(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_handshake),	 cmocka_unit_test(test_version_mismatch),
-		cmocka_unit_test(test_not_knb),		 cmocka_unit_test(test_rpc_accounting),
-		cmocka_unit_test(test_needs_time),
-		cmocka_unit_test(test_bulk_budgets),	 cmocka_unit_test(test_plans),
+	    cmocka_unit_test(test_handshake),  cmocka_unit_test(test_version_mismatch),
+	    cmocka_unit_test(test_not_knb),    cmocka_unit_test(test_rpc_accounting),
+	    cmocka_unit_test(test_needs_time), cmocka_unit_test(test_bulk_budgets),
+	    cmocka_unit_test(test_plans),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

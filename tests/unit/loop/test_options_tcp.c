@@ -116,7 +116,8 @@ static void test_keepalive_taken(void **state)
 	lunar_options_tcp(&o, &cfg);
 	assert_false(cfg.keepalive); /* not given: off, RFC 1122's default */
 
-	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_KEEPALIVE, "2,0.5,4", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_KEEPALIVE, "2,0.5,4", err, sizeof(err)),
+			 1);
 	lunar_options_tcp(&o, &cfg);
 	assert_true(cfg.keepalive);
 	assert_int_equal(cfg.keepalive_idle_ns, 2000000000ull);
@@ -130,21 +131,23 @@ static void test_keepalive_taken(void **state)
 
 static void test_keepalive_refused_with_reason(void **state)
 {
-	static const char *const bad[] = {"", "on", "2", "2,1", "2,1,0", "2,1,1001", "0,1,3",
-					  "2,-1,3", "2,1,3,4", "x,1,3", "2,1,3x", "100000,1,3"};
+	static const char *const bad[] = {"",	     "on",	 "2",	   "2,1",
+					  "2,1,0",   "2,1,1001", "0,1,3",  "2,-1,3",
+					  "2,1,3,4", "x,1,3",	 "2,1,3x", "100000,1,3"};
 
 	(void)state;
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct lunar_options o;
 
 		lunar_options_init(&o);
-		refused_with(&o, LUNAR_OPT_KEEPALIVE, "keepalive", bad[i], "expected IDLE,INTVL,PROBES",
-			     "e.g. 10,2,3");
+		refused_with(&o, LUNAR_OPT_KEEPALIVE, "keepalive", bad[i],
+			     "expected IDLE,INTVL,PROBES", "e.g. 10,2,3");
 		assert_int_equal(o.keepalive, -1); /* nothing half-applied */
 	}
 }
 
-/* --probes: two probes, in recovery too, by default; N of them; or RFC 8985's one, none in recovery. */
+/* --probes: two probes, in recovery too, by default; N of them; or RFC 8985's one, none in
+ * recovery. */
 static void test_probes(void **state)
 {
 	static const char *const bad[] = {"", "0", "9", "RFC", "2x", "-1", " 2", "+2", "1,2"};
@@ -176,9 +179,9 @@ static void test_probes(void **state)
 /* --hystart: RFC 9406's bounds by default and with "on", none with "off", or bounds in us. */
 static void test_hystart(void **state)
 {
-	static const char *const bad[] = {"", "yes", "20", "0,200", "200,20", "20,", ",20",
-					  "20,2000000", "x,20", "20,200,300", " 20,200", "+20,200",
-					  "20, 200", "20,-200"};
+	static const char *const bad[] = {
+	    "",		  "yes",  "20",		"0,200",   "200,20",  "20,",	 ",20",
+	    "20,2000000", "x,20", "20,200,300", " 20,200", "+20,200", "20, 200", "20,-200"};
 	struct lunar_options o;
 	struct tcp_config cfg;
 	char err[256];
@@ -202,7 +205,8 @@ static void test_hystart(void **state)
 	assert_int_equal(cfg.hystart_max_ns, TCP_HYSTART_MAX_RTT_THRESH_NS);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		lunar_options_init(&o);
-		refused_with(&o, LUNAR_OPT_HYSTART, "hystart", bad[i], "expected on", "MIN_US,MAX_US");
+		refused_with(&o, LUNAR_OPT_HYSTART, "hystart", bad[i], "expected on",
+			     "MIN_US,MAX_US");
 		assert_int_equal(o.hystart_min_ns, -1); /* nothing half-applied */
 	}
 }
@@ -210,8 +214,9 @@ static void test_hystart(void **state)
 /* --pmtu-blackhole: tcp_config's 3,60 by default; RTOS, RTOS,HOLD_S or off; the rest refused. */
 static void test_pmtu_blackhole(void **state)
 {
-	static const char *const bad[] = {"", "0", "17", "on", "3,", ",60", "3,0", "3,x",
-					  "3,60,1", " 3", "-3", "3,100000", "3,601", "3, 60", "3,+60"};
+	static const char *const bad[] = {"",	 "0",	     "17",    "on",	"3,",
+					  ",60", "3,0",	     "3,x",   "3,60,1", " 3",
+					  "-3",	 "3,100000", "3,601", "3, 60",	"3,+60"};
 	struct lunar_options o;
 	struct tcp_config cfg, def;
 	char err[256];
@@ -245,11 +250,12 @@ static void test_pmtu_blackhole(void **state)
 	}
 }
 
-/* --pmtu-probe: seconds between searches (fractions allowed), or off; junk refused, nothing half-applied. */
+/* --pmtu-probe: seconds between searches (fractions allowed), or off; junk refused, nothing
+ * half-applied. */
 static void test_pmtu_probe(void **state)
 {
-	static const char *const bad[] = {"", "0", "0.5", "86401", "on", "x", " 60", "+60", "-1",
-					  "60s", "1e3x", "nan"};
+	static const char *const bad[] = {"",	 "0",	"0.5", "86401", "on",	"x",
+					  " 60", "+60", "-1",  "60s",	"1e3x", "nan"};
 	struct lunar_options o;
 	struct tcp_config cfg, def;
 	char err[256];
@@ -358,8 +364,8 @@ static void test_sock_buf(void **state)
 	assert_int_equal(cfg.rcv_buf, 4u << 20);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		lunar_options_init(&o);
-		refused_with(&o, LUNAR_OPT_SOCK_BUF, "sock-buf", bad[i], "expected a size from 4K to 1G",
-			     NULL);
+		refused_with(&o, LUNAR_OPT_SOCK_BUF, "sock-buf", bad[i],
+			     "expected a size from 4K to 1G", NULL);
 		assert_int_equal(o.sock_buf, 0);
 	}
 }
@@ -374,9 +380,11 @@ static void test_xdp_syncookies(void **state)
 	(void)state;
 	lunar_options_init(&o);
 	assert_true(o.xdp_syncookies);
-	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, "off", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, "off", err, sizeof(err)),
+			 1);
 	assert_false(o.xdp_syncookies);
-	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, "on", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_XDP_SYNCOOKIES, "on", err, sizeof(err)),
+			 1);
 	assert_true(o.xdp_syncookies);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		refused_with(&o, LUNAR_OPT_XDP_SYNCOOKIES, "xdp-syncookies", bad[i],
@@ -385,7 +393,8 @@ static void test_xdp_syncookies(void **state)
 	}
 }
 
-/* --idle-yield: never by default; a count of idle polls taken; junk and too large refused, the value kept. */
+/* --idle-yield: never by default; a count of idle polls taken; junk and too large refused, the
+ * value kept. */
 static void test_idle_yield(void **state)
 {
 	static const char *const bad[] = {"", "-1", "x", "1000001", "5 ", " 5", "+5"};
@@ -399,7 +408,8 @@ static void test_idle_yield(void **state)
 	assert_int_equal(o.idle_yield, 32);
 	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "0", err, sizeof(err)), 1);
 	assert_int_equal(o.idle_yield, 0);
-	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "1000000", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "1000000", err, sizeof(err)),
+			 1);
 	assert_int_equal(o.idle_yield, 1000000);
 	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IDLE_YIELD, "32", err, sizeof(err)), 1);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -400,7 +400,8 @@ static void test_pktbuf_refcount_limit(void **state)
 	/* Misuse is reported, and with a handler that returns it is an error: nothing taken. */
 	m = rte_pktmbuf_alloc(mp);
 	assert_non_null(m);
-	EXPECT_MISUSE(zbuf_try_hold((char *)zone_info_of(m).start + 100), "pointer into a zone header");
+	EXPECT_MISUSE(zbuf_try_hold((char *)zone_info_of(m).start + 100),
+		      "pointer into a zone header");
 	zbuf_set_misuse_handler(count_misuse);
 	assert_int_equal(zbuf_try_hold((char *)zone_info_of(m).start + 100), -EFAULT);
 	zbuf_set_misuse_handler(NULL);

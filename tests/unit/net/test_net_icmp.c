@@ -549,7 +549,8 @@ static void test_unreachable_rate_limited(void **state)
 	nt_clear_tx(t);
 	/* A second later the bucket is full again, not fuller. */
 	for (unsigned i = 0; i < 60; i++)
-		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), now + 2000000000ull);
+		nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n),
+		      now + 2000000000ull);
 	assert_int_equal(nt_flush(t), 50);
 	nt_clear_tx(t);
 

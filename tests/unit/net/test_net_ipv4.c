@@ -386,8 +386,8 @@ static void test_tcp_to_broadcast(void **state)
 
 	for (unsigned i = 0; i < 2; i++) {
 		nt_tcp_bytes(l4, PEER_IP, bcast[i], 40000, 80, RTE_TCP_SYN_FLAG, NT_CSUM_OK);
-		nt_rx(t, nt_mk_ip(&our_mac, &peer_mac, PEER_IP, bcast[i], IPPROTO_TCP, l4,
-				  sizeof(l4)),
+		nt_rx(t,
+		      nt_mk_ip(&our_mac, &peer_mac, PEER_IP, bcast[i], IPPROTO_TCP, l4, sizeof(l4)),
 		      1);
 		assert_int_equal(nt_drops(t, LUNAR_DROP_TCP_BROADCAST), i + 1);
 	}

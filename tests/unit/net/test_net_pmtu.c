@@ -1,8 +1,8 @@
 /*
  * test_net_pmtu.c - the path MTU cache (net/pmtu.c): only a lower MTU is
  * taken (RFC 1191 3), the same one again restarts its lifetime, an entry
- * is forgotten when its lifetime is over (RFC 1191 6.3), and a destination whose PMTU_WAYS slots are all taken evicts the
- * one expiring first and says which; a probe's proof raises an entry or
+ * is forgotten when its lifetime is over (RFC 1191 6.3), and a destination whose PMTU_WAYS slots
+ * are all taken evicts the one expiring first and says which; a probe's proof raises an entry or
  * forgets it (RFC 4821). Home slots are
  * found through the public API (a destination learned into an empty
  * cache lands on its home slot), so the tests do not depend on the hash.
@@ -19,7 +19,7 @@
 
 #include "net/pmtu.h"
 
-#define S 1000000000ull
+#define S   1000000000ull
 #define DST 0x0a000002u /* 10.0.0.2 */
 
 static struct pmtu_cache pc, scratch;
@@ -238,7 +238,8 @@ static void test_many(void **state)
 	(void)state;
 	pmtu_init(&pc, 0);
 	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++) {
-		assert_true(pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i, 0, &evicted));
+		assert_true(
+		    pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i, 0, &evicted));
 		if (evicted) { /* an earlier destination, no longer found */
 			assert_int_equal((evicted - DST) % 7919, 0);
 			assert_int_equal(pmtu_get(&pc, evicted, i), 0);
@@ -267,12 +268,9 @@ static void test_many(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_learn_lower_only),
-	    cmocka_unit_test(test_lifetime),
-	    cmocka_unit_test(test_given_lifetime),
-	    cmocka_unit_test(test_raise),
-	    cmocka_unit_test(test_eviction),
-	    cmocka_unit_test(test_many),
+	    cmocka_unit_test(test_learn_lower_only), cmocka_unit_test(test_lifetime),
+	    cmocka_unit_test(test_given_lifetime),   cmocka_unit_test(test_raise),
+	    cmocka_unit_test(test_eviction),	     cmocka_unit_test(test_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

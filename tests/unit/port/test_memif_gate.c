@@ -138,7 +138,8 @@ static void *poller(void *arg)
 	while (!atomic_load(&r->done)) {
 		memif_gate_enter(r->gate);
 		if (atomic_load_explicit(&r->connected, memory_order_relaxed)) {
-			volatile uint64_t *ring = atomic_load_explicit(&r->ring, memory_order_relaxed);
+			volatile uint64_t *ring =
+			    atomic_load_explicit(&r->ring, memory_order_relaxed);
 
 			/* A long burst: munmap() lands inside it unless held back. */
 			for (unsigned pass = 0; pass < 64; pass++)
@@ -184,10 +185,10 @@ static void test_disconnect_race_never_faults(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unmap_waits_for_running_burst),
-		cmocka_unit_test(test_unmap_between_bursts_goes_through),
-		cmocka_unit_test(test_gates_run_out),
-		cmocka_unit_test(test_disconnect_race_never_faults),
+	    cmocka_unit_test(test_unmap_waits_for_running_burst),
+	    cmocka_unit_test(test_unmap_between_bursts_goes_through),
+	    cmocka_unit_test(test_gates_run_out),
+	    cmocka_unit_test(test_disconnect_race_never_faults),
 	};
 
 	/* TEST_FILTER=test_disconnect_race_never_faults runs just the race (the

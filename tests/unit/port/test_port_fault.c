@@ -302,8 +302,9 @@ static void test_dup_all(void **state)
  */
 static void test_copies_carry_no_app_share(void **state)
 {
-	static const struct rte_mbuf_dynfield share_field = {
-	    .name = "lunar_zbuf_app_share", .size = sizeof(uint16_t), .align = __alignof__(uint16_t)};
+	static const struct rte_mbuf_dynfield share_field = {.name = "lunar_zbuf_app_share",
+							     .size = sizeof(uint16_t),
+							     .align = __alignof__(uint16_t)};
 	int off = rte_mbuf_dynfield_register(&share_field);
 	const char *specs[] = {"dup=1.0", "corrupt=1.0"};
 
@@ -319,7 +320,8 @@ static void test_copies_carry_no_app_share(void **state)
 		assert_true(fake.n_tx >= 1);
 		for (unsigned i = 0; i < fake.n_tx; i++)
 			if (fake.tx[i] != m)
-				assert_int_equal(*RTE_MBUF_DYNFIELD(fake.tx[i], off, uint16_t *), 0);
+				assert_int_equal(*RTE_MBUF_DYNFIELD(fake.tx[i], off, uint16_t *),
+						 0);
 		assert_int_equal(*RTE_MBUF_DYNFIELD(m, off, uint16_t *), 1);
 		*RTE_MBUF_DYNFIELD(m, off, uint16_t *) = 0;
 		rte_pktmbuf_free(m);

@@ -45,7 +45,8 @@ static int group_setup(void **state)
 	/* A network namespace, and a sysfs that shows it (as `ip netns exec` mounts one). */
 	netns_ok = unshare(CLONE_NEWNET | CLONE_NEWNS) == 0 &&
 		   mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-		   umount2("/sys", MNT_DETACH) == 0 && mount("sysfs", "/sys", "sysfs", 0, NULL) == 0;
+		   umount2("/sys", MNT_DETACH) == 0 &&
+		   mount("sysfs", "/sys", "sysfs", 0, NULL) == 0;
 	if (netns_ok) {
 		/* No IPv6 chatter from the kernel's side of the tap: only our frames. */
 		FILE *f = fopen("/proc/sys/net/ipv6/conf/default/disable_ipv6", "w");
@@ -90,7 +91,8 @@ static int sysfs_int(const char *file)
 /* A packet socket on the tap's kernel side. */
 static int kernel_side(void)
 {
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+				  .sll_protocol = htons(ETH_P_ALL),
 				  .sll_ifindex = (int)if_nametoindex(TAP)};
 	int one = 1;
 	int s = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
@@ -110,7 +112,9 @@ static ssize_t kernel_recv(int s, uint8_t *buf, size_t len, uint32_t *status)
 			struct cmsghdr align;
 		} ctl;
 		struct iovec iov = {.iov_base = buf, .iov_len = len};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = ctl.b,
 				    .msg_controllen = sizeof(ctl.b)};
 		ssize_t r = recvmsg(s, &mh, 0);
 
@@ -121,7 +125,8 @@ static ssize_t kernel_recv(int s, uint8_t *buf, size_t len, uint32_t *status)
 		*status = 0;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA)
-				*status = ((struct tpacket_auxdata *)(void *)CMSG_DATA(c))->tp_status;
+				*status =
+				    ((struct tpacket_auxdata *)(void *)CMSG_DATA(c))->tp_status;
 		return r;
 	}
 	return -1;
@@ -346,12 +351,9 @@ static void test_tx_bad_offload_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_precheck),
-		cmocka_unit_test(test_open_mtu_link_close),
-		cmocka_unit_test(test_rx),
-		cmocka_unit_test(test_tx_plain_and_csum),
-		cmocka_unit_test(test_tx_tso),
-		cmocka_unit_test(test_tx_bad_offload_counted),
+	    cmocka_unit_test(test_precheck), cmocka_unit_test(test_open_mtu_link_close),
+	    cmocka_unit_test(test_rx),	     cmocka_unit_test(test_tx_plain_and_csum),
+	    cmocka_unit_test(test_tx_tso),   cmocka_unit_test(test_tx_bad_offload_counted),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);

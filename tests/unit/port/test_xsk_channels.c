@@ -23,9 +23,13 @@
 static struct ethtool_channels channels(unsigned rx, unsigned tx, unsigned max_rx, unsigned max_tx,
 					unsigned combined, unsigned max_combined)
 {
-	return (struct ethtool_channels){.cmd = ETHTOOL_GCHANNELS, .rx_count = rx, .tx_count = tx,
-					 .max_rx = max_rx, .max_tx = max_tx,
-					 .combined_count = combined, .max_combined = max_combined};
+	return (struct ethtool_channels){.cmd = ETHTOOL_GCHANNELS,
+					 .rx_count = rx,
+					 .tx_count = tx,
+					 .max_rx = max_rx,
+					 .max_tx = max_tx,
+					 .combined_count = combined,
+					 .max_combined = max_combined};
 }
 
 /*
@@ -38,15 +42,15 @@ static void test_rx_tx_become_combined(void **state)
 	static const struct {
 		unsigned rx, tx, max_rx, max_tx, combined, max_combined;
 	} cases[] = {
-		{2, 2, 2, 2, 2, 2},
-		{4, 2, 8, 4, 2, 4},
-		{1, 3, 1, 3, 1, 1},
+	    {2, 2, 2, 2, 2, 2},
+	    {4, 2, 8, 4, 2, 4},
+	    {1, 3, 1, 3, 1, 1},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ethtool_channels ch =
-			channels(cases[i].rx, cases[i].tx, cases[i].max_rx, cases[i].max_tx, 0, 0);
+		    channels(cases[i].rx, cases[i].tx, cases[i].max_rx, cases[i].max_tx, 0, 0);
 
 		assert_true(xsk_channels_as_combined(&ch));
 		assert_int_equal(ch.combined_count, cases[i].combined);

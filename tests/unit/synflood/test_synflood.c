@@ -27,14 +27,14 @@
 static struct synflood_frame frame(uint32_t net, uint8_t prefix)
 {
 	struct synflood_frame f = {
-		.src_mac = {{0x02, 0, 0, 0, 0, 0x0a}},
-		.dst_mac = {{0x02, 0, 0, 0, 0, 0x0b}},
-		.src_net = net,
-		.src_prefix = prefix,
-		.dst_ip = IP4(10, 78, 2, 2),
-		.dst_port = 8080,
-		.mss = 1460,
-		.wscale = 7,
+	    .src_mac = {{0x02, 0, 0, 0, 0, 0x0a}},
+	    .dst_mac = {{0x02, 0, 0, 0, 0, 0x0b}},
+	    .src_net = net,
+	    .src_prefix = prefix,
+	    .dst_ip = IP4(10, 78, 2, 2),
+	    .dst_port = 8080,
+	    .mss = 1460,
+	    .wscale = 7,
 	};
 	return f;
 }
@@ -234,9 +234,9 @@ static void test_args_good(void **state)
 	assert_int_equal(o.frame.mss, 1460);
 	assert_int_equal(o.frame.wscale, 7);
 
-	assert_int_equal(parse(BASE "--pcap /tmp/x.pcap --count 10 --mss 536 --wscale 14", &o, err,
-			       sizeof(err)),
-			 0);
+	assert_int_equal(
+	    parse(BASE "--pcap /tmp/x.pcap --count 10 --mss 536 --wscale 14", &o, err, sizeof(err)),
+	    0);
 	assert_int_equal(o.count, 10);
 	assert_true(o.duration_s == 0.0);
 	assert_int_equal(o.frame.mss, 536);
@@ -248,29 +248,31 @@ static void test_args_bad(void **state)
 	static const struct {
 		const char *line, *says;
 	} cases[] = {
-		{"--src-net 10.99.0.0/16 --pcap x --count 1", "--dst IP:PORT is required"},
-		{"--dst 10.78.2.2:8080 --pcap x --count 1", "--src-net CIDR is required"},
-		{"--dst 10.78.2.2 " "--src-net 10.99.0.0/16 --pcap x --count 1", "expected IPv4:PORT"},
-		{"--dst 10.78.2.2:0 --src-net 10.99.0.0/16 --pcap x --count 1", "port 1..65535"},
-		{"--dst 10.78.2.2:80 --src-net 10.99.1.0/16 --pcap x --count 1", "host bits set"},
-		{"--dst 10.78.2.2:80 --src-net 10.99.0.0/33 --pcap x --count 1", "prefix 0..32"},
-		{"--dst 10.78.2.2:80 --src-net 10.99.0.0 --pcap x --count 1", "ADDRESS/PREFIX"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00", "six hex pairs"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:0g", "six hex pairs"},
-		{BASE "--interface a", "needs --dst-mac"},
-		{BASE "--interface a --pcap x --count 1 --dst-mac 02:00:00:00:00:01", "exactly one of"},
-		{BASE "--count 1", "exactly one of"},
-		{BASE "--pcap x", "--pcap needs --count"},
-		{BASE "--pcap x --count 2 --duration 1", "--pcap needs --count"},
-		{BASE "--pcap x --count 2000000", "--pcap needs --count"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 --duration 0", "never stop"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 --batch 0", "--batch 0: expected"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 --batch 2048", "1 to 1024"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 --rate fast", "--rate fast"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 --wscale 15", "--wscale 15"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 --duration -1", "seconds from 0"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 extra", "unexpected argument 'extra'"},
-		{BASE "--interface a --dst-mac 02:00:00:00:00:01 --flood", "unknown option"},
+	    {"--src-net 10.99.0.0/16 --pcap x --count 1", "--dst IP:PORT is required"},
+	    {"--dst 10.78.2.2:8080 --pcap x --count 1", "--src-net CIDR is required"},
+	    {"--dst 10.78.2.2 "
+	     "--src-net 10.99.0.0/16 --pcap x --count 1",
+	     "expected IPv4:PORT"},
+	    {"--dst 10.78.2.2:0 --src-net 10.99.0.0/16 --pcap x --count 1", "port 1..65535"},
+	    {"--dst 10.78.2.2:80 --src-net 10.99.1.0/16 --pcap x --count 1", "host bits set"},
+	    {"--dst 10.78.2.2:80 --src-net 10.99.0.0/33 --pcap x --count 1", "prefix 0..32"},
+	    {"--dst 10.78.2.2:80 --src-net 10.99.0.0 --pcap x --count 1", "ADDRESS/PREFIX"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00", "six hex pairs"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:0g", "six hex pairs"},
+	    {BASE "--interface a", "needs --dst-mac"},
+	    {BASE "--interface a --pcap x --count 1 --dst-mac 02:00:00:00:00:01", "exactly one of"},
+	    {BASE "--count 1", "exactly one of"},
+	    {BASE "--pcap x", "--pcap needs --count"},
+	    {BASE "--pcap x --count 2 --duration 1", "--pcap needs --count"},
+	    {BASE "--pcap x --count 2000000", "--pcap needs --count"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 --duration 0", "never stop"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 --batch 0", "--batch 0: expected"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 --batch 2048", "1 to 1024"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 --rate fast", "--rate fast"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 --wscale 15", "--wscale 15"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 --duration -1", "seconds from 0"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 extra", "unexpected argument 'extra'"},
+	    {BASE "--interface a --dst-mac 02:00:00:00:00:01 --flood", "unknown option"},
 	};
 
 	(void)state;
@@ -280,19 +282,20 @@ static void test_args_bad(void **state)
 
 		assert_int_equal(parse(cases[i].line, &o, err, sizeof(err)), -EINVAL);
 		if (!strstr(err, cases[i].says))
-			fail_msg("'%s': got '%s', want '%s' in it", cases[i].line, err, cases[i].says);
+			fail_msg("'%s': got '%s', want '%s' in it", cases[i].line, err,
+				 cases[i].says);
 	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frames_parse_and_vary),
-		cmocka_unit_test(test_options_are_linux_order),
-		cmocka_unit_test(test_subnet_edges),
-		cmocka_unit_test(test_same_seed_same_frames),
-		cmocka_unit_test(test_args_good),
-		cmocka_unit_test(test_args_bad),
+	    cmocka_unit_test(test_frames_parse_and_vary),
+	    cmocka_unit_test(test_options_are_linux_order),
+	    cmocka_unit_test(test_subnet_edges),
+	    cmocka_unit_test(test_same_seed_same_frames),
+	    cmocka_unit_test(test_args_good),
+	    cmocka_unit_test(test_args_bad),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

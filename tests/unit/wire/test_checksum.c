@@ -163,8 +163,9 @@ static void check_versions(const uint8_t *p, size_t len)
 		uint16_t got = fn[i](p, len);
 
 		if (got != want)
-			fail_msg("%s: sum of %zu bytes at address ...%02x is %04x, RFC 1071 gives %04x",
-				 name[i], len, (unsigned)((uintptr_t)p & 0xff), got, want);
+			fail_msg(
+			    "%s: sum of %zu bytes at address ...%02x is %04x, RFC 1071 gives %04x",
+			    name[i], len, (unsigned)((uintptr_t)p & 0xff), got, want);
 	}
 	assert_int_equal(inet_csum_partial(p, len), want);
 }
@@ -254,8 +255,8 @@ static void choice_with_env(const char *value, char *out, size_t size)
 	char cmd[256];
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "LUNAR_CSUM=%s /proc/%d/exe --print-choice 2>/dev/null",
-		 value, (int)getpid());
+	snprintf(cmd, sizeof(cmd), "LUNAR_CSUM=%s /proc/%d/exe --print-choice 2>/dev/null", value,
+		 (int)getpid());
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	if (!fgets(out, (int)size, f))
@@ -297,14 +298,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_csum_rfc1071),
-	    cmocka_unit_test(test_csum_odd),
-	    cmocka_unit_test(test_csum_matches_dpdk),
-	    cmocka_unit_test(test_csum_in_pieces),
-	    cmocka_unit_test(test_long_sums_agree),
-	    cmocka_unit_test(test_long_sums_many_rounds),
-	    cmocka_unit_test(test_long_sum_choice),
-	    cmocka_unit_test(test_long_sum_env),
+	    cmocka_unit_test(test_csum_rfc1071),      cmocka_unit_test(test_csum_odd),
+	    cmocka_unit_test(test_csum_matches_dpdk), cmocka_unit_test(test_csum_in_pieces),
+	    cmocka_unit_test(test_long_sums_agree),   cmocka_unit_test(test_long_sums_many_rounds),
+	    cmocka_unit_test(test_long_sum_choice),   cmocka_unit_test(test_long_sum_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

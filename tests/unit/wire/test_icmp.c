@@ -168,16 +168,17 @@ static size_t mk_error(uint8_t *buf, uint8_t type, uint8_t code, uint16_t mtu, u
 	for (size_t i = 20; i < hlen; i++)
 		q[i] = IPV4_OPT_TYPE_NOP;
 	memcpy(q + hlen, tcp, l4);
-	return icmp_emit(buf, ICMP_HDR_LEN + hlen + l4,
-			 &(struct icmp_repr){.type = type, .code = code, .seq = mtu,
-					     .data_len = hlen + l4});
+	return icmp_emit(
+	    buf, ICMP_HDR_LEN + hlen + l4,
+	    &(struct icmp_repr){.type = type, .code = code, .seq = mtu, .data_len = hlen + l4});
 }
 
 /* After a test changed a byte of @buf's first @n: its checksum made right again. */
 static size_t fix_csum(uint8_t *buf, size_t n)
 {
 	return icmp_emit(buf, n,
-			 &(struct icmp_repr){.type = buf[0], .code = buf[1],
+			 &(struct icmp_repr){.type = buf[0],
+					     .code = buf[1],
 					     .seq = (uint16_t)(buf[6] << 8 | buf[7]),
 					     .data_len = n - ICMP_HDR_LEN});
 }
@@ -304,9 +305,12 @@ static void test_icmp_quote_bad_header(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_icmp_golden),	      cmocka_unit_test(test_icmp_reply_in_place),
-	    cmocka_unit_test(test_icmp_roundtrip),    cmocka_unit_test(test_icmp_emit_null_data),
-	    cmocka_unit_test(test_icmp_emit_cap),     cmocka_unit_test(test_icmp_short),
+	    cmocka_unit_test(test_icmp_golden),
+	    cmocka_unit_test(test_icmp_reply_in_place),
+	    cmocka_unit_test(test_icmp_roundtrip),
+	    cmocka_unit_test(test_icmp_emit_null_data),
+	    cmocka_unit_test(test_icmp_emit_cap),
+	    cmocka_unit_test(test_icmp_short),
 	    cmocka_unit_test(test_icmp_bad_checksum),
 	    cmocka_unit_test(test_icmp_quote_frag_needed),
 	    cmocka_unit_test(test_icmp_quote_other_errors),

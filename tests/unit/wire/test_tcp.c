@@ -378,33 +378,37 @@ static void test_tcp_options_ok(void **state)
 static void test_tcp_aligned_timestamps(void **state)
 {
 	(void)state;
-	static const uint32_t vals[][2] = {{0, 0}, {1, 2}, {0x80000000u, 0xffffffffu}, {0x01020304, 0xa0b0c0d0}};
+	static const uint32_t vals[][2] = {
+	    {0, 0}, {1, 2}, {0x80000000u, 0xffffffffu}, {0x01020304, 0xa0b0c0d0}};
 	uint8_t buf[TCP_HDR_MAX_LEN + 3];
 	struct tcp_repr fast, loop;
 
 	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
-		uint8_t aligned[12] = {1, 1, 8, 10}, other[12] = {8, 10, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+		uint8_t aligned[12] = {1, 1, 8, 10},
+			other[12] = {8, 10, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
 
 		for (int k = 0; k < 4; k++) {
 			aligned[4 + k] = other[2 + k] = (uint8_t)(vals[i][0] >> (24 - 8 * k));
 			aligned[8 + k] = other[6 + k] = (uint8_t)(vals[i][1] >> (24 - 8 * k));
 		}
-		assert_ok(tcp_parse(buf, build_opts(buf, aligned, sizeof(aligned)), A, B, true, &fast));
+		assert_ok(
+		    tcp_parse(buf, build_opts(buf, aligned, sizeof(aligned)), A, B, true, &fast));
 		assert_ok(tcp_parse(buf, build_opts(buf, other, sizeof(other)), A, B, true, &loop));
 		assert_true(fast.opts.has_ts && loop.opts.has_ts);
 		assert_int_equal(fast.opts.ts_val, vals[i][0]);
 		assert_int_equal(fast.opts.ts_ecr, vals[i][1]);
 		assert_int_equal(fast.opts.ts_val, loop.opts.ts_val);
 		assert_int_equal(fast.opts.ts_ecr, loop.opts.ts_ecr);
-		assert_false(fast.opts.has_mss || fast.opts.has_wscale || fast.opts.sack_permitted ||
-			     fast.opts.sack_count);
+		assert_false(fast.opts.has_mss || fast.opts.has_wscale ||
+			     fast.opts.sack_permitted || fast.opts.sack_count);
 		assert_int_equal(fast.hdr_len, loop.hdr_len);
 	}
 	{
 		static const uint8_t bad[12] = {1, 1, 8, 9, 0, 0, 0, 1, 0, 0, 0, 2};
 
-		assert_int_equal(tcp_parse(buf, build_opts(buf, bad, sizeof(bad)), A, B, true, &fast),
-				 LUNAR_DROP_TCP_BAD_OPTION);
+		assert_int_equal(
+		    tcp_parse(buf, build_opts(buf, bad, sizeof(bad)), A, B, true, &fast),
+		    LUNAR_DROP_TCP_BAD_OPTION);
 	}
 }
 

@@ -41,8 +41,12 @@ static void reset_out(struct script *s)
 }
 
 static const struct fixture_opts default_opts = {
-	.ts = true, .sack = true, .ws = true, .peer_wscale = 7, .peer_mss = 1460,
-	.peer_window = 65535,
+    .ts = true,
+    .sack = true,
+    .ws = true,
+    .peer_wscale = 7,
+    .peer_mss = 1460,
+    .peer_window = 65535,
 };
 
 struct fixture_opts fixture_opts_with(struct tcp_config *cfg)
@@ -62,8 +66,8 @@ void prime_window(struct script *s)
 void fixture_closed(struct script *s, const struct tcp_config *cfg)
 {
 	struct tcp_config def;
-	struct tcp_4tuple t = {.laddr = 0x0a000001, .raddr = 0x0a000002, .lport = 61440,
-			       .rport = 80};
+	struct tcp_4tuple t = {
+	    .laddr = 0x0a000001, .raddr = 0x0a000002, .lport = 61440, .rport = 80};
 
 	memset(s, 0, sizeof(*s));
 	if (!cfg) {
@@ -201,8 +205,14 @@ void opts_sack(struct tcp_options *o, unsigned n, const uint32_t *blocks)
 void seg_opts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
 	      uint32_t len, const struct tcp_options *opts)
 {
-	struct tcp_repr r = {.sport = 80, .dport = 61440, .seq = seq, .ack = ack,
-			     .flags = flags, .window = wnd, .hdr_len = 20, .ecn = s->peer_ecn};
+	struct tcp_repr r = {.sport = 80,
+			     .dport = 61440,
+			     .seq = seq,
+			     .ack = ack,
+			     .flags = flags,
+			     .window = wnd,
+			     .hdr_len = 20,
+			     .ecn = s->peer_ecn};
 	uint8_t *p = NULL;
 
 	if (opts)
@@ -246,7 +256,8 @@ void advance(struct script *s, uint64_t ns)
 		reset_out(s);
 		tcp_timer(&s->c, s->now, &s->out);
 		if (tcp_next_deadline(&s->c) == d)
-			break; /* a timer that does not move would loop forever: the test will see it */
+			break; /* a timer that does not move would loop forever: the test will see
+				  it */
 	}
 	s->now = target;
 	s->peer_ts += (uint32_t)(ns / MS);
@@ -328,8 +339,8 @@ void fixture_syn_received_active(struct script *s, const struct fixture_opts *o)
 	assert_int_equal(s->c.state, TCP_SYN_RECEIVED);
 }
 
-void seg_ts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
-	    uint32_t len, uint32_t tsval)
+void seg_ts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, uint32_t len,
+	    uint32_t tsval)
 {
 	struct tcp_options o = {.has_ts = true, .ts_val = tsval};
 
@@ -412,9 +423,16 @@ void fixture_established_ex(struct script *s, const struct fixture_opts *o, uint
 void seg_data(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
 	      const uint8_t *data, uint32_t len)
 {
-	struct tcp_repr r = {.sport = 80, .dport = 61440, .seq = seq, .ack = ack,
-			     .flags = flags, .window = wnd, .hdr_len = 20,
-			     .payload = len ? data : NULL, .payload_len = len, .ecn = s->peer_ecn};
+	struct tcp_repr r = {.sport = 80,
+			     .dport = 61440,
+			     .seq = seq,
+			     .ack = ack,
+			     .flags = flags,
+			     .window = wnd,
+			     .hdr_len = 20,
+			     .payload = len ? data : NULL,
+			     .payload_len = len,
+			     .ecn = s->peer_ecn};
 
 	if (s->peer_ts_on) {
 		r.opts.has_ts = true;

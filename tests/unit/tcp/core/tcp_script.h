@@ -27,8 +27,8 @@
 
 #define ISS 1000000u
 #define IRS 5000000u
-#define MS 1000000ull
-#define US 1000ull
+#define MS  1000000ull
+#define US  1000ull
 
 /* Flag shorthands as they read in RFC 9293 */
 #define SYN RTE_TCP_SYN_FLAG
@@ -39,13 +39,13 @@
 
 struct script {
 	struct tcp_conn c;
-	struct tcp_out out;  /* what the connection sent since the last take */
-	unsigned next;       /* first segment of out not yet checked */
+	struct tcp_out out; /* what the connection sent since the last take */
+	unsigned next;	    /* first segment of out not yet checked */
 	uint64_t now;
-	uint32_t peer_ts;    /* the peer's timestamp clock */
-	bool peer_ts_on;     /* the peer sends timestamps */
-	uint8_t peer_ecn;    /* the IP ECN field of the peer's segments (RFC 3168 5) */
-	uint64_t zbuf_base;  /* Zbuf objects in use when the fixture began */
+	uint32_t peer_ts;   /* the peer's timestamp clock */
+	bool peer_ts_on;    /* the peer sends timestamps */
+	uint8_t peer_ecn;   /* the IP ECN field of the peer's segments (RFC 3168 5) */
+	uint64_t zbuf_base; /* Zbuf objects in use when the fixture began */
 };
 
 /** Options a fixture negotiates. */
@@ -53,7 +53,7 @@ struct fixture_opts {
 	bool ts, sack, ws;
 	uint8_t peer_wscale;
 	uint16_t peer_mss;
-	uint16_t peer_window; /* raw window field the peer sends */
+	uint16_t peer_window;	/* raw window field the peer sends */
 	struct tcp_config *cfg; /* NULL: tcp_config_default() with nodelay on */
 };
 
@@ -117,8 +117,8 @@ void fixture_closed_iss(struct script *s, const struct tcp_config *cfg, uint32_t
  */
 void fixture_syn_received_active(struct script *s, const struct fixture_opts *o);
 /** Feed a segment carrying a timestamp option with TSval @tsval (TSecr: our latest TSval). */
-void seg_ts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
-	    uint32_t len, uint32_t tsval);
+void seg_ts(struct script *s, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, uint32_t len,
+	    uint32_t tsval);
 /** CLOSE / ABORT from the application, output appended to s->out. */
 void app_close(struct script *s);
 void app_abort(struct script *s);

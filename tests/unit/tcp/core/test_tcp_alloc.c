@@ -24,9 +24,9 @@ void *__wrap_malloc(size_t size)
 	return __real_malloc(size);
 }
 
-#define SEG 1000 /* over half an MSS: queued as it came, not compacted (tcp_deliver()) */
-#define HELD 60 /* in-order segments the application leaves in the receive queue */
-#define OOO 10	/* out-of-order segments waiting behind a one-segment gap */
+#define SEG  1000 /* over half an MSS: queued as it came, not compacted (tcp_deliver()) */
+#define HELD 60	  /* in-order segments the application leaves in the receive queue */
+#define OOO  10	  /* out-of-order segments waiting behind a one-segment gap */
 
 /*
  * The segment that fills a gap delivers what waited behind it, and the
@@ -81,7 +81,7 @@ static void test_receive_queue_cannot_grow(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_receive_queue_cannot_grow),
+	    cmocka_unit_test(test_receive_queue_cannot_grow),
 	};
 
 	return cmocka_run_group_tests_name("tcp/core_alloc", tests, script_group_setup,

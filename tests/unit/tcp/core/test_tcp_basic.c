@@ -212,15 +212,15 @@ static void test_bad_segments_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_active_open),
-		cmocka_unit_test(test_passive_open),
-		cmocka_unit_test(test_receive_delayed_ack),
-		cmocka_unit_test(test_send_and_ack),
-		cmocka_unit_test(test_fast_path_reply_acks_request),
-		cmocka_unit_test(test_active_close_to_time_wait),
-		cmocka_unit_test(test_passive_close),
-		cmocka_unit_test(test_simultaneous_close),
-		cmocka_unit_test(test_bad_segments_counted),
+	    cmocka_unit_test(test_active_open),
+	    cmocka_unit_test(test_passive_open),
+	    cmocka_unit_test(test_receive_delayed_ack),
+	    cmocka_unit_test(test_send_and_ack),
+	    cmocka_unit_test(test_fast_path_reply_acks_request),
+	    cmocka_unit_test(test_active_close_to_time_wait),
+	    cmocka_unit_test(test_passive_close),
+	    cmocka_unit_test(test_simultaneous_close),
+	    cmocka_unit_test(test_bad_segments_counted),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

@@ -13,8 +13,8 @@
 
 #include "tcp_script.h"
 
-#define ECE RTE_TCP_ECE_FLAG
-#define CWR RTE_TCP_CWR_FLAG
+#define ECE  RTE_TCP_ECE_FLAG
+#define CWR  RTE_TCP_CWR_FLAG
 #define SMSS 1448u
 
 static uint32_t S(unsigned i)
@@ -36,8 +36,12 @@ static void ecn_config(struct tcp_config *cfg, uint8_t ecn, enum tcp_cc_algo alg
 static void open_active(struct script *s, const struct tcp_config *cfg, uint8_t syn_extra,
 			uint8_t synack_extra)
 {
-	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
-				.sack_permitted = true, .has_ts = true};
+	struct tcp_options o = {.has_mss = true,
+				.mss = 1460,
+				.has_wscale = true,
+				.wscale = 7,
+				.sack_permitted = true,
+				.has_ts = true};
 
 	fixture_closed(s, cfg);
 	s->peer_ts_on = true;
@@ -52,12 +56,18 @@ static void open_active(struct script *s, const struct tcp_config *cfg, uint8_t 
 	assert_int_equal(s->c.snd_mss, SMSS);
 }
 
-/* Passive open: the peer's SYN | @syn_extra; our SYN-ACK must be exactly SYN | ACK | @synack_extra. */
+/*
+ * Passive open: the peer's SYN | @syn_extra; our SYN-ACK must be exactly SYN | ACK | @synack_extra.
+ */
 static void open_passive(struct script *s, const struct tcp_config *cfg, uint8_t syn_extra,
 			 uint8_t synack_extra)
 {
-	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
-				.sack_permitted = true, .has_ts = true};
+	struct tcp_options o = {.has_mss = true,
+				.mss = 1460,
+				.has_wscale = true,
+				.wscale = 7,
+				.sack_permitted = true,
+				.has_ts = true};
 
 	fixture_closed(s, cfg);
 	s->peer_ts_on = true;
@@ -110,7 +120,8 @@ static void test_active_setup(void **state)
 	assert_int_equal(expect_tx(&s, ACK | PSH, S(0), IRS + 1, SMSS)->ecn, TCP_ECN_NOT_ECT);
 	script_end(&s);
 
-	/* Not asked (the default, accept only): the SYN is plain and an ECE in the answer means nothing. */
+	/* Not asked (the default, accept only): the SYN is plain and an ECE in the answer means
+	 * nothing. */
 	ecn_config(&cfg, TCP_ECN_ACCEPT, TCP_CC_NEWRENO);
 	open_active(&s, &cfg, 0, ECE);
 	assert_false(s.c.ecn_ok);
@@ -153,8 +164,12 @@ static void test_passive_setup(void **state)
 static void open_after_syn_timeouts(struct script *s, const struct tcp_config *cfg, unsigned rtx,
 				    uint8_t resent_extra, bool ect)
 {
-	struct tcp_options o = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
-				.sack_permitted = true, .has_ts = true};
+	struct tcp_options o = {.has_mss = true,
+				.mss = 1460,
+				.has_wscale = true,
+				.wscale = 7,
+				.sack_permitted = true,
+				.has_ts = true};
 
 	fixture_closed(s, cfg);
 	s->peer_ts_on = true;
@@ -552,7 +567,8 @@ static void test_dctcp_sender_cuts_by_alpha(void **state)
 	send_segments(&s, 0, 10, false);
 	advance(&s, 100 * US);
 	seg(&s, ACK | ECE, IRS + 1, S(1), 65535, 0);
-	assert_int_equal(s.c.cc.cwnd, 5 * SMSS); /* 10 * SMSS * (1 - 1/2), not grown by the ACK first */
+	assert_int_equal(s.c.cc.cwnd,
+			 5 * SMSS); /* 10 * SMSS * (1 - 1/2), not grown by the ACK first */
 	assert_int_equal(s.c.cc.ssthresh, 5 * SMSS);
 	seg(&s, ACK, IRS + 1, S(10), 65535, 0);
 	drain_tx(&s);
@@ -606,19 +622,19 @@ static void test_cubic_loss_response(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_active_setup),
-		cmocka_unit_test(test_passive_setup),
-		cmocka_unit_test(test_syn_ecn_fallback),
-		cmocka_unit_test(test_peer_syn_ecn_fallback),
-		cmocka_unit_test(test_sender_reduces_once_per_window),
-		cmocka_unit_test(test_zero_window_probe_not_ect),
-		cmocka_unit_test(test_not_negotiated_ignored),
-		cmocka_unit_test(test_receiver_echoes_until_cwr),
-		cmocka_unit_test(test_dctcp_receiver_state_changes),
-		cmocka_unit_test(test_dctcp_sender_cuts_by_alpha),
-		cmocka_unit_test(test_cubic_loss_response),
-		cmocka_unit_test(test_ecn_cut_survives_undo),
-		cmocka_unit_test(test_ecn_after_undo_cuts),
+	    cmocka_unit_test(test_active_setup),
+	    cmocka_unit_test(test_passive_setup),
+	    cmocka_unit_test(test_syn_ecn_fallback),
+	    cmocka_unit_test(test_peer_syn_ecn_fallback),
+	    cmocka_unit_test(test_sender_reduces_once_per_window),
+	    cmocka_unit_test(test_zero_window_probe_not_ect),
+	    cmocka_unit_test(test_not_negotiated_ignored),
+	    cmocka_unit_test(test_receiver_echoes_until_cwr),
+	    cmocka_unit_test(test_dctcp_receiver_state_changes),
+	    cmocka_unit_test(test_dctcp_sender_cuts_by_alpha),
+	    cmocka_unit_test(test_cubic_loss_response),
+	    cmocka_unit_test(test_ecn_cut_survives_undo),
+	    cmocka_unit_test(test_ecn_after_undo_cuts),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

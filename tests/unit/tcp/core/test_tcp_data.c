@@ -13,8 +13,12 @@
 #define PEER_MSS 1448u
 
 static const struct fixture_opts no_ts_opts = {
-	.ts = false, .sack = true, .ws = true, .peer_wscale = 7, .peer_mss = 1460,
-	.peer_window = 65535,
+    .ts = false,
+    .sack = true,
+    .ws = true,
+    .peer_wscale = 7,
+    .peer_mss = 1460,
+    .peer_window = 65535,
 };
 
 /* RFC 9293 3.7.1: Eff.snd.MSS is bounded by the MSS option the peer sent. */
@@ -592,7 +596,8 @@ static void test_dsack_partial_duplicate_out_of_order(void **state)
 	script_end(&s);
 }
 
-/* cfg.dsack off (Linux's net.ipv4.tcp_dsack=0), or no SACK negotiated: duplicates are ACKed plainly. */
+/* cfg.dsack off (Linux's net.ipv4.tcp_dsack=0), or no SACK negotiated: duplicates are ACKed
+ * plainly. */
 static void test_dsack_off(void **state)
 {
 	struct tcp_config cfg;
@@ -698,7 +703,7 @@ static void test_seq_wrap_receive(void **state)
 	enum { NSEG = 20 };
 	const uint32_t irs = 0xffffffffu - 3000u;
 	const uint32_t b = irs + 1;
-	const unsigned order[NSEG] = {0, 1, 3, 2, 4, 5, 6, 7, 8, 9,
+	const unsigned order[NSEG] = {0,  1,  3,  2,  4,  5,  6,  7,  8,  9,
 				      10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
 	struct script s;
 	const struct tcp_tx *t;
@@ -864,8 +869,13 @@ static void test_tx_slices_cursor(void **state)
 /* Established, with segments up to 64 KiB and an initial window of 100 segments; @cfg as given. */
 static uint32_t tso_established(struct script *s, struct tcp_config *cfg)
 {
-	struct fixture_opts o = {.ts = true, .sack = true, .ws = true, .peer_wscale = 7,
-				 .peer_mss = 1460, .peer_window = 65535, .cfg = cfg};
+	struct fixture_opts o = {.ts = true,
+				 .sack = true,
+				 .ws = true,
+				 .peer_wscale = 7,
+				 .peer_mss = 1460,
+				 .peer_window = 65535,
+				 .cfg = cfg};
 
 	cfg->tso_max = 65535 - 80;
 	cfg->iw_segments = 100; /* the whole 100 000 bytes fit the first window */
@@ -944,7 +954,8 @@ static void test_gso_timing_cap_and_nagle(void **state)
 	t = take_tx(&s);
 	assert_int_equal(t->len, 100);
 	assert_false(pending_tx(&s));
-	/* 90 MSSs queued behind a closed window that then opens: 64 MSSs' worth go, the next ACK the rest. */
+	/* 90 MSSs queued behind a closed window that then opens: 64 MSSs' worth go, the next ACK
+	 * the rest. */
 	seg(&s, ACK, IRS + 1, ISS + 1 + 4000 + 2 * mss + 100, 0, 0);
 	for (unsigned i = 0; i < 3; i++)
 		assert_int_equal(app_send(&s, 30 * mss), (int)(30 * mss));
@@ -973,8 +984,13 @@ static void test_train_needs_held_output(void **state)
 {
 	struct script s;
 	struct tcp_piece pc[2];
-	struct tcp_repr r = {.sport = 80, .dport = 61440, .seq = IRS + 1, .ack = ISS + 1,
-			     .flags = ACK, .window = 65535, .hdr_len = 20};
+	struct tcp_repr r = {.sport = 80,
+			     .dport = 61440,
+			     .seq = IRS + 1,
+			     .ack = ISS + 1,
+			     .flags = ACK,
+			     .window = 65535,
+			     .hdr_len = 20};
 	uint32_t next = IRS + 1;
 	uint8_t *data;
 
@@ -1013,36 +1029,36 @@ static void test_train_needs_held_output(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tso_segments),
-		cmocka_unit_test(test_gso_timing_cap_and_nagle),
-		cmocka_unit_test(test_mss_peer_option_smaller),
-		cmocka_unit_test(test_mss_default_536),
-		cmocka_unit_test(test_mss_minus_timestamps),
-		cmocka_unit_test(test_delack_every_second_segment),
-		cmocka_unit_test(test_delack_timer),
-		cmocka_unit_test(test_delack_off_acks_every_segment),
-		cmocka_unit_test(test_ack_now_out_of_order),
-		cmocka_unit_test(test_ack_now_when_hole_fills),
-		cmocka_unit_test(test_nagle_small_segment_waits),
-		cmocka_unit_test(test_nagle_full_segments_not_delayed),
-		cmocka_unit_test(test_nodelay_sends_at_once),
-		cmocka_unit_test(test_hold_output_until_burst_end),
-		cmocka_unit_test(test_recv_zero_copy_in_order),
-		cmocka_unit_test(test_fastpath_in_order_data_and_ack),
-		cmocka_unit_test(test_slowpath_out_of_order_and_flagged),
-		cmocka_unit_test(test_reass_312_in_order),
-		cmocka_unit_test(test_sack_most_recent_first_three_with_ts),
-		cmocka_unit_test(test_sack_four_blocks_without_ts),
-		cmocka_unit_test(test_dupack_carries_sack),
-		cmocka_unit_test(test_dsack_partial_duplicate),
-		cmocka_unit_test(test_dsack_partial_duplicate_out_of_order),
-		cmocka_unit_test(test_dsack_off),
-		cmocka_unit_test(test_reass_bounded_segments),
-		cmocka_unit_test(test_reass_bounded_bytes),
-		cmocka_unit_test(test_seq_wrap_receive),
-		cmocka_unit_test(test_seq_wrap_send),
-		cmocka_unit_test(test_tx_slices_cursor),
-		cmocka_unit_test(test_train_needs_held_output),
+	    cmocka_unit_test(test_tso_segments),
+	    cmocka_unit_test(test_gso_timing_cap_and_nagle),
+	    cmocka_unit_test(test_mss_peer_option_smaller),
+	    cmocka_unit_test(test_mss_default_536),
+	    cmocka_unit_test(test_mss_minus_timestamps),
+	    cmocka_unit_test(test_delack_every_second_segment),
+	    cmocka_unit_test(test_delack_timer),
+	    cmocka_unit_test(test_delack_off_acks_every_segment),
+	    cmocka_unit_test(test_ack_now_out_of_order),
+	    cmocka_unit_test(test_ack_now_when_hole_fills),
+	    cmocka_unit_test(test_nagle_small_segment_waits),
+	    cmocka_unit_test(test_nagle_full_segments_not_delayed),
+	    cmocka_unit_test(test_nodelay_sends_at_once),
+	    cmocka_unit_test(test_hold_output_until_burst_end),
+	    cmocka_unit_test(test_recv_zero_copy_in_order),
+	    cmocka_unit_test(test_fastpath_in_order_data_and_ack),
+	    cmocka_unit_test(test_slowpath_out_of_order_and_flagged),
+	    cmocka_unit_test(test_reass_312_in_order),
+	    cmocka_unit_test(test_sack_most_recent_first_three_with_ts),
+	    cmocka_unit_test(test_sack_four_blocks_without_ts),
+	    cmocka_unit_test(test_dupack_carries_sack),
+	    cmocka_unit_test(test_dsack_partial_duplicate),
+	    cmocka_unit_test(test_dsack_partial_duplicate_out_of_order),
+	    cmocka_unit_test(test_dsack_off),
+	    cmocka_unit_test(test_reass_bounded_segments),
+	    cmocka_unit_test(test_reass_bounded_bytes),
+	    cmocka_unit_test(test_seq_wrap_receive),
+	    cmocka_unit_test(test_seq_wrap_send),
+	    cmocka_unit_test(test_tx_slices_cursor),
+	    cmocka_unit_test(test_train_needs_held_output),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

@@ -17,7 +17,7 @@
 #include "tcp/tcp_icmp.h"
 #include "tcp_script.h"
 
-#define MSS0 1448u
+#define MSS0	 1448u
 #define OVERHEAD 52u /* IPv4 + TCP + timestamps */
 
 /* An error and the errno it means. */
@@ -30,9 +30,15 @@ struct err_case {
 static enum tcp_icmp_verdict icmp(struct script *s, uint8_t type, uint8_t code, uint16_t mtu,
 				  uint32_t seq)
 {
-	struct icmp_quote q = {.type = type, .code = code, .mtu = mtu, .src = s->c.tuple.laddr,
-			       .dst = s->c.tuple.raddr, .proto = IPPROTO_TCP,
-			       .sport = s->c.tuple.lport, .dport = s->c.tuple.rport, .seq = seq};
+	struct icmp_quote q = {.type = type,
+			       .code = code,
+			       .mtu = mtu,
+			       .src = s->c.tuple.laddr,
+			       .dst = s->c.tuple.raddr,
+			       .proto = IPPROTO_TCP,
+			       .sport = s->c.tuple.lport,
+			       .dport = s->c.tuple.rport,
+			       .seq = seq};
 
 	return tcp_icmp_error(&s->c, &q, s->now, &s->out);
 }
@@ -159,8 +165,9 @@ static void test_out_of_window_ignored(void **state)
 	established_with(&s, NULL, 2);
 	for (unsigned i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
 		assert_int_equal(frag_needed(&s, 576, off[i]), TCP_ICMP_OUT_OF_WINDOW);
-		assert_int_equal(icmp(&s, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_PORT_UNREACH, 0, off[i]),
-				 TCP_ICMP_OUT_OF_WINDOW);
+		assert_int_equal(
+		    icmp(&s, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_PORT_UNREACH, 0, off[i]),
+		    TCP_ICMP_OUT_OF_WINDOW);
 	}
 	assert_int_equal(s.c.snd_mss, MSS0);
 	assert_int_equal(s.c.soft_error, 0);
@@ -363,8 +370,12 @@ static void test_syn_received_frag_needed_ignored(void **state)
  */
 static void test_path_mtu_given(void **state)
 {
-	struct tcp_options opts = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
-				   .sack_permitted = true, .has_ts = true};
+	struct tcp_options opts = {.has_mss = true,
+				   .mss = 1460,
+				   .has_wscale = true,
+				   .wscale = 7,
+				   .sack_permitted = true,
+				   .has_ts = true};
 	struct script s;
 
 	(void)state;
@@ -488,7 +499,7 @@ static void test_blackhole_steps_down(void **state)
 	assert_int_equal(s.c.rtt.backoff, 0);
 	assert_int_equal(s.c.rto_at, s.now + tcp_rtt_timeout(&s.c.rtt));
 	assert_int_equal(s.c.cc.cwnd, 1400 - OVERHEAD); /* the loss window, one new segment */
-	s.c.pmtu_guessed = false; /* as the stack does */
+	s.c.pmtu_guessed = false;			/* as the stack does */
 	timeouts_until(&s, 5, 1400 - OVERHEAD);
 	assert_false(s.c.pmtu_guessed);
 	assert_int_equal(s.c.rtt.backoff, 2);
@@ -775,7 +786,8 @@ static void test_unreachable_no_revert(void **state)
 /* The peer acknowledges @ack and SACKs [@l, @r) (none if @l == @r). */
 static void ack_sack(struct script *s, uint32_t ack, uint32_t l, uint32_t r)
 {
-	struct tcp_options o = {.has_ts = true, .ts_val = s->peer_ts,
+	struct tcp_options o = {.has_ts = true,
+				.ts_val = s->peer_ts,
 				.ts_ecr = s->out.n ? s->out.seg[s->out.n - 1].opts.ts_val : 0};
 	const uint32_t b[2] = {l, r};
 

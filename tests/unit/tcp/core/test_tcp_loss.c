@@ -346,7 +346,7 @@ static void test_frto_not_on_rto_in_recovery(void **state)
 	(void)state;
 	mss = frto_new_data_out(&s, &ssthresh);
 	seg(&s, ACK, IRS + 1, ISS + 1 + mss, 65535, 0); /* loss: go back */
-	drain_tx(&s); /* 1 and 2 again */
+	drain_tx(&s);					/* 1 and 2 again */
 	advance(&s, 100 * US);
 	seg(&s, ACK, IRS + 1, ISS + 1 + 2 * mss, 65535, 0); /* 1 arrived, 2 is lost again */
 	drain_tx(&s);
@@ -667,7 +667,8 @@ static void test_unused_cwnd_decays_in_slow_start(void **state)
 
 	(void)state;
 	before = unused_for_an_rto(&s, &next, 0);
-	assert_int_equal(s.c.cc.cwnd, (before + tcp_cc_initial_window(s.c.snd_mss, s.c.cfg.iw_segments)) / 2);
+	assert_int_equal(s.c.cc.cwnd,
+			 (before + tcp_cc_initial_window(s.c.snd_mss, s.c.cfg.iw_segments)) / 2);
 	assert_int_equal(s.c.cc.ssthresh, UINT32_MAX);
 	script_end(&s);
 }
@@ -968,33 +969,33 @@ static void test_ack_after_timeout_numbered_snd_max(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ack_after_timeout_numbered_snd_max),
-		cmocka_unit_test(test_rto_from_rtt_samples),
-		cmocka_unit_test(test_rto_floor),
-		cmocka_unit_test(test_rto_backoff_capped),
-		cmocka_unit_test(test_karn_no_sample_from_retransmission),
-		cmocka_unit_test(test_rto_then_slow_start),
-		cmocka_unit_test(test_spurious_rto_undone_without_sack),
-		cmocka_unit_test(test_frto_spurious_rto),
-		cmocka_unit_test(test_frto_real_loss),
-		cmocka_unit_test(test_frto_off),
-		cmocka_unit_test(test_frto_not_on_rto_in_recovery),
-		cmocka_unit_test(test_frto_ends_at_zero_window_probe),
-		cmocka_unit_test(test_fast_retransmit_third_dupack),
-		cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
-		cmocka_unit_test(test_newreno_partial_then_full_ack),
-		cmocka_unit_test(test_cwnd_restart_after_idle),
-		cmocka_unit_test(test_cwnd_held_when_app_limited),
-		cmocka_unit_test(test_cwnd_held_when_app_limited_in_ca),
-		cmocka_unit_test(test_unused_cwnd_decays),
-		cmocka_unit_test(test_unused_cwnd_decays_in_slow_start),
-		cmocka_unit_test(test_used_cwnd_kept),
-		cmocka_unit_test(test_peer_vanishes_user_timeout),
-		cmocka_unit_test(test_lost_fin_retransmitted),
-		cmocka_unit_test(test_lost_data_and_fin_retransmitted),
-		cmocka_unit_test(test_keepalive_off_by_default),
-		cmocka_unit_test(test_keepalive_probe_and_answer),
-		cmocka_unit_test(test_keepalive_unanswered_times_out),
+	    cmocka_unit_test(test_ack_after_timeout_numbered_snd_max),
+	    cmocka_unit_test(test_rto_from_rtt_samples),
+	    cmocka_unit_test(test_rto_floor),
+	    cmocka_unit_test(test_rto_backoff_capped),
+	    cmocka_unit_test(test_karn_no_sample_from_retransmission),
+	    cmocka_unit_test(test_rto_then_slow_start),
+	    cmocka_unit_test(test_spurious_rto_undone_without_sack),
+	    cmocka_unit_test(test_frto_spurious_rto),
+	    cmocka_unit_test(test_frto_real_loss),
+	    cmocka_unit_test(test_frto_off),
+	    cmocka_unit_test(test_frto_not_on_rto_in_recovery),
+	    cmocka_unit_test(test_frto_ends_at_zero_window_probe),
+	    cmocka_unit_test(test_fast_retransmit_third_dupack),
+	    cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
+	    cmocka_unit_test(test_newreno_partial_then_full_ack),
+	    cmocka_unit_test(test_cwnd_restart_after_idle),
+	    cmocka_unit_test(test_cwnd_held_when_app_limited),
+	    cmocka_unit_test(test_cwnd_held_when_app_limited_in_ca),
+	    cmocka_unit_test(test_unused_cwnd_decays),
+	    cmocka_unit_test(test_unused_cwnd_decays_in_slow_start),
+	    cmocka_unit_test(test_used_cwnd_kept),
+	    cmocka_unit_test(test_peer_vanishes_user_timeout),
+	    cmocka_unit_test(test_lost_fin_retransmitted),
+	    cmocka_unit_test(test_lost_data_and_fin_retransmitted),
+	    cmocka_unit_test(test_keepalive_off_by_default),
+	    cmocka_unit_test(test_keepalive_probe_and_answer),
+	    cmocka_unit_test(test_keepalive_unanswered_times_out),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

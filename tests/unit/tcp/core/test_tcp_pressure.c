@@ -11,8 +11,12 @@
 /* A receive buffer small enough to fill: 8 segments of 1000 bytes. */
 static struct fixture_opts small_window(struct tcp_config *cfg)
 {
-	struct fixture_opts o = {.ts = true, .sack = true, .ws = false, .peer_mss = 1460,
-				 .peer_window = 65535, .cfg = cfg};
+	struct fixture_opts o = {.ts = true,
+				 .sack = true,
+				 .ws = false,
+				 .peer_mss = 1460,
+				 .peer_window = 65535,
+				 .cfg = cfg};
 
 	script_config(cfg);
 	cfg->rcv_buf = 8000;
@@ -111,7 +115,7 @@ static void test_critical_drops_payload_keeps_ack(void **state)
 	expect_nothing(&s);
 	assert_int_equal(s.c.snd_una, ISS + 1001); /* the ACK was taken */
 	assert_int_equal(s.c.snd.bytes, 0);
-	assert_int_equal(s.c.rcv_nxt, IRS + 1);   /* the payload was not */
+	assert_int_equal(s.c.rcv_nxt, IRS + 1); /* the payload was not */
 	assert_int_equal(s.c.state, TCP_ESTABLISHED);
 	assert_int_equal(s.c.stats.rcv_mem_dropped, 1);
 	assert_int_equal(tcp_recv_bytes(&s.c), 0);
@@ -187,11 +191,11 @@ static void test_fast_path_declines_data_under_pressure(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_low_refuses_out_of_order),
-		cmocka_unit_test(test_low_holds_window_until_pressure_ends),
-		cmocka_unit_test(test_critical_drops_payload_keeps_ack),
-		cmocka_unit_test(test_prune_ooo_reneges),
-		cmocka_unit_test(test_fast_path_declines_data_under_pressure),
+	    cmocka_unit_test(test_low_refuses_out_of_order),
+	    cmocka_unit_test(test_low_holds_window_until_pressure_ends),
+	    cmocka_unit_test(test_critical_drops_payload_keeps_ack),
+	    cmocka_unit_test(test_prune_ooo_reneges),
+	    cmocka_unit_test(test_fast_path_declines_data_under_pressure),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

@@ -7,8 +7,8 @@
  * (RFC 8985 6.3, RFC 2018 8).
  *
  * Every test sends ten (or fewer) full segments at t0; S(i) is the first
- * sequence number of segment i. The RTT is 100 us throughout. The peer's ACKs carry timestamps and the
- * SACK blocks given.
+ * sequence number of segment i. The RTT is 100 us throughout. The peer's ACKs carry timestamps and
+ * the SACK blocks given.
  */
 #include "tcp_script.h"
 #include "tcp/tcp_internal.h"
@@ -608,7 +608,7 @@ static void test_probe_armed_when_ack_reopens_window(void **state)
 	send_segments(&s, 4);
 	advance(&s, 100 * US);
 	o.ts_val = s.peer_ts;
-	o.ts_ecr = s.c.ts_recent; /* any echo: no RTT sample is checked here */
+	o.ts_ecr = s.c.ts_recent;		    /* any echo: no RTT sample is checked here */
 	seg_opts(&s, ACK, IRS + 1, S(1), 0, 0, &o); /* the window shuts */
 	expect_nothing(&s);
 	assert_int_equal(s.c.snd_wnd, 0);
@@ -801,8 +801,8 @@ static void test_rto_keeps_then_forgets_sacks(void **state)
 	rack_fixture(&s, &cfg);
 	send_segments(&s, 5);
 	advance(&s, 100 * US);
-	sack(&s, S(0), 0, NULL);          /* an RTT sample from nothing: a dupack */
-	sack1(&s, S(0), S(4), S(5));      /* the last arrived */
+	sack(&s, S(0), 0, NULL);     /* an RTT sample from nothing: a dupack */
+	sack1(&s, S(0), S(4), S(5)); /* the last arrived */
 	expect_nothing(&s);
 	assert_int_equal(s.c.sb.sacked_segs, 1);
 	/* The RACK timer marks 0-3 lost; recovery resends within the pipe. */
@@ -1171,7 +1171,8 @@ static void test_probe_cut_survives_rto_undo(void **state)
 
 	(void)state;
 	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
-	/* F-RTO would prove the RTO spurious by the ACK of 1..2 (never resent): not this test's proof. */
+	/* F-RTO would prove the RTO spurious by the ACK of 1..2 (never resent): not this test's
+	 * proof. */
 	tcp_frto_end(&s.c.frto);
 	assert_int_equal(app_send(&s, 20 * mss_), (int)(20 * mss_));
 	for (unsigned ack = 1; ack <= 7; ack = ack * 2 + 1) { /* ACKs of 0, 1..2, 3..6 */
@@ -1284,7 +1285,7 @@ static void test_prr_paces_recovery(void **state)
 	sack1(&s, S(1), S(2), S(4));
 	expect_tx(&s, ACK, S(next++), IRS + 1, mss_);
 	expect_nothing(&s);
-	advance(&s, 10 * US); /* the retransmission goes after segments 22 and 23 */
+	advance(&s, 10 * US);	     /* the retransmission goes after segments 22 and 23 */
 	sack1(&s, S(1), S(2), S(5)); /* recovery: the hole goes at once */
 	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
 	expect_nothing(&s);
@@ -1545,43 +1546,43 @@ static void test_hystart_from_rack_samples(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_three_sacks_start_recovery),
-		cmocka_unit_test(test_reordering_timer_detects_single_sack),
-		cmocka_unit_test(test_lost_retransmission_detected),
-		cmocka_unit_test(test_reordering_seen_keeps_window),
-		cmocka_unit_test(test_dsack_counted),
-		cmocka_unit_test(test_invalid_sack_blocks_ignored),
-		cmocka_unit_test(test_tlp_spurious_probe_no_reduction),
-		cmocka_unit_test(test_tlp_repairs_tail),
-		cmocka_unit_test(test_tlp_then_recovery_one_response),
-		cmocka_unit_test(test_tlp_sends_new_data),
-		cmocka_unit_test(test_tlp_retransmits_by_default),
-		cmocka_unit_test(test_recovery_probe_resends_lost_retransmission),
-		cmocka_unit_test(test_no_recovery_probe_by_rfc),
-		cmocka_unit_test(test_recovery_probes_end_without_progress),
-		cmocka_unit_test(test_no_recovery_probe_into_zero_window),
-		cmocka_unit_test(test_no_probe_after_rto),
-		cmocka_unit_test(test_probe_armed_when_ack_reopens_window),
-		cmocka_unit_test(test_second_tail_probe_no_loss),
-		cmocka_unit_test(test_second_tail_probe_repair),
-		cmocka_unit_test(test_no_second_probe_after_new_data),
-		cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
-		cmocka_unit_test(test_rto_after_undo_still_forgets_sacks),
-		cmocka_unit_test(test_prr_paces_recovery),
-		cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
-		cmocka_unit_test(test_spurious_rto_undone_by_dsack),
-		cmocka_unit_test(test_needed_rto_not_undone),
-		cmocka_unit_test(test_frto_sack_spurious),
-		cmocka_unit_test(test_frto_sack_real_loss),
-		cmocka_unit_test(test_frto_sack_real_loss_data_ack),
-		cmocka_unit_test(test_probe_echo_no_proof),
-		cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
-		cmocka_unit_test(test_probe_cut_survives_rto_undo),
-		cmocka_unit_test(test_no_sack_no_scoreboard),
-		cmocka_unit_test(test_hystart_from_rack_samples),
-		cmocka_unit_test(test_ack_work_later_same_result),
-		cmocka_unit_test(test_ack_work_before_timer_and_input),
-		cmocka_unit_test(test_ack_work_later_only_when_all_acked),
+	    cmocka_unit_test(test_three_sacks_start_recovery),
+	    cmocka_unit_test(test_reordering_timer_detects_single_sack),
+	    cmocka_unit_test(test_lost_retransmission_detected),
+	    cmocka_unit_test(test_reordering_seen_keeps_window),
+	    cmocka_unit_test(test_dsack_counted),
+	    cmocka_unit_test(test_invalid_sack_blocks_ignored),
+	    cmocka_unit_test(test_tlp_spurious_probe_no_reduction),
+	    cmocka_unit_test(test_tlp_repairs_tail),
+	    cmocka_unit_test(test_tlp_then_recovery_one_response),
+	    cmocka_unit_test(test_tlp_sends_new_data),
+	    cmocka_unit_test(test_tlp_retransmits_by_default),
+	    cmocka_unit_test(test_recovery_probe_resends_lost_retransmission),
+	    cmocka_unit_test(test_no_recovery_probe_by_rfc),
+	    cmocka_unit_test(test_recovery_probes_end_without_progress),
+	    cmocka_unit_test(test_no_recovery_probe_into_zero_window),
+	    cmocka_unit_test(test_no_probe_after_rto),
+	    cmocka_unit_test(test_probe_armed_when_ack_reopens_window),
+	    cmocka_unit_test(test_second_tail_probe_no_loss),
+	    cmocka_unit_test(test_second_tail_probe_repair),
+	    cmocka_unit_test(test_no_second_probe_after_new_data),
+	    cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
+	    cmocka_unit_test(test_rto_after_undo_still_forgets_sacks),
+	    cmocka_unit_test(test_prr_paces_recovery),
+	    cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
+	    cmocka_unit_test(test_spurious_rto_undone_by_dsack),
+	    cmocka_unit_test(test_needed_rto_not_undone),
+	    cmocka_unit_test(test_frto_sack_spurious),
+	    cmocka_unit_test(test_frto_sack_real_loss),
+	    cmocka_unit_test(test_frto_sack_real_loss_data_ack),
+	    cmocka_unit_test(test_probe_echo_no_proof),
+	    cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
+	    cmocka_unit_test(test_probe_cut_survives_rto_undo),
+	    cmocka_unit_test(test_no_sack_no_scoreboard),
+	    cmocka_unit_test(test_hystart_from_rack_samples),
+	    cmocka_unit_test(test_ack_work_later_same_result),
+	    cmocka_unit_test(test_ack_work_before_timer_and_input),
+	    cmocka_unit_test(test_ack_work_later_only_when_all_acked),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

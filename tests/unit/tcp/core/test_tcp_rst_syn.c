@@ -258,7 +258,8 @@ static void test_challenge_acks_throttled(void **state)
 		else if (i % 3 == 1)
 			seg(&s, SYN, IRS + 1 + (uint32_t)i, 0, 65535, 0);
 		else
-			seg(&s, ACK, IRS + 1, ISS + 1 + 100000, 65535, 0); /* acknowledges nothing sent */
+			seg(&s, ACK, IRS + 1, ISS + 1 + 100000, 65535,
+			    0); /* acknowledges nothing sent */
 		if (i < 20)
 			expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
 		advance(&s, 10 * MS);

@@ -14,8 +14,12 @@
  */
 static struct fixture_opts unscaled(struct tcp_config *cfg, uint16_t peer_window)
 {
-	struct fixture_opts o = {.ts = true, .sack = true, .ws = false, .peer_mss = 1460,
-				 .peer_window = peer_window, .cfg = cfg};
+	struct fixture_opts o = {.ts = true,
+				 .sack = true,
+				 .ws = false,
+				 .peer_mss = 1460,
+				 .peer_window = peer_window,
+				 .cfg = cfg};
 
 	return o;
 }
@@ -468,10 +472,10 @@ static void test_rcv_right_edge_never_moves_left(void **state)
 		int32_t off;  /* segment at RCV.NXT + off, or a read if len == 0 */
 		uint32_t len; /* payload; 0 = the application takes @off slices */
 	} step[] = {
-		{0, 1000},    {2000, 1000}, {0, 1000},   {3000, 500},  {1, 0},    {0, 1000},
-		{0, 700},     {500, 2000},  {0, 1200},   {2, 0},       {0, 1448}, {100, 1448},
-		{0, 100},     {3, 0},       {0, 1448},   {0, 1448},    {1, 0},    {0, 1448},
-		{4000, 1000}, {0, 1448},    {16, 0},     {0, 1448},    {0, 1448}, {16, 0},
+	    {0, 1000},	  {2000, 1000}, {0, 1000}, {3000, 500}, {1, 0},	   {0, 1000},
+	    {0, 700},	  {500, 2000},	{0, 1200}, {2, 0},	{0, 1448}, {100, 1448},
+	    {0, 100},	  {3, 0},	{0, 1448}, {0, 1448},	{1, 0},	   {0, 1448},
+	    {4000, 1000}, {0, 1448},	{16, 0},   {0, 1448},	{0, 1448}, {16, 0},
 	};
 	struct tcp_config cfg;
 	struct fixture_opts o = unscaled(&cfg, 65535);
@@ -615,7 +619,7 @@ static void test_rcv_tiny_compaction_from_reass_and_held(void **state)
 	for (uint32_t i = 1; i < 100; i++)
 		seg(&s, ACK, IRS + 1 + i, ISS + 1, 65535, 1); /* beyond the hole at IRS + 1 */
 	drain_tx(&s);
-	assert_int_equal(s.c.reass.n, 99); /* a slice each */
+	assert_int_equal(s.c.reass.n, 99);	  /* a slice each */
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1); /* fills it */
 	drain_tx(&s);
 	assert_int_equal(s.c.rcv_nxt, IRS + 101);
@@ -923,32 +927,32 @@ static void test_first_window_with_high_irs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_first_window_with_high_irs),
-		cmocka_unit_test(test_send_within_peer_window),
-		cmocka_unit_test(test_old_ack_does_not_shrink_window),
-		cmocka_unit_test(test_old_seq_does_not_update_window),
-		cmocka_unit_test(test_zero_window_first_probe),
-		cmocka_unit_test(test_zero_window_probe_backoff),
-		cmocka_unit_test(test_zero_window_answered_probes_send_only_probes),
-		cmocka_unit_test(test_zero_window_not_dropped_while_answered),
-		cmocka_unit_test(test_zero_window_with_data_in_flight_not_dropped),
-		cmocka_unit_test(test_zero_window_dropped_when_unanswered),
-		cmocka_unit_test(test_zero_window_late_send_probed),
-		cmocka_unit_test(test_zero_window_opens_resumes_sending),
-		cmocka_unit_test(test_zero_window_refused_probe_byte_resent),
-		cmocka_unit_test(test_rcv_window_shrinks_to_zero),
-		cmocka_unit_test(test_rcv_right_edge_never_moves_left),
-		cmocka_unit_test(test_rcv_sws_avoidance),
-		cmocka_unit_test(test_rcv_held_buffers_shrink_window),
-		cmocka_unit_test(test_snd_sws_tiny_window_not_used),
-		cmocka_unit_test(test_snd_sws_half_max_window_sent),
-		cmocka_unit_test(test_snd_sws_all_remaining_sent),
-		cmocka_unit_test(test_snd_sws_override_timeout),
-		cmocka_unit_test(test_wscale_our_window_field),
-		cmocka_unit_test(test_wscale_peer_window_field),
-		cmocka_unit_test(test_wscale_old_right_edge_honoured),
-		cmocka_unit_test(test_rcv_tiny_segments_compacted),
-		cmocka_unit_test(test_rcv_tiny_compaction_from_reass_and_held),
+	    cmocka_unit_test(test_first_window_with_high_irs),
+	    cmocka_unit_test(test_send_within_peer_window),
+	    cmocka_unit_test(test_old_ack_does_not_shrink_window),
+	    cmocka_unit_test(test_old_seq_does_not_update_window),
+	    cmocka_unit_test(test_zero_window_first_probe),
+	    cmocka_unit_test(test_zero_window_probe_backoff),
+	    cmocka_unit_test(test_zero_window_answered_probes_send_only_probes),
+	    cmocka_unit_test(test_zero_window_not_dropped_while_answered),
+	    cmocka_unit_test(test_zero_window_with_data_in_flight_not_dropped),
+	    cmocka_unit_test(test_zero_window_dropped_when_unanswered),
+	    cmocka_unit_test(test_zero_window_late_send_probed),
+	    cmocka_unit_test(test_zero_window_opens_resumes_sending),
+	    cmocka_unit_test(test_zero_window_refused_probe_byte_resent),
+	    cmocka_unit_test(test_rcv_window_shrinks_to_zero),
+	    cmocka_unit_test(test_rcv_right_edge_never_moves_left),
+	    cmocka_unit_test(test_rcv_sws_avoidance),
+	    cmocka_unit_test(test_rcv_held_buffers_shrink_window),
+	    cmocka_unit_test(test_snd_sws_tiny_window_not_used),
+	    cmocka_unit_test(test_snd_sws_half_max_window_sent),
+	    cmocka_unit_test(test_snd_sws_all_remaining_sent),
+	    cmocka_unit_test(test_snd_sws_override_timeout),
+	    cmocka_unit_test(test_wscale_our_window_field),
+	    cmocka_unit_test(test_wscale_peer_window_field),
+	    cmocka_unit_test(test_wscale_old_right_edge_honoured),
+	    cmocka_unit_test(test_rcv_tiny_segments_compacted),
+	    cmocka_unit_test(test_rcv_tiny_compaction_from_reass_and_held),
 	};
 
 	return cmocka_run_group_tests(tests, script_group_setup, script_group_teardown);

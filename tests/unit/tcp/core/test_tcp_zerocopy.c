@@ -145,10 +145,10 @@ static void test_send_rejects_foreign_memory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_send_released_on_last_ack),
-		cmocka_unit_test(test_replicated_send_freed_after_last_connection),
-		cmocka_unit_test(test_abort_releases_unacked),
-		cmocka_unit_test(test_send_rejects_foreign_memory),
+	    cmocka_unit_test(test_single_send_released_on_last_ack),
+	    cmocka_unit_test(test_replicated_send_freed_after_last_connection),
+	    cmocka_unit_test(test_abort_releases_unacked),
+	    cmocka_unit_test(test_send_rejects_foreign_memory),
 	};
 
 	return cmocka_run_group_tests_name("tcp/core_zerocopy", tests, script_group_setup,

@@ -642,8 +642,9 @@ static void test_arrays_grow_on_demand(void **state)
 	assert_int_equal(r.cap, 128);
 	EXPECT_SACK(&r, 0, 1, 20000, 20100);
 	for (uint32_t i = 0; i < 100; i++)
-		assert_int_equal(ins(&r, rcv_nxt, 100 + 200 * i - 100 * (i == 0), 100 + 100 * (i == 0)),
-				 TCP_REASS_STORED);
+		assert_int_equal(
+		    ins(&r, rcv_nxt, 100 + 200 * i - 100 * (i == 0), 100 + 100 * (i == 0)),
+		    TCP_REASS_STORED);
 	assert_int_equal(drain(&r, &rcv_nxt), 20100);
 	finish(&r);
 }

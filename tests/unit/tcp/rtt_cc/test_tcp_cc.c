@@ -45,8 +45,9 @@ static enum tcp_cc_action conn_ack(struct conn *c, uint32_t acked)
 	uint32_t flight = c->nxt - c->una;
 
 	c->una += acked;
-	return tcp_cc_on_ack(&c->cc, &(struct tcp_cc_ack){.ack = c->una, .acked = acked,
-							   .flight = flight, .snd_nxt = c->nxt});
+	return tcp_cc_on_ack(
+	    &c->cc, &(struct tcp_cc_ack){
+			.ack = c->una, .acked = acked, .flight = flight, .snd_nxt = c->nxt});
 }
 
 static enum tcp_cc_action conn_dupack(struct conn *c)
@@ -582,7 +583,8 @@ static void test_undo_restores_prior(void **state)
 
 	(void)state;
 	conn_enter_recovery(&c, 1000);
-	assert_false(tcp_cc_on_timeout(&c.cc, 20 * SMSS, c.nxt)); /* within the recovery: not fresh */
+	assert_false(
+	    tcp_cc_on_timeout(&c.cc, 20 * SMSS, c.nxt)); /* within the recovery: not fresh */
 	assert_int_equal(c.cc.cwnd, SMSS);
 	tcp_cc_undo(&c.cc);
 	assert_int_equal(c.cc.cwnd, 20 * SMSS);

@@ -27,8 +27,8 @@
 #include "tcp/tcp_cc.h"
 
 #define SMSS 1000u
-#define MS 1000000ull
-#define US 1000ull
+#define MS   1000000ull
+#define US   1000ull
 
 struct sender {
 	struct tcp_cc cc;
@@ -50,8 +50,12 @@ static void sender_init(struct sender *s, enum tcp_cc_algo algo, uint32_t cwnd_s
 
 static void sender_ack(struct sender *s, uint32_t bytes, bool ece)
 {
-	struct tcp_cc_ack a = {.acked = bytes, .flight = s->nxt - s->una, .ece = ece,
-			       .now_ns = s->now, .rtt_ns = s->rtt, .rtt_sample_ns = s->sample};
+	struct tcp_cc_ack a = {.acked = bytes,
+			       .flight = s->nxt - s->una,
+			       .ece = ece,
+			       .now_ns = s->now,
+			       .rtt_ns = s->rtt,
+			       .rtt_sample_ns = s->sample};
 
 	s->una += bytes;
 	a.ack = s->una;
@@ -120,7 +124,8 @@ static void test_cubic_fast_convergence(void **state)
 	(void)state;
 	sender_init(&s, TCP_CC_CUBIC, 100, 100 * MS);
 	sender_loss(&s);
-	sender_ack(&s, SMSS, false); /* past recover: the next loss is a new one (RFC 6582 step 1) */
+	sender_ack(&s, SMSS,
+		   false); /* past recover: the next loss is a new one (RFC 6582 step 1) */
 	s.cc.cwnd = 80 * SMSS;
 	s.nxt = s.una + s.cc.cwnd;
 	sender_loss(&s);
@@ -296,7 +301,9 @@ static void test_ece_once_per_window(void **state)
 	sender_init(&s, TCP_CC_NEWRENO, 20, 100 * US);
 	s.cc.ssthresh = UINT32_MAX; /* slow start: the ACK would add SMSS */
 	sender_ack(&s, SMSS, true);
-	/* FlightSize / 2, the flight as the ACK left it (refilled to the 20 segments cwnd allowed). */
+	/*
+	 * FlightSize / 2, the flight as the ACK left it (refilled to the 20 segments cwnd allowed).
+	 */
 	assert_int_equal(s.cc.ssthresh, 10 * SMSS);
 	assert_int_equal(s.cc.cwnd, 10 * SMSS);
 	first_window_end = s.cc.ecn_recover;
@@ -423,10 +430,10 @@ static void test_hystart_threshold(void **state)
 	static const struct {
 		uint64_t base, below, at, lo, hi;
 	} c[] = {
-		{10 * MS, 13900 * US, 14 * MS, 0, 0},
-		{100 * MS, 112 * MS, 112500 * US, 0, 0},
-		{200 * MS, 215 * MS, 216 * MS, 0, 0},
-		{100 * US, 119 * US, 120 * US, 20 * US, 200 * US},
+	    {10 * MS, 13900 * US, 14 * MS, 0, 0},
+	    {100 * MS, 112 * MS, 112500 * US, 0, 0},
+	    {200 * MS, 215 * MS, 216 * MS, 0, 0},
+	    {100 * US, 119 * US, 120 * US, 20 * US, 200 * US},
 	};
 
 	(void)state;

@@ -16,8 +16,8 @@
 #include "tcp/tcp_rack.h"
 #include "tcp/tcp_scoreboard.h"
 
-#define US 1000ull
-#define MSS 1000u
+#define US   1000ull
+#define MSS  1000u
 #define BASE 0xfffff000u /* 4096 bytes below the wrap */
 
 static uint32_t at(unsigned i)
@@ -186,8 +186,8 @@ static void test_rack_detects_by_time(void **state)
 	(void)state;
 	tcp_sb_init(&sb);
 	tcp_rack_init(&r);
-	sent(&sb, 3, 0);                                             /* 0..2 at t=0 */
-	tcp_sb_sent(&sb, at(3), at(5), MSS, at(0), 10 * US);        /* 3..4 at 10 us */
+	sent(&sb, 3, 0);					       /* 0..2 at t=0 */
+	tcp_sb_sent(&sb, at(3), at(5), MSS, at(0), 10 * US);	       /* 3..4 at 10 us */
 	tcp_sb_sack(&sb, at(3), at(4), at(0), at(5), 110 * US, 0, &d); /* 3 delivered */
 	tcp_rack_update(&r, &d, 110 * US);
 	assert_int_equal(r.rtt_ns, 100 * US);
@@ -222,7 +222,8 @@ static void test_rack_ignores_ambiguous_rtt(void **state)
 	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);
 	tcp_sb_sent(&sb, at(1), at(2), MSS, at(1), 1150 * US); /* resent */
 	memset(&d, 0, sizeof(d));
-	tcp_sb_acked(&sb, at(2), 1160 * US, tcp_rack_min_rtt(&r), &d); /* 10 us later: the original's ACK */
+	tcp_sb_acked(&sb, at(2), 1160 * US, tcp_rack_min_rtt(&r),
+		     &d); /* 10 us later: the original's ACK */
 	assert_int_equal(d.segs, 1);
 	assert_int_equal(d.xmit_ns, 0);
 	tcp_rack_update(&r, &d, 1160 * US);
@@ -247,8 +248,8 @@ static void test_rack_min_rtt_window(void **state)
 	tcp_rack_update(&r, &d, t0 + 100 * US);
 	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);
 	d.xmit_ns = t0 + TCP_RACK_MIN_RTT_WIN_NS / 2;
-	tcp_rack_update(&r, &d, d.xmit_ns + 900 * US); /* the path got slower */
-	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);       /* the low one is still recent */
+	tcp_rack_update(&r, &d, d.xmit_ns + 900 * US);	  /* the path got slower */
+	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US); /* the low one is still recent */
 	d.xmit_ns = t0 + TCP_RACK_MIN_RTT_WIN_NS + 1000 * US;
 	tcp_rack_update(&r, &d, d.xmit_ns + 1000 * US);
 	assert_int_equal(tcp_rack_min_rtt(&r), 900 * US); /* the 100 us aged out; the best left */
@@ -261,7 +262,7 @@ static void test_reo_wnd(void **state)
 
 	(void)state;
 	tcp_rack_init(&r);
-	assert_int_equal(tcp_rack_reo_wnd(&r, false, 0, 1000 * US), 0); /* no RTT yet */
+	assert_int_equal(tcp_rack_reo_wnd(&r, false, 0, 1000 * US), 0);	  /* no RTT yet */
 	win_min_update(&r.min_rtt, TCP_RACK_MIN_RTT_WIN_NS, 0, 400 * US); /* min_RTT 400 us */
 	assert_int_equal(tcp_rack_reo_wnd(&r, false, 2, 1000 * US), 100 * US);
 	assert_int_equal(tcp_rack_reo_wnd(&r, false, 3, 1000 * US), 0);
@@ -301,10 +302,10 @@ static void test_resegment(void **state)
 	struct tcp_scoreboard sb;
 	struct tcp_delivery d = {0};
 	static const uint32_t want[][2] = {
-	    {0, 400}, {400, 800}, {800, 1000}, /* record 0, cut in three */
-	    {1000, 2000},                      /* SACKed: whole */
+	    {0, 400},	  {400, 800},	{800, 1000},  /* record 0, cut in three */
+	    {1000, 2000},			      /* SACKed: whole */
 	    {2000, 2400}, {2400, 2800}, {2800, 3000}, /* record 2, lost before */
-	    {3000, 3300},                             /* 300 bytes: fits */
+	    {3000, 3300},			      /* 300 bytes: fits */
 	};
 
 	(void)state;
@@ -341,17 +342,17 @@ static void test_resegment(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sent_splits_and_marks_retransmissions),
-		cmocka_unit_test(test_acked_trims_and_sums),
-		cmocka_unit_test(test_sack_whole_records_only),
-		cmocka_unit_test(test_dsack_forms),
-		cmocka_unit_test(test_mark_all_lost_and_forget),
-		cmocka_unit_test(test_rack_detects_by_time),
-		cmocka_unit_test(test_rack_ignores_ambiguous_rtt),
-		cmocka_unit_test(test_rack_min_rtt_window),
-		cmocka_unit_test(test_reo_wnd),
-		cmocka_unit_test(test_pto),
-		cmocka_unit_test(test_resegment),
+	    cmocka_unit_test(test_sent_splits_and_marks_retransmissions),
+	    cmocka_unit_test(test_acked_trims_and_sums),
+	    cmocka_unit_test(test_sack_whole_records_only),
+	    cmocka_unit_test(test_dsack_forms),
+	    cmocka_unit_test(test_mark_all_lost_and_forget),
+	    cmocka_unit_test(test_rack_detects_by_time),
+	    cmocka_unit_test(test_rack_ignores_ambiguous_rtt),
+	    cmocka_unit_test(test_rack_min_rtt_window),
+	    cmocka_unit_test(test_reo_wnd),
+	    cmocka_unit_test(test_pto),
+	    cmocka_unit_test(test_resegment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,7 @@
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
 
-#define POOL_MBUFS 1000	       /* one mbuf zone; a 256 KiB window is about 180 frames */
+#define POOL_MBUFS 1000 /* one mbuf zone; a 256 KiB window is about 180 frames */
 #define RX_BURST   32
 
 static const struct rte_ether_addr mac_a = {{0x02, 0, 0, 0, 0, 0x0a}};
@@ -105,7 +105,8 @@ void pair_on_srv(struct tcp_sock *s, uint32_t events, void *ctx)
 		}
 		n = tcp_sock_read(s, p->rcvd + p->rcvd_len, p->rcvd_cap - p->rcvd_len);
 		if (p->srv_echo && n)
-			assert_int_equal(tcp_sock_send(s, p->rcvd + p->rcvd_len, (uint32_t)n), (int)n);
+			assert_int_equal(tcp_sock_send(s, p->rcvd + p->rcvd_len, (uint32_t)n),
+					 (int)n);
 		p->rcvd_len += n;
 	} while (n);
 }
@@ -275,7 +276,8 @@ void pair_inject(struct tcp_pair *p, struct pair_side *to, const struct tcp_repr
 			       .proto = IPPROTO_TCP,
 			       .ttl = 64};
 	struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
-	size_t th = tcp_hdr_len(&r->opts), len = RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + th + r->payload_len;
+	size_t th = tcp_hdr_len(&r->opts),
+	       len = RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + th + r->payload_len;
 	uint8_t *d;
 
 	assert_non_null(m);
@@ -297,8 +299,11 @@ void pair_inject_ip(struct tcp_pair *p, struct pair_side *to, uint32_t src, uint
 		    const void *l4, size_t len)
 {
 	bool to_b = to == &p->b;
-	struct ipv4_repr ir = {.src = src, .dst = to_b ? PAIR_IP_B : PAIR_IP_A, .proto = proto,
-			       .ttl = 64, .payload_len = len};
+	struct ipv4_repr ir = {.src = src,
+			       .dst = to_b ? PAIR_IP_B : PAIR_IP_A,
+			       .proto = proto,
+			       .ttl = 64,
+			       .payload_len = len};
 	struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
 	size_t flen = RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + len;
 	uint8_t *d;

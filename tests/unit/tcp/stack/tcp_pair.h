@@ -32,7 +32,7 @@
 #define PAIR_PORT    7000
 #define PAIR_IP_A    0x0a000001u /* 10.0.0.1 */
 #define PAIR_IP_B    0x0a000002u /* 10.0.0.2 */
-#define PAIR_STEP_NS 10000ull /* virtual time per loop iteration */
+#define PAIR_STEP_NS 10000ull	 /* virtual time per loop iteration */
 
 struct pair_side {
 	struct fake_port fp;
@@ -47,12 +47,12 @@ struct tcp_pair {
 	struct tcp_listener *lst;
 	struct tcp_sock *cli, *srv;	 /* the connection's two ends */
 	uint32_t cli_events, srv_events; /* every event bit each end was given */
-	bool hold_b;   /* the server's frames (its ACKs) wait at its port, not carried */
-	bool hold_a;   /* the client's frames wait at its port, for the test to look at */
-	bool cut_a;    /* the client's frames are lost on the way (a path that is down) */
+	bool hold_b;	/* the server's frames (its ACKs) wait at its port, not carried */
+	bool hold_a;	/* the client's frames wait at its port, for the test to look at */
+	bool cut_a;	/* the client's frames are lost on the way (a path that is down) */
 	uint16_t mtu_a; /* nonzero: the client's datagrams larger than this are lost, silently */
-	bool srv_echo; /* the server sends back what it reads, from its callback */
-	uint8_t *rcvd; /* what the server read, in order */
+	bool srv_echo;	/* the server sends back what it reads, from its callback */
+	uint8_t *rcvd;	/* what the server read, in order */
 	size_t rcvd_len, rcvd_cap;
 };
 
@@ -137,7 +137,10 @@ void pair_discard_tx(struct pair_side *s);
 extern bool pair_copied, pair_attached;
 /** cmocka entries running test @f once with each framing. */
 #define PAIR_BOTH_FRAMINGS(f)                                                                      \
-	{#f "/copied", f, NULL, NULL, &pair_copied}, {#f "/attached", f, NULL, NULL, &pair_attached}
+	{#f "/copied", f, NULL, NULL, &pair_copied},                                               \
+	{                                                                                          \
+#f "/attached", f, NULL, NULL, &pair_attached                                      \
+	}
 
 /** Byte @off of the test stream: what senders send and pair_rcvd_ok() expects. */
 static inline uint8_t pair_byte(uint64_t off)

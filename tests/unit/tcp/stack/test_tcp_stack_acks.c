@@ -18,7 +18,7 @@
 
 #include "tcp_pair.h"
 
-#define US 1000ull
+#define US  1000ull
 #define MSG 4000 /* three segments at this MTU: two full, then the rest */
 
 static uint64_t segs_out(struct tcp_stack *st)
@@ -152,7 +152,8 @@ static void test_inline_replies_leave_together(void **state)
 	pair_close(&p);
 }
 
-/* The client of test_rpc_acks_worked_after_tx(): the next request from the callback that read the echo. */
+/* The client of test_rpc_acks_worked_after_tx(): the next request from the callback that read the
+ * echo. */
 struct rpc_client {
 	struct tcp_pair *p;
 	uint8_t sent[MSG], back[MSG];
@@ -230,7 +231,9 @@ static void test_rpc_acks_worked_after_tx(void **state)
 	/* Nothing left over: the last ACK's work was done, its timers filed. */
 	assert_false(tcp_sock_conn(p.srv)->ack_work_due);
 	assert_false(tcp_sock_conn(p.cli)->ack_work_due);
-	/* The stack's sum holds the live connection's counts; its own counters only closed ones'. */
+	/*
+	 * The stack's sum holds the live connection's counts; its own counters only closed ones'.
+	 */
 	tcp_stack_stats_sum(p.b.tcp, &sum);
 	assert_int_equal(sum.acks_worked_later,
 			 tcp_stack_stats(p.b.tcp)->acks_worked_later + srv->acks_worked_later);
@@ -247,8 +250,8 @@ static void test_rpc_acks_worked_after_tx(void **state)
  * test_reply_beyond_old_cwnd(): the server fills its initial window, the
  * client's request acknowledges all of it, and the reply is twice that.
  */
-#define IW (10 * 1448)
-#define REQ 100
+#define IW    (10 * 1448)
+#define REQ   100
 #define REPLY (2 * IW)
 
 struct big_reply {
@@ -358,7 +361,8 @@ static void test_single_segment_waits_for_delayed_ack(void **state)
 	pair_run(&p, 2000 * US);
 	assert_int_equal(SRV_GREW(&p, before, segs_out), 1);
 	/* Neither sent nor carried at a burst's end: the timer sent it. */
-	assert_int_equal(SRV_GREW(&p, before, burst_acks) + SRV_GREW(&p, before, burst_acks_carried), 0);
+	assert_int_equal(
+	    SRV_GREW(&p, before, burst_acks) + SRV_GREW(&p, before, burst_acks_carried), 0);
 	assert_int_equal(tcp_sock_send_space(p.cli), space);
 	pair_close(&p);
 }
@@ -414,13 +418,13 @@ static void test_inline_off_mid_run(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_one_ack_per_burst),
-		cmocka_unit_test(test_reply_carries_burst_ack),
-		cmocka_unit_test(test_single_segment_waits_for_delayed_ack),
-		cmocka_unit_test(test_inline_replies_leave_together),
-		cmocka_unit_test(test_inline_off_mid_run),
-		cmocka_unit_test(test_rpc_acks_worked_after_tx),
-		cmocka_unit_test(test_reply_beyond_old_cwnd),
+	    cmocka_unit_test(test_one_ack_per_burst),
+	    cmocka_unit_test(test_reply_carries_burst_ack),
+	    cmocka_unit_test(test_single_segment_waits_for_delayed_ack),
+	    cmocka_unit_test(test_inline_replies_leave_together),
+	    cmocka_unit_test(test_inline_off_mid_run),
+	    cmocka_unit_test(test_rpc_acks_worked_after_tx),
+	    cmocka_unit_test(test_reply_beyond_old_cwnd),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_acks", tests, pair_group_setup,

@@ -159,7 +159,8 @@ static void test_inline_run_ends_before_next_lookup(void **state)
 	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, NULL, NULL, &rc);
 	assert_non_null(p.lst);
 	for (unsigned i = 0; i < 2; i++) {
-		cli[i] = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_event, &cli_events[i], &rc);
+		cli[i] =
+		    tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_event, &cli_events[i], &rc);
 		assert_non_null(cli[i]);
 	}
 	pair_run(&p, 1000 * US);
@@ -194,9 +195,9 @@ static void test_inline_run_ends_before_next_lookup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_closed_connection_not_remembered),
-		cmocka_unit_test(test_listener_closed_mid_handshake),
-		cmocka_unit_test(test_inline_run_ends_before_next_lookup),
+	    cmocka_unit_test(test_closed_connection_not_remembered),
+	    cmocka_unit_test(test_listener_closed_mid_handshake),
+	    cmocka_unit_test(test_inline_run_ends_before_next_lookup),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_demux", tests, pair_group_setup,

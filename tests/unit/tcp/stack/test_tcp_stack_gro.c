@@ -47,12 +47,17 @@ static unsigned take_server_frames(struct tcp_pair *p, struct ack_seen *seen, un
 		assert_true(i < room);
 		d = rte_pktmbuf_read(m, 0, len, buf);
 		assert_int_equal(eth_parse(d, len, &er), LUNAR_DROP_NONE);
-		assert_int_equal(ipv4_parse(er.payload, er.payload_len, true, &ir), LUNAR_DROP_NONE);
+		assert_int_equal(ipv4_parse(er.payload, er.payload_len, true, &ir),
+				 LUNAR_DROP_NONE);
 		assert_int_equal(tcp_parse(ir.payload, ir.payload_len, ir.src, ir.dst, true, &tr),
 				 LUNAR_DROP_NONE);
-		seen[i] = (struct ack_seen){.seq = tr.seq, .ack = tr.ack, .ts_val = tr.opts.ts_val,
-					    .ts_ecr = tr.opts.ts_ecr, .window = tr.window,
-					    .flags = tr.flags, .payload_len = (uint32_t)tr.payload_len};
+		seen[i] = (struct ack_seen){.seq = tr.seq,
+					    .ack = tr.ack,
+					    .ts_val = tr.opts.ts_val,
+					    .ts_ecr = tr.opts.ts_ecr,
+					    .window = tr.window,
+					    .flags = tr.flags,
+					    .payload_len = (uint32_t)tr.payload_len};
 	}
 	return n;
 }
@@ -131,7 +136,9 @@ static void same_as_one_by_one(bool delayed_ack)
 	assert_int_equal(st_without.gro_segs, 0);
 	assert_int_equal(n_with, n_without);
 	assert_true(n_with > 10);
-	/* Sequence numbers and timestamps from each run's first frame: ISNs and clocks are random. */
+	/*
+	 * Sequence numbers and timestamps from each run's first frame: ISNs and clocks are random.
+	 */
 	for (unsigned i = n_with; i-- > 0;) {
 		struct ack_seen *r[2] = {&with[i], &without[i]}, *f[2] = {&with[0], &without[0]};
 
@@ -145,9 +152,10 @@ static void same_as_one_by_one(bool delayed_ack)
 		    with[i].ts_val != without[i].ts_val || with[i].ts_ecr != without[i].ts_ecr ||
 		    with[i].window != without[i].window || with[i].flags != without[i].flags ||
 		    with[i].payload_len != without[i].payload_len)
-			fail_msg("server frame %u differs: ack +%u/+%u window %u/%u flags %02x/%02x", i,
-				 with[i].ack, without[i].ack, with[i].window, without[i].window,
-				 with[i].flags, without[i].flags);
+			fail_msg(
+			    "server frame %u differs: ack +%u/+%u window %u/%u flags %02x/%02x", i,
+			    with[i].ack, without[i].ack, with[i].window, without[i].window,
+			    with[i].flags, without[i].flags);
 	}
 	assert_int_equal(st_with.segs_in, st_without.segs_in);
 	assert_int_equal(c_with.segs_in, c_without.segs_in);
@@ -169,8 +177,8 @@ static void test_same_without_delayed_acks(void **state)
 }
 
 /* One data segment from the client, made up: @off bytes into the stream. */
-static void inject_data(struct tcp_pair *p, uint32_t iss, uint32_t ack, uint32_t off,
-			uint32_t len, uint8_t flags, uint16_t window)
+static void inject_data(struct tcp_pair *p, uint32_t iss, uint32_t ack, uint32_t off, uint32_t len,
+			uint8_t flags, uint16_t window)
 {
 	static uint8_t data[4096];
 	struct tcp_repr r;
@@ -246,5 +254,6 @@ int main(void)
 	    PAIR_BOTH_FRAMINGS(test_train_ends),
 	};
 
-	return cmocka_run_group_tests_name("tcp/stack_gro", tests, pair_group_setup, pair_group_teardown);
+	return cmocka_run_group_tests_name("tcp/stack_gro", tests, pair_group_setup,
+					   pair_group_teardown);
 }

@@ -44,11 +44,12 @@ static void parse_frame(struct tcp_pair *p, unsigned i, struct frame *f)
 	if (d != f->buf)
 		memcpy(f->buf, d, len);
 	assert_int_equal(eth_parse(f->buf, len, &er), LUNAR_DROP_NONE);
-	assert_int_equal(ipv4_parse(f->buf + RTE_ETHER_HDR_LEN, len - RTE_ETHER_HDR_LEN, true, &f->ip),
-			 LUNAR_DROP_NONE);
-	assert_int_equal(tcp_parse(f->ip.payload, f->ip.payload_len, f->ip.src, f->ip.dst, true,
-				   &f->tcp),
-			 LUNAR_DROP_NONE);
+	assert_int_equal(
+	    ipv4_parse(f->buf + RTE_ETHER_HDR_LEN, len - RTE_ETHER_HDR_LEN, true, &f->ip),
+	    LUNAR_DROP_NONE);
+	assert_int_equal(
+	    tcp_parse(f->ip.payload, f->ip.payload_len, f->ip.src, f->ip.dst, true, &f->tcp),
+	    LUNAR_DROP_NONE);
 }
 
 /* The client sends the stream's @len bytes from @off; its frames wait at its port. */
@@ -226,7 +227,7 @@ static void fill_ipv4_csum(struct rte_ipv4_hdr *ip)
 static void mark_ce(struct tcp_pair *p, unsigned i)
 {
 	struct rte_ipv4_hdr *ip =
-		rte_pktmbuf_mtod_offset(p->a.fp.tx[i], struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+	    rte_pktmbuf_mtod_offset(p->a.fp.tx[i], struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
 
 	assert_int_equal(ip->type_of_service & 3, 2); /* sent ECT(0) */
 	ip->type_of_service |= 3;
@@ -365,7 +366,7 @@ static void test_checksum_offload_frames(void **state)
 	for (unsigned i = 0; i < 3; i++) {
 		struct rte_mbuf *m = p.a.fp.tx[i];
 		struct rte_ipv4_hdr *ip =
-			rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+		    rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
 		uint8_t *th = (uint8_t *)ip + IPV4_HDR_LEN;
 		uint16_t field, sum;
 		uint32_t len = m->pkt_len;
@@ -381,7 +382,9 @@ static void test_checksum_offload_frames(void **state)
 		assert_int_equal(len, RTE_ETHER_HDR_LEN + IPV4_HDR_LEN + m->l4_len + want[i]);
 		memcpy(&field, th + 16, 2);
 		assert_int_equal(field, rte_ipv4_phdr_cksum(ip, m->ol_flags));
-		/* The NIC's part: the header's checksum, then the segment's over the whole chain. */
+		/*
+		 * The NIC's part: the header's checksum, then the segment's over the whole chain.
+		 */
 		fill_ipv4_csum(ip);
 		assert_true(len <= sizeof(f.buf));
 		d = rte_pktmbuf_read(m, 0, len, f.buf);
@@ -464,14 +467,14 @@ static void test_header_pool_dry_mid_segment(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		PAIR_BOTH_FRAMINGS(test_cut_into_mss_frames),
-		PAIR_BOTH_FRAMINGS(test_off_core_segments),
-		PAIR_BOTH_FRAMINGS(test_fin_on_last_frame),
-		PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
-		PAIR_BOTH_FRAMINGS(test_cwr_on_first_frame_only),
-		PAIR_BOTH_FRAMINGS(test_full_batch_of_64_frames),
-		PAIR_BOTH_FRAMINGS(test_checksum_offload_frames),
-		cmocka_unit_test(test_header_pool_dry_mid_segment),
+	    PAIR_BOTH_FRAMINGS(test_cut_into_mss_frames),
+	    PAIR_BOTH_FRAMINGS(test_off_core_segments),
+	    PAIR_BOTH_FRAMINGS(test_fin_on_last_frame),
+	    PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
+	    PAIR_BOTH_FRAMINGS(test_cwr_on_first_frame_only),
+	    PAIR_BOTH_FRAMINGS(test_full_batch_of_64_frames),
+	    PAIR_BOTH_FRAMINGS(test_checksum_offload_frames),
+	    cmocka_unit_test(test_header_pool_dry_mid_segment),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_gso", tests, pair_group_setup,

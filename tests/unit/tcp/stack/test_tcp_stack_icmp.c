@@ -29,8 +29,8 @@
 #include "tcp_pair.h"
 #include "wire/icmp.h"
 
-#define US 1000ull
-#define ROUTER 0x0a0000feu /* 10.0.0.254 */
+#define US	  1000ull
+#define ROUTER	  0x0a0000feu /* 10.0.0.254 */
 #define QUOTE_MAX 64
 
 /* An ICMP error from the router to the client, quoting @quote_len bytes of the datagram at @ip. */
@@ -38,9 +38,10 @@ static void error_to_client(struct tcp_pair *p, uint8_t type, uint8_t code, uint
 			    const uint8_t *ip, size_t quote_len)
 {
 	uint8_t msg[ICMP_HDR_LEN + QUOTE_MAX];
-	size_t n = icmp_emit(msg, sizeof(msg),
-			     &(struct icmp_repr){.type = type, .code = code, .seq = mtu,
-						 .data = ip, .data_len = quote_len});
+	size_t n = icmp_emit(
+	    msg, sizeof(msg),
+	    &(struct icmp_repr){
+		.type = type, .code = code, .seq = mtu, .data = ip, .data_len = quote_len});
 
 	assert_int_equal(n, ICMP_HDR_LEN + quote_len);
 	pair_inject_ip(p, &p->a, ROUTER, IPPROTO_ICMP, msg, n);
@@ -210,7 +211,7 @@ static void test_unreachable_reverts_rto(void **state)
 
 /* ---- the path MTU cache ---- */
 
-#define PORT2 7001
+#define PORT2	   7001
 #define MAX_SECOND 6
 
 /* Side b's second listener: takes every connection and reads everything it is sent. */

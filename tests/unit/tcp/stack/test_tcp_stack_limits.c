@@ -26,14 +26,14 @@
 #include "tcp/tcp_seq.h"
 #include "tcp_pair.h"
 
-#define MS 1000000ull
+#define MS	1000000ull
 #define MAX_SRV 8
 
 /* The server: accepts everything; each connection reads (or not) into a sink. */
 struct sink {
 	struct tcp_pair *p;
-	uint64_t got;  /* stream bytes read so far, checked against pair_byte() */
-	bool lazy;     /* the application does not read */
+	uint64_t got; /* stream bytes read so far, checked against pair_byte() */
+	bool lazy;    /* the application does not read */
 	bool close_on_eof;
 	uint32_t events;
 };
@@ -118,11 +118,13 @@ static struct tcp_sock *connect_a(struct tcp_pair *p, uint32_t *ev)
 	return s;
 }
 
-static void set_limits(struct tcp_stack *st, unsigned conns, unsigned half_open,
-		       unsigned time_wait, uint64_t mem)
+static void set_limits(struct tcp_stack *st, unsigned conns, unsigned half_open, unsigned time_wait,
+		       uint64_t mem)
 {
-	struct tcp_limits l = {.max_conns = conns, .max_half_open = half_open,
-			       .max_time_wait = time_wait, .mem_max = mem};
+	struct tcp_limits l = {.max_conns = conns,
+			       .max_half_open = half_open,
+			       .max_time_wait = time_wait,
+			       .mem_max = mem};
 
 	assert_int_equal(tcp_stack_set_limits(st, &l), 0);
 }
@@ -187,14 +189,16 @@ static void test_conn_limit_drops_syn_then_recovers(void **state)
 	assert_int_equal(sb->rst_sent, rst0);
 
 	tcp_sock_abort(v.s[0]); /* under the limit again */
-	pair_run(&p, 300 * MS);	 /* the SYN's retransmission */
+	pair_run(&p, 300 * MS); /* the SYN's retransmission */
 	assert_true(ev3 & TCP_EV_CONNECTED);
 	assert_int_equal(v.accepted, 3);
 	assert_int_equal(sb->syn_dropped_conns, 1);
 	pair_close(&p);
 }
 
-/* max_conns, active: connect() fails at once with -ENOBUFS, counted, and works once there is room. */
+/*
+ * max_conns, active: connect() fails at once with -ENOBUFS, counted, and works once there is room.
+ */
 static void test_conn_limit_connect_enobufs(void **state)
 {
 	struct tcp_pair p;

@@ -20,10 +20,10 @@
 
 #include "tcp_pair.h"
 
-#define TOTAL    (4u << 20)
-#define PACE     4096u /* bytes per write (one Zbuf of the 4 KiB class) */
-#define CHUNKS   4u    /* writes per step: 16 KiB every 10 us */
-#define SETTLED  (512u << 10) /* received before the spike */
+#define TOTAL	 (4u << 20)
+#define PACE	 4096u	      /* bytes per write (one Zbuf of the 4 KiB class) */
+#define CHUNKS	 4u	      /* writes per step: 16 KiB every 10 us */
+#define SETTLED	 (512u << 10) /* received before the spike */
 #define MAX_STEP 200000u      /* 2 s of virtual time: any phase ends well before */
 
 struct spike {
@@ -115,8 +115,8 @@ static void run_spike(struct spike *k)
 	k->frto_spurious = st->frto_spurious - before.frto_spurious;
 	print_message("ts %d sack %d frto %d: resent %lu end_us %lu timeouts %lu retransmits %lu "
 		      "spurious_rtos %lu frto_spurious %lu\n",
-		      k->ts, k->sack, k->frto, k->resent, k->end_ns / 1000, k->timeouts, k->retransmits,
-		      k->spurious_rtos, k->frto_spurious);
+		      k->ts, k->sack, k->frto, k->resent, k->end_ns / 1000, k->timeouts,
+		      k->retransmits, k->spurious_rtos, k->frto_spurious);
 	pair_close(&p);
 }
 
@@ -151,7 +151,7 @@ static void spike_frto(bool sack)
 	assert_int_equal(off.timeouts, 1);
 	assert_int_equal(off.frto_spurious, 0);
 	assert_int_equal(off.spurious_rtos, sack); /* with SACK, the resends' D-SACKs undo it */
-	assert_true(on.resent <= 3 * 1460); /* the RTO's segment and up to two tail probes */
+	assert_true(on.resent <= 3 * 1460);	   /* the RTO's segment and up to two tail probes */
 	assert_true(off.resent > 4 * on.resent);
 	assert_true(off.retransmits > 4 * on.retransmits); /* go-back-N counts each segment too */
 }
@@ -171,9 +171,9 @@ static void test_spike_frto_no_sack(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spike_eifel),
-		cmocka_unit_test(test_spike_frto_sack),
-		cmocka_unit_test(test_spike_frto_no_sack),
+	    cmocka_unit_test(test_spike_eifel),
+	    cmocka_unit_test(test_spike_frto_sack),
+	    cmocka_unit_test(test_spike_frto_no_sack),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -228,7 +228,9 @@ static void test_no_room_then_data(void **state)
 	pair_close(&p);
 }
 
-/* A SYN offering every option, ECN-setup, from 10.0.0.1:@sport, held at b's port with b's answer. */
+/*
+ * A SYN offering every option, ECN-setup, from 10.0.0.1:@sport, held at b's port with b's answer.
+ */
 static void syn_all_options(struct tcp_pair *p, uint16_t sport)
 {
 	struct tcp_repr r;
@@ -261,9 +263,9 @@ static void held_segment(struct tcp_pair *p, struct tcp_repr *out)
 	assert_int_equal(p->b.fp.n_tx, 1);
 	m = p->b.fp.tx[0];
 	d = rte_pktmbuf_mtod(m, const uint8_t *);
-	assert_int_equal(tcp_parse(d + 34, rte_pktmbuf_pkt_len(m) - 34, PAIR_IP_B, PAIR_IP_A, true,
-				   out),
-			 LUNAR_DROP_NONE);
+	assert_int_equal(
+	    tcp_parse(d + 34, rte_pktmbuf_pkt_len(m) - 34, PAIR_IP_B, PAIR_IP_A, true, out),
+	    LUNAR_DROP_NONE);
 	pair_discard_tx(&p->b);
 }
 
@@ -301,8 +303,8 @@ static void check_template(bool ecn)
 	assert_int_equal(t.ttl, NETIF_IP_TTL);
 	/* The ISS is the cookie; its check under the template's key passes. */
 	{
-		struct tcp_4tuple tu = {.laddr = PAIR_IP_B, .raddr = PAIR_IP_A, .lport = PAIR_PORT,
-					.rport = 50002};
+		struct tcp_4tuple tu = {
+		    .laddr = PAIR_IP_B, .raddr = PAIR_IP_A, .lport = PAIR_PORT, .rport = 50002};
 		struct tcp_repr ack = {.seq = 77u * 50002 + 1, .ack = sa.seq + 1};
 		struct tcp_syncookie_opts o;
 

@@ -137,8 +137,10 @@ static void test_after_tx_work(void **state)
 		assert_int_equal(p.b.fp.n_tx, 0);
 		pair_poll_to_tx(&p, &p.b);
 		assert_int_equal(p.rcvd_len, (round + 1) * len); /* read, in the poll */
-		assert_true(p.b.fp.n_tx >= 1);			  /* its ACK sent */
-		/* The frames that brought the data still held, beside the ACK (from the same pool). */
+		assert_true(p.b.fp.n_tx >= 1);			 /* its ACK sent */
+		/*
+		 * The frames that brought the data still held, beside the ACK (from the same pool).
+		 */
 		assert_true(rte_mempool_in_use_count(pool) > idle + p.b.fp.n_tx);
 		if (round == 0)
 			tcp_stack_after_tx(p.b.tcp);
@@ -568,7 +570,7 @@ static void test_send_of_widely_referenced_buffer(void **state)
 	assert_int_equal(tcp_sock_read(p.cli, got, sizeof(got)), (int)len);
 	assert_memory_equal(got, buf, len);
 	assert_int_equal(rte_mbuf_refcnt_read(m), ZBUF_MBUF_REF_MAX - 1);
-	rte_mbuf_refcnt_update(m, (int16_t)-(extra - 1));
+	rte_mbuf_refcnt_update(m, (int16_t) - (extra - 1));
 	assert_int_equal(rte_mbuf_refcnt_read(m), r0);
 	tcp_sock_zc_done_v(p.srv, sl, 1);
 	free(buf);
@@ -586,8 +588,8 @@ struct udp_seen {
 	bool keep, free_inside;
 };
 
-static bool on_udp(void *ctx, uint32_t src, uint16_t sport, uint16_t dport,
-		   const uint8_t *payload, size_t len, uint64_t now_ns)
+static bool on_udp(void *ctx, uint32_t src, uint16_t sport, uint16_t dport, const uint8_t *payload,
+		   size_t len, uint64_t now_ns)
 {
 	struct udp_seen *u = ctx;
 
@@ -665,16 +667,16 @@ static void test_udp_handoff(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		PAIR_BOTH_FRAMINGS(test_free_while_in_flight),
-		PAIR_BOTH_FRAMINGS(test_unref_more_than_held),
-		PAIR_BOTH_FRAMINGS(test_slice_given_back_twice),
-		PAIR_BOTH_FRAMINGS(test_exhaustion),
-		PAIR_BOTH_FRAMINGS(test_segment_of_many_sends),
-		PAIR_BOTH_FRAMINGS(test_io_vectors),
-		PAIR_BOTH_FRAMINGS(test_after_tx_work),
-		PAIR_BOTH_FRAMINGS(test_after_tx_skipped_conn_ends),
-		PAIR_BOTH_FRAMINGS(test_send_of_widely_referenced_buffer),
-		PAIR_BOTH_FRAMINGS(test_udp_handoff),
+	    PAIR_BOTH_FRAMINGS(test_free_while_in_flight),
+	    PAIR_BOTH_FRAMINGS(test_unref_more_than_held),
+	    PAIR_BOTH_FRAMINGS(test_slice_given_back_twice),
+	    PAIR_BOTH_FRAMINGS(test_exhaustion),
+	    PAIR_BOTH_FRAMINGS(test_segment_of_many_sends),
+	    PAIR_BOTH_FRAMINGS(test_io_vectors),
+	    PAIR_BOTH_FRAMINGS(test_after_tx_work),
+	    PAIR_BOTH_FRAMINGS(test_after_tx_skipped_conn_ends),
+	    PAIR_BOTH_FRAMINGS(test_send_of_widely_referenced_buffer),
+	    PAIR_BOTH_FRAMINGS(test_udp_handoff),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_zbuf", tests, pair_group_setup,

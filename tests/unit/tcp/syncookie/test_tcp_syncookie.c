@@ -71,18 +71,18 @@ static void test_options_round_trip(void **state)
 		uint8_t wscale, want_wscale;
 		bool sack;
 	} cases[] = {
-	    {true, 1460, 1460, true, 7, 7, true},     {true, 1448, 1440, false, 0, 0, false},
-	    {false, 0, 536, true, 0, 0, false},	      {true, 8960, 8960, true, 14, 14, true},
+	    {true, 1460, 1460, true, 7, 7, true},    {true, 1448, 1440, false, 0, 0, false},
+	    {false, 0, 536, true, 0, 0, false},	     {true, 8960, 8960, true, 14, 14, true},
 	    {true, 9000, 8960, true, 15, 14, false}, /* RFC 7323 2.3: above 14 means 14 */
-	    {true, 100, 536, false, 0, 0, true},      /* below the table: its smallest */
-	    {true, 4096, 4036, true, 9, 9, true},     {true, 1300, 1200, true, 2, 2, false},
+	    {true, 100, 536, false, 0, 0, true},     /* below the table: its smallest */
+	    {true, 4096, 4036, true, 9, 9, true},    {true, 1300, 1200, true, 2, 2, false},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct tcp_repr syn = syn_with(0x12345678u + (uint32_t)i * 977, cases[i].has_mss,
-					       cases[i].mss, cases[i].ws, cases[i].wscale,
-					       cases[i].sack);
+		struct tcp_repr syn =
+		    syn_with(0x12345678u + (uint32_t)i * 977, cases[i].has_mss, cases[i].mss,
+			     cases[i].ws, cases[i].wscale, cases[i].sack);
 		uint64_t now = 5 * SLOT_NS + 1000;
 		uint32_t cookie = tcp_syncookie_make(key, &tuple, &syn, now);
 		struct tcp_repr ack = ack_for(&syn, cookie);
@@ -112,7 +112,8 @@ static void test_lifetime(void **state)
 	assert_true(tcp_syncookie_check(key, &tuple, &ack, made + SLOT_NS, &o));
 	assert_false(tcp_syncookie_check(key, &tuple, &ack, made + 2 * SLOT_NS, &o));
 	assert_false(tcp_syncookie_check(key, &tuple, &ack, made + 40 * SLOT_NS, &o));
-	assert_false(tcp_syncookie_check(key, &tuple, &ack, made - SLOT_NS, &o)); /* from the future */
+	assert_false(
+	    tcp_syncookie_check(key, &tuple, &ack, made - SLOT_NS, &o)); /* from the future */
 }
 
 /* Only the handshake it was made for checks: tuple, peer ISN, key, every bit. */
@@ -201,10 +202,8 @@ static void test_ecn_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ecn_round_trip),
-	    cmocka_unit_test(test_options_round_trip),
-	    cmocka_unit_test(test_lifetime),
-	    cmocka_unit_test(test_forgeries_fail),
+	    cmocka_unit_test(test_ecn_round_trip), cmocka_unit_test(test_options_round_trip),
+	    cmocka_unit_test(test_lifetime),	   cmocka_unit_test(test_forgeries_fail),
 	    cmocka_unit_test(test_deterministic),
 	};
 

@@ -12,8 +12,8 @@
 
 #include "tcp/tcp_frto.h"
 
-#define MSS 1000u
-#define UNA 0xfffff000u /* ten segments from here cross the wrap */
+#define MSS	1000u
+#define UNA	0xfffff000u /* ten segments from here cross the wrap */
 #define RECOVER (UNA + 10 * MSS)
 
 /* Steps 1 and 2b: the RTO, then a first ACK of the retransmission only. */
@@ -145,12 +145,12 @@ static void test_reports_do_not_linger(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_basic_spurious),
-		cmocka_unit_test(test_basic_loss_after_new_data),
-		cmocka_unit_test(test_basic_first_ack),
-		cmocka_unit_test(test_sack),
-		cmocka_unit_test(test_sack_first_ack_covers_recover),
-		cmocka_unit_test(test_reports_do_not_linger),
+	    cmocka_unit_test(test_basic_spurious),
+	    cmocka_unit_test(test_basic_loss_after_new_data),
+	    cmocka_unit_test(test_basic_first_ack),
+	    cmocka_unit_test(test_sack),
+	    cmocka_unit_test(test_sack_first_ack_covers_recover),
+	    cmocka_unit_test(test_reports_do_not_linger),
 	};
 
 	return cmocka_run_group_tests_name("tcp/frto", tests, NULL, NULL);

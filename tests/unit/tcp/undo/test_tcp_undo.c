@@ -32,12 +32,12 @@ static void test_timestamp_proof(void **state)
 
 	(void)state;
 	assert_false(tcp_undo_by_timestamp(&u, true, 1)); /* no episode */
-	tcp_undo_rto(&u, 15000); /* none to join */
+	tcp_undo_rto(&u, 15000);			  /* none to join */
 	assert_false(u.on);
 	fresh_rto(&u, 5000, 15000, 100);
 	assert_true(u.on && u.rto);
 	assert_false(tcp_undo_by_timestamp(&u, true, 100)); /* the retransmission's own echo */
-	assert_false(tcp_undo_by_timestamp(&u, true, 99)); /* asked once: too late now */
+	assert_false(tcp_undo_by_timestamp(&u, true, 99));  /* asked once: too late now */
 
 	fresh_rto(&u, 5000, 15000, 100);
 	assert_false(tcp_undo_by_timestamp(&u, false, 0)); /* no timestamp: no proof */
@@ -60,7 +60,8 @@ static void test_timestamp_proof(void **state)
 	assert_true(tcp_undo_by_timestamp(&u, true, UINT32_MAX - 2));
 }
 
-/* Every retransmitted segment must be reported twice; a block outside what was retransmitted counts nothing. */
+/* Every retransmitted segment must be reported twice; a block outside what was retransmitted counts
+ * nothing. */
 static void test_dsack_proof(void **state)
 {
 	struct tcp_undo u = {0};
@@ -72,7 +73,7 @@ static void test_dsack_proof(void **state)
 	tcp_undo_retransmitted(&u, 12000, 14000, MSS); /* one record of two segments */
 	assert_int_equal(u.retrans, 3);
 	assert_int_equal(u.high, 14000);
-	assert_false(tcp_undo_by_dsack(&u, 9000, 10000, MSS));  /* before the episode */
+	assert_false(tcp_undo_by_dsack(&u, 9000, 10000, MSS));	/* before the episode */
 	assert_false(tcp_undo_by_dsack(&u, 14000, 15000, MSS)); /* never retransmitted */
 	assert_false(tcp_undo_by_dsack(&u, 11000, 11000, MSS)); /* empty */
 	assert_int_equal(u.retrans, 3);
@@ -160,10 +161,10 @@ static void test_episode_ages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_timestamp_proof),
-		cmocka_unit_test(test_dsack_proof),
-		cmocka_unit_test(test_earlier_retransmission_counts),
-		cmocka_unit_test(test_episode_ages),
+	    cmocka_unit_test(test_timestamp_proof),
+	    cmocka_unit_test(test_dsack_proof),
+	    cmocka_unit_test(test_earlier_retransmission_counts),
+	    cmocka_unit_test(test_episode_ages),
 	};
 
 	return cmocka_run_group_tests_name("tcp/undo", tests, NULL, NULL);

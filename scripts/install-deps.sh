@@ -16,7 +16,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential meson ninja-build pkg-config
-	clang llvm libclang-rt-14-dev libfuzzer-14-dev
+	clang clang-format llvm libclang-rt-14-dev libfuzzer-14-dev
 	dpdk dpdk-dev libdpdk-dev
 	libxdp-dev libbpf-dev xdp-tools bpftool
 	libmnl-dev libcmocka-dev libpcap-dev libsodium-dev libjansson-dev

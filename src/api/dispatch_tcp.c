@@ -577,6 +577,13 @@ unsigned dtcp_conns(const struct dtcp *t)
 	return t->n_open;
 }
 
+uint32_t dtcp_held(struct dtcp *t, uint64_t conn)
+{
+	struct dtcp_conn *k = conn_of(t, conn);
+
+	return k ? tcp_sock_held(k->s) : 0;
+}
+
 void dtcp_dump(const struct dtcp *t, FILE *f)
 {
 	const struct dtcp_stats *s = &t->stats;

@@ -23,7 +23,9 @@
  *  - DTCP_EV_DATA hands the application a slice of a received frame (one
  *    reference), charged to the receive window until the application
  *    answers DTCP_DONE with the same pointer and length (a second DTCP_DONE
- *    of one slice is a double free to Zbuf and opens nothing). So an application
+ *    of one slice is a double free to Zbuf and opens nothing, unless the
+ *    application still holds another slice of the same buffer: see
+ *    tcp_sock_zc_done()). So an application
  *    thread that falls behind shrinks the window instead of losing data.
  * Data events are produced only while the channel has room; control events
  * that find the ring full wait in a queue of the channel's own, in order.
@@ -125,6 +127,12 @@ const struct dtcp_stats *dtcp_stats(const struct dtcp *t);
 void dtcp_dump(const struct dtcp *t, FILE *f);
 /** Connections open (for leak checks). */
 unsigned dtcp_conns(const struct dtcp *t);
+/**
+ * Bytes of connection @conn delivered to its application thread and not
+ * yet given back with DTCP_DONE (they keep its receive window shut); 0 for
+ * a handle that names no open connection. On the stack core.
+ */
+uint32_t dtcp_held(struct dtcp *t, uint64_t conn);
 
 /* ---- application side: build and send one request (-ENOBUFS: retry) ---- */
 

@@ -773,14 +773,13 @@ uint32_t zbuf_app_refcnt(const void *p)
 
 /*
  * zbuf_defer_begin()'s notes: this thread's releases waiting for
- * zbuf_defer_end(), and whose reference each is (the application's share
- * is then checked when it happens: one translation, not two).
+ * zbuf_defer_end(). Each is one fewer in the count; an application's
+ * reference has left its share already, when it was noted.
  */
 static _Thread_local struct {
 	bool on;
 	unsigned n;
 	const void *p[ZBUF_DEFER_MAX];
-	bool app[ZBUF_DEFER_MAX];
 } deferred;
 
 static bool release(const void *p, bool app);
@@ -798,7 +797,7 @@ void zbuf_defer_end(void)
 	deferred.on = false;
 	deferred.n = 0;
 	for (unsigned i = 0; i < n; i++)
-		release(deferred.p[i], deferred.app[i]);
+		release(deferred.p[i], false);
 }
 
 /*
@@ -814,26 +813,33 @@ static __attribute__((cold, noinline)) bool defer_flush(void)
 	deferred.n = 0;
 	deferred.on = false;
 	for (unsigned i = 0; i < n; i++)
-		release(deferred.p[i], deferred.app[i]);
+		release(deferred.p[i], false);
 	deferred.on = on;
 	return n > 0;
 }
 
 /*
  * A reference (the application's if @app) goes: now, or at zbuf_defer_end().
- * @return false when refused now (misuse, reported); a noted one counts as gone.
+ * The application's share is lowered at once either way, so a reference it
+ * does not hold is refused at the call, inside a span too, and the caller
+ * (tcp_sock_zc_done()) can trust the answer. @return false when refused
+ * (misuse, reported).
  */
 static inline bool count_down(const void *p, bool app)
 {
-	if (deferred.on) {
-		/* Full: the notes so far go first, so that releases keep their order. */
-		if (unlikely(deferred.n == ZBUF_DEFER_MAX))
-			defer_flush();
-		deferred.p[deferred.n] = p;
-		deferred.app[deferred.n++] = app;
-		return true;
-	}
-	return release(p, app);
+	struct zbuf_zone *z;
+	uint32_t idx;
+
+	if (!deferred.on)
+		return release(p, app);
+	if (app &&
+	    !(likely(find(p, &z, &idx)) && share_down(z, idx, p, "double free", "double free")))
+		return false;
+	/* Full: the notes so far go first, so that releases keep their order. */
+	if (unlikely(deferred.n == ZBUF_DEFER_MAX))
+		defer_flush();
+	deferred.p[deferred.n++] = p;
+	return true;
 }
 
 void zbuf_drop(const void *p)
@@ -885,7 +891,7 @@ static bool release(const void *p, bool app)
 #ifdef LUNAR_DEBUG
 	if (unlikely(__atomic_load_n(&m->state, __ATOMIC_RELAXED) != META_LIVE)) {
 		misuse("free of an object whose metadata is not live", p);
-		return false;
+		return true; /* the reference was taken; only the free is refused */
 	}
 #endif
 	obj_release(z, idx);

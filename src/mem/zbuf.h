@@ -123,9 +123,10 @@ void zbuf_ref(const void *p);
  * The application gives back a reference on the object containing @p; at
  * zero references (its own and lunar's) the object is free. One more than
  * the application holds is misuse ("double free"), reported, and ignored
- * (inside a zbuf_defer_begin() span, when the span ends).
+ * (inside a zbuf_defer_begin() span too: the share goes down at the call,
+ * the count when the span ends).
  * @return false when the call was refused as misuse (only possible when
- *         the misuse handler returns); inside a span, true: checked later.
+ *         the misuse handler returns).
  */
 bool zbuf_unref(const void *p);
 /** Same as zbuf_unref(): the application's release call for any Zbuf pointer. */
@@ -143,9 +144,10 @@ uint32_t zbuf_app_refcnt(const void *p);
  * slice of a received frame it keeps). At the count's maximum it is
  * misuse, as zbuf_ref(); LUNAR_DEBUG builds also report a hold on an
  * object whose references are all the application's ("hold of an object
- * lunar holds no reference on"): that one is zbuf_try_hold()'s. Borrowing someone else's reference
- * (sending the application's memory) is zbuf_try_hold()'s: a packet buffer's count is then raised
- * with an atomic add, here with DPDK's cheaper update.
+ * lunar holds no reference on"). Borrowing someone else's reference
+ * (sending the application's memory) is zbuf_try_hold()'s job: a packet
+ * buffer's count is then raised with an atomic add, here with DPDK's
+ * cheaper update.
  */
 void zbuf_hold(const void *p);
 /*
@@ -192,9 +194,9 @@ bool zbuf_take(const void *p);
  * allocation that finds no free object releases them first and tries
  * again, so parked objects never make zbuf_alloc() fail.
  * lunar_env_poll() so frees what a poll is done with after its frames are
- * sent, not before. The application's share is checked then too: inside a
- * span, its double free is reported at zbuf_defer_end(), before anything
- * is freed, and takes nothing from lunar's references.
+ * sent, not before. The application's share is not deferred: zbuf_unref()
+ * lowers it at the call, so a double free is refused and reported there,
+ * as outside a span, and takes nothing from lunar's references.
  */
 #define ZBUF_DEFER_MAX 256
 void zbuf_defer_begin(void);
@@ -237,8 +239,8 @@ uint64_t zbuf_in_use(void);
  * zbuf_fini() reports the count. NULL restores the default.
  *
  * An application's unref too many is seen from its share of the count,
- * whatever lunar still holds: at the call, or at zbuf_defer_end() inside
- * a deferral span (see docs/MEMORY.md).
+ * whatever lunar still holds, at the call, inside a deferral span too
+ * (see docs/MEMORY.md).
  */
 typedef void (*zbuf_misuse_fn)(const char *msg);
 void zbuf_set_misuse_handler(zbuf_misuse_fn fn);

@@ -630,7 +630,7 @@ static void udp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_r
 			   nif->now_ns)) {
 			/*
 			 * Declined after releasing it anyway: not freed twice;
-			 * reported here, or inside a poll when its releases happen.
+			 * zbuf_take() reports it.
 			 */
 			if (!counted || zbuf_take(obj))
 				rte_pktmbuf_free(m);

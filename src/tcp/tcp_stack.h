@@ -283,8 +283,11 @@ unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned ma
  * NULL once the socket is closed (only the reference is dropped). Sending
  * the bytes on with tcp_sock_send_zc() first is fine: the send buffer takes
  * its own reference. A reference Zbuf refuses (a slice given back twice,
- * reported as a double free) opens no window; inside a poll's callbacks
- * Zbuf checks it only at the poll's end, so the window opens there.
+ * reported as a double free) opens no window, inside a poll's callbacks
+ * too. Zbuf counts the application's references per buffer, not per
+ * slice: while it holds another slice of the same buffer (several small
+ * segments compacted into one, or pieces of one frame), a slice given
+ * back twice takes that slice's reference instead and is not seen.
  */
 void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len);
 /**

@@ -475,7 +475,9 @@ static void note_misuse(const char *msg)
  * An application thread that gives a received buffer back twice (DONE,
  * DONE): the second is the application's reference it no longer holds,
  * named a double free and ignored, so the packet buffer goes back to its
- * pool once (pair_close() checks the pool), not twice into its ring.
+ * pool once (pair_close() checks the pool), not twice into its ring. With
+ * three buffers held, a second DONE of the first gives back none of the
+ * others' bytes to the window (dtcp_held()).
  */
 static void test_done_twice(void **state)
 {
@@ -508,6 +510,37 @@ static void test_done_twice(void **state)
 	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(misuses_noted, 1);
 	assert_non_null(strstr(misuse_noted, "zbuf: double free at 0x"));
+	assert_int_equal(dtcp_held(t, h), 0);
+
+	/* Three segments, three events, three buffers held. */
+	{
+		struct lunar_msg ev[3];
+
+		for (unsigned i = 0; i < 3; i++) {
+			assert_int_equal(tcp_sock_send(c, msg, sizeof(msg)), sizeof(msg));
+			pair_run(p, 5 * PAIR_STEP_NS); /* each its own segment */
+		}
+		for (unsigned i = 0; i < 3; i++) {
+			ev[i] = next_event(p, t, ch);
+			assert_int_equal(ev[i].op, DTCP_EV_DATA);
+			assert_int_equal(ev[i].len, sizeof(msg));
+		}
+		assert_int_equal(dtcp_held(t, h), 3 * sizeof(msg));
+		zbuf_set_misuse_handler(note_misuse);
+		assert_int_equal(dtcp_app_done(ch, h, ev[0].buf, ev[0].len), 0);
+		assert_int_equal(dtcp_app_done(ch, h, ev[0].buf, ev[0].len), 0);
+		pair_run(p, 5 * PAIR_STEP_NS);
+		dtcp_poll(t);
+		assert_int_equal(misuses_noted, 2);
+		assert_int_equal(dtcp_held(t, h), 2 * sizeof(msg)); /* not 1 * */
+		assert_int_equal(dtcp_app_done(ch, h, ev[1].buf, ev[1].len), 0);
+		assert_int_equal(dtcp_app_done(ch, h, ev[2].buf, ev[2].len), 0);
+		dtcp_poll(t);
+		zbuf_set_misuse_handler(NULL);
+		assert_int_equal(misuses_noted, 2);
+		assert_int_equal(dtcp_held(t, h), 0);
+	}
+	assert_int_equal(dtcp_held(t, h + 1), 0); /* a handle of no connection */
 	assert_int_equal(dtcp_app_close(ch, h), 0);
 	pair_run(p, 5 * PAIR_STEP_NS);
 	dtcp_poll(t);

@@ -459,9 +459,9 @@ static void test_app_share(void **state)
  * Deferred release (zbuf_defer_begin/end, as lunar_env_poll() frees what
  * a poll is done with after its transmit): an unref in between releases
  * nothing until the end, which releases each in order; past
- * ZBUF_DEFER_MAX notes those noted are released first; a double free among the
- * notes is reported at the end and changes nothing; after the end unrefs
- * are immediate again.
+ * ZBUF_DEFER_MAX notes those noted are released first; an application's
+ * double free is refused at the call, as outside a span, and changes
+ * nothing; after the end unrefs are immediate again.
  */
 static void test_defer_release(void **state)
 {
@@ -496,9 +496,9 @@ static void test_defer_release(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 
 	/*
-	 * A double free among the notes: the application's share is checked
-	 * when the releases happen, so it is reported at the end, and the
-	 * object is released once.
+	 * A double free inside the span: the application's share goes down
+	 * when an unref is noted, so the second unref is refused at the call
+	 * (zbuf_unref() says so) and the object is released once, at the end.
 	 */
 	p = zbuf_alloc(100);
 	assert_non_null(p);
@@ -507,10 +507,11 @@ static void test_defer_release(void **state)
 	misuse_msg[0] = '\0';
 	zbuf_set_misuse_handler(note_misuse);
 	zbuf_defer_begin();
-	zbuf_unref(p);
-	zbuf_unref(p);
-	assert_int_equal(misuse_count, 0);
-	assert_int_equal(zbuf_in_use(), 1); /* both wait for the end */
+	assert_true(zbuf_unref(p));
+	assert_int_equal(zbuf_app_refcnt(p), 0); /* its share gone at once */
+	assert_false(zbuf_unref(p));
+	assert_int_equal(misuse_count, 1);
+	assert_int_equal(zbuf_in_use(), 1); /* the release waits for the end */
 	zbuf_defer_end();
 	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(misuse_count, 1);
@@ -530,8 +531,9 @@ static void test_defer_release(void **state)
 	assert_int_equal(zbuf_try_hold(p), 0); /* lunar's too (a send's) */
 	zbuf_set_misuse_handler(note_misuse);
 	zbuf_defer_begin();
-	zbuf_unref(p);
-	zbuf_unref(p);
+	assert_true(zbuf_unref(p));
+	assert_false(zbuf_unref(p));
+	assert_int_equal(misuse_count, 2);
 	zbuf_defer_end();
 	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(misuse_count, 2);
@@ -555,10 +557,10 @@ static void test_defer_release(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 
 	/*
-	 * A double free that comes when the notes are full: the notes are
-	 * released first, in order, so the second free is the one refused,
-	 * not a release of whatever the first free's object became when the
-	 * cache handed it out again.
+	 * A double free that comes when the notes are full: refused at the
+	 * call, before the notes are released, so it never becomes a release
+	 * of whatever the first free's object is when the cache hands it out
+	 * again.
 	 */
 	misuse_count = 0;
 	p = zbuf_alloc(100);
@@ -572,9 +574,10 @@ static void test_defer_release(void **state)
 	zbuf_unref(p);
 	for (unsigned i = 0; i < ZBUF_DEFER_MAX - 1; i++)
 		zbuf_unref(objs[i]);
-	zbuf_unref(p); /* the notes are full */
+	assert_false(zbuf_unref(p)); /* the notes are full */
+	assert_int_equal(misuse_count, 1);
 	{
-		char *q = zbuf_alloc(100); /* last in, first out: likely p's object */
+		char *q = zbuf_alloc(100); /* another owner; p waits in the notes */
 
 		assert_non_null(q);
 		zbuf_defer_end();

@@ -339,12 +339,17 @@ static struct rte_mbuf *frame_attached(struct tcp_stack *st, struct tcp_conn *c,
 	return m;
 }
 
-/* A frame holding the header and one copy of the payload (chained beyond one buffer for TSO). */
+/*
+ * A frame holding the header and one copy of the payload (chained beyond
+ * one buffer for TSO). NULL when out of buffers, or (counted in
+ * tx_unbuffered) when the send buffer does not hold the bytes.
+ */
 static struct rte_mbuf *frame_copied(struct tcp_stack *st, struct tcp_conn *c,
 				     const struct tcp_tx *tx, size_t hdr, uint8_t **p)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(st->nif->port->pool);
 	uint32_t first = tx->len;
+	int rc = 0;
 
 	if (!m)
 		return NULL;
@@ -352,7 +357,11 @@ static struct rte_mbuf *frame_copied(struct tcp_stack *st, struct tcp_conn *c,
 	if (hdr + first > rte_pktmbuf_tailroom(m))
 		first = rte_pktmbuf_tailroom(m) - (uint32_t)hdr;
 	*p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + first));
-	if (!*p || (tx->len && copy_payload(st, c, m, *p + hdr, first, tx->seq, tx->len))) {
+	if (*p && tx->len)
+		rc = copy_payload(st, c, m, *p + hdr, first, tx->seq, tx->len);
+	if (!*p || rc) {
+		if (rc == -EINVAL)
+			st->stats.tx_unbuffered++;
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
@@ -394,6 +403,7 @@ static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 	bool offload = (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) || tx->tso_mss;
 	uint8_t *p = NULL;
+	uint64_t unbuffered0 = st->stats.tx_unbuffered;
 	struct rte_mbuf *m = frame_attached(st, c, tx, hdr, &p);
 	bool zc = m != NULL;
 
@@ -401,8 +411,10 @@ static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
 		m = frame_copied(st, c, tx, hdr, &p);
 	lunar_cost_leave(prev);
 	if (!m) {
-		st->stats.tx_no_mbuf++;
-		return NULL; /* counted; the timers retransmit what mattered */
+		/* Counted (tx_unbuffered counts its own); the timers retransmit what mattered. */
+		if (st->stats.tx_unbuffered == unbuffered0)
+			st->stats.tx_no_mbuf++;
+		return NULL;
 	}
 	if (zc)
 		st->stats.zc_tx_bytes += tx->len;
@@ -524,18 +536,25 @@ static void frame_segment(struct tcp_stack *st, struct tcp_conn *c, const struct
 			f.flags &= (uint8_t) ~(RTE_TCP_FIN_FLAG | RTE_TCP_PSH_FLAG);
 		if (off)
 			f.flags &= (uint8_t)~RTE_TCP_CWR_FLAG;
+		uint64_t unbuffered0 = st->stats.tx_unbuffered;
+
 		m = build_frame(st, c, t, &f, hdr, off ? tmpl : NULL, &p);
 		if (!m) {
-			/* Counted once there; the rest too, lost to the peer: RACK or the timers
-			 * resend them. */
-			st->stats.tx_no_mbuf +=
-			    (tx->len - off - f.len + tx->tso_mss - 1) / tx->tso_mss;
+			/*
+			 * Counted once there; the rest too, under the same
+			 * reason, lost to the peer: RACK or the timers resend them.
+			 */
+			uint32_t rest = (tx->len - off - f.len + tx->tso_mss - 1) / tx->tso_mss;
+
+			if (st->stats.tx_unbuffered != unbuffered0)
+				st->stats.tx_unbuffered += rest;
+			else
+				st->stats.tx_no_mbuf += rest;
 			return;
 		}
 		if (!off) {
-			memcpy(
-			    tmpl, p,
-			    hdr); /* the frame may be sent (and freed) before the next is built */
+			/* The frame may be sent (and freed) before the next is built. */
+			memcpy(tmpl, p, hdr);
 			st->stats.gso_segs++;
 		}
 		batch_add(st, b, m, tx->ecn);
@@ -2100,7 +2119,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"fastpath_data %lu slowpath %lu acks_worked_later %lu burst_acks %lu "
 		"burst_acks_carried %lu zero_window_probes %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
-		"tx_no_mbuf %lu tso_segs %lu gso_segs %lu gro_trains %lu gro_segs %lu sockets %u\n"
+		"tx_no_mbuf %lu tx_unbuffered %lu tso_segs %lu gso_segs %lu gro_trains %lu "
+		"gro_segs %lu sockets %u\n"
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
 		"challenge_acks %lu challenge_acks_limited %lu\n"
 		"tcp: syncookies_sent %lu syncookies_ok %lu syncookies_bad %lu "
@@ -2110,8 +2130,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->retransmits, x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath,
 		x->acks_worked_later, x->burst_acks, x->burst_acks_carried, x->zero_window_probes,
 		x->copy_tx_bytes, x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf,
-		x->tso_segs, x->gso_segs, x->gro_trains, x->gro_segs, st->sockets, x->out_of_window,
-		x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
+		x->tx_unbuffered, x->tso_segs, x->gso_segs, x->gro_trains, x->gro_segs, st->sockets,
+		x->out_of_window, x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
 		x->challenge_acks_limited, x->syncookies_sent, x->syncookies_ok, x->syncookies_bad,
 		x->syncookies_no_room);
 	fprintf(f,

@@ -57,7 +57,9 @@ struct tcp_stack_stats {
 	uint64_t copy_tx_bytes, copy_rx_bytes; /* bytes copied by copying calls and framing */
 	uint64_t zc_tx_bytes;  /* payload framed without a copy (attached to the frame) */
 	uint64_t inline_calls; /* inline-r2c callbacks run in place */
-	uint64_t tx_no_mbuf;
+	uint64_t tx_no_mbuf;   /* frames not built: no packet buffer */
+	/* frames not built: the send buffer did not hold the bytes (a lunar bug; never expected) */
+	uint64_t tx_unbuffered;
 	uint64_t tso_segs; /* segments handed to the port's TCP segmentation offload */
 	uint64_t gso_segs; /* segments of several MSSs cut into frames in software (GSO) */
 	/*

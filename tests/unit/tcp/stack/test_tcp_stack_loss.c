@@ -105,6 +105,8 @@ static void run_spike(struct spike *k)
 	/* Nothing was lost on the way: every frame found a buffer. */
 	assert_int_equal(tcp_stack_stats(p.a.tcp)->tx_no_mbuf, 0);
 	assert_int_equal(tcp_stack_stats(p.b.tcp)->tx_no_mbuf, 0);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->tx_unbuffered, 0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->tx_unbuffered, 0);
 	assert_true(tcp_stack_stats(p.a.tcp)->zc_tx_bytes >= TOTAL);
 
 	k->end_ns = p.now - t0;

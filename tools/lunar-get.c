@@ -524,8 +524,8 @@ static void mc_pump(struct mconn *c)
 			n = room;
 		buf = mc_alloc(&n);
 		if (!buf) {
-			wq_push(
-			    c); /* Zbuf memory comes back as ACKs arrive: retried from the loop */
+			/* Zbuf memory comes back as ACKs arrive: retried from the loop */
+			wq_push(c);
 			return;
 		}
 		stream_fill(c->serial, c->sent, buf, n);
@@ -1352,8 +1352,8 @@ int main(int argc, char **argv)
 			if (lunar_env_now_ns(c.env) > deadline) {
 				fail(&c, "%s", "timed out (--timeout)");
 				if (counters)
-					tcp_stack_dump(c.env->tcp,
-						       stdout); /* the stuck connection, as it is */
+					/* the stuck connection, as it is */
+					tcp_stack_dump(c.env->tcp, stdout);
 				break;
 			}
 		}

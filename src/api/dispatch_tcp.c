@@ -296,8 +296,8 @@ static void on_sock(struct tcp_sock *s, uint32_t ev, void *ctx)
 			conn_close(k);
 			return;
 		}
-		if (k->active &&
-		    !k->connected) { /* refused or unreachable: the cookie says which */
+		/* refused or unreachable: the cookie says which */
+		if (k->active && !k->connected) {
 			struct lunar_msg m = {.op = DTCP_EV_ERROR,
 					      .len = DTCP_CONNECT,
 					      .conn = k->cookie,

@@ -61,8 +61,8 @@ enum dtcp_op {
 	DTCP_EV_CONNECTED = 18, /**< conn: the new connection, arg: the cookie of DTCP_CONNECT */
 	DTCP_EV_DATA = 19,	/**< conn, buf, len: received bytes; answer DTCP_DONE */
 	DTCP_EV_EOF = 20,	/**< conn: the peer finished sending, after all its data */
-	DTCP_EV_CLOSED =
-	    21,		    /**< conn: failed, arg: -errno; the handle is dead (send DONEs still) */
+	/** conn: failed, arg: -errno; the handle is dead (send DONEs still) */
+	DTCP_EV_CLOSED = 21,
 	DTCP_EV_ERROR = 22, /**< a request failed: len: its op, conn: its conn (or cookie),
 				 arg: -errno, buf: its buffer, given back */
 	DTCP_EV_SENT = 23,  /**< conn: every waiting DTCP_SEND is in the send buffer now */

@@ -48,8 +48,8 @@ static void quiesce_intr_thread(void)
 	if (!quiesce_handle || rte_intr_fd_set(quiesce_handle, fd) ||
 	    rte_intr_type_set(quiesce_handle, RTE_INTR_HANDLE_EXT) ||
 	    rte_intr_callback_register(quiesce_handle, quiesce_cb, NULL)) {
-		rte_intr_instance_free(
-		    quiesce_handle); /* never registered: the thread never saw it */
+		/* never registered: the thread never saw it */
+		rte_intr_instance_free(quiesce_handle);
 		quiesce_handle = NULL;
 		quiesce_fd = -1;
 		close(fd);

@@ -573,12 +573,12 @@ struct tcp_stack *lunar_env_tcp(struct lunar_env *env, const struct tcp_config *
 			LOG_WARN("no header pool (%s): TCP payload is copied into frames",
 				 rte_strerror(rte_errno));
 		tcp_stack_set_hdr_pool(env->tcp, env->hdr_pool);
-		tcp_stack_defer_to_tx(env->tcp,
-				      true); /* lunar_env_poll() calls tcp_stack_after_tx() */
+		/* lunar_env_poll() calls tcp_stack_after_tx() */
+		tcp_stack_defer_to_tx(env->tcp, true);
 		if (env->workers[0]->steer_open && env->opt.xdp_syncookies)
 			tcp_stack_set_cookie_hook(env->tcp, arm_xdp_cookies, env);
-		tcp_stack_poll(env->tcp,
-			       lunar_env_now_ns(env)); /* give it the time before any connect */
+		/* give it the time before any connect */
+		tcp_stack_poll(env->tcp, lunar_env_now_ns(env));
 		tcp_stack_after_tx(env->tcp);
 	}
 	return env->tcp;

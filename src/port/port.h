@@ -31,8 +31,8 @@ enum port_offload {
 	PORT_OFFLOAD_TX_IPV4_CKSUM = 1u << 2, /**< tx: hardware fills the IPv4 csum */
 	PORT_OFFLOAD_TX_L4_CKSUM = 1u << 3,   /**< tx: hardware fills TCP/UDP csum */
 	PORT_OFFLOAD_TX_TSO = 1u << 4,	      /**< tx: TCP segmentation offload */
-	PORT_OFFLOAD_TX_MULTISEG =
-	    1u << 5, /**< tx: chained mbufs, external buffers (zero-copy frames) */
+	/** tx: chained mbufs, external buffers (zero-copy frames) */
+	PORT_OFFLOAD_TX_MULTISEG = 1u << 5,
 };
 
 /** Counters every port keeps (wrappers add their own). */

@@ -239,8 +239,8 @@ struct tcp_tx {
 	uint16_t wnd;  /**< window field as sent (already scaled down) */
 	uint8_t flags; /**< RTE_TCP_*_FLAG */
 	uint32_t len;  /**< payload bytes from the send buffer (0: none) */
-	uint16_t
-	    tso_mss; /**< nonzero: a TSO segment; the port cuts it into this much payload each */
+	/** nonzero: a TSO segment; the port cuts it into this much payload each */
+	uint16_t tso_mss;
 	struct tcp_options opts;
 	bool retransmit; /**< counts as a retransmission */
 	uint8_t ecn;	 /**< IP ECN field to send (RFC 3168 5): TCP_ECN_ECT0 or 0 */
@@ -307,17 +307,17 @@ struct tcp_conn_stats {
 	uint64_t out_of_window; /**< unacceptable segments (3.10.7.4 first check), ACKed, dropped */
 	uint64_t ack_unsent;	/**< ACKs of data never sent, ACKed and dropped */
 	uint64_t ack_too_old;	/**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */
-	uint64_t
-	    challenge_acks_limited; /**< challenge ACKs not sent: over the limit (RFC 5961 7) */
-	uint64_t ooo_refused;	    /**< out-of-order segments not kept: memory pressure */
+	/** challenge ACKs not sent: over the limit (RFC 5961 7) */
+	uint64_t challenge_acks_limited;
+	uint64_t ooo_refused; /**< out-of-order segments not kept: memory pressure */
 	uint64_t ooo_full; /**< out-of-order segments not kept: reass_max_bytes / _segs reached */
 	uint64_t beyond_window; /**< acceptable segments whose payload past RCV.NXT + RCV.WND was
 				   cut (all of it at a zero window): rcv_buf is full */
-	uint64_t
-	    rcv_mem_dropped; /**< in-order segments whose payload was not kept: critical memory */
+	/** in-order segments whose payload was not kept: critical memory */
+	uint64_t rcv_mem_dropped;
 	uint64_t ooo_pruned_bytes; /**< out-of-order bytes given back under memory pressure */
-	uint64_t
-	    rcvq_compacted; /**< small in-order segments copied into a dense buffer (not pinned) */
+	/** small in-order segments copied into a dense buffer (not pinned) */
+	uint64_t rcvq_compacted;
 	uint64_t rcvq_compacted_bytes; /**< their bytes */
 	uint64_t sack_blocks;	       /**< SACK blocks received and used (RFC 2018) */
 	uint64_t sack_invalid;	  /**< SACK blocks ignored: empty or outside (SND.UNA, SND.MAX] */
@@ -330,22 +330,22 @@ struct tcp_conn_stats {
 	uint64_t recovery_probes; /**< probes sent in recovery (cfg.recovery_probe) */
 	uint64_t sb_nomem;	  /**< scoreboard could not grow: fell back to NewReno */
 	uint64_t spurious_rtos;	  /**< RTOs undone: the original had arrived (RFC 3522, RFC 3708) */
-	uint64_t
-	    spurious_recoveries; /**< recoveries undone: every retransmission D-SACKed (RFC 3708) */
-	uint64_t frto_spurious;	 /**< of spurious_rtos, those F-RTO found (RFC 5682) */
-	uint64_t ecn_ce;	 /**< data segments that arrived marked CE (RFC 3168 5) */
-	uint64_t ecn_ece;	 /**< ACKs that echoed congestion (ECE) */
-	uint64_t ecn_cuts;	 /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
+	/** recoveries undone: every retransmission D-SACKed (RFC 3708) */
+	uint64_t spurious_recoveries;
+	uint64_t frto_spurious;	    /**< of spurious_rtos, those F-RTO found (RFC 5682) */
+	uint64_t ecn_ce;	    /**< data segments that arrived marked CE (RFC 3168 5) */
+	uint64_t ecn_ece;	    /**< ACKs that echoed congestion (ECE) */
+	uint64_t ecn_cuts;	    /**< window reductions for ECN echoes (RFC 3168 6.1.2) */
 	uint64_t ecn_syn_fallbacks; /**< connects whose SYN was resent without ECN setup (RFC
 				       3168 6.1.1.1) */
 	uint64_t cwnd_unused_cuts;  /**< cwnd brought down for going unused an RTO (RFC 2861) */
-	uint64_t
-	    pmtu_blackholes; /**< path MTU lowered to a plateau after RTOs (cfg.blackhole_rtos) */
-	uint64_t
-	    pmtu_probes; /**< path MTU probes sent (RFC 4821: one larger datagram of new data) */
+	/** path MTU lowered to a plateau after RTOs (cfg.blackhole_rtos) */
+	uint64_t pmtu_blackholes;
+	/** path MTU probes sent (RFC 4821: one larger datagram of new data) */
+	uint64_t pmtu_probes;
 	uint64_t pmtu_probes_ok; /**< of those, acknowledged: the path MTU went up to the probe's */
-	uint64_t
-	    pmtu_probes_lost; /**< of those, lost (RACK, a timeout, or an ICMP error about it) */
+	/** of those, lost (RACK, a timeout, or an ICMP error about it) */
+	uint64_t pmtu_probes_lost;
 };
 
 struct tcp_conn {
@@ -372,8 +372,8 @@ struct tcp_conn {
 	uint8_t rcv_wscale; /**< shift we apply to our window field */
 
 	uint16_t snd_mss; /**< effective send MSS: mss_clamp, lower if the path's MTU is */
-	uint16_t
-	    mss_clamp; /**< what the handshake allows: peer's MSS option, ours, minus options */
+	/** what the handshake allows: peer's MSS option, ours, minus options */
+	uint16_t mss_clamp;
 	/**
 	 * The path MTU to the peer, when lower than the interface's (0: not
 	 * known to be): from a "fragmentation needed" about this connection
@@ -480,8 +480,8 @@ struct tcp_conn {
 	 * another connection's guess or an ICMP error made is not taken again.
 	 */
 	unsigned rtos_at_size;
-	uint64_t
-	    unacked_since; /**< when the oldest outstanding data was first sent, or last ACKed */
+	/** when the oldest outstanding data was first sent, or last ACKed */
+	uint64_t unacked_since;
 	uint64_t last_send_ns; /**< last data or FIN sent (idle restart, RFC 5681 4.1) */
 	/*
 	 * cwnd validation (as Linux's tcp_cwnd_validate(); RFC 7661's aim):

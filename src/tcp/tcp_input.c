@@ -234,9 +234,9 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 	ack_rearm_rto(c, now);
 	if (c->probe_seq != c->probe_end && seq_geq(ack, c->probe_end)) {
 		if (c->probe_mtu)
-			tcp_pmtu_probe_acked(c, now,
-					     out); /* none of it was resent: it got through whole */
-		c->probe_seq = c->probe_end;	   /* a failed one's range is done with too */
+			/* none of it was resent: it got through whole */
+			tcp_pmtu_probe_acked(c, now, out);
+		c->probe_seq = c->probe_end; /* a failed one's range is done with too */
 	}
 }
 
@@ -407,8 +407,8 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 		return 0;
 	update_ts_recent(c, seg, now);
 	if (acks_new) {
-		ack_advance(c, seg, false, len != 0, now,
-			    out); /* with data: a reply is to go first */
+		/* with data: a reply is to go first */
+		ack_advance(c, seg, false, len != 0, now, out);
 		tcp_undo_advanced(&c->undo, c->snd_una, c->snd_max);
 	}
 	update_window(c, seg);
@@ -423,8 +423,8 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 
 		for (unsigned i = 0; i < n; i++) {
 			if (i)
-				update_window_at(c, seg,
-						 seq); /* as the piece's own segment would */
+				/* as the piece's own segment would */
+				update_window_at(c, seg, seq);
 			data_in_order(c, pc[i].data, pc[i].len);
 			c->stats.fastpath_data++;
 			/*

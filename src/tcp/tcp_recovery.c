@@ -118,8 +118,8 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 		c->stats.recoveries++;
 		c->stats.fast_retransmits++;
 		c->sb_kick = true; /* RFC 6675 5 step 4.3: the first lost segment goes at once */
-		c->rack.tlp_out =
-		    false; /* recovery takes over the probe's episode and its response */
+		/* recovery takes over the probe's episode and its response */
+		c->rack.tlp_out = false;
 		c->tlp_at = 0;
 		c->stall_probes = 0;
 	}
@@ -228,8 +228,8 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 			c->rack.tlp_out = false;
 			if (!c->cc.in_recovery) {
 				tcp_cc_reduce(&c->cc, c->snd_max - c->snd_una);
-				tcp_undo_close(
-				    &c->undo); /* an undo must not erase this reduction */
+				/* an undo must not erase this reduction */
+				tcp_undo_close(&c->undo);
 				c->stats.tlp_recoveries++;
 			}
 		}

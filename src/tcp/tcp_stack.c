@@ -464,8 +464,8 @@ static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
 		sum = (uint16_t)~inet_csum_add(ph, raw);
 		memcpy(p + 16, &sum, sizeof(sum));
 	}
-	st->stats.segs_out +=
-	    tx->tso_mss ? (tx->len + tx->tso_mss - 1) / tx->tso_mss : 1; /* frames */
+	/* frames: a TSO segment counts those the port cuts */
+	st->stats.segs_out += tx->tso_mss ? (tx->len + tx->tso_mss - 1) / tx->tso_mss : 1;
 	*tcp = p;
 	return m;
 }
@@ -1902,9 +1902,9 @@ void tcp_stack_after_tx(struct tcp_stack *st)
 	while ((s = st->resched_head)) {
 		st->resched_head = s->resched_next;
 		s->resched_listed = false;
-		tcp_ack_work(
-		    &s->conn); /* what its ACK left (ack_defer): before its timers are filed */
-		resched(s);    /* never a dead one: kill_sock() unlinks it */
+		/* what its ACK left (ack_defer): before its timers are filed */
+		tcp_ack_work(&s->conn);
+		resched(s); /* never a dead one: kill_sock() unlinks it */
 	}
 	if (st->rx_done_n) {
 		enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);

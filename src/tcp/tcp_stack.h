@@ -46,11 +46,11 @@ struct tcp_stack_stats {
 	/* segs_in/segs_out: frames (a TSO segment counts the frames the port cuts);
 	 * retransmits: MSS-sized segments resent, as the connections count them */
 	uint64_t segs_in, segs_out, retransmits, timeouts;
-	uint64_t
-	    zero_window_probes; /* persist timer probes of a closed window (RFC 9293 3.8.6.1) */
+	/* persist timer probes of a closed window (RFC 9293 3.8.6.1) */
+	uint64_t zero_window_probes;
 	uint64_t fastpath_ack, fastpath_data, slowpath;
-	uint64_t
-	    acks_worked_later; /* ACK bookkeeping done after the transmit (tcp_conn.h ack_defer) */
+	/* ACK bookkeeping done after the transmit (tcp_conn.h ack_defer) */
+	uint64_t acks_worked_later;
 	/* ACKs owed at a receive burst's end (tcp_config.ack_per_burst): sent
 	 * then, or carried by a segment sent during the burst (no pure ACK) */
 	uint64_t burst_acks, burst_acks_carried;

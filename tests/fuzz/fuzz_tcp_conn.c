@@ -1068,8 +1068,8 @@ static void setup(struct fz *f, struct reader *in)
 	tcp_config_default(&cfg);
 	cfg.timestamps = !(o & 0x08);
 	cfg.sack = !(o & 0x10);
-	cfg.dsack =
-	    !(pmss & 1); /* the peer's MSS keeps its meaning; its low bit turns D-SACKs off */
+	/* the peer's MSS keeps its meaning; its low bit turns D-SACKs off */
+	cfg.dsack = !(pmss & 1);
 	cfg.window_scaling = !(o & 0x20);
 	cfg.nodelay = o & 0x40;
 	cfg.delayed_ack = !(o & 0x80);
@@ -1087,8 +1087,8 @@ static void setup(struct fz *f, struct reader *in)
 	 * it). */
 	cfg.cc = (enum tcp_cc_algo)(((b1 >> 4) & 3) % TCP_CC_ALGO_COUNT);
 	cfg.ecn = (b1 & 0x40) ? TCP_ECN_ON : TCP_ECN_ACCEPT;
-	cfg.ecn_fallback =
-	    !(pwnd & 1); /* the peer's window keeps its meaning; its low bit turns it off */
+	/* the peer's window keeps its meaning; its low bit turns it off */
+	cfg.ecn_fallback = !(pwnd & 1);
 	if (k & 0x20)
 		cfg.reass_max_segs = 4;
 	if (k & 0x40)

@@ -976,8 +976,8 @@ static void held_release(unsigned i)
 		as->held_bytes -= h->len;
 		tcp_sock_zc_done(as->s, h->data, h->len);
 	} else {
-		tcp_sock_zc_done(NULL, h->data,
-				 h->len); /* the socket is closed: only the reference */
+		/* the socket is closed: only the reference */
+		tcp_sock_zc_done(NULL, h->data, h->len);
 	}
 	fz.held[i] = fz.held[--fz.n_held];
 }

@@ -311,8 +311,8 @@ static void pump_in(struct lconn *k)
 			}
 			rest = sl[i].len - (uint32_t)hs;
 			if (hs && rest)
-				tcp_sock_zc_done(k->s, NULL,
-						 (uint32_t)hs); /* the hello, consumed */
+				/* the hello, consumed */
+				tcp_sock_zc_done(k->s, NULL, (uint32_t)hs);
 			echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
 			if (rest) {
 				knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false));
@@ -765,8 +765,8 @@ static int run_server_dispatch(struct lctx *L)
 		while (!knb_stop_requested()) {
 			lunar_env_poll(L->env);
 			if (dtcp_poll(t))
-				lunar_env_note_work(
-				    L->env); /* no yield with the thread's work just taken */
+				/* no yield with the thread's work just taken */
+				lunar_env_note_work(L->env);
 		}
 	}
 	lunar_dispatch_shutdown(d);

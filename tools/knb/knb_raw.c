@@ -92,8 +92,8 @@ struct raw {
 	/* server: received frames, echoed once their request is complete */
 	struct rte_mbuf **q;
 	uint32_t q_cap, q_sent, q_ready, q_n; /* [q_sent, q_ready) may go, [q_ready, q_n) wait */
-	uint64_t parked_at,
-	    down_at;	/* server: since a FIN (0: receiving), since the link went down */
+	/* server: since a FIN (0: receiving), since the link went down */
+	uint64_t parked_at, down_at;
 	bool bye_acked; /* client: the server answered our FIN */
 	uint64_t ignored, copies, out_of_turn;
 	char err[300];
@@ -404,8 +404,8 @@ static void server_tx(struct raw *R)
 		if (n > RAW_BURST)
 			n = RAW_BURST;
 		for (uint32_t i = 0; i < n; i++)
-			len[i] =
-			    payload_len(R->q[R->q_sent + i]); /* the port may free them at once */
+			/* the port may free them at once */
+			len[i] = payload_len(R->q[R->q_sent + i]);
 		sent = port_tx_burst(R->port, R->q + R->q_sent, (uint16_t)n);
 		for (uint16_t i = 0; i < sent; i++)
 			bytes += len[i];

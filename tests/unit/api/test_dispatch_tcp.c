@@ -439,11 +439,11 @@ static void test_slow_application(void **state)
 			assert_true(dtcp_stats(t)->rx_waits > 0);
 			/* No DONE came while held: delivery resumed from the poll's retry alone. */
 			assert_true(n_held > cc.size);
-			assert_true(tcp_sock_conn(c)->snd_wnd <
-				    1448); /* less than a segment: shut */
+			/* less than a segment: shut */
+			assert_true(tcp_sock_conn(c)->snd_wnd < 1448);
 			assert_int_equal(tcp_stack_stats(p->a.tcp)->rcv_mem_dropped, 0);
-			for (unsigned i = 0; i < n_held;
-			     i++) /* the ring holds 8: let the stack take them */
+			/* The ring holds 8: let the stack take them. */
+			for (unsigned i = 0; i < n_held; i++)
 				while (dtcp_app_done(ch, h, held[i].buf, held[i].len) == -ENOBUFS)
 					dtcp_poll(t);
 			n_held = 0;

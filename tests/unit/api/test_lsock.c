@@ -82,9 +82,8 @@ static void close_pair(struct tcp_pair *p, struct conn_pair *cp)
 	lsock_close(cp->l);
 	lpoll_free(cp->ea);
 	lpoll_free(cp->eb);
-	pair_run(
-	    p,
-	    200 * PAIR_STEP_NS); /* FINs, ACKs, TIME-WAIT timers need not finish: free releases */
+	/* FINs, ACKs, TIME-WAIT timers need not finish: free releases */
+	pair_run(p, 200 * PAIR_STEP_NS);
 }
 
 /* 200 KB each way through the copying calls, an echo on the server side. */

@@ -33,8 +33,8 @@ static void test_lower_wins_higher_waits(void **state)
 	win_min_update(&m, WIN, 0, 50);
 	assert_int_equal(win_min_update(&m, WIN, 10, 70), 50); /* higher: the minimum stays */
 	assert_int_equal(win_min_update(&m, WIN, 20, 30), 30); /* lower: taken at once */
-	assert_int_equal(win_min_update(&m, WIN, 110, 90),
-			 30); /* 90 later, 30 still in the window */
+	/* 90 later, 30 still in the window */
+	assert_int_equal(win_min_update(&m, WIN, 110, 90), 30);
 }
 
 /* When the best ages out, the best of the later samples takes over, not the newest. */

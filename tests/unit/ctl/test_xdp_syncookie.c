@@ -257,8 +257,8 @@ static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, ui
 		uint32_t lo = (uint32_t)(t0 / 1000000) + sa.seq,
 			 hi = (uint32_t)(t1 / 1000000) + sa.seq;
 
-		assert_true(sa.opts.ts_val - lo <=
-			    hi - lo); /* tcp_ts_now() at the worker's clock */
+		/* tcp_ts_now() at the worker's clock */
+		assert_true(sa.opts.ts_val - lo <= hi - lo);
 		assert_int_equal(sa.opts.ts_ecr, o->ts_val);
 	}
 

@@ -416,8 +416,8 @@ static void test_tcp_aligned_timestamps(void **state)
 static void test_tcp_sack_blocks(void **state)
 {
 	(void)state;
-	uint8_t opt[TCP_OPT_MAX_LEN + 8],
-	    buf[TCP_HDR_MAX_LEN + 3]; /* +8: quiets GCC bounds guess */
+	/* +8: quiets GCC bounds guess */
+	uint8_t opt[TCP_OPT_MAX_LEN + 8], buf[TCP_HDR_MAX_LEN + 3];
 	struct tcp_repr r;
 
 	for (unsigned int nb = 1; nb <= TCP_MAX_SACK_BLOCKS; nb++) {

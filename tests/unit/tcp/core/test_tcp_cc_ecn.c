@@ -567,8 +567,8 @@ static void test_dctcp_sender_cuts_by_alpha(void **state)
 	send_segments(&s, 0, 10, false);
 	advance(&s, 100 * US);
 	seg(&s, ACK | ECE, IRS + 1, S(1), 65535, 0);
-	assert_int_equal(s.c.cc.cwnd,
-			 5 * SMSS); /* 10 * SMSS * (1 - 1/2), not grown by the ACK first */
+	/* 10 * SMSS * (1 - 1/2), not grown by the ACK first */
+	assert_int_equal(s.c.cc.cwnd, 5 * SMSS);
 	assert_int_equal(s.c.cc.ssthresh, 5 * SMSS);
 	seg(&s, ACK, IRS + 1, S(10), 65535, 0);
 	drain_tx(&s);

@@ -257,9 +257,8 @@ static void test_challenge_acks_throttled(void **state)
 			seg(&s, RST, IRS + 1 + 10 + (uint32_t)i, 0, 0, 0);
 		else if (i % 3 == 1)
 			seg(&s, SYN, IRS + 1 + (uint32_t)i, 0, 65535, 0);
-		else
-			seg(&s, ACK, IRS + 1, ISS + 1 + 100000, 65535,
-			    0); /* acknowledges nothing sent */
+		else /* acknowledges nothing sent */
+			seg(&s, ACK, IRS + 1, ISS + 1 + 100000, 65535, 0);
 		if (i < 20)
 			expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
 		advance(&s, 10 * MS);

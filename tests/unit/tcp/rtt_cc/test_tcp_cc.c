@@ -583,8 +583,8 @@ static void test_undo_restores_prior(void **state)
 
 	(void)state;
 	conn_enter_recovery(&c, 1000);
-	assert_false(
-	    tcp_cc_on_timeout(&c.cc, 20 * SMSS, c.nxt)); /* within the recovery: not fresh */
+	/* within the recovery: not fresh */
+	assert_false(tcp_cc_on_timeout(&c.cc, 20 * SMSS, c.nxt));
 	assert_int_equal(c.cc.cwnd, SMSS);
 	tcp_cc_undo(&c.cc);
 	assert_int_equal(c.cc.cwnd, 20 * SMSS);

@@ -124,8 +124,8 @@ static void test_cubic_fast_convergence(void **state)
 	(void)state;
 	sender_init(&s, TCP_CC_CUBIC, 100, 100 * MS);
 	sender_loss(&s);
-	sender_ack(&s, SMSS,
-		   false); /* past recover: the next loss is a new one (RFC 6582 step 1) */
+	/* past recover: the next loss is a new one (RFC 6582 step 1) */
+	sender_ack(&s, SMSS, false);
 	s.cc.cwnd = 80 * SMSS;
 	s.nxt = s.una + s.cc.cwnd;
 	sender_loss(&s);

@@ -222,8 +222,8 @@ static void test_rack_ignores_ambiguous_rtt(void **state)
 	assert_int_equal(tcp_rack_min_rtt(&r), 100 * US);
 	tcp_sb_sent(&sb, at(1), at(2), MSS, at(1), 1150 * US); /* resent */
 	memset(&d, 0, sizeof(d));
-	tcp_sb_acked(&sb, at(2), 1160 * US, tcp_rack_min_rtt(&r),
-		     &d); /* 10 us later: the original's ACK */
+	/* 10 us later: the original's ACK */
+	tcp_sb_acked(&sb, at(2), 1160 * US, tcp_rack_min_rtt(&r), &d);
 	assert_int_equal(d.segs, 1);
 	assert_int_equal(d.xmit_ns, 0);
 	tcp_rack_update(&r, &d, 1160 * US);

@@ -112,8 +112,8 @@ static void test_lifetime(void **state)
 	assert_true(tcp_syncookie_check(key, &tuple, &ack, made + SLOT_NS, &o));
 	assert_false(tcp_syncookie_check(key, &tuple, &ack, made + 2 * SLOT_NS, &o));
 	assert_false(tcp_syncookie_check(key, &tuple, &ack, made + 40 * SLOT_NS, &o));
-	assert_false(
-	    tcp_syncookie_check(key, &tuple, &ack, made - SLOT_NS, &o)); /* from the future */
+	/* from the future */
+	assert_false(tcp_syncookie_check(key, &tuple, &ack, made - SLOT_NS, &o));
 }
 
 /* Only the handshake it was made for checks: tuple, peer ISN, key, every bit. */

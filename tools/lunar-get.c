@@ -1351,8 +1351,8 @@ int main(int argc, char **argv)
 			lunar_env_poll(c.env);
 			if (lunar_env_now_ns(c.env) > deadline) {
 				fail(&c, "%s", "timed out (--timeout)");
+				/* the stuck connection, as it is */
 				if (counters)
-					/* the stuck connection, as it is */
 					tcp_stack_dump(c.env->tcp, stdout);
 				break;
 			}

@@ -130,7 +130,9 @@ unsigned dtcp_conns(const struct dtcp *t);
 /**
  * Bytes of connection @conn delivered to its application thread and not
  * yet given back with DTCP_DONE (they keep its receive window shut); 0 for
- * a handle that names no open connection. On the stack core.
+ * a handle that names no open connection, and for one the application has
+ * asked to close (its slices still come back with DTCP_DONE). On the
+ * stack core.
  */
 uint32_t dtcp_held(struct dtcp *t, uint64_t conn);
 

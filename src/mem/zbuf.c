@@ -832,12 +832,16 @@ static inline bool count_down(const void *p, bool app)
 
 	if (!deferred.on)
 		return release(p, app);
+	/*
+	 * Full: the notes so far go first, so that releases keep their order
+	 * (and before the share changes: a misuse handler that does not
+	 * return, leaving in the middle of them, leaves this one untouched).
+	 */
+	if (unlikely(deferred.n == ZBUF_DEFER_MAX))
+		defer_flush();
 	if (app &&
 	    !(likely(find(p, &z, &idx)) && share_down(z, idx, p, "double free", "double free")))
 		return false;
-	/* Full: the notes so far go first, so that releases keep their order. */
-	if (unlikely(deferred.n == ZBUF_DEFER_MAX))
-		defer_flush();
 	deferred.p[deferred.n++] = p;
 	return true;
 }

@@ -233,8 +233,8 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 		retransmit_first(c, now, out);
 	ack_rearm_rto(c, now);
 	if (c->probe_seq != c->probe_end && seq_geq(ack, c->probe_end)) {
+		/* a path MTU probe none of which was resent got through whole */
 		if (c->probe_mtu)
-			/* none of it was resent: it got through whole */
 			tcp_pmtu_probe_acked(c, now, out);
 		c->probe_seq = c->probe_end; /* a failed one's range is done with too */
 	}
@@ -422,8 +422,8 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 		uint32_t seq = seg->seq;
 
 		for (unsigned i = 0; i < n; i++) {
+			/* after the first piece, the window as the piece's own segment would */
 			if (i)
-				/* as the piece's own segment would */
 				update_window_at(c, seg, seq);
 			data_in_order(c, pc[i].data, pc[i].len);
 			c->stats.fastpath_data++;

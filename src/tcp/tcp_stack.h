@@ -289,7 +289,9 @@ unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned ma
  * too. Zbuf counts the application's references per buffer, not per
  * slice: while it holds another slice of the same buffer (several small
  * segments compacted into one, or pieces of one frame), a slice given
- * back twice takes that slice's reference instead and is not seen.
+ * back twice takes that slice's reference instead and is not seen; the
+ * buffer may then be freed under that slice, whose own give-back is the
+ * one refused.
  */
 void tcp_sock_zc_done(struct tcp_sock *s, const void *data, uint32_t len);
 /**

@@ -310,8 +310,8 @@ static void pump_in(struct lconn *k)
 				hs = (int)sl[i].len;
 			}
 			rest = sl[i].len - (uint32_t)hs;
+			/* the hello, consumed */
 			if (hs && rest)
-				/* the hello, consumed */
 				tcp_sock_zc_done(k->s, NULL, (uint32_t)hs);
 			echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
 			if (rest) {
@@ -764,8 +764,8 @@ static int run_server_dispatch(struct lctx *L)
 		}
 		while (!knb_stop_requested()) {
 			lunar_env_poll(L->env);
+			/* no yield with the thread's work just taken */
 			if (dtcp_poll(t))
-				/* no yield with the thread's work just taken */
 				lunar_env_note_work(L->env);
 		}
 	}

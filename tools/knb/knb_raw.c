@@ -403,8 +403,8 @@ static void server_tx(struct raw *R)
 
 		if (n > RAW_BURST)
 			n = RAW_BURST;
+		/* lengths first: the port may free the frames at once */
 		for (uint32_t i = 0; i < n; i++)
-			/* the port may free them at once */
 			len[i] = payload_len(R->q[R->q_sent + i]);
 		sent = port_tx_burst(R->port, R->q + R->q_sent, (uint16_t)n);
 		for (uint16_t i = 0; i < sent; i++)

@@ -557,10 +557,10 @@ static void test_defer_release(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 
 	/*
-	 * A double free that comes when the notes are full: refused at the
-	 * call, before the notes are released, so it never becomes a release
-	 * of whatever the first free's object is when the cache hands it out
-	 * again.
+	 * A double free that comes when the notes are full: the notes are
+	 * released first, in order (p's object goes back to the cache), and
+	 * the second free is then refused as one, never becoming a release of
+	 * whatever p's object is when the cache hands it out again.
 	 */
 	misuse_count = 0;
 	p = zbuf_alloc(100);
@@ -577,7 +577,7 @@ static void test_defer_release(void **state)
 	assert_false(zbuf_unref(p)); /* the notes are full */
 	assert_int_equal(misuse_count, 1);
 	{
-		char *q = zbuf_alloc(100); /* another owner; p waits in the notes */
+		char *q = zbuf_alloc(100); /* last in, first out: likely p's object */
 
 		assert_non_null(q);
 		zbuf_defer_end();
@@ -586,6 +586,24 @@ static void test_defer_release(void **state)
 		assert_int_equal(zbuf_app_refcnt(q), 1); /* the new owner's, untouched */
 		zbuf_unref(q);
 	}
+	assert_int_equal(zbuf_in_use(), 0);
+
+	/*
+	 * The application's own reference after its last unref in a span is
+	 * refused at once, though the object is not free until the end.
+	 */
+	misuse_count = 0;
+	p = zbuf_alloc(100);
+	assert_non_null(p);
+	zbuf_set_misuse_handler(note_misuse);
+	zbuf_defer_begin();
+	assert_true(zbuf_unref(p));
+	zbuf_ref(p);
+	assert_int_equal(misuse_count, 1);
+	assert_non_null(strstr(misuse_msg, "ref of a buffer the application does not hold"));
+	assert_int_equal(zbuf_refcnt(p), 1); /* nothing taken */
+	zbuf_defer_end();
+	zbuf_set_misuse_handler(NULL);
 	assert_int_equal(zbuf_in_use(), 0);
 
 	/* Ended: immediate again. */

@@ -311,7 +311,14 @@ void tcp_sock_shutdown(struct tcp_sock *s);
 void tcp_sock_close(struct tcp_sock *s);
 /** Abort (RST); the socket is freed. */
 void tcp_sock_abort(struct tcp_sock *s);
-/** The connection, read-only (state, error, stats). */
+/**
+ * The connection, read-only (state, error, stats). Inside a poll's
+ * callbacks, what the last ACK changes beyond SND.UNA, the send buffer,
+ * the window and the RTT (cwnd and ssthresh, the scoreboard, the RTO and
+ * probe deadlines, the counters of that work) may still be as before
+ * it: the stack finishes that ACK's work after the poll's transmit
+ * (tcp_conn.h ack_defer). Read them outside callbacks to see them whole.
+ */
 const struct tcp_conn *tcp_sock_conn(const struct tcp_sock *s);
 void tcp_sock_set_ctx(struct tcp_sock *s, tcp_sock_fn fn, void *ctx);
 /**

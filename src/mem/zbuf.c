@@ -773,16 +773,22 @@ uint32_t zbuf_app_refcnt(const void *p)
 
 /*
  * zbuf_defer_begin()'s notes: this thread's releases waiting for
- * zbuf_defer_end(). Each is one fewer in the count; an application's
- * reference has left its share already, when it was noted.
+ * zbuf_defer_end(), each one fewer in the count of object @idx of @z (at
+ * @p, for misuse reports), translated once, when noted. An application's
+ * reference has left its share already then.
  */
+struct defer_note {
+	const void *p;
+	struct zbuf_zone *z;
+	uint32_t idx;
+};
 static _Thread_local struct {
 	bool on;
 	unsigned n;
-	const void *p[ZBUF_DEFER_MAX];
+	struct defer_note note[ZBUF_DEFER_MAX];
 } deferred;
 
-static bool release(const void *p, bool app);
+static bool count_release(struct zbuf_zone *z, uint32_t idx, const void *p);
 
 void zbuf_defer_begin(void)
 {
@@ -797,7 +803,7 @@ void zbuf_defer_end(void)
 	deferred.on = false;
 	deferred.n = 0;
 	for (unsigned i = 0; i < n; i++)
-		release(deferred.p[i], false);
+		count_release(deferred.note[i].z, deferred.note[i].idx, deferred.note[i].p);
 }
 
 /*
@@ -813,16 +819,17 @@ static __attribute__((cold, noinline)) bool defer_flush(void)
 	deferred.n = 0;
 	deferred.on = false;
 	for (unsigned i = 0; i < n; i++)
-		release(deferred.p[i], false);
+		count_release(deferred.note[i].z, deferred.note[i].idx, deferred.note[i].p);
 	deferred.on = on;
 	return n > 0;
 }
 
 /*
- * A reference (the application's if @app) goes: now, or at zbuf_defer_end().
- * The application's share is lowered at once either way, so a reference it
- * does not hold is refused at the call, inside a span too, and the caller
- * (tcp_sock_zc_done()) can trust the answer. @return false when refused
+ * A reference (the application's if @app) goes: its count now, or at
+ * zbuf_defer_end(). An application's reference must be in its share,
+ * which goes down at the call either way, or it is a double free and
+ * nothing changes: so the answer is exact inside a span too, and the
+ * caller (tcp_sock_zc_done()) can trust it. @return false when refused
  * (misuse, reported).
  */
 static inline bool count_down(const void *p, bool app)
@@ -830,19 +837,20 @@ static inline bool count_down(const void *p, bool app)
 	struct zbuf_zone *z;
 	uint32_t idx;
 
-	if (!deferred.on)
-		return release(p, app);
 	/*
 	 * Full: the notes so far go first, so that releases keep their order
 	 * (and before the share changes: a misuse handler that does not
 	 * return, leaving in the middle of them, leaves this one untouched).
 	 */
-	if (unlikely(deferred.n == ZBUF_DEFER_MAX))
+	if (unlikely(deferred.on && deferred.n == ZBUF_DEFER_MAX))
 		defer_flush();
-	if (app &&
-	    !(likely(find(p, &z, &idx)) && share_down(z, idx, p, "double free", "double free")))
+	if (unlikely(!find(p, &z, &idx)))
 		return false;
-	deferred.p[deferred.n++] = p;
+	if (app && !share_down(z, idx, p, "double free", "double free"))
+		return false;
+	if (!deferred.on)
+		return count_release(z, idx, p);
+	deferred.note[deferred.n++] = (struct defer_note){.p = p, .z = z, .idx = idx};
 	return true;
 }
 
@@ -861,20 +869,14 @@ bool zbuf_unref(const void *p)
 }
 
 /*
- * Every holder's count goes down by one; at zero the object is free. An
- * application's reference (@app) must be in its share, or it is a double
- * free and nothing changes. @return false when refused (misuse, reported).
+ * Every holder's count of object @idx of @z (at @p) goes down by one; at
+ * zero the object is free. @return false when refused (misuse, reported).
  */
-static bool release(const void *p, bool app)
+static bool count_release(struct zbuf_zone *z, uint32_t idx, const void *p)
 {
-	struct zbuf_zone *z;
 	struct zbuf_meta *m;
-	uint32_t idx, r;
+	uint32_t r;
 
-	if (unlikely(!find(p, &z, &idx)))
-		return false;
-	if (app && !share_down(z, idx, p, "double free", "double free"))
-		return false;
 	if (z->kind == ZBUF_KIND_MBUF) {
 		/* One refcount: the mbuf's. DPDK returns it to its pool at zero. */
 		rte_pktmbuf_free_seg(zone_mbuf(z, idx));

@@ -341,11 +341,12 @@ static struct rte_mbuf *frame_attached(struct tcp_stack *st, struct tcp_conn *c,
 
 /*
  * A frame holding the header and one copy of the payload (chained beyond
- * one buffer for TSO). NULL when out of buffers, or (counted in
- * tx_unbuffered) when the send buffer does not hold the bytes.
+ * one buffer for TSO). NULL when out of buffers, or, with *@unbuffered
+ * set, when the send buffer does not hold the bytes.
  */
 static struct rte_mbuf *frame_copied(struct tcp_stack *st, struct tcp_conn *c,
-				     const struct tcp_tx *tx, size_t hdr, uint8_t **p)
+				     const struct tcp_tx *tx, size_t hdr, uint8_t **p,
+				     bool *unbuffered)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(st->nif->port->pool);
 	uint32_t first = tx->len;
@@ -360,8 +361,7 @@ static struct rte_mbuf *frame_copied(struct tcp_stack *st, struct tcp_conn *c,
 	if (*p && tx->len)
 		rc = copy_payload(st, c, m, *p + hdr, first, tx->seq, tx->len);
 	if (!*p || rc) {
-		if (rc == -EINVAL)
-			st->stats.tx_unbuffered++;
+		*unbuffered = rc == -EINVAL;
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
@@ -389,31 +389,44 @@ static uint16_t chain_csum_partial(const struct rte_mbuf *m)
 }
 
 /*
+ * @frames frames not built, lost to the peer (RACK or the timers resend
+ * what mattered), counted under their reason.
+ */
+static void count_unbuilt(struct tcp_stack *st, bool unbuffered, uint32_t frames)
+{
+	if (unbuffered)
+		st->stats.tx_unbuffered += frames;
+	else
+		st->stats.tx_no_mbuf += frames;
+}
+
+/*
  * One frame of [tx->seq, tx->seq + tx->len) with @hdr bytes of TCP header,
  * written from @tx or, when @tmpl is not NULL, copied from there (the
  * header of the frame before it in one segment cut in software) and
  * patched for its sequence number and flags; its checksum finished. The
- * header is left at *@tcp. NULL when out of buffers (counted).
+ * header is left at *@tcp. NULL when it cannot be built (counted; the
+ * reason in *@unbuffered when that is not NULL).
  */
 static struct rte_mbuf *build_frame(struct tcp_stack *st, struct tcp_conn *c,
 				    const struct tcp_4tuple *t, const struct tcp_tx *tx, size_t hdr,
-				    const uint8_t *tmpl, uint8_t **tcp)
+				    const uint8_t *tmpl, uint8_t **tcp, bool *unbuffered)
 {
 	struct netif *nif = st->nif;
 	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 	bool offload = (nif->port->offloads & PORT_OFFLOAD_TX_L4_CKSUM) || tx->tso_mss;
 	uint8_t *p = NULL;
-	uint64_t unbuffered0 = st->stats.tx_unbuffered;
+	bool not_in_buffer = false;
 	struct rte_mbuf *m = frame_attached(st, c, tx, hdr, &p);
 	bool zc = m != NULL;
 
 	if (!zc)
-		m = frame_copied(st, c, tx, hdr, &p);
+		m = frame_copied(st, c, tx, hdr, &p, &not_in_buffer);
 	lunar_cost_leave(prev);
 	if (!m) {
-		/* Counted (tx_unbuffered counts its own); the timers retransmit what mattered. */
-		if (st->stats.tx_unbuffered == unbuffered0)
-			st->stats.tx_no_mbuf++;
+		count_unbuilt(st, not_in_buffer, 1);
+		if (unbuffered)
+			*unbuffered = not_in_buffer;
 		return NULL;
 	}
 	if (zc)
@@ -518,7 +531,7 @@ static void frame_segment(struct tcp_stack *st, struct tcp_conn *c, const struct
 	struct tcp_tx f;
 
 	if (!tx->tso_mss || (st->nif->port->offloads & PORT_OFFLOAD_TX_TSO)) {
-		m = build_frame(st, c, t, tx, hdr, NULL, &p);
+		m = build_frame(st, c, t, tx, hdr, NULL, &p, NULL);
 		if (!m)
 			return;
 		if (tx->tso_mss)
@@ -536,20 +549,13 @@ static void frame_segment(struct tcp_stack *st, struct tcp_conn *c, const struct
 			f.flags &= (uint8_t) ~(RTE_TCP_FIN_FLAG | RTE_TCP_PSH_FLAG);
 		if (off)
 			f.flags &= (uint8_t)~RTE_TCP_CWR_FLAG;
-		uint64_t unbuffered0 = st->stats.tx_unbuffered;
+		bool unbuffered;
 
-		m = build_frame(st, c, t, &f, hdr, off ? tmpl : NULL, &p);
+		m = build_frame(st, c, t, &f, hdr, off ? tmpl : NULL, &p, &unbuffered);
 		if (!m) {
-			/*
-			 * Counted once there; the rest too, under the same
-			 * reason, lost to the peer: RACK or the timers resend them.
-			 */
-			uint32_t rest = (tx->len - off - f.len + tx->tso_mss - 1) / tx->tso_mss;
-
-			if (st->stats.tx_unbuffered != unbuffered0)
-				st->stats.tx_unbuffered += rest;
-			else
-				st->stats.tx_no_mbuf += rest;
+			/* Counted once there; the frames after it too, under the same reason. */
+			count_unbuilt(st, unbuffered,
+				      (tx->len - off - f.len + tx->tso_mss - 1) / tx->tso_mss);
 			return;
 		}
 		if (!off) {
@@ -569,7 +575,8 @@ static void send_segment(struct tcp_stack *st, struct tcp_conn *c, const struct 
 	uint8_t *p;
 
 	if (!tx->tso_mss) { /* one frame (an ACK, a reply within the MSS): no batch */
-		struct rte_mbuf *m = build_frame(st, c, t, tx, tcp_hdr_len(&tx->opts), NULL, &p);
+		struct rte_mbuf *m =
+		    build_frame(st, c, t, tx, tcp_hdr_len(&tx->opts), NULL, &p, NULL);
 
 		if (m)
 			netif_ipv4_output(st->nif, m, t->raddr, IPPROTO_TCP, tx->ecn);

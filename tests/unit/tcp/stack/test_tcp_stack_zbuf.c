@@ -258,6 +258,24 @@ static void test_unref_more_than_held(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+enum { THREE_SLICES_LEN = 4000 }; /* three segments */
+
+/*
+ * Open @p; the client sends THREE_SLICES_LEN bytes and the server reads
+ * them zero-copy, three slices, into @sl[0..2].
+ */
+static void read_three_slices(struct tcp_pair *p, bool attach, struct tcp_slice sl[8])
+{
+	uint8_t data[THREE_SLICES_LEN];
+
+	pair_open(p, attach);
+	tcp_sock_set_ctx(p->srv, NULL, NULL); /* read below, zero-copy */
+	pair_fill(data, sizeof(data), 0);
+	assert_int_equal(tcp_sock_send(p->cli, data, sizeof(data)), sizeof(data));
+	pair_run(p, MS);
+	assert_int_equal(tcp_sock_read_zc(p->srv, sl, 8), 3);
+}
+
 /*
  * The application gives a received slice back twice, with tcp_sock_zc_done()
  * and in a tcp_sock_zc_done_v() that names one slice twice. Each second
@@ -269,22 +287,14 @@ static void test_unref_more_than_held(void **state)
 static void test_slice_given_back_twice(void **state)
 {
 	const bool attach = *(const bool *)*state;
-	const uint32_t len = 4000; /* three segments */
-	uint8_t data[4000];
+	const uint32_t len = THREE_SLICES_LEN;
 	struct tcp_slice sl[8], v[3];
 	struct tcp_pair p;
 	uint64_t misuse0 = misuses();
 	uint32_t got = 0;
-	unsigned n;
 
-	pair_open(&p, attach);
-	tcp_sock_set_ctx(p.srv, NULL, NULL); /* read below, zero-copy */
-	pair_fill(data, len, 0);
-	assert_int_equal(tcp_sock_send(p.cli, data, len), len);
-	pair_run(&p, MS);
-	n = tcp_sock_read_zc(p.srv, sl, 8);
-	assert_int_equal(n, 3);
-	for (unsigned i = 0; i < n; i++)
+	read_three_slices(&p, attach, sl);
+	for (unsigned i = 0; i < 3; i++)
 		got += sl[i].len;
 	assert_int_equal(got, len);
 	assert_int_equal(tcp_sock_held(p.srv), len);
@@ -320,20 +330,12 @@ static void test_slice_given_back_twice(void **state)
 static void test_slice_given_back_twice_in_span(void **state)
 {
 	const bool attach = *(const bool *)*state;
-	const uint32_t len = 4000;
-	uint8_t data[4000];
+	const uint32_t len = THREE_SLICES_LEN;
 	struct tcp_slice sl[8];
 	struct tcp_pair p;
 	uint64_t in_use;
-	unsigned n;
 
-	pair_open(&p, attach);
-	tcp_sock_set_ctx(p.srv, NULL, NULL);
-	pair_fill(data, len, 0);
-	assert_int_equal(tcp_sock_send(p.cli, data, len), len);
-	pair_run(&p, MS);
-	n = tcp_sock_read_zc(p.srv, sl, 8);
-	assert_int_equal(n, 3);
+	read_three_slices(&p, attach, sl);
 	in_use = zbuf_in_use();
 
 	noted = 0;
@@ -655,8 +657,8 @@ static bool on_udp(void *ctx, uint32_t src, uint16_t sport, uint16_t dport, cons
  * second free is refused; declined, the stack frees it; freed inside the
  * callback and kept, nothing more happens; freed inside and then declined
  * as well (the application's mistake), the frame is freed once and the
- * mistake named when the stack takes the reference back. Every frame is back in its pool at the end
- * (pair_close()).
+ * mistake named when the stack takes the reference back. Every frame is
+ * back in its pool at the end (pair_close()).
  */
 static void test_udp_handoff(void **state)
 {

@@ -194,19 +194,19 @@ void netif_neigh_update(struct netif *nif, uint32_t ip, const struct rte_ether_a
 /*
  * The Ethernet destination for @dst when a frame can go now: broadcast, or
  * a neighbour reachable or stale (a stale one is asked again, RFC 1122
- * 2.3.2.1). False when there is no route or the next hop is unresolved.
+ * 2.3.2.1). False when there is no route or the next hop is unresolved;
+ * the next hop is left in *@hop then (0: no route), for the caller to ask.
  */
-static bool l3_resolved(struct netif *nif, uint32_t dst, struct rte_ether_addr *mac)
+static bool l3_resolved(struct netif *nif, uint32_t dst, struct rte_ether_addr *mac, uint32_t *hop)
 {
-	uint32_t hop;
 	struct neigh_entry *e;
 
 	if (is_broadcast(nif, dst)) {
 		*mac = eth_bcast;
 		return true;
 	}
-	hop = netif_next_hop(nif, dst);
-	e = hop ? neigh_find(&nif->neigh, hop) : NULL;
+	*hop = netif_next_hop(nif, dst);
+	e = *hop ? neigh_find(&nif->neigh, *hop) : NULL;
 	if (!e || (e->state != NEIGH_REACHABLE && e->state != NEIGH_STALE))
 		return false;
 	e->last_used_ns = nif->now_ns;
@@ -223,11 +223,10 @@ static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
 	uint32_t hop;
 	struct neigh_entry *e;
 
-	if (l3_resolved(nif, dst, &mac)) {
+	if (l3_resolved(nif, dst, &mac, &hop)) {
 		eth_output(nif, m, &mac, RTE_ETHER_TYPE_IPV4);
 		return 0;
 	}
-	hop = netif_next_hop(nif, dst);
 	if (!hop) {
 		netif_drop(nif, m, LUNAR_DROP_NO_ROUTE);
 		return -ENETUNREACH;
@@ -307,8 +306,9 @@ void netif_ipv4_output_n(struct netif *nif, struct rte_mbuf *const *m, unsigned 
 			 uint8_t proto, uint8_t tos)
 {
 	struct rte_ether_addr mac;
+	uint32_t hop;
 
-	if (n > 1 && l3_resolved(nif, dst, &mac)) {
+	if (n > 1 && l3_resolved(nif, dst, &mac, &hop)) {
 		for (unsigned i = 0; i < n; i++)
 			if (ipv4_prepend(nif, m[i], dst, proto, tos) == 0)
 				eth_output(nif, m[i], &mac, RTE_ETHER_TYPE_IPV4);

@@ -377,18 +377,32 @@ static bool on_stack_cpu(const struct lunar_chan *ch)
 	return cpu >= 0 && cpu == atomic_load_explicit(&ch->stack_cpu, memory_order_relaxed);
 }
 
+/*
+ * What is queued for the application, or -EPIPE when the channel is shut
+ * down and nothing is left. The flag is read before the ring, with
+ * acquire: the shutdown is stored after the stack's last send, so a
+ * message sent before it is never left behind an -EPIPE.
+ */
+static int recv_or_shut(struct lunar_chan *ch, struct lunar_msg *out, unsigned max)
+{
+	bool shut = atomic_load_explicit(&ch->closed, memory_order_acquire);
+	unsigned n = lunar_chan_app_recv(ch, out, max);
+
+	if (n)
+		return (int)n;
+	return shut ? -EPIPE : 0;
+}
+
 int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned max, int timeout_ms)
 {
 	uint64_t start = 0, deadline = UINT64_MAX;
-	unsigned n;
+	int rc;
 
 	if (max == 0)
 		return -EINVAL; /* it could never return the message that wakes it */
-	n = lunar_chan_app_recv(ch, out, max);
-	if (n)
-		return (int)n;
-	if (timeout_ms == 0)
-		return is_closed(ch) ? -EPIPE : 0;
+	rc = recv_or_shut(ch, out, max);
+	if (rc || timeout_ms == 0)
+		return rc;
 	if (ch->spin_ns || timeout_ms > 0)
 		start = now_ns();
 	if (timeout_ms > 0)
@@ -405,10 +419,10 @@ int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned m
 		uint64_t spin_end = start + ch->spin_ns;
 
 		count(&ch->ap.spins, 1);
-		while (!is_closed(ch)) {
-			n = lunar_chan_app_recv(ch, out, max);
-			if (n)
-				return (int)n;
+		for (;;) {
+			rc = recv_or_shut(ch, out, max);
+			if (rc)
+				return rc;
 			if (now_ns() >= spin_end)
 				break;
 			rte_pause();
@@ -416,13 +430,11 @@ int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned m
 	}
 	for (;;) {
 		struct pollfd pfd = {.fd = ch->efd, .events = POLLIN};
-		int wait_ms = -1, rc;
+		int wait_ms = -1;
 
-		n = lunar_chan_app_recv(ch, out, max);
-		if (n)
-			return (int)n;
-		if (is_closed(ch))
-			return -EPIPE;
+		rc = recv_or_shut(ch, out, max);
+		if (rc)
+			return rc;
 		if (timeout_ms > 0) {
 			uint64_t t = now_ns();
 
@@ -434,9 +446,12 @@ int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned m
 			continue; /* a message (or the shutdown) came in meanwhile */
 		rc = poll(&pfd, 1, wait_ms);
 		lunar_chan_app_sleep_end(ch);
-		if (rc < 0 && errno == EINTR) {
-			n = lunar_chan_app_recv(ch, out, max);
-			return n ? (int)n : -EINTR;
+		if (rc < 0) {
+			int err =
+			    errno; /* EINTR, or ENOMEM: poll() fails only so on a live eventfd */
+			unsigned n = lunar_chan_app_recv(ch, out, max);
+
+			return n ? (int)n : -err;
 		}
 		if (rc > 0 && rte_ring_empty(ch->s2a) && !is_closed(ch))
 			count(&ch->ap.spurious, 1);

@@ -183,8 +183,10 @@ unsigned lunar_chan_app_recv(struct lunar_chan *ch, struct lunar_msg *out, unsig
  * (unless this thread is on the CPU the stack last sent from), then sleep
  * on the eventfd, up to @timeout_ms in all (-1: no limit; 0: no
  * wait, no sleep).
- * @return how many (0: timed out), -EPIPE (shut down and nothing queued),
- *         -EINTR (a signal interrupted the sleep), or -EINVAL (@max 0).
+ * @return how many (0: timed out), -EPIPE (shut down and nothing queued:
+ *         every message the stack sent before the shutdown comes first),
+ *         -EINTR (a signal interrupted the sleep), -ENOMEM (poll() could
+ *         not sleep), or -EINVAL (@max 0).
  */
 int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned max, int timeout_ms);
 /**

@@ -616,6 +616,45 @@ static void test_shutdown(void **state)
 	lunar_chan_free(a.ch, NULL, NULL);
 }
 
+static void *last_app(void *arg)
+{
+	struct shut_arg *a = arg;
+	struct lunar_msg m = {0};
+
+	a->rc[0] = lunar_chan_app_wait(a->ch, &m, 1, -1); /* spins: the stack sends meanwhile */
+	a->arg = m.arg;
+	return NULL;
+}
+
+/*
+ * The stack's last message, sent just before the shutdown, reaches a
+ * waiter that is spinning, never an -EPIPE with it still queued. A race,
+ * so many rounds; the window the waiter once had (the ring read, then
+ * the flag: two loads apart, open only if it is preempted between them)
+ * is too narrow for this to catch, it guards the order against changes.
+ */
+static void test_last_message_before_shutdown(void **state)
+{
+	(void)state;
+	for (unsigned round = 0; round < 500; round++) {
+		struct shut_arg a = {.ch = mk(16, 1000000000u)};
+		struct lunar_msg m = {.op = OP_DATA, .arg = round + 1};
+		uint64_t end = mono_ms() + 10000;
+		pthread_t t;
+
+		assert_int_equal(pthread_create(&t, NULL, last_app, &a), 0);
+		while (stats(a.ch).spins < 1)
+			assert_true(mono_ms() < end);
+		assert_int_equal(lunar_chan_stack_send(a.ch, &m), 0);
+		lunar_chan_shutdown(a.ch);
+		pthread_join(t, NULL);
+		assert_int_equal(a.rc[0], 1);
+		assert_int_equal(a.arg, round + 1);
+		assert_int_equal(lunar_chan_app_wait(a.ch, &m, 1, 0), -EPIPE);
+		lunar_chan_free(a.ch, NULL, NULL);
+	}
+}
+
 /* --- teardown: queued buffers go back --- */
 
 static void drain_unref(struct lunar_msg *m, void *ctx)
@@ -752,6 +791,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_wake_deferred_on_stack_cpu, spin_setup,
 					    spin_teardown),
 	    cmocka_unit_test(test_shutdown),
+	    cmocka_unit_test(test_last_message_before_shutdown),
 	    cmocka_unit_test(test_teardown_drain),
 	    cmocka_unit_test(test_dispatch_poll),
 	};

@@ -25,6 +25,7 @@ struct dtcp_conn {
 	unsigned chan;	    /* the owning application thread's channel */
 	uint64_t cookie;    /* DTCP_CONNECT's, for DTCP_EV_CONNECTED */
 	bool active, connected, eof_sent, closing, rx_waiting;
+	int send_err;	    /* a send was refused: later ones are too (-ECANCELED) */
 	bool listed;	    /* on the service's waiting list (kept across slot reuse) */
 	unsigned next_wait; /* the next slot on that list */
 	/* DTCP_SENDs waiting for send-buffer room, in order (pend_off into the first) */
@@ -108,9 +109,13 @@ static void emit(struct dtcp *t, unsigned chan, const struct lunar_msg *m)
 
 	if (!q->n && lunar_chan_stack_send(ch, m) == 0)
 		return;
-	t->stats.deferred++;
-	if (defer(q, m) && m->buf)
-		zbuf_unref(m->buf); /* out of memory: the one case a buffer cannot travel */
+	if (defer(q, m) == 0) {
+		t->stats.deferred++;
+		return;
+	}
+	t->stats.events_lost++; /* out of memory: the one case an event cannot travel */
+	if (m->buf)
+		zbuf_unref(m->buf);
 }
 
 static void flush_deferred(struct dtcp *t, unsigned chan)
@@ -155,6 +160,7 @@ static struct dtcp_conn *slot_take(struct dtcp *t, unsigned chan)
 	t->free_head = k->next_free;
 	k->chan = chan;
 	k->active = k->connected = k->eof_sent = k->closing = k->rx_waiting = false;
+	k->send_err = 0;
 	k->pend_head = k->pend_n = 0;
 	k->pend_off = 0;
 	t->n_open++;
@@ -194,6 +200,41 @@ static void conn_close(struct dtcp_conn *k)
 }
 
 /* ---- data ---- */
+
+/* DTCP_EV_EOF once, when the peer's FIN has come. */
+static void emit_eof(struct dtcp_conn *k)
+{
+	if (!k->eof_sent && tcp_sock_conn(k->s)->fin_rcvd) {
+		k->eof_sent = true;
+		emit_conn(k, DTCP_EV_EOF, 0);
+	}
+}
+
+/*
+ * The waiting sends back to the application in DTCP_EV_ERROR, in order:
+ * the first with @err and its buffer from its first byte not taken (the
+ * send buffer has the rest), the others with -ECANCELED. Released instead
+ * once the application has closed the connection.
+ */
+static void give_back_sends(struct dtcp_conn *k, int err)
+{
+	struct dtcp *t = k->t;
+
+	while (k->pend_n) {
+		struct lunar_msg m = k->pend[k->pend_head];
+
+		m.buf = (uint8_t *)m.buf + k->pend_off;
+		if (k->closing) /* no events after DTCP_CLOSE: nobody wants it back */
+			zbuf_unref(m.buf);
+		else
+			emit_error(t, k->chan, &m, err);
+		t->stats.send_refused++;
+		err = -ECANCELED;
+		k->pend_off = 0;
+		k->pend_head = (k->pend_head + 1) % t->cfg.send_queue;
+		k->pend_n--;
+	}
+}
 
 /* Received bytes to the application, as far as its ring has room; then EOF. */
 static void deliver(struct dtcp_conn *k)
@@ -237,10 +278,37 @@ static void deliver(struct dtcp_conn *k)
 		t->wait_head = (unsigned)(k - t->conns);
 		t->n_listed++;
 	}
-	if (!waiting && !k->eof_sent && tcp_sock_conn(k->s)->fin_rcvd) {
-		k->eof_sent = true;
-		emit_conn(k, DTCP_EV_EOF, 0);
+	if (!waiting)
+		emit_eof(k);
+}
+
+/*
+ * A connection that failed: everything it received goes to the
+ * application now, behind the ring in the channel's queue if need be,
+ * as do the sends still waiting (given back with @err), before
+ * DTCP_EV_CLOSED; the slot is freed right after.
+ */
+static void deliver_all(struct dtcp_conn *k, int err)
+{
+	struct dtcp *t = k->t;
+	struct tcp_slice sl[RX_BATCH];
+	unsigned n;
+
+	deliver(k); /* as far as the ring has room */
+	while ((n = tcp_sock_read_zc(k->s, sl, RX_BATCH)) > 0) {
+		for (unsigned i = 0; i < n; i++) {
+			struct lunar_msg m = {.op = DTCP_EV_DATA,
+					      .conn = handle_of(k),
+					      .buf = (void *)sl[i].data,
+					      .len = sl[i].len};
+
+			t->stats.rx_bytes += sl[i].len;
+			emit(t, k->chan, &m);
+		}
+		t->stats.data_events += n;
 	}
+	emit_eof(k);
+	give_back_sends(k, err);
 }
 
 /* Waiting sends into the send buffer, in order, as far as it takes them. */
@@ -251,18 +319,16 @@ static void flush_sends(struct dtcp_conn *k)
 
 	while (k->pend_n) {
 		struct lunar_msg *m = &k->pend[k->pend_head];
-		int rc = tcp_sock_send_zc(k->s, (const uint8_t *)m->buf + k->pend_off,
-					  m->len - k->pend_off);
+		const uint8_t *at = (const uint8_t *)m->buf + k->pend_off;
+		int rc = tcp_sock_send_zc(k->s, at, m->len - k->pend_off);
 
-		if (rc < 0) { /* the connection cannot send any more: give them all back */
-			while (k->pend_n) {
-				m = &k->pend[k->pend_head];
-				emit_error(t, k->chan, m, rc);
-				t->stats.send_refused++;
-				k->pend_head = (k->pend_head + 1) % t->cfg.send_queue;
-				k->pend_n--;
-			}
-			k->pend_off = 0;
+		if (rc == -EOVERFLOW) /* referenced too widely to take one more: a copy goes */
+			rc = tcp_sock_send(k->s, at, m->len - k->pend_off);
+		if (rc < 0) {
+			/* No byte may go after the hole: this send and every later one fail. */
+			k->send_err = rc;
+			give_back_sends(k, rc);
+			had = false; /* not all in: no DTCP_EV_SENT */
 			break;
 		}
 		t->stats.tx_bytes += (uint64_t)rc;
@@ -305,8 +371,10 @@ static void on_sock(struct tcp_sock *s, uint32_t ev, void *ctx)
 
 			emit(k->t, k->chan, &m);
 		} else {
-			deliver(k); /* what arrived before the reset is still the application's */
-			emit_conn(k, DTCP_EV_CLOSED, (uint64_t)(int64_t)(err ? err : -ECONNRESET));
+			err = err ? err : -ECONNRESET;
+			deliver_all(
+			    k, err); /* what arrived before the reset is still the application's */
+			emit_conn(k, DTCP_EV_CLOSED, (uint64_t)(int64_t)err);
 		}
 		conn_close(k);
 		return;
@@ -411,16 +479,54 @@ static void req_connect(struct dtcp *t, unsigned chan, struct lunar_msg *m)
 	emit_error(t, chan, m, err);
 }
 
+/*
+ * A send refused fails every later one on the connection too (-ECANCELED):
+ * the stream holds exactly the bytes of the sends before it, never a hole.
+ */
 static void req_send(struct dtcp *t, unsigned chan, struct lunar_msg *m, struct dtcp_conn *k)
 {
-	if (!m->buf || !m->len || !zbuf_contains(m->buf) || k->pend_n == t->cfg.send_queue) {
+	int err = 0;
+
+	if (k->send_err)
+		err = -ECANCELED;
+	else if (!m->buf || !m->len)
+		err = -EINVAL;
+	else if (zbuf_span(m->buf) < m->len) /* not Zbuf, or past its object's end */
+		err = -EFAULT;
+	else if (k->pend_n == t->cfg.send_queue)
+		err = -ENOBUFS;
+	if (err) {
+		if (!k->send_err)
+			k->send_err = err;
 		t->stats.send_refused++;
-		emit_error(t, chan, m, k->pend_n == t->cfg.send_queue ? -ENOBUFS : -EFAULT);
+		emit_error(t, chan, m, err);
 		return;
 	}
 	k->pend[(k->pend_head + k->pend_n++) % t->cfg.send_queue] = *m;
 	if (k->pend_n == 1)
 		flush_sends(k);
+}
+
+/*
+ * Received bytes given back. A slice may come from any thread (one that
+ * was handed it): it opens its connection's window all the same. A closed
+ * connection's slices are still released; only the window is gone.
+ */
+static void req_done(struct dtcp *t, unsigned chan, struct lunar_msg *m, struct dtcp_conn *k)
+{
+	if (m->buf && zbuf_span(m->buf) < m->len) { /* not a slice Zbuf handed out */
+		t->stats.bad_request++;
+		emit_error(t, chan, m, -EFAULT);
+		return;
+	}
+	if (!k) {
+		if (m->buf)
+			zbuf_unref(m->buf);
+		return;
+	}
+	tcp_sock_zc_done(k->s, m->buf, m->len);
+	if (k->rx_waiting)
+		deliver(k);
 }
 
 static void on_request(struct lunar_chan *ch, unsigned chan, struct lunar_msg *m, void *ctx)
@@ -447,18 +553,12 @@ static void on_request(struct lunar_chan *ch, unsigned chan, struct lunar_msg *m
 		return;
 	}
 	k = conn_of(t, m->conn);
-	if (k && k->chan != chan)
-		k = NULL; /* another thread's connection */
 	if (m->op == DTCP_DONE) {
-		/* A closed connection's slices are still released; only the window is gone. */
-		if (!k && m->buf)
-			zbuf_unref(m->buf);
-		else if (k)
-			tcp_sock_zc_done(k->s, m->buf, m->len);
-		if (k && k->rx_waiting)
-			deliver(k);
+		req_done(t, chan, m, k);
 		return;
 	}
+	if (k && k->chan != chan)
+		k = NULL; /* another thread's connection */
 	if (!k) {
 		t->stats.bad_handle++;
 		emit_error(t, chan, m, -EBADF);
@@ -467,7 +567,8 @@ static void on_request(struct lunar_chan *ch, unsigned chan, struct lunar_msg *m
 	if (m->op == DTCP_SEND) {
 		req_send(t, chan, m, k);
 	} else if (k->pend_n) {
-		k->closing = true; /* closes once the waiting sends are in */
+		k->closing = true;     /* closes once the waiting sends are in */
+		k->rx_waiting = false; /* and delivers nothing more */
 	} else {
 		conn_close(k);
 	}
@@ -533,7 +634,7 @@ unsigned dtcp_poll(struct dtcp *t)
 
 		idx = k->next_wait; /* before deliver() lists it again */
 		k->listed = false;
-		if (k->s && k->rx_waiting)
+		if (k->s && k->rx_waiting && !k->closing)
 			deliver(k);
 	}
 	return n;
@@ -591,11 +692,11 @@ void dtcp_dump(const struct dtcp *t, FILE *f)
 	fprintf(f,
 		"dtcp: requests %lu bad_handle %lu bad_request %lu send_refused %lu "
 		"conns_opened %lu conns_accepted %lu conns_closed %lu open %u data_events %lu "
-		"rx_bytes %lu tx_bytes %lu rx_waits %lu deferred %lu\n",
+		"rx_bytes %lu tx_bytes %lu rx_waits %lu deferred %lu events_lost %lu\n",
 		(unsigned long)s->requests, (unsigned long)s->bad_handle,
 		(unsigned long)s->bad_request, (unsigned long)s->send_refused,
 		(unsigned long)s->conns_opened, (unsigned long)s->conns_accepted,
 		(unsigned long)s->conns_closed, t->n_open, (unsigned long)s->data_events,
 		(unsigned long)s->rx_bytes, (unsigned long)s->tx_bytes, (unsigned long)s->rx_waits,
-		(unsigned long)s->deferred);
+		(unsigned long)s->deferred, (unsigned long)s->events_lost);
 }

@@ -17,16 +17,30 @@
  *
  * Buffers move with messages and are never lost:
  *  - DTCP_SEND hands a Zbuf buffer (one reference) to the stack; it goes
- *    into the send buffer by reference (zero copy). A send the stack cannot
- *    take (bad handle, too many waiting, connection closing) comes back in
- *    a DTCP_EV_ERROR with the buffer.
+ *    into the send buffer by reference (zero copy; a copy when the buffer
+ *    is referenced too widely for one more, -EOVERFLOW in
+ *    tcp_sock_send_zc()). A send the stack cannot take comes back in a
+ *    DTCP_EV_ERROR with the buffer: -EBADF (no such connection, or
+ *    closing), -EINVAL (no buffer or length 0), -EFAULT (not Zbuf memory,
+ *    or it runs past its object's end), -ENOBUFS (send_queue sends
+ *    already wait: keep fewer outstanding, DTCP_EV_SENT says when all are
+ *    in), or the connection's -errno when it can send no more. A refused
+ *    send on a connection refuses every later one on it too, with
+ *    -ECANCELED (so the stream never has a hole with bytes after it);
+ *    close it. One partly sent comes back from its first byte not taken.
  *  - DTCP_EV_DATA hands the application a slice of a received frame (one
  *    reference), charged to the receive window until the application
- *    answers DTCP_DONE with the same pointer and length (a second DTCP_DONE
- *    of one slice is a double free to Zbuf and opens nothing, unless the
- *    application still holds another slice of the same buffer: see
- *    tcp_sock_zc_done()). So an application
- *    thread that falls behind shrinks the window instead of losing data.
+ *    answers DTCP_DONE with the same pointer and length, from any of the
+ *    dispatcher's threads (a second DTCP_DONE of one slice is a double
+ *    free to Zbuf and opens nothing, unless the application still holds
+ *    another slice of the same buffer: see tcp_sock_zc_done(); a pointer
+ *    that is not Zbuf memory comes back in DTCP_EV_ERROR, -EFAULT). So an
+ *    application thread that falls behind shrinks the window instead of
+ *    losing data. When a connection fails, the data it received comes
+ *    first, then DTCP_EV_EOF if the peer had finished, then its waiting
+ *    sends in DTCP_EV_ERROR, then DTCP_EV_CLOSED.
+ *  - A request lunar_chan_app_send() refuses (-EPIPE: shut down) leaves
+ *    its buffer with the application.
  * Data events are produced only while the channel has room; control events
  * that find the ring full wait in a queue of the channel's own, in order.
  *
@@ -97,11 +111,12 @@ struct dtcp_stats {
 	uint64_t requests;     /**< messages from applications */
 	uint64_t bad_handle;   /**< requests naming no live connection (answered -EBADF) */
 	uint64_t bad_request;  /**< unknown ops, bad arguments */
-	uint64_t send_refused; /**< sends given back: queue full, closing, not Zbuf */
+	uint64_t send_refused; /**< sends given back (see DTCP_SEND above) */
 	uint64_t conns_opened, conns_accepted, conns_closed;
 	uint64_t data_events, rx_bytes, tx_bytes;
-	uint64_t rx_waits; /**< times delivery stopped: a channel's ring was full */
-	uint64_t deferred; /**< control events queued behind a full ring */
+	uint64_t rx_waits;    /**< times delivery stopped: a channel's ring was full */
+	uint64_t deferred;    /**< control events queued behind a full ring */
+	uint64_t events_lost; /**< events no memory could queue (buffers released) */
 };
 
 struct dtcp;

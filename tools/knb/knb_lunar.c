@@ -589,8 +589,8 @@ static void dsend(struct dapp *a, const struct lunar_msg *m)
 
 	while ((rc = lunar_chan_app_send(a->ch, m)) == -ENOBUFS)
 		;
-	if (rc && m->buf && m->op == DTCP_SEND)
-		zbuf_unref(m->buf); /* shut down: nobody takes it */
+	if (rc && m->buf)
+		zbuf_unref(m->buf); /* shut down: nobody takes it (a SEND's or a DONE's) */
 }
 
 static void dapp_data(struct dapp *a, const struct lunar_msg *m)
@@ -676,6 +676,9 @@ static void *dapp_main(void *arg)
 			case DTCP_EV_ERROR:
 				if (m[i].buf)
 					zbuf_unref(m[i].buf);
+				if (m[i].len == DTCP_SEND && dtcp_err(&m[i]) != -ECANCELED)
+					fprintf(stderr, "knb server: a send was refused: %s\n",
+						strerror(-dtcp_err(&m[i])));
 				if (m[i].len == DTCP_LISTEN) {
 					fprintf(
 					    stderr, "knb server: cannot listen on port %lu: %s\n",

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <rte_mbuf.h>
+
 #include "api/dispatch_tcp.h"
 #include "mem/zbuf.h"
 #include "api_pair.h"
@@ -553,6 +555,328 @@ static void test_done_twice(void **state)
 	pair_run(p, 100 * PAIR_STEP_NS);
 }
 
+/* A service on side a for @nch threads, their rings of @ring messages (0: the default). */
+static struct dtcp *service_new(struct tcp_pair *p, unsigned nch, unsigned ring,
+				struct lunar_dispatch **d)
+{
+	struct lunar_chan_config cc = {.size = ring};
+	struct dtcp *t;
+
+	assert_int_equal(lunar_dispatch_create(nch, &cc, d), 0);
+	assert_int_equal(dtcp_create(p->a.tcp, *d, NULL, &t), 0);
+	return t;
+}
+
+/* The application closes @h, the peer @c closes its end. */
+static void close_both(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch, uint64_t h,
+		       struct tcp_sock *c)
+{
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	tcp_sock_close(c);
+}
+
+/* The service and its dispatcher go; the stacks finish what they were doing. */
+static void service_free(struct tcp_pair *p, struct dtcp *t, struct lunar_dispatch *d)
+{
+	dtcp_free(t);
+	lunar_dispatch_free(d, NULL, NULL);
+	pair_run(p, 100 * PAIR_STEP_NS);
+}
+
+/* The application hands the stack @n sends of @len bytes of @z, one reference each. */
+static void send_refs(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch, uint64_t h,
+		      uint8_t *z, uint32_t len, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		zbuf_ref(z);
+		while (dtcp_app_send(ch, h, z, len) == -ENOBUFS) {
+			pair_step(p);
+			dtcp_poll(t);
+		}
+	}
+}
+
+/*
+ * A send the stack refuses ends sending on the connection: the sends
+ * after it come back too (-ECANCELED), so the peer gets the bytes of the
+ * sends before it and nothing after a hole. Each refusal names its reason.
+ */
+static void test_refused_send_ends_sending(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc(100), got[300];
+	uint64_t h;
+
+	assert_non_null(z);
+	memset(z, 'x', 100);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 94, &c);
+	send_refs(p, t, ch, h, z, 100, 1);
+	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_SENT);
+	/* Past its object's end, then length 0: refused; then a good one, canceled. */
+	send_refs(p, t, ch, h, z, (uint32_t)zbuf_span(z) + 1, 1);
+	send_refs(p, t, ch, h, z, 0, 1);
+	send_refs(p, t, ch, h, z, 100, 1);
+	for (unsigned i = 0; i < 3; i++) {
+		static const int want[3] = {-EFAULT, -ECANCELED, -ECANCELED};
+
+		m = next_event(p, t, ch);
+		assert_int_equal(m.op, DTCP_EV_ERROR);
+		assert_int_equal(m.len, DTCP_SEND);
+		assert_int_equal(dtcp_err(&m), want[i]);
+		assert_ptr_equal(m.buf, z);
+		zbuf_unref(m.buf);
+	}
+	assert_int_equal(dtcp_stats(t)->send_refused, 3);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	assert_int_equal(tcp_sock_read(c, got, sizeof(got)), 100); /* the first send's only */
+	/* A fresh connection: a send of no buffer is -EINVAL. */
+	close_both(p, t, ch, h, c);
+	h = accept_one(p, t, ch, 95, &c);
+	assert_int_equal(dtcp_app_send(ch, h, NULL, 10), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(dtcp_err(&m), -EINVAL);
+	close_both(p, t, ch, h, c);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * A received packet buffer echoed back while referenced ~64k times (the
+ * count is DPDK's 16 bits): the send buffer cannot take one more, so the
+ * service sends a copy, in order, and the application sees no error.
+ */
+static void test_echo_of_widely_referenced_buffer(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	static const char msg[] = "one block, referenced everywhere";
+	struct rte_mbuf *mb;
+	uint16_t extra;
+	char got[sizeof(msg)];
+	uint64_t h;
+
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 96, &c);
+	assert_int_equal(tcp_sock_send(c, msg, sizeof(msg)), sizeof(msg));
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_DATA);
+	mb = zbuf_obj(m.buf);
+	assert_non_null(mb);
+	zbuf_ref(m.buf); /* one to send, one to give back */
+	extra = (uint16_t)(ZBUF_MBUF_REF_MAX - rte_mbuf_refcnt_read(mb));
+	rte_mbuf_refcnt_update(mb, (int16_t)extra); /* the fan-out's references */
+	assert_int_equal(dtcp_app_send(ch, h, m.buf, m.len), 0);
+	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_SENT);
+	rte_mbuf_refcnt_update(mb, (int16_t)-extra);
+	assert_int_equal(dtcp_app_done(ch, h, m.buf, m.len), 0);
+	assert_int_equal(dtcp_stats(t)->send_refused, 0);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	assert_int_equal(tcp_sock_read(c, got, sizeof(got)), sizeof(msg));
+	assert_memory_equal(got, msg, sizeof(msg));
+	close_both(p, t, ch, h, c);
+	service_free(p, t, d);
+}
+
+#define PEER_BYTES 100000u
+
+/*
+ * Connection @h (the peer's end @c) stalled both ways: 40 sends of 64 KiB
+ * of @z to a peer that reads nothing (some wait for send-buffer room) and
+ * PEER_BYTES of @data from the peer, more than a ring of 8 holds
+ * (delivery waits).
+ */
+static void stall_both_ways(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch, uint64_t h,
+			    struct tcp_sock *c, uint8_t *z, const uint8_t *data)
+{
+	uint32_t sent = 0;
+
+	send_refs(p, t, ch, h, z, 65536, 40);
+	while (sent < PEER_BYTES) {
+		int rc = tcp_sock_send(c, data + sent, PEER_BYTES - sent);
+
+		assert_true(rc >= 0);
+		sent += (uint32_t)rc;
+		pair_step(p);
+		dtcp_poll(t);
+	}
+	pair_run(p, 20 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_true(dtcp_stats(t)->rx_waits > 0);
+}
+
+/*
+ * A connection with a full ring (delivery waiting) and sends waiting for
+ * room (the peer reads nothing): the peer sends PEER_BYTES and resets.
+ * Everything received comes to the application before DTCP_EV_CLOSED,
+ * though its ring held 8 (the rest waits in the channel's queue), and
+ * the waiting sends come back, the first with the reset's error.
+ */
+static void test_reset_delivers_everything(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K), *data = malloc(PEER_BYTES);
+	uint32_t got = 0;
+	unsigned errors = 0, canceled = 0;
+	bool closed = false;
+	uint64_t h;
+
+	assert_non_null(z);
+	assert_non_null(data);
+	for (uint32_t i = 0; i < PEER_BYTES; i++)
+		data[i] = pattern_byte(1, i);
+	t = service_new(p, 1, 8, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 97, &c);
+	/* 2.5 MiB to a peer that reads nothing: beyond its window and the send buffer. */
+	stall_both_ways(p, t, ch, h, c, z, data);
+	assert_int_equal(tcp_sock_conn(c)->snd_una, tcp_sock_conn(c)->snd_nxt); /* all received */
+	tcp_sock_abort(c);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	while (!closed) {
+		m = next_event(p, t, ch);
+		switch (m.op) {
+		case DTCP_EV_DATA:
+			assert_false(errors); /* data first */
+			assert_true(got + m.len <= PEER_BYTES);
+			assert_memory_equal(m.buf, data + got, m.len);
+			got += m.len;
+			assert_int_equal(dtcp_app_done(ch, h, m.buf, m.len),
+					 0); /* a stale handle now */
+			break;
+		case DTCP_EV_ERROR:
+			assert_int_equal(m.len, DTCP_SEND);
+			assert_int_equal(dtcp_err(&m), errors ? -ECANCELED : -ECONNRESET);
+			canceled += errors > 0;
+			errors++;
+			assert_true(zbuf_obj(m.buf) == zbuf_obj(z));
+			zbuf_unref(m.buf);
+			break;
+		case DTCP_EV_CLOSED:
+			assert_int_equal(dtcp_err(&m), -ECONNRESET);
+			closed = true;
+			break;
+		default: /* DTCP_EV_SENT of the sends that went in */
+			assert_int_equal(m.op, DTCP_EV_SENT);
+			assert_false(errors);
+		}
+	}
+	assert_int_equal(got, PEER_BYTES);
+	assert_true(errors > 0); /* some sends were still waiting */
+	assert_int_equal(canceled, errors - 1);
+	assert_int_equal(dtcp_conns(t), 0);
+	dtcp_poll(t);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0); /* nothing after CLOSED */
+	zbuf_unref(z);
+	free(data);
+	service_free(p, t, d);
+}
+
+/*
+ * DTCP_CLOSE while delivery waits for ring room and sends wait for the
+ * send buffer: the close waits for the sends, and no data event follows
+ * it, though the ring has room again.
+ */
+static void test_no_data_after_close(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K), *data = calloc(1, PEER_BYTES);
+	struct lunar_msg held[8];
+	unsigned n_held = 0;
+	uint64_t h;
+
+	assert_non_null(z);
+	assert_non_null(data);
+	t = service_new(p, 1, 8, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 98, &c);
+	stall_both_ways(p, t, ch, h, c, z, data);
+	/* Read the ring empty (holding the data), then close: no poll between. */
+	while (lunar_chan_app_recv(ch, &m, 1) == 1)
+		if (m.op == DTCP_EV_DATA)
+			held[n_held++] = m;
+	assert_true(n_held > 0);
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	for (unsigned i = 0; i < 20; i++) {
+		pair_step(p);
+		dtcp_poll(t);
+		assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	}
+	assert_int_equal(dtcp_conns(t), 1); /* still closing: the sends wait */
+	for (unsigned i = 0; i < n_held; i++)
+		zbuf_unref(held[i].buf);
+	tcp_sock_abort(c); /* the peer gives up: the waiting sends are released */
+	pair_run(p, 5 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 0);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	zbuf_unref(z);
+	free(data);
+	service_free(p, t, d);
+}
+
+/*
+ * DTCP_DONE from another of the dispatcher's threads (one the slice was
+ * handed to) opens the connection's window; one of memory that is not
+ * Zbuf comes back as an error instead of reaching Zbuf as a misuse.
+ */
+static void test_done_from_another_thread(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch, *other;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	static const char msg[] = "handed from thread to thread";
+	static char plain[64];
+	uint64_t h;
+
+	t = service_new(p, 2, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	other = lunar_dispatch_chan(d, 1);
+	h = accept_one(p, t, ch, 99, &c);
+	assert_int_equal(tcp_sock_send(c, msg, sizeof(msg)), sizeof(msg));
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_DATA);
+	assert_int_equal(dtcp_held(t, h), sizeof(msg));
+	assert_int_equal(dtcp_app_done(other, h, m.buf, m.len), 0);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_held(t, h), 0);
+	assert_int_equal(dtcp_app_done(other, h, plain, sizeof(plain)), 0);
+	m = next_event(p, t, other);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_DONE);
+	assert_int_equal(dtcp_err(&m), -EFAULT);
+	assert_ptr_equal(m.buf, plain);
+	assert_int_equal(dtcp_stats(t)->bad_request, 1);
+	close_both(p, t, ch, h, c);
+	service_free(p, t, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -560,6 +884,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_requests, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_slow_application, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_done_twice, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_refused_send_ends_sending, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_echo_of_widely_referenced_buffer, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_reset_delivers_everything, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_no_data_after_close, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_done_from_another_thread, api_setup, api_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

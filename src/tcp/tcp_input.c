@@ -622,11 +622,19 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		tcp_output(c, now, out);
 		return;
 	}
-	/* PAWS, RFC 7323 5.3 R1 (RSTs are exempt, 5.2). */
+	/*
+	 * PAWS, RFC 7323 5.3 R1 (RSTs are exempt, 5.2). Its ACK is checked
+	 * before the window, so anyone with the 4-tuple could draw one per
+	 * segment: one with no data is answered within the challenge budget
+	 * (as Linux rate-limits these), data always (no ACK loop carries it).
+	 */
 	if (c->ts_ok && seg->opts.has_ts && !rst && seq_lt(seg->opts.ts_val, c->ts_recent) &&
 	    now - c->ts_recent_ns <= PAWS_IDLE_NS) {
 		c->stats.paws_rejects++;
-		tcp_send_ack(c, now, out);
+		if (slen == 0)
+			challenge_ack(c, now, out);
+		else
+			tcp_send_ack(c, now, out);
 		return;
 	}
 	/* First: is the segment acceptable? (the four cases of 3.10.7.4) */
@@ -645,7 +653,9 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			c->stats.out_of_window++;
 			if (rst)
 				return;
-			if (c->state == TCP_TIME_WAIT && fin)
+			/* The peer's FIN again (RFC 9293 3.10.7.4): not any FIN, or a
+			 * forged one a second would hold the 4-tuple forever. */
+			if (c->state == TCP_TIME_WAIT && fin && seg->seq + slen == c->rcv_nxt)
 				c->timewait_at = now + 2 * c->cfg.msl_ns;
 			/*
 			 * A SYN anywhere draws a challenge ACK (RFC 5961 4.2), and
@@ -689,7 +699,12 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		len = seq_gt(c->rcv_nxt + rwnd, dseq) ? c->rcv_nxt + rwnd - dseq : 0;
 		fin = false;
 	}
-	update_ts_recent(c, seg, now);
+	/*
+	 * TS.Recent and keepalive wait for the ACK checks below: a segment
+	 * with an in-window sequence number and a bad ACK (RFC 5961 5.2)
+	 * must not set TS.Recent, or a blind attacker's random TSval makes
+	 * PAWS drop the peer's real segments for days (Linux bd090dfc634d).
+	 */
 
 	/* Second: RST (RFC 5961 3.2: only an exact match resets; else a challenge ACK). */
 	if (rst) {
@@ -720,12 +735,13 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	/* Fifth: the ACK field. */
 	if (!(seg->flags & RTE_TCP_ACK_FLAG))
 		return;
-	tcp_keepalive_touch(c, now);
 	if (c->state == TCP_SYN_RECEIVED) {
 		if (!seq_gt(seg->ack, c->snd_una) || seq_gt(seg->ack, c->snd_max)) {
 			tcp_send_rst(out, seg->ack);
 			return;
 		}
+		update_ts_recent(c, seg, now);
+		tcp_keepalive_touch(c, now);
 		c->snd_una = seg->ack;
 		take_rtt_sample(c, seg->ack, now);
 		c->rto_at = 0;
@@ -752,9 +768,12 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			challenge_ack(c, now, out); /* RFC 5961 5.2: far too old */
 			return;
 		}
+		update_ts_recent(c, seg, now);
+		tcp_keepalive_touch(c, now);
 		if (seq_gt(seg->ack, c->snd_una)) {
 			ack_advance(c, seg, ece, false, now, out);
-		} else if (seg->ack == c->snd_una && seg->payload_len == 0 && !fin &&
+		} else if (seg->ack == c->snd_una && seg->payload_len == 0 &&
+			   !(seg->flags & RTE_TCP_FIN_FLAG) && /* the flag: fin may be cleared */
 			   ((uint32_t)seg->window << c->snd_wscale) == c->snd_wnd && c->snd_wnd &&
 			   c->snd_max != c->snd_una) {
 			/*

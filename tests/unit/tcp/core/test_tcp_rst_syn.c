@@ -836,6 +836,59 @@ static void test_paws_ts_recent_invalid_after_24_days(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 7323 4.3 (2) with RFC 5961 5.2: a segment in the window whose ACK
+ * acknowledges data never sent (a blind attacker's: only the sequence
+ * number had to fall in the window) draws a challenge ACK and leaves
+ * TS.Recent alone, so the peer's next real segment, with its own TSval,
+ * is not dropped by PAWS (Linux bd090dfc634d fixed the same).
+ */
+static void test_bad_ack_leaves_ts_recent(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	seg_ts(&s, ACK, IRS + 1, ISS + 1 + 0x40000000u, 65535, 100, TS_RECENT + 0x40000000u);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.ack_unsent, 1);
+	assert_int_equal(s.c.ts_recent, TS_RECENT);
+	seg_ts(&s, ACK, IRS + 1, ISS + 1, 65535, 100, TS_RECENT + 1);
+	assert_int_equal(s.c.stats.paws_rejects, 0);
+	assert_int_equal(s.c.ts_recent, TS_RECENT + 1);
+	assert_int_equal(recv_all(&s), 100);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * PAWS is checked before the window, so its ACK needs no sequence number
+ * guessed: segments with no data are answered within the challenge ACK
+ * budget (RFC 5961 7; Linux rate-limits these too), data always.
+ */
+static void test_paws_acks_of_empty_segments_limited(void **state)
+{
+	struct script s;
+	unsigned limit;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	limit = s.c.cfg.challenge_ack_limit;
+	assert_true(limit > 0);
+	for (unsigned i = 0; i < limit + 3; i++)
+		seg_ts(&s, ACK, IRS + 1 + i * 7919, ISS + 1, 65535, 0, TS_RECENT - 10);
+	assert_int_equal(pending_tx(&s), limit);
+	drain_tx(&s);
+	assert_int_equal(s.c.stats.paws_rejects, limit + 3);
+	assert_int_equal(s.c.stats.challenge_acks_limited, 3);
+	seg_ts(&s, ACK, IRS + 1, ISS + 1, 65535, 100, TS_RECENT - 10); /* data: answered */
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.ts_recent, TS_RECENT);
+	script_end(&s);
+}
+
 /* ---- window scale (RFC 7323 2.2, 2.3) ---- */
 
 static void big_buffer(struct tcp_config *cfg, struct fixture_opts *o)
@@ -1108,6 +1161,8 @@ int main(void)
 	    cmocka_unit_test(test_ts_recent_only_up_to_last_ack_sent),
 	    cmocka_unit_test(test_tsecr_echoes_ts_recent),
 	    cmocka_unit_test(test_paws_ts_recent_invalid_after_24_days),
+	    cmocka_unit_test(test_bad_ack_leaves_ts_recent),
+	    cmocka_unit_test(test_paws_acks_of_empty_segments_limited),
 	    cmocka_unit_test(test_ws_syn_window_unscaled_active),
 	    cmocka_unit_test(test_ws_syn_ack_window_unscaled_passive),
 	    cmocka_unit_test(test_ws_peer_without_option_active),

@@ -540,6 +540,29 @@ static void test_time_wait_fin_restarts_timer(void **state)
 	script_end(&s);
 }
 
+/*
+ * The same rule's other side: only the peer's FIN again restarts the
+ * timer. A FIN at another sequence number (out of the window) is answered
+ * but leaves the deadline, or one forged FIN a second would hold the
+ * 4-tuple in TIME-WAIT for ever.
+ */
+static void test_time_wait_other_fin_keeps_timer(void **state)
+{
+	struct script s;
+	uint64_t msl2;
+
+	(void)state;
+	fixture_time_wait(&s, NULL);
+	msl2 = 2 * s.c.cfg.msl_ns;
+	advance(&s, msl2 / 2);
+	seg(&s, FIN | ACK, IRS - 5000, ISS + 2, 65535, 0);
+	drain_tx(&s);
+	assert_int_equal(s.c.state, TCP_TIME_WAIT);
+	advance(&s, msl2 - msl2 / 2); /* the first deadline */
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	script_end(&s);
+}
+
 /* RFC 9293 3.10.8: TIME-WAIT ends exactly 2 * MSL after it began (msl_ns configured). */
 static void test_time_wait_expires_at_2msl(void **state)
 {
@@ -1049,6 +1072,7 @@ int main(void)
 	    cmocka_unit_test(test_fin_wait_1_fin_ack_to_time_wait),
 	    cmocka_unit_test(test_time_wait_fin_restarts_timer),
 	    cmocka_unit_test(test_time_wait_expires_at_2msl),
+	    cmocka_unit_test(test_time_wait_other_fin_keeps_timer),
 	    cmocka_unit_test(test_close_listen),
 	    cmocka_unit_test(test_close_syn_sent),
 	    cmocka_unit_test(test_close_syn_received),

@@ -461,6 +461,41 @@ static void test_rcv_window_shrinks_to_zero(void **state)
 }
 
 /*
+ * RFC 5681 2: a segment with FIN set is never a duplicate ACK. Our window
+ * is shut (the application reads nothing) and data of ours is in flight;
+ * the peer's FIN at RCV.NXT is refused by the zero window and comes
+ * again, with our SND.UNA and the same window, three times: no duplicate
+ * ACKs counted, no fast retransmit (NewReno: no SACK).
+ */
+static void test_refused_fin_is_not_a_dupack(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = unscaled(&cfg, 65535);
+	struct script s;
+
+	(void)state;
+	small_rcv_buf(&cfg);
+	o.sack = false;
+	fixture_established(&s, &o);
+	for (unsigned i = 0; i < 8; i++)
+		seg(&s, ACK, IRS + 1 + 1000 * i, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	assert_int_equal(app_send(&s, 3000), 3000);
+	drain_tx(&s);
+	assert_true(s.c.snd_max != s.c.snd_una);
+	for (unsigned i = 0; i < 3; i++) {
+		seg(&s, FIN | ACK, IRS + 8001, ISS + 1, 65535, 0);
+		drain_tx(&s);
+	}
+	assert_false(s.c.fin_rcvd);
+	assert_int_equal(s.c.stats.dupacks, 0);
+	assert_int_equal(s.c.stats.fast_retransmits, 0);
+	assert_int_equal(recv_all(&s), 8000);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 9293 3.8.6 / RFC 1122 4.2.2.16: the receiver SHOULD NOT shrink the
  * window (move its right edge left). Through in-order data, out-of-order
  * data, a segment past the edge, partial reads and window updates, the
@@ -941,6 +976,7 @@ int main(void)
 	    cmocka_unit_test(test_zero_window_opens_resumes_sending),
 	    cmocka_unit_test(test_zero_window_refused_probe_byte_resent),
 	    cmocka_unit_test(test_rcv_window_shrinks_to_zero),
+	    cmocka_unit_test(test_refused_fin_is_not_a_dupack),
 	    cmocka_unit_test(test_rcv_right_edge_never_moves_left),
 	    cmocka_unit_test(test_rcv_sws_avoidance),
 	    cmocka_unit_test(test_rcv_held_buffers_shrink_window),

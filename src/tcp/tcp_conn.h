@@ -432,7 +432,14 @@ struct tcp_conn {
 	bool fin_sent;	  /**< our FIN has a sequence number (snd_max covers it) */
 	uint32_t fin_seq; /**< sequence number of our FIN */
 	bool fin_rcvd;	  /**< peer's FIN consumed */
-	bool orphan;	  /**< no application any more: FIN-WAIT-2 must not wait forever */
+	/**
+	 * The peer's FIN came beyond a gap: taken when RCV.NXT reaches
+	 * fin_ooo_seq (its sequence number), as Linux keeps it with the
+	 * out-of-order data; SACK blocks ending there cover it.
+	 */
+	bool fin_ooo;
+	uint32_t fin_ooo_seq;
+	bool orphan; /**< no application any more: FIN-WAIT-2 must not wait forever */
 
 	/* buffers */
 	struct tcp_sndbuf snd;

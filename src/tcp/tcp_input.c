@@ -240,6 +240,20 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 	}
 }
 
+/*
+ * The peer's FIN at @seq came beyond a gap: remembered (not taken) until
+ * RCV.NXT reaches it. Data past a FIN cannot be, so data kept beyond it,
+ * or RCV.NXT going past it, forgets it; a later FIN elsewhere moves it.
+ */
+static void fin_beyond_gap(struct tcp_conn *c, uint32_t seq)
+{
+	const struct tcp_reass *r = &c->reass;
+
+	/* Sorted: the last run ends highest. */
+	c->fin_ooo = !r->n || seq_leq(r->segs[r->n - 1].seq + r->segs[r->n - 1].len, seq);
+	c->fin_ooo_seq = seq;
+}
+
 /* In-order data: queue it and decide when to acknowledge (RFC 1122 4.2.3.2). */
 static void data_in_order(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 {
@@ -392,7 +406,7 @@ static unsigned fast_path(struct tcp_conn *c, const struct tcp_repr *seg,
 	if ((seg->flags & mask) != RTE_TCP_ACK_FLAG || seg->seq != c->rcv_nxt ||
 	    c->snd_nxt != c->snd_max || c->cc.in_recovery || c->cc.dupacks ||
 	    seg->opts.sack_count || !seg->window || c->sb.sacked || c->sb.lost || c->rack.tlp_out ||
-	    c->frto.step)
+	    c->frto.step || c->fin_ooo)
 		return 0;
 	/* ECN signals, and a DCTCP receiver's CE state to leave, take the slow path. */
 	if (c->ecn_ok && ((seg->flags & (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG)) ||
@@ -857,22 +871,45 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 			data_in_order(c, data, len);
 		} else {
 			struct tcp_sack_block dup;
+			bool kept = false;
 
 			/* Out of order: keep it (bounded) and send a duplicate ACK now (RFC
 			 * 5681 4.2). */
 			c->stats.ooo_segs++;
-			if (c->mem_pressure != TCP_MEM_NORMAL)
+			if (c->mem_pressure != TCP_MEM_NORMAL) {
 				c->stats.ooo_refused++;
-			else if (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len, &dup) ==
-				 TCP_REASS_FULL)
+			} else if (tcp_reass_insert(&c->reass, c->rcv_nxt, dseq, data, len, &dup) ==
+				   TCP_REASS_FULL) {
 				c->stats.ooo_full++;
-			else if (dup.left != dup.right) {
+			} else {
+				kept = true;
 				/* Wholly or partly held already: the duplicate, then its run (RFC
 				 * 2883 4, 4.2). */
-				dsack_note(c, dup.left, dup.right);
+				if (dup.left != dup.right)
+					dsack_note(c, dup.left, dup.right);
 			}
 			c->ack_now = true;
-			fin = false; /* a FIN beyond a gap is taken when it comes again */
+			if (kept && c->fin_ooo && seq_gt(dseq + len, c->fin_ooo_seq))
+				c->fin_ooo = false; /* data past it: that FIN was not the peer's */
+			if (fin && kept)
+				fin_beyond_gap(c, dseq + len);
+			fin = false; /* taken once the gap is filled, or when it comes again */
+		}
+	} else if (fin && !len && seq_gt(dseq, c->rcv_nxt) &&
+		   (c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
+		    c->state == TCP_FIN_WAIT_2)) {
+		/* A bare FIN beyond a gap (the data before it lost): the same. */
+		fin_beyond_gap(c, dseq);
+		c->ack_now = true;
+		fin = false;
+	}
+	/* The gap before a FIN that came early is filled: it counts as arriving now. */
+	if (c->fin_ooo && !c->fin_rcvd && seq_geq(c->rcv_nxt, c->fin_ooo_seq)) {
+		c->fin_ooo = false;
+		if (c->rcv_nxt == c->fin_ooo_seq) {
+			fin = true;
+			dseq = c->rcv_nxt;
+			len = 0;
 		}
 	}
 

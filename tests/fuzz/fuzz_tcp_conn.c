@@ -331,9 +331,11 @@ static bool received(const struct tcp_conn *c, uint32_t left, uint32_t right)
 		if (seq_leq(s->seq + s->len, cur))
 			continue;
 		if (seq_gt(s->seq, cur))
-			return false;
+			break; /* a gap */
 		cur = s->seq + s->len;
 	}
+	if (c->fin_ooo && cur == c->fin_ooo_seq)
+		cur++; /* the peer's FIN, kept beyond a gap, is received sequence space too */
 	return seq_geq(cur, right);
 }
 

@@ -192,6 +192,88 @@ static void test_ack_now_when_hole_fills(void **state)
 }
 
 /*
+ * A FIN beyond a gap is kept with the out-of-order data (RFC 9293 lets a
+ * receiver drop it; Linux keeps it): its SACK block covers the FIN, so
+ * the sender's last record is SACKed whole, and the segment filling the
+ * gap takes the FIN too: one ACK of everything, CLOSE-WAIT, no FIN resent.
+ */
+static void test_fin_beyond_gap_taken_when_filled(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, FIN | ACK, IRS + 1 + PEER_MSS, ISS + 1, 65535, PEER_MSS);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(t->opts.sack_count, 1);
+	assert_int_equal(t->opts.sack[0].left, IRS + 1 + PEER_MSS);
+	assert_int_equal(t->opts.sack[0].right, IRS + 2 + 2 * PEER_MSS); /* the FIN too */
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_false(s.c.events & TCP_EV_EOF);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, PEER_MSS);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 2 + 2 * PEER_MSS, 0);
+	expect_nothing(&s);
+	assert_int_equal(t->opts.sack_count, 0);
+	assert_int_equal(s.c.state, TCP_CLOSE_WAIT);
+	assert_true(s.c.events & TCP_EV_EOF);
+	assert_int_equal(recv_in_order(&s, &next, 0), 2 * PEER_MSS);
+	script_end(&s);
+}
+
+/*
+ * A bare FIN beyond a gap (the data before it lost) is kept the same way:
+ * the lost data's retransmission, in order with nothing queued out of
+ * order, takes it (not the fast path, which knows no FIN).
+ */
+static void test_bare_fin_beyond_gap(void **state)
+{
+	struct script s;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, FIN | ACK, IRS + 1 + PEER_MSS, ISS + 1, 65535, 0);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, PEER_MSS);
+	expect_tx(&s, ACK, ISS + 1, IRS + 2 + PEER_MSS, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_CLOSE_WAIT);
+	assert_int_equal(recv_in_order(&s, &next, 0), PEER_MSS);
+	script_end(&s);
+}
+
+/*
+ * Data that runs past a FIN kept beyond a gap (a FIN the peer never sent
+ * there: forged, or a broken peer) forgets it: the stream goes on.
+ */
+static void test_data_past_kept_fin_forgets_it(void **state)
+{
+	struct script s;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, FIN | ACK, IRS + 101, ISS + 1, 65535, 0);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, PEER_MSS);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_false(s.c.fin_ooo);
+	assert_false(s.c.events & TCP_EV_EOF);
+	drain_tx(&s);
+	seg(&s, FIN | ACK, IRS + 1 + PEER_MSS, ISS + 1, 65535, 0); /* the real one */
+	expect_tx(&s, ACK, ISS + 1, IRS + 2 + PEER_MSS, 0);
+	assert_int_equal(s.c.state, TCP_CLOSE_WAIT);
+	assert_int_equal(recv_in_order(&s, &next, 0), PEER_MSS);
+	script_end(&s);
+}
+
+/*
  * RFC 9293 3.7.4 (Nagle): with unacknowledged data in flight, a short
  * segment waits until the ACK comes; then everything queued goes together.
  */
@@ -593,6 +675,55 @@ static void test_dsack_partial_duplicate_out_of_order(void **state)
 	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
 	drain_tx(&s);
 	assert_int_equal(recv_all(&s), 2500);
+	script_end(&s);
+}
+
+/*
+ * RFC 2883 4: a duplicate's D-SACK goes with the next ACK. When that ACK
+ * rides on a full-sized data segment (a segment partly received before,
+ * whose ACK field opens the window for data waiting), no option fits
+ * beside the data: the D-SACK waits for the next ACK with room instead
+ * of being dropped.
+ */
+static void test_dsack_waits_for_room(void **state)
+{
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t mss, burst;
+	bool found = false;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	mss = s.c.snd_mss;
+	burst = s.c.cc.cwnd / mss * mss;
+	assert_int_equal(app_send(&s, burst + 2 * mss), (int)(burst + 2 * mss));
+	drain_tx(&s);
+	assert_int_equal(s.c.snd_max - (ISS + 1), burst); /* two segments wait for cwnd */
+	/* Half old, half new, acknowledging our first segment: data goes. */
+	seg(&s, ACK, IRS + 501, ISS + 1 + mss, 65535, 1000);
+	assert_true(pending_tx(&s) > 0);
+	while (pending_tx(&s)) {
+		t = take_tx(&s);
+		assert_int_equal(t->len, mss);
+		assert_int_equal(t->opts.sack_count, 0);
+	}
+	assert_int_equal(s.c.stats.dsacks_sent, 0);
+	/* New data from the peer: its ACK has room, and the D-SACK. */
+	seg(&s, ACK, IRS + 1501, ISS + 1 + mss, 65535, 100);
+	advance(&s, s.c.cfg.delack_ns);
+	while (pending_tx(&s)) {
+		t = take_tx(&s);
+		if (t->len == 0 && t->opts.sack_count) {
+			expect_sack(t, 0, IRS + 501, IRS + 1001);
+			found = true;
+		}
+	}
+	assert_true(found);
+	assert_int_equal(s.c.stats.dsacks_sent, 1);
+	assert_int_equal(recv_all(&s), 1600);
 	script_end(&s);
 }
 
@@ -1039,6 +1170,9 @@ int main(void)
 	    cmocka_unit_test(test_delack_off_acks_every_segment),
 	    cmocka_unit_test(test_ack_now_out_of_order),
 	    cmocka_unit_test(test_ack_now_when_hole_fills),
+	    cmocka_unit_test(test_fin_beyond_gap_taken_when_filled),
+	    cmocka_unit_test(test_bare_fin_beyond_gap),
+	    cmocka_unit_test(test_data_past_kept_fin_forgets_it),
 	    cmocka_unit_test(test_nagle_small_segment_waits),
 	    cmocka_unit_test(test_nagle_full_segments_not_delayed),
 	    cmocka_unit_test(test_nodelay_sends_at_once),
@@ -1053,6 +1187,7 @@ int main(void)
 	    cmocka_unit_test(test_dsack_partial_duplicate),
 	    cmocka_unit_test(test_dsack_partial_duplicate_out_of_order),
 	    cmocka_unit_test(test_dsack_off),
+	    cmocka_unit_test(test_dsack_waits_for_room),
 	    cmocka_unit_test(test_reass_bounded_segments),
 	    cmocka_unit_test(test_reass_bounded_bytes),
 	    cmocka_unit_test(test_seq_wrap_receive),

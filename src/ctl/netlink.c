@@ -122,40 +122,51 @@ static bool multipath_via(const struct nlattr *mp, int ifindex, uint32_t *gw)
 	return false;
 }
 
+/* What parse_route() found in a message. */
+enum route_kind {
+	ROUTE_OTHER,	/* not an IPv4 main-table route: the kernel's business */
+	ROUTE_NOT_OURS, /* one, but not a unicast route through our interface (*r has its key) */
+	ROUTE_OURS,	/* a unicast route leaving through @ifindex: *r */
+};
+
 /*
  * Decode @nlh if it is an IPv4 main-table unicast route leaving through
- * @ifindex. Local, broadcast and other tables are the kernel's business.
+ * @ifindex. Local, broadcast and other tables are the kernel's business;
+ * a main-table route elsewhere (another interface, a blackhole) still has
+ * its key (destination, length, metric) decoded, for a replacement.
  */
-static bool parse_route(const struct nlmsghdr *nlh, int ifindex, struct route *r)
+static enum route_kind parse_route(const struct nlmsghdr *nlh, int ifindex, struct route *r)
 {
 	const struct rtmsg *rtm;
 	struct attrs a = {0};
 	uint32_t table, oif;
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm)))
-		return false;
+		return ROUTE_OTHER;
 	rtm = mnl_nlmsg_get_payload(nlh);
-	if (rtm->rtm_family != AF_INET || rtm->rtm_type != RTN_UNICAST || rtm->rtm_dst_len > 32)
-		return false;
+	if (rtm->rtm_family != AF_INET || rtm->rtm_dst_len > 32)
+		return ROUTE_OTHER;
 	if (mnl_attr_parse(nlh, sizeof(*rtm), collect_attr, &a) < 0)
-		return false;
+		return ROUTE_OTHER;
 	table = rtm->rtm_table;
 	attr_u32(a.tb[RTA_TABLE], &table);
 	if (table != RT_TABLE_MAIN)
-		return false;
+		return ROUTE_OTHER;
 	memset(r, 0, sizeof(*r));
 	r->plen = rtm->rtm_dst_len;
 	attr_ip4(a.tb[RTA_DST], &r->dst);
 	attr_u32(a.tb[RTA_PRIORITY], &r->prio);
+	if (rtm->rtm_type != RTN_UNICAST)
+		return ROUTE_NOT_OURS;
 	if (attr_u32(a.tb[RTA_OIF], &oif)) {
 		if ((int)oif != ifindex)
-			return false;
+			return ROUTE_NOT_OURS;
 		attr_ip4(a.tb[RTA_GATEWAY], &r->gw);
-		return true;
+		return ROUTE_OURS;
 	}
-	if (a.tb[RTA_MULTIPATH])
-		return multipath_via(a.tb[RTA_MULTIPATH], ifindex, &r->gw);
-	return false;
+	if (a.tb[RTA_MULTIPATH] && multipath_via(a.tb[RTA_MULTIPATH], ifindex, &r->gw))
+		return ROUTE_OURS;
+	return ROUTE_NOT_OURS;
 }
 
 /* ---- one-shot requests ------------------------------------------------- */
@@ -319,7 +330,7 @@ static int gw_cb(const struct nlmsghdr *nlh, void *data)
 	struct query *q = data;
 	struct route r;
 
-	if (nlh->nlmsg_type != RTM_NEWROUTE || !parse_route(nlh, q->out->ifindex, &r))
+	if (nlh->nlmsg_type != RTM_NEWROUTE || parse_route(nlh, q->out->ifindex, &r) != ROUTE_OURS)
 		return MNL_CB_OK;
 	if (r.plen != 0 || !r.gw)
 		return MNL_CB_OK;
@@ -480,12 +491,21 @@ static void emit_route(struct nl_watch *w, const struct route *r, bool add)
 		w->ops.route(w->ctx, r->dst, r->plen, r->gw, add);
 }
 
-static struct kneigh *find_neigh(struct nl_watch *w, uint32_t ip)
+static struct kneigh *find_neigh(const struct nl_watch *w, uint32_t ip)
 {
 	for (size_t i = 0; i < w->nneigh; i++)
 		if (w->neigh[i].ip == ip)
 			return &w->neigh[i];
 	return NULL;
+}
+
+bool nl_watch_known(const struct nl_watch *w, uint32_t ip, uint8_t mac[6])
+{
+	const struct kneigh *k = w ? find_neigh(w, ip) : NULL;
+
+	if (k)
+		memcpy(mac, k->mac, 6);
+	return k != NULL;
 }
 
 static void drop_neigh(struct nl_watch *w, struct kneigh *k)
@@ -625,11 +645,23 @@ static void route_forget(struct nl_watch *w, struct kroute *k)
 static void route_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 {
 	struct route r;
+	enum route_kind kind = parse_route(nlh, w->ifindex, &r);
 
-	if (!parse_route(nlh, w->ifindex, &r))
+	if (kind == ROUTE_OTHER)
 		return;
+	/*
+	 * A route of ours gone, or replaced by one elsewhere (`ip route
+	 * replace` onto another interface, or by a blackhole: IPv4 sends no
+	 * RTM_DELROUTE for the old one): forget ours under that key.
+	 */
 	if (nlh->nlmsg_type == RTM_NEWROUTE) {
-		route_add(w, &r);
+		if (kind == ROUTE_OURS) {
+			route_add(w, &r);
+			return;
+		}
+		if (!(nlh->nlmsg_flags & NLM_F_REPLACE))
+			return;
+	} else if (kind != ROUTE_OURS) {
 		return;
 	}
 	for (size_t i = 0; i < w->nroute; i++) {

@@ -147,6 +147,15 @@ int nl_watch_fd(struct nl_watch *w);
 int nl_watch_poll(struct nl_watch *w);
 
 /**
+ * nl_watch_known() - the kernel's valid entry for neighbour @ip, if the
+ * watcher has one (the last MAC it reported reachable, not since reported
+ * gone): an entry lunar let go can be had again without asking, which
+ * matters because the kernel announces nothing for an entry it already has.
+ * Return: true with @mac set, or false.
+ */
+bool nl_watch_known(const struct nl_watch *w, uint32_t ip, uint8_t mac[6]);
+
+/**
  * nl_watch_resolve() - ask the kernel to resolve neighbour @ip.
  * @w: watcher.
  * @ip: IPv4 address on the watched interface's link, host order.

@@ -191,18 +191,24 @@ static void on_kernel_route(void *ctx, uint32_t dst, uint8_t plen, uint32_t gw, 
 {
 	struct lunar_env *env = ctx;
 
-	if (plen == 0) {
+	/* A default via a gateway; an on-link one (`dev X`, no gateway) is a route like others. */
+	if (plen == 0 && gw) {
 		env->nif.gateway = add ? gw : 0;
 		return;
 	}
-	if (add)
-		netif_route_add(&env->nif, dst, plen, gw);
-	else
+	if (add && netif_route_add(&env->nif, dst, plen, gw) == -ENOSPC &&
+	    env->nif.ctr.routes_full == 1)
+		LOG_ERR("worker %u: more than %d kernel routes through the interface: the rest are "
+			"not followed (counted routes_full; their traffic takes the default route)",
+			env->index, NETIF_MAX_ROUTES);
+	else if (!add)
 		netif_route_del(&env->nif, dst, plen);
 }
 
-static int kernel_resolve(void *ctx, uint32_t ip)
+static int kernel_resolve(void *ctx, uint32_t ip, struct rte_ether_addr *mac)
 {
+	if (nl_watch_known(ctx, ip, mac->addr_bytes))
+		return 1; /* lunar had let it go; the kernel would not announce it again */
 	return nl_watch_resolve(ctx, ip);
 }
 

@@ -53,6 +53,15 @@ struct neigh_entry *neigh_get(struct neigh_table *t, uint32_t ip)
 	return e;
 }
 
+unsigned neigh_incomplete(const struct neigh_table *t)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NEIGH_TABLE_SIZE; i++)
+		n += t->e[i].state == NEIGH_INCOMPLETE;
+	return n;
+}
+
 void neigh_remove(struct neigh_table *t, struct neigh_entry *e)
 {
 	unsigned hole = (unsigned)(e - t->e);

@@ -24,6 +24,13 @@ enum neigh_state {
 
 #define NEIGH_TABLE_SIZE 256 /* power of two; open addressing */
 #define NEIGH_HOLD	 8   /* packets kept per unresolved neighbour */
+/*
+ * Unresolved neighbours at once, at most: replies to a flood of spoofed
+ * on-link sources (echo, SYN-ACK, RST) each make one, hold a packet and
+ * cannot be evicted, so without a cap they would fill the table and push
+ * out the resolved entries (the gateway's).
+ */
+#define NEIGH_INCOMPLETE_MAX (NEIGH_TABLE_SIZE / 4)
 
 struct neigh_entry {
 	uint32_t ip;
@@ -52,6 +59,8 @@ struct neigh_entry *neigh_find(struct neigh_table *t, uint32_t ip);
 struct neigh_entry *neigh_get(struct neigh_table *t, uint32_t ip);
 /** Remove @e (its held packets must have been released by the caller). */
 void neigh_remove(struct neigh_table *t, struct neigh_entry *e);
+/** Entries still unresolved (INCOMPLETE): a walk of the table, for the rare unresolved path. */
+unsigned neigh_incomplete(const struct neigh_table *t);
 /** Record @mac for @e: state REACHABLE until @expires_ns (UINT64_MAX: never). */
 void neigh_confirm(struct neigh_entry *e, const struct rte_ether_addr *mac, uint64_t expires_ns);
 

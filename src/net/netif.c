@@ -133,15 +133,28 @@ void netif_gratuitous_arp(struct netif *nif)
 		arp_send(nif, RTE_ARP_OP_REQUEST, &eth_bcast, NULL, nif->ip);
 }
 
-/* Ask for @e's MAC: ARP request (our ARP) or a kernel resolution request. */
+static void neigh_release(struct netif *nif, struct neigh_entry *e);
+static uint64_t reachable_until(const struct netif *nif);
+
+/*
+ * Ask for @e's MAC: ARP request (our ARP) or a kernel resolution request.
+ * The kernel's answer may be at once (an entry it has, which lunar had let
+ * go): then @e is resolved and its packets go.
+ */
 static void neigh_ask(struct netif *nif, struct neigh_entry *e, bool unicast)
 {
 	e->tries++;
 	e->next_try_ns = nif->now_ns + nif->arp_retry_ns;
 	if (nif->neigh_mode == NEIGH_MODE_KERNEL) {
+		struct rte_ether_addr mac;
+
 		nif->ctr.neigh_kernel_asks++;
-		if (nif->kernel_resolve)
-			nif->kernel_resolve(nif->kernel_ctx, e->ip);
+		if (nif->kernel_resolve && nif->kernel_resolve(nif->kernel_ctx, e->ip, &mac) == 1) {
+			nif->ctr.neigh_kernel_known++;
+			nif->ctr.neigh_resolved++;
+			neigh_confirm(e, &mac, reachable_until(nif));
+			neigh_release(nif, e);
+		}
 		return;
 	}
 	/* RFC 1122 2.3.2.1: refresh a stale entry with a unicast request. */
@@ -231,7 +244,14 @@ static int l3_output(struct netif *nif, struct rte_mbuf *m, uint32_t dst)
 		netif_drop(nif, m, LUNAR_DROP_NO_ROUTE);
 		return -ENETUNREACH;
 	}
-	e = neigh_get(&nif->neigh, hop);
+	e = neigh_find(&nif->neigh, hop);
+	if (!e && neigh_incomplete(&nif->neigh) >= NEIGH_INCOMPLETE_MAX) {
+		nif->ctr.neigh_incomplete_cap++;
+		netif_drop(nif, m, LUNAR_DROP_NEIGH_UNRESOLVED);
+		return -ENOBUFS;
+	}
+	if (!e)
+		e = neigh_get(&nif->neigh, hop);
 	if (!e) {
 		netif_drop(nif, m, LUNAR_DROP_NEIGH_UNRESOLVED);
 		return -ENOBUFS;
@@ -328,8 +348,10 @@ static uint32_t mask_of(uint8_t plen)
 int netif_route_add(struct netif *nif, uint32_t dst, uint8_t plen, uint32_t gw)
 {
 	netif_route_del(nif, dst, plen);
-	if (nif->n_routes == NETIF_MAX_ROUTES)
+	if (nif->n_routes == NETIF_MAX_ROUTES) {
+		nif->ctr.routes_full++;
 		return -ENOSPC;
+	}
 	nif->routes[nif->n_routes++] = (struct netif_route){dst & mask_of(plen), gw, plen};
 	return 0;
 }
@@ -438,9 +460,15 @@ static void icmp_error_input(struct netif *nif, struct rte_mbuf *m, const struct
  * A new packet with room for @l4_len bytes of L4 header and data at *@p, or
  * an error: -EMSGSIZE if it cannot fit the MTU, -ENOBUFS if the pool is empty.
  */
-static int alloc_l4(struct netif *nif, size_t l4_len, struct rte_mbuf **m, uint8_t **p)
+/* A packet for an L4 header of @hdr bytes and @payload more. */
+static int alloc_l4(struct netif *nif, size_t hdr, size_t payload, struct rte_mbuf **m, uint8_t **p)
 {
-	if (l4_len > UINT16_MAX || l4_len + sizeof(struct rte_ipv4_hdr) > nif->mtu)
+	size_t l4_len;
+
+	if (payload > UINT16_MAX - hdr) /* checked before the sum: a huge length must not wrap */
+		return -EMSGSIZE;
+	l4_len = hdr + payload;
+	if (l4_len + sizeof(struct rte_ipv4_hdr) > nif->mtu)
 		return -EMSGSIZE;
 	*m = alloc_pkt(nif);
 	if (!*m)
@@ -520,7 +548,7 @@ static void icmp_unreachable(struct netif *nif, const struct ipv4_repr *ir, uint
 	if (nif->icmp_errors_per_sec == NETIF_ICMP_ERRORS_OFF || to_bcast ||
 	    !error_destination(nif, ir->src) || !icmp_error_token(nif))
 		return;
-	if (alloc_l4(nif, 8 + quote, &r, &p)) /* at most 556 bytes: fits any MTU lunar takes */
+	if (alloc_l4(nif, 8, quote, &r, &p)) /* at most 556 bytes: fits any MTU lunar takes */
 		return;
 	icmp_emit(p, 8 + quote, &icr);
 	if (netif_ipv4_output(nif, r, ir->src, IPPROTO_ICMP, 0) == 0)
@@ -645,8 +673,13 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 		       bool link_bcast)
 {
 	uint64_t ol = m->ol_flags;
-	bool ip_ok = (ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD;
-	bool l4_ok = (ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	/*
+	 * GOOD, or NONE: the field holds no valid sum but the port verified
+	 * the data (virtio's NEEDS_CSUM frames), which is as good.
+	 */
+	uint64_t ip_ck = ol & RTE_MBUF_F_RX_IP_CKSUM_MASK, l4_ck = ol & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	bool ip_ok = ip_ck == RTE_MBUF_F_RX_IP_CKSUM_GOOD || ip_ck == RTE_MBUF_F_RX_IP_CKSUM_NONE;
+	bool l4_ok = l4_ck == RTE_MBUF_F_RX_L4_CKSUM_GOOD || l4_ck == RTE_MBUF_F_RX_L4_CKSUM_NONE;
 	struct ipv4_repr ir;
 	enum lunar_drop why;
 	bool bcast;
@@ -671,8 +704,13 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 		netif_drop(nif, m, LUNAR_DROP_IP_NOT_FOR_US);
 		return;
 	}
-	/* RFC 1122 3.2.1.3: a (directed) broadcast is never a source. */
-	if (is_broadcast(nif, ir.src)) {
+	/*
+	 * RFC 1122 3.2.1.3: a (directed) broadcast is never a source; nor is
+	 * our own address (a spoof: answering it would ARP for ourselves), nor
+	 * 0.0.0.0 but to a broadcast (a booting host's DHCP): a reply would go
+	 * to 0.0.0.0, which (a) forbids as a destination. As Linux's martians.
+	 */
+	if (is_broadcast(nif, ir.src) || ir.src == nif->ip || (ir.src == 0 && !bcast)) {
 		netif_drop(nif, m, LUNAR_DROP_IP_BAD_SRC);
 		return;
 	}
@@ -811,7 +849,7 @@ int netif_icmp_echo(struct netif *nif, uint32_t dst, uint16_t id, uint16_t seq, 
 {
 	struct rte_mbuf *m;
 	uint8_t *p;
-	int rc = alloc_l4(nif, 8 + len, &m, &p);
+	int rc = alloc_l4(nif, 8, len, &m, &p);
 
 	if (rc)
 		return rc;
@@ -857,7 +895,7 @@ int netif_udp_send(struct netif *nif, uint16_t sport, uint32_t dst, uint16_t dpo
 	struct udp_repr ur = {.sport = sport, .dport = dport, .payload_len = len};
 	struct rte_mbuf *m;
 	uint8_t *p;
-	int rc = alloc_l4(nif, 8 + len, &m, &p);
+	int rc = alloc_l4(nif, 8, len, &m, &p);
 
 	if (rc)
 		return rc;

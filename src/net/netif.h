@@ -96,8 +96,13 @@ struct netif_config {
 	uint64_t arp_reachable_ns; /* ARP mode: entry lifetime (default 30 s) */
 	uint64_t arp_retry_ns;	   /* between ARP requests / kernel asks (default 1 s) */
 	unsigned arp_retries;	   /* requests sent before an entry fails (default 3) */
-	/* kernel mode: how to ask the kernel to resolve a next hop */
-	int (*kernel_resolve)(void *ctx, uint32_t ip);
+	/*
+	 * kernel mode: how to ask the kernel to resolve a next hop. @return
+	 * 1 with *mac set when the kernel's entry is known valid already
+	 * (lunar had let its copy go, evicted from a full table: the kernel
+	 * will not announce an entry it has), 0 when asked, or -errno.
+	 */
+	int (*kernel_resolve)(void *ctx, uint32_t ip, struct rte_ether_addr *mac);
 	void *kernel_ctx;
 	/*
 	 * ICMP errors (port and protocol unreachable) sent at most this many
@@ -121,7 +126,7 @@ struct netif {
 	enum neigh_mode neigh_mode;
 	uint64_t arp_reachable_ns, arp_retry_ns;
 	unsigned arp_retries;
-	int (*kernel_resolve)(void *ctx, uint32_t ip);
+	int (*kernel_resolve)(void *ctx, uint32_t ip, struct rte_ether_addr *mac);
 	void *kernel_ctx;
 	struct neigh_table neigh;
 	struct netif_route routes[NETIF_MAX_ROUTES];

@@ -409,8 +409,15 @@ static void t_watch_resolve(void **state)
 	assert_int_equal(nl_watch_resolve(r->w, IP_B), 0);
 	e = neigh_ev(IP_B, mac_vb, true);
 	k = EXPECT_EV(r, 0, &e, true);
-	/* Asking again for a valid entry is harmless. */
+	/* Asking again for a valid entry is harmless; the watcher knows it. */
 	assert_int_equal(nl_watch_resolve(r->w, IP_B), 0);
+	{
+		uint8_t mac[6];
+
+		assert_true(nl_watch_known(r->w, IP_B, mac));
+		assert_memory_equal(mac, mac_vb, 6);
+		assert_false(nl_watch_known(r->w, IP(10, 99, 0, 99), mac));
+	}
 
 	/* Nobody has .99: the kernel gives up (FAILED) and says so. */
 	assert_int_equal(nl_watch_resolve(r->w, IP(10, 99, 0, 99)), 0);
@@ -480,7 +487,19 @@ static void t_watch_route(void **state)
 	k = EXPECT_EV(r, marker + 1, &e, true);
 	assert_int_equal(ns_sh("ip -n %s route del 10.56.0.0/16 via 10.99.0.3 metric 20", ns_a), 0);
 	e = route_ev(n56, 16, gw3, false);
+	k = EXPECT_EV(r, k + 1, &e, true);
+
+	/*
+	 * Replaced by a blackhole (IPv4 sends only the new route, no
+	 * RTM_DELROUTE for ours): ours is forgotten, announced gone.
+	 */
+	assert_int_equal(ns_sh("ip -n %s route add 10.59.0.0/16 via 10.99.0.2", ns_a), 0);
+	e = route_ev(IP(10, 59, 0, 0), 16, IP_B, true);
+	k = EXPECT_EV(r, k + 1, &e, true);
+	assert_int_equal(ns_sh("ip -n %s route replace blackhole 10.59.0.0/16", ns_a), 0);
+	e = route_ev(IP(10, 59, 0, 0), 16, IP_B, false);
 	EXPECT_EV(r, k + 1, &e, true);
+	assert_int_equal(ns_sh("ip -n %s route del blackhole 10.59.0.0/16", ns_a), 0);
 }
 
 /*

@@ -43,13 +43,16 @@ int nt_group_teardown(void **state)
 	return 0;
 }
 
-static int kernel_resolve(void *ctx, uint32_t ip)
+static int kernel_resolve(void *ctx, uint32_t ip, struct rte_ether_addr *mac)
 {
 	struct nt *t = ctx;
 
 	t->kernel_asks++;
 	t->last_ask_ip = ip;
-	return 0;
+	if (!t->kernel_knows)
+		return 0;
+	*mac = t->kernel_mac;
+	return 1;
 }
 
 struct netif_config nt_config(struct nt *t, enum neigh_mode mode)

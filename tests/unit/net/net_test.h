@@ -51,6 +51,8 @@ struct nt {
 	struct netif nif;
 	unsigned kernel_asks; /* kernel_resolve calls */
 	uint32_t last_ask_ip;
+	bool kernel_knows; /* kernel_resolve answers at once, with kernel_mac */
+	struct rte_ether_addr kernel_mac;
 };
 
 /* cmocka fixtures: EAL and pool per binary; a fresh netif per test. */

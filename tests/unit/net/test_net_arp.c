@@ -428,6 +428,58 @@ static void test_kernel_resolve(void **state)
 	assert_int_equal(t->kernel_asks, 2);
 }
 
+/*
+ * Kernel mode: a next hop whose entry lunar let go (evicted from a full
+ * table) while the kernel's stayed valid: the kernel announces nothing for
+ * an entry it has, so the ask's answer is at once, from the mirror, and
+ * the packet goes; no retries, nothing NEIGH_FAILED.
+ */
+static void test_kernel_known_at_once(void **state)
+{
+	struct nt *t = *state;
+
+	t->kernel_knows = true;
+	t->kernel_mac = peer_mac;
+	assert_int_equal(nt_send_marked(t, PEER_IP, 0), 0);
+	assert_int_equal(t->kernel_asks, 1);
+	assert_int_equal(nt_flush(t), 1);
+	assert_marked_to(nt_tx(t, 0), &peer_mac, PEER_IP, 0);
+	assert_int_equal(netif_counter(&t->nif, "neigh_kernel_known"), 1);
+	assert_int_equal(netif_counter(&t->nif, "neigh_resolved"), 1);
+	assert_int_equal(neigh_find(&t->nif.neigh, PEER_IP)->state, NEIGH_REACHABLE);
+	nt_clear_tx(t);
+	for (unsigned k = 1; k <= T_RETRIES; k++)
+		netif_timers(&t->nif, k * T_RETRY);
+	assert_int_equal(t->kernel_asks, 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_NEIGH_FAILED), 0);
+}
+
+/*
+ * Replies to a flood of spoofed on-link sources each make an unresolved
+ * entry that holds a packet and cannot be evicted: at most
+ * NEIGH_INCOMPLETE_MAX at once, then a packet to a new next hop is
+ * dropped (counted), so the table never fills with them and a resolved
+ * neighbour keeps its entry and its traffic.
+ */
+static void test_incomplete_capped(void **state)
+{
+	struct nt *t = *state;
+
+	netif_neigh_update(&t->nif, PEER_IP, &peer_mac, true);
+	for (unsigned i = 0; i < NEIGH_INCOMPLETE_MAX; i++)
+		assert_int_equal(nt_send_marked(t, IP4(10, 0, 0, 10 + i), i), 0);
+	assert_int_equal(neigh_incomplete(&t->nif.neigh), NEIGH_INCOMPLETE_MAX);
+	assert_int_equal(nt_send_marked(t, IP4(10, 0, 0, 200), 99), -ENOBUFS);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_NEIGH_UNRESOLVED), 1);
+	assert_int_equal(netif_counter(&t->nif, "neigh_incomplete_cap"), 1);
+	/* A next hop already waiting still takes packets. */
+	assert_int_equal(nt_send_marked(t, IP4(10, 0, 0, 10), 100), 0);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_NEIGH_UNRESOLVED), 1);
+	assert_int_equal(nt_send_marked(t, PEER_IP, 7), 0);
+	assert_int_equal(nt_flush(t), 1);
+	assert_marked_to(nt_tx(t, 0), &peer_mac, PEER_IP, 7);
+}
+
 /* Kernel mode: unanswered asks end like ARP retries, held packets NEIGH_FAILED. */
 static void test_kernel_resolve_fails(void **state)
 {
@@ -499,6 +551,7 @@ int main(void)
 	    T(test_gratuitous_arp),	      T(test_unsolicited_reply_learned),
 	    T(test_sender_is_our_ip),	      T(test_malformed_arp),
 	    K(test_kernel_resolve),	      K(test_kernel_resolve_fails),
+	    K(test_kernel_known_at_once),     K(test_incomplete_capped),
 	    K(test_kernel_arp_steered_wrong), K(test_kernel_neigh_forgotten),
 	};
 #undef T

@@ -209,22 +209,25 @@ static void test_ip_fragment(void **state)
 
 /*
  * RFC 1122 3.2.1.3: a host MUST silently discard a datagram whose source is
- * a broadcast, multicast (class D) or loopback address.
+ * a broadcast, multicast (class D) or loopback address. Also (Linux's
+ * martians) our own address, a spoof whose reply would ARP for ourselves,
+ * and 0.0.0.0 to a unicast address, whose reply would go to 0.0.0.0,
+ * which (a) forbids as a destination; nothing is answered.
  */
 static void test_ip_bad_source(void **state)
 {
 	static const uint32_t bad[] = {IP4(224, 0, 0, 5), IP4(127, 0, 0, 1),
-				       IP4(255, 255, 255, 255)};
+				       IP4(255, 255, 255, 255), OUR_IP, 0};
 	struct nt *t = *state;
 	uint8_t b[128];
 
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 5; i++) {
 		size_t n = echo_packet(b, bad[i], OUR_IP);
 
 		rx_ip(t, b, n);
 		assert_int_equal(nt_drops(t, LUNAR_DROP_IP_BAD_SRC), i + 1);
 	}
-	assert_int_equal(nt_total_drops(t), 3);
+	assert_int_equal(nt_total_drops(t), 5);
 	assert_int_equal(nt_flush(t), 0);
 }
 
@@ -348,6 +351,13 @@ static void test_hw_checksum_flags(void **state)
 	nt_rx(t, m, 1);
 	assert_int_equal(nt_total_drops(t), 1);
 	assert_int_equal(netif_counter(&t->nif, "rx_csum_hw_ok"), 1);
+	assert_int_equal(nt_flush(t), 1);
+	nt_clear_tx(t);
+	/* NONE: no valid sum in the field, but the port verified the header. */
+	m = nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n);
+	m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_NONE;
+	nt_rx(t, m, 1);
+	assert_int_equal(nt_total_drops(t), 1);
 	assert_int_equal(nt_flush(t), 1);
 	nt_clear_tx(t);
 }

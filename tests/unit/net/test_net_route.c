@@ -108,6 +108,9 @@ static void test_longest_prefix(void **state)
 	assert_int_equal(netif_route_add(&t->nif, 0, 0, gw_b), 0);
 	assert_int_equal(netif_next_hop(&t->nif, IP4(8, 8, 8, 8)), gw_b);
 	assert_int_equal(netif_next_hop(&t->nif, IP4(192, 168, 9, 9)), gw_a);
+	/* An on-link default (`ip route add default dev X`): the destination is the next hop. */
+	assert_int_equal(netif_route_add(&t->nif, 0, 0, 0), 0);
+	assert_int_equal(netif_next_hop(&t->nif, IP4(8, 8, 8, 8)), IP4(8, 8, 8, 8));
 }
 
 /*
@@ -122,6 +125,7 @@ static void test_route_table_full(void **state)
 		assert_int_equal(netif_route_add(&t->nif, IP4(100, (uint8_t)i, 0, 0), 16, GW_IP),
 				 0);
 	assert_int_equal(netif_route_add(&t->nif, IP4(101, 0, 0, 0), 16, GW_IP), -ENOSPC);
+	assert_int_equal(netif_counter(&t->nif, "routes_full"), 1);
 	assert_int_equal(netif_route_add(&t->nif, IP4(100, 3, 0, 0), 16, PEER_IP), 0);
 	assert_int_equal(netif_next_hop(&t->nif, IP4(100, 3, 1, 1)), PEER_IP);
 }

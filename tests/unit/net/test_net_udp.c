@@ -202,6 +202,13 @@ static void test_hw_l4_checksum_good(void **state)
 	nt_rx(t, m, 1);
 	assert_int_equal(nt_drops(t, LUNAR_DROP_UDP_BAD_CHECKSUM), 1);
 	assert_int_equal(s.calls, 1);
+	/* NONE (virtio's NEEDS_CSUM): the field holds a partial sum, the data was verified. */
+	m = nt_mk_udp(&our_mac, &peer_mac, PEER_IP, OUR_IP, 5555, 7000, msg, sizeof(msg),
+		      NT_CSUM_BAD);
+	m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_NONE;
+	nt_rx(t, m, 1);
+	assert_int_equal(s.calls, 2);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_UDP_BAD_CHECKSUM), 1);
 }
 
 /* Broadcast datagrams (limited and subnet-directed) reach the bound port (RFC 1122 3.3.6). */
@@ -314,6 +321,8 @@ static void test_send_size_limit(void **state)
 		big[i] = (uint8_t)(i ^ 0x5a);
 	assert_int_equal(netif_udp_send(&t->nif, 1, PEER_IP, 2, big, sizeof(big) - 1), 0);
 	assert_int_equal(netif_udp_send(&t->nif, 1, PEER_IP, 2, big, sizeof(big)), -EMSGSIZE);
+	/* A length that would wrap the header's addition is refused before it. */
+	assert_int_equal(netif_udp_send(&t->nif, 1, PEER_IP, 2, big, SIZE_MAX - 3), -EMSGSIZE);
 	assert_int_equal(nt_flush(t), 1);
 	nt_parse(nt_tx(t, 0), &p);
 	assert_int_equal(p.ip.total_len, 1500);

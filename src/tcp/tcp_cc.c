@@ -167,6 +167,9 @@ enum tcp_cc_action tcp_cc_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 	 */
 	if (cc->recover_armed && seq_gt(ack, cc->recover))
 		cc->recover_armed = false;
+	/* The same for ECN's window: a guard left armed would read wrong 2^31 bytes on. */
+	if (cc->ecn_armed && seq_gt(ack, cc->ecn_recover))
+		cc->ecn_armed = false;
 
 	if (!cc->in_recovery) {
 		/* RFC 9406 4.2: CSS_ROUNDS rounds of CSS end slow start. */

@@ -551,12 +551,16 @@ static void syn_sent_input(struct tcp_conn *c, const struct tcp_repr *seg, uint6
 
 /*
  * An ACK echoed congestion (ECE, RFC 3168 6.1.2): reduce the window once
- * per window of data, then say so with CWR on the next new data.
+ * per window of data, then say so with CWR on the next new data. The
+ * response "halves the congestion window" (as Linux's tcp_enter_cwr()):
+ * from cwnd, not from what the ACK leaves in flight, which for a reply
+ * acknowledged whole is nothing and would cut an RPC connection to two
+ * segments at every echo.
  */
 static void ecn_echoed(struct tcp_conn *c)
 {
 	c->stats.ecn_ece++;
-	if (tcp_cc_on_ece(&c->cc, c->snd_una, c->snd_max, c->snd_max - c->snd_una)) {
+	if (tcp_cc_on_ece(&c->cc, c->snd_una, c->snd_max, c->cc.cwnd)) {
 		tcp_undo_close(&c->undo); /* an undo must not erase this reduction */
 		c->stats.ecn_cuts++;
 		c->ecn_cwr = true;

@@ -227,7 +227,9 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 		} else if (seq_gt(seg->ack, c->rack.tlp_end_seq)) {
 			c->rack.tlp_out = false;
 			if (!c->cc.in_recovery) {
-				tcp_cc_reduce(&c->cc, c->snd_max - c->snd_una);
+				/* The flight the loss was in, not what this ACK leaves (often
+				 * nothing). */
+				tcp_cc_reduce(&c->cc, c->snd_max - before->snd_una);
 				/* an undo must not erase this reduction */
 				tcp_undo_close(&c->undo);
 				c->stats.tlp_recoveries++;

@@ -280,10 +280,33 @@ static void test_peer_syn_ecn_fallback(void **state)
 }
 
 /*
- * RFC 3168 6.1.2: an ECE halves the window once (NewReno: FlightSize / 2),
- * the next new data says CWR, further ECEs in the same window change
- * nothing, and an ECE for data sent after the reduction cuts again.
- * 6.1.5: a retransmission is not ECN-capable.
+ * An RPC's reply acknowledged whole by an ACK with ECE: the window halves
+ * from cwnd; the flight the ACK leaves (nothing) would have cut it to the
+ * 2-segment floor, and every later reply over 2 segments to two rounds.
+ */
+static void test_ece_on_full_ack_halves_cwnd(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	open_active(&s, &cfg, ECE | CWR, ECE);
+	send_segments(&s, 0, 3, false);
+	advance(&s, 100 * US);
+	seg(&s, ACK | ECE, IRS + 1, S(3), 65535, 0);
+	assert_int_equal(s.c.stats.ecn_cuts, 1);
+	assert_int_equal(s.c.cc.ssthresh, 10 * SMSS / 2);
+	assert_int_equal(s.c.cc.cwnd, 10 * SMSS / 2);
+	script_end(&s);
+}
+
+/*
+ * RFC 3168 6.1.2: an ECE halves the window once ("halves the congestion
+ * window cwnd", as Linux: cwnd / 2 for NewReno, not the FlightSize the
+ * ACK leaves), the next new data says CWR, further ECEs in the same
+ * window change nothing, and an ECE for data sent after the reduction
+ * cuts again. 6.1.5: a retransmission is not ECN-capable.
  */
 static void test_sender_reduces_once_per_window(void **state)
 {
@@ -297,15 +320,15 @@ static void test_sender_reduces_once_per_window(void **state)
 	advance(&s, 100 * US);
 	seg(&s, ACK | ECE, IRS + 1, S(1), 65535, 0);
 	expect_nothing(&s); /* nine segments out, cwnd below them */
-	assert_int_equal(s.c.cc.ssthresh, 9 * SMSS / 2);
-	assert_int_equal(s.c.cc.cwnd, 9 * SMSS / 2);
+	assert_int_equal(s.c.cc.ssthresh, 10 * SMSS / 2);
+	assert_int_equal(s.c.cc.cwnd, 10 * SMSS / 2);
 	assert_int_equal(s.c.stats.ecn_ece, 1);
 	assert_int_equal(s.c.stats.ecn_cuts, 1);
 
 	seg(&s, ACK | ECE, IRS + 1, S(5), 65535, 0);
 	assert_int_equal(s.c.stats.ecn_ece, 2);
 	assert_int_equal(s.c.stats.ecn_cuts, 1);
-	assert_int_equal(s.c.cc.ssthresh, 9 * SMSS / 2);
+	assert_int_equal(s.c.cc.ssthresh, 10 * SMSS / 2);
 	seg(&s, ACK | ECE, IRS + 1, S(10), 65535, 0);
 	assert_int_equal(s.c.stats.ecn_cuts, 1);
 
@@ -627,6 +650,7 @@ int main(void)
 	    cmocka_unit_test(test_syn_ecn_fallback),
 	    cmocka_unit_test(test_peer_syn_ecn_fallback),
 	    cmocka_unit_test(test_sender_reduces_once_per_window),
+	    cmocka_unit_test(test_ece_on_full_ack_halves_cwnd),
 	    cmocka_unit_test(test_zero_window_probe_not_ect),
 	    cmocka_unit_test(test_not_negotiated_ignored),
 	    cmocka_unit_test(test_receiver_echoes_until_cwr),

@@ -350,6 +350,35 @@ static void test_tlp_spurious_probe_no_reduction(void **state)
 }
 
 /*
+ * The same response sized by the flight the loss happened in: six
+ * segments sent after the probe, all acknowledged by the ACK that passes
+ * its end. FlightSize / 2 of what was out (3 segments), not of what the
+ * ACK leaves (nothing, which would give the 2-segment floor).
+ */
+static void test_tlp_repair_response_from_flight(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	sack(&s, S(2), 0, NULL);
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	sack(&s, S(4), 0, NULL);
+	assert_true(s.c.rack.tlp_out);
+	assert_int_equal(app_send(&s, 6 * mss_), (int)(6 * mss_));
+	for (unsigned i = 0; i < 6; i++)
+		expect_tx(&s, ACK | (i == 5 ? PSH : 0), S(4 + i), IRS + 1, mss_);
+	sack(&s, S(10), 0, NULL);
+	assert_int_equal(s.c.stats.tlp_recoveries, 1);
+	assert_int_equal(s.c.cc.ssthresh, 3 * mss_);
+	script_end(&s);
+}
+
+/*
  * RFC 8985 7.4, as Linux: a probe that repaired the loss (no D-SACK and no
  * pure duplicate ACK by the time an ACK passes the probe's end) owes the
  * congestion response of a fast recovery.
@@ -1554,6 +1583,7 @@ int main(void)
 	    cmocka_unit_test(test_invalid_sack_blocks_ignored),
 	    cmocka_unit_test(test_tlp_spurious_probe_no_reduction),
 	    cmocka_unit_test(test_tlp_repairs_tail),
+	    cmocka_unit_test(test_tlp_repair_response_from_flight),
 	    cmocka_unit_test(test_tlp_then_recovery_one_response),
 	    cmocka_unit_test(test_tlp_sends_new_data),
 	    cmocka_unit_test(test_tlp_retransmits_by_default),

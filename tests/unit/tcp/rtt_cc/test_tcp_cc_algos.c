@@ -323,6 +323,25 @@ static void test_ece_once_per_window(void **state)
 	assert_int_equal(s.cc.cwnd, 10 * SMSS);
 }
 
+/*
+ * The once-per-window guard is spent once SND.UNA passes it: an echo 2^31
+ * bytes later (a fast connection's 2 GiB with no reduction between) still
+ * cuts, where a guard left to a modular comparison would read as not
+ * passed for the next 2 GiB and ignore every echo.
+ */
+static void test_ece_guard_spent(void **state)
+{
+	struct sender s;
+	uint32_t una;
+
+	(void)state;
+	sender_init(&s, TCP_CC_NEWRENO, 20, 100 * US);
+	assert_true(tcp_cc_on_ece(&s.cc, s.una, s.nxt, s.cc.cwnd));
+	sender_ack(&s, s.cc.ecn_recover - s.una + SMSS, false); /* past the guard */
+	una = s.una + 0x80000000u;
+	assert_true(tcp_cc_on_ece(&s.cc, una, una + s.cc.cwnd, s.cc.cwnd));
+}
+
 /* A slow-start round whose every ACK measures @rtt. */
 static void ss_round(struct sender *s, uint64_t rtt)
 {
@@ -571,6 +590,7 @@ int main(void)
 	    cmocka_unit_test(test_dctcp_alpha),
 	    cmocka_unit_test(test_dctcp_cuts),
 	    cmocka_unit_test(test_ece_once_per_window),
+	    cmocka_unit_test(test_ece_guard_spent),
 	    cmocka_unit_test(test_hystart_css_then_avoidance),
 	    cmocka_unit_test(test_hystart_css_spurious),
 	    cmocka_unit_test(test_hystart_threshold),

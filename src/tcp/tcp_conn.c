@@ -494,16 +494,29 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 	return t;
 }
 
+/*
+ * The sequence number for a segment without data (an ACK, a RST) the peer
+ * will take. <SEQ=SND.NXT>, except that after a timeout rolled SND.NXT
+ * back the peer has already seen up to SND.MAX: one numbered below its
+ * RCV.NXT would be unacceptable there (RFC 9293 3.10.7.4 first check),
+ * its acknowledgment ignored, and two such ends would answer each other's
+ * ACKs forever. But not beyond the window the peer offers: a zero-window
+ * probe's byte, refused, raised SND.MAX past its RCV.NXT, where at a zero
+ * window only SEQ = RCV.NXT is acceptable; then the window's right edge
+ * (as Linux's tcp_acceptable_seq()). Until synchronized, SND.MAX.
+ */
+static uint32_t acceptable_seq(const struct tcp_conn *c)
+{
+	uint32_t edge = c->snd_una + c->snd_wnd;
+
+	if (c->state < TCP_ESTABLISHED || seq_leq(c->snd_max, edge))
+		return c->snd_max;
+	return edge;
+}
+
 void tcp_send_ack(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
-	/*
-	 * <SEQ=SND.NXT><ACK=RCV.NXT>, except that after a timeout rolled SND.NXT
-	 * back the peer has already seen up to SND.MAX: an ACK numbered below
-	 * its RCV.NXT would be unacceptable there (RFC 9293 3.10.7.4 first
-	 * check), its acknowledgment ignored, and two such ends would answer
-	 * each other's ACKs forever.
-	 */
-	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, c->snd_max, 0, now);
+	tcp_xmit(c, out, RTE_TCP_ACK_FLAG, acceptable_seq(c), 0, now);
 }
 
 bool tcp_burst_end(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
@@ -798,8 +811,12 @@ void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	case TCP_FIN_WAIT_1:
 	case TCP_FIN_WAIT_2:
 	case TCP_CLOSE_WAIT:
-		/* RFC 9293 3.10.5: <SEQ=SND.NXT><CTL=RST> */
-		tcp_send_rst(out, c->snd_nxt);
+		/*
+		 * RFC 9293 3.10.5: <SEQ=SND.NXT><CTL=RST>, numbered as our ACKs
+		 * are: after a go-back-N SND.NXT may be below the peer's RCV.NXT,
+		 * and a RST outside its window is dropped unseen (RFC 5961 3).
+		 */
+		tcp_send_rst(out, acceptable_seq(c));
 		break;
 	default:
 		break;

@@ -251,6 +251,21 @@ void tcp_rec_on_ack(struct tcp_conn *c, const struct tcp_repr *seg,
 		tcp_cc_prr_ack(&c->cc,
 			       (c->snd_una - before->snd_una) + (c->sb.sacked - before->sacked),
 			       tcp_sb_pipe(&c->sb, c->snd_max - c->snd_una));
+	/*
+	 * RFC 8985 7.2: the probe timer restarts on an ACK that acknowledges
+	 * new data cumulatively; one that does not (the peer's data repeating
+	 * the same SACK blocks, at less than a PTO apart) keeps its deadline,
+	 * or the probe would never fire and the tail wait for the RTO. Each is
+	 * still checked: one may have ended the probe's reason.
+	 */
+	if (seg->ack == before->snd_una && c->tlp_at) {
+		uint64_t at = c->tlp_at;
+
+		tcp_rec_arm_tlp(c, now);
+		if (c->tlp_at)
+			c->tlp_at = at;
+		return;
+	}
 	tcp_rec_arm_tlp(c, now);
 }
 

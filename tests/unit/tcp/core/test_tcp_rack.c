@@ -350,6 +350,40 @@ static void test_tlp_spurious_probe_no_reduction(void **state)
 }
 
 /*
+ * RFC 8985 7.2: the probe timer restarts on an ACK that acknowledges new
+ * data, not on every segment: the last segment lost, the one before it
+ * SACKed, and the peer's segments keep repeating the same ACK and SACK
+ * block at a quarter of a PTO apart. The probe still goes at its first
+ * deadline (each one pushing it back left the tail to the RTO).
+ */
+static void test_tlp_not_pushed_back_by_repeats(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint64_t probe_at, step;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 4);
+	advance(&s, 100 * US);
+	sack1(&s, S(2), S(2), S(3)); /* 0 and 1 acknowledged, 2 SACKed, 3 lost */
+	probe_at = s.c.tlp_at;
+	assert_true(probe_at > s.now);
+	step = (probe_at - s.now) / 4;
+	for (unsigned i = 0; i < 3; i++) {
+		advance(&s, step);
+		sack1(&s, S(2), S(2), S(3));
+		expect_nothing(&s);
+		assert_int_equal(s.c.tlp_at, probe_at);
+	}
+	advance(&s, probe_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	assert_int_equal(s.c.stats.tlp_probes, 1);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	script_end(&s);
+}
+
+/*
  * The same response sized by the flight the loss happened in: six
  * segments sent after the probe, all acknowledged by the ACK that passes
  * its end. FlightSize / 2 of what was out (3 segments), not of what the
@@ -1584,6 +1618,7 @@ int main(void)
 	    cmocka_unit_test(test_tlp_spurious_probe_no_reduction),
 	    cmocka_unit_test(test_tlp_repairs_tail),
 	    cmocka_unit_test(test_tlp_repair_response_from_flight),
+	    cmocka_unit_test(test_tlp_not_pushed_back_by_repeats),
 	    cmocka_unit_test(test_tlp_then_recovery_one_response),
 	    cmocka_unit_test(test_tlp_sends_new_data),
 	    cmocka_unit_test(test_tlp_retransmits_by_default),

@@ -818,6 +818,33 @@ static void test_abort_established_with_data(void **state)
 }
 
 /*
+ * After an RTO rolled SND.NXT back (go-back-N, no SACK), the peer has
+ * seen up to SND.MAX: a RST numbered SND.NXT would lie below its RCV.NXT,
+ * outside its window, and be dropped unseen (RFC 5961 3); it carries
+ * SND.MAX, as our ACKs do.
+ */
+static void test_abort_after_go_back_n(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	struct script s;
+
+	(void)state;
+	script_config(&cfg);
+	o.sack = false;
+	fixture_established(&s, &o);
+	assert_int_equal(app_send(&s, 3000), 3000);
+	drain_tx(&s);
+	advance_next(&s); /* the RTO: SND.NXT back to SND.UNA, one segment resent */
+	assert_true(seq_lt(s.c.snd_nxt, s.c.snd_max));
+	drain_tx(&s);
+	app_abort(&s);
+	expect_tx(&s, RST, ISS + 3001, 0, 0);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 9293 3.10.5 LISTEN, SYN-SENT (not synchronized: no RST) and CLOSING,
  * LAST-ACK, TIME-WAIT ("Respond with ok and delete the TCB"): CLOSED, silently.
  */
@@ -1084,6 +1111,7 @@ int main(void)
 	    cmocka_unit_test(test_send_closed_enotconn),
 	    cmocka_unit_test(test_abort_synchronized_sends_rst),
 	    cmocka_unit_test(test_abort_established_with_data),
+	    cmocka_unit_test(test_abort_after_go_back_n),
 	    cmocka_unit_test(test_abort_unsynchronized_or_closing_no_rst),
 	    cmocka_unit_test(test_closed_reply_to_ack),
 	    cmocka_unit_test(test_closed_reply_to_no_ack),

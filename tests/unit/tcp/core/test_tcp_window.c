@@ -143,6 +143,31 @@ static void zero_window_setup(struct script *s, struct fixture_opts *o)
 	assert_int_equal(s->c.persist_at, s->now + tcp_rtt_timeout(&s->c.rtt));
 }
 
+/*
+ * After a probe, refused, SND.MAX is one past the peer's RCV.NXT; at a
+ * zero window only SEQ = RCV.NXT is acceptable (RFC 9293 3.10.7.4), so
+ * our ACKs of the peer's data carry the window's edge (SND.UNA here), or
+ * the peer would drop every one and its data would wait for our probes.
+ */
+static void test_acks_after_probe_acceptable(void **state)
+{
+	struct fixture_opts o = unscaled(NULL, 65535);
+	struct script s;
+
+	(void)state;
+	zero_window_setup(&s, &o);
+	advance_next(&s);
+	expect_tx(&s, ACK, ISS + 1001, IRS + 1, 1);
+	assert_int_equal(s.c.snd_max, ISS + 1002);
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1001, 0, 500); /* the byte refused; data of its own */
+	advance(&s, s.c.cfg.delack_ns);
+	expect_tx(&s, ACK, ISS + 1001, IRS + 501, 0);
+	expect_nothing(&s);
+	assert_int_equal(recv_all(&s), 500);
+	script_end(&s);
+}
+
 /* RFC 9293 3.8.6.1, RFC 1122 4.2.2.17: the first probe after one RTO, one byte at SND.UNA. */
 static void test_zero_window_first_probe(void **state)
 {
@@ -967,6 +992,7 @@ int main(void)
 	    cmocka_unit_test(test_old_ack_does_not_shrink_window),
 	    cmocka_unit_test(test_old_seq_does_not_update_window),
 	    cmocka_unit_test(test_zero_window_first_probe),
+	    cmocka_unit_test(test_acks_after_probe_acceptable),
 	    cmocka_unit_test(test_zero_window_probe_backoff),
 	    cmocka_unit_test(test_zero_window_answered_probes_send_only_probes),
 	    cmocka_unit_test(test_zero_window_not_dropped_while_answered),

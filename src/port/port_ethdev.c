@@ -356,6 +356,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	char args[256];
 	uint32_t dev_max, offloads;
 	uint16_t mtu, link_mtu = 0;
+	bool started = false;
 	int rc;
 
 	if (nq > PORT_MAX_QUEUES)
@@ -378,7 +379,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 		}
 		d->owner_lock = rc;
 	}
-	if (d->kind == PORT_KIND_AF_XDP && nq > 1) {
+	if (d->kind == PORT_KIND_AF_XDP) {
 		int have = xsk_channels_count(d->ifname);
 
 		if (have >= 0 && (unsigned)have < nq) {
@@ -388,6 +389,25 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 			    "numrxqueues %u numtxqueues %u (LUNAR_QUEUES=%u scripts/topo.sh "
 			    "veth up) or give the NIC more channels (ethtool -L)",
 			    nq, nq, d->ifname, have, nq, nq, nq);
+			dev_free(d);
+			return -EINVAL;
+		}
+		/*
+		 * One worker per queue, every queue: the device hashes lunar's
+		 * flows over all it has, and a segment on a queue no worker polls
+		 * reaches the kernel, which has no socket for it and resets the
+		 * connection (lunar steers no NIC rules here: ctl/flow_rules.h).
+		 */
+		if (have > 0 && (unsigned)have > nq) {
+			lunar_set_err(
+			    err, errlen,
+			    "%s has %d queues but lunar runs %u worker%s on it: segments "
+			    "the device hashes to the other queues would reach the kernel, "
+			    "which resets lunar's connections; run %d workers (--core with "
+			    "%d CPUs) or give %s %u queue%s (ethtool -L %s combined %u; a "
+			    "veth: LUNAR_QUEUES=%u scripts/topo.sh veth up)",
+			    d->ifname, have, nq, nq == 1 ? "" : "s", have, have, d->ifname, nq,
+			    nq == 1 ? "" : "s", d->ifname, nq, nq);
 			dev_free(d);
 			return -EINVAL;
 		}
@@ -478,6 +498,7 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	rc = rte_eth_dev_start(d->port_id);
 	if (rc < 0)
 		goto fail_uninit;
+	started = true;
 	for (unsigned i = 0; i < nq; i++) {
 		struct ethdev_port *e = calloc(1, sizeof(*e));
 
@@ -539,6 +560,8 @@ fail_uninit:
 		      d->devname, strerror(rc < 0 ? -rc : rc));
 fail_quiet:
 	d->open = 0;
+	if (started) /* DPDK will not close a started device (memif's stays registered) */
+		rte_eth_dev_stop(d->port_id);
 	rte_eth_dev_close(d->port_id);
 	rte_vdev_uninit(d->devname);
 	if (d->kind == PORT_KIND_AF_XDP)

@@ -89,9 +89,15 @@ static bool q_push(struct fault_dir_state *d, struct rte_mbuf *m, uint64_t due)
 }
 
 /* A private copy of frame @m, or NULL: it holds none of the application's references. */
-static struct rte_mbuf *copy_frame(struct rte_mbuf *m)
+/*
+ * A private copy of @m, in the port's own pool: not @m's, which for a
+ * zero-copy frame is the header pool (small buffers: a chain of a dozen,
+ * taken from the headers of sends to come).
+ */
+static struct rte_mbuf *copy_frame(struct fault_port *f, struct rte_mbuf *m)
 {
-	struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	struct rte_mbuf *c =
+	    rte_pktmbuf_copy(m, f->base.pool ? f->base.pool : m->pool, 0, UINT32_MAX);
 
 	if (c)
 		zbuf_pktbuf_copied(c);
@@ -121,7 +127,7 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 		 * corruption: the wire never touches a buffer it does not own.
 		 */
 		if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m)) {
-			struct rte_mbuf *c = copy_frame(m);
+			struct rte_mbuf *c = copy_frame(f, m);
 
 			if (c) {
 				rte_pktmbuf_free(m);
@@ -139,7 +145,7 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 	}
 	out[n++] = m;
 	if (chance(d, d->cfg.dup)) {
-		struct rte_mbuf *c = copy_frame(m);
+		struct rte_mbuf *c = copy_frame(f, m);
 
 		if (c) {
 			out[n++] = c;

@@ -44,6 +44,16 @@ expect_grep "the refusal names the fix" "2 workers need 2 queues, but wx1$$ has 
 expect_eq "no XDP program left on the one-queue veth" \
 	"$(ip -n "$B" link show "wx1$$" | grep -c prog/xdp)" 0
 
+# One worker on the two-queue veth: half its flows would land on a queue
+# nobody polls and the kernel would reset them; refused, with the fix.
+ip netns exec "$B" "$KNB" server --stack lunar --port "af_xdp:$VB" --ip 10.88.0.2/24 \
+	--listen 10.88.0.2:7000 --core 0 >"$OUT/fewer-workers.log" 2>&1
+expect_eq "one worker on a two-queue veth: refused" "$?" 1
+expect_grep "the refusal names the fix" "$VB has 2 queues but lunar runs 1 worker on it.*run 2 workers" \
+	"$OUT/fewer-workers.log"
+expect_eq "no XDP program left on the two-queue veth" \
+	"$(ip -n "$B" link show "$VB" | grep -c prog/xdp)" 0
+
 # The flow director: lunar's segments leave A on the queue of the worker that owns them.
 "$STEER" up "$A" "$VA" 2 --listen 7000,7001 >"$OUT/steer.log" 2>&1
 expect_eq "flow director on $VA" "$?" 0

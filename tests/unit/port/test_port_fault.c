@@ -663,6 +663,34 @@ static void test_dump(void **state)
 	port_close(p);
 }
 
+/*
+ * A copy (a duplicate, here) is made in the port's pool, not in the
+ * frame's: a zero-copy frame's header comes from a pool of small buffers
+ * (the stack's header pool), where a 1500-byte copy would be a chain of a
+ * dozen taken from the headers of sends to come.
+ */
+static void test_copy_in_port_pool(void **state)
+{
+	struct rte_mempool *small = rte_pktmbuf_pool_create(
+	    "fault_small", 63, 0, 0, 128 + RTE_PKTMBUF_HEADROOM, SOCKET_ID_ANY);
+	struct port *p = wrap("dup=1.0");
+	uint8_t b[100] = {1};
+	struct rte_mbuf *m;
+
+	(void)state;
+	assert_non_null(small);
+	m = test_mbuf(small, b, sizeof(b));
+	assert_int_equal(port_tx_burst(p, &m, 1), 1);
+	assert_int_equal(fake.n_tx, 2);
+	for (unsigned i = 0; i < 2; i++)
+		if (fake.tx[i] != m)
+			assert_ptr_equal(fake.tx[i]->pool, pool);
+	fake_port_clear_tx(&fake);
+	port_close(p);
+	assert_int_equal(test_pool_in_use(small), 0);
+	rte_mempool_free(small);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -674,6 +702,7 @@ int main(void)
 	    T(test_direction_prefix),
 	    T(test_dup_all),
 	    T(test_copies_carry_no_app_share),
+	    T(test_copy_in_port_pool),
 	    T(test_reorder_all),
 	    T(test_corrupt_one_bit),
 	    T(test_corrupt_shared_copies),

@@ -55,7 +55,7 @@ int lunar_peer_steer(struct __sk_buff *skb)
 {
 	struct lunar_steer_cfg cfg = lunar_cfg_get();
 	__u16 sport, dport;
-	__u32 q;
+	__u32 q, daddr;
 
 	/*
 	 * The headers the walk needs must be in the linear part; a locally
@@ -63,8 +63,8 @@ int lunar_peer_steer(struct __sk_buff *skb)
 	 */
 	if ((void *)(long)skb->data + PEER_HDRS > (void *)(long)skb->data_end)
 		bpf_skb_pull_data(skb, skb->len < PEER_HDRS ? skb->len : PEER_HDRS);
-	if (!lunar_parse_tcp4((void *)(long)skb->data, (void *)(long)skb->data_end, &sport,
-			      &dport) ||
+	if (!lunar_parse_tcp4((void *)(long)skb->data, (void *)(long)skb->data_end, &sport, &dport,
+			      &daddr) ||
 	    !lunar_port(&cfg, dport) || cfg.n_queues <= 1 ||
 	    (!lunar_reserved(&cfg, dport) && cfg.listen == LUNAR_STEER_LISTEN_RSS)) {
 		count(LUNAR_PEER_STAT_UNTOUCHED);

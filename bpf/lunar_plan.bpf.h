@@ -117,7 +117,8 @@ static __always_inline __u32 lunar_plan_owner(const struct lunar_steer_cfg *c, _
  * (the verifier insists; a short frame must reach the kernel, which counts
  * and drops it).
  */
-static __always_inline int lunar_parse_tcp4(void *data, void *data_end, __u16 *sport, __u16 *dport)
+static __always_inline int lunar_parse_tcp4(void *data, void *data_end, __u16 *sport, __u16 *dport,
+					    __u32 *daddr)
 {
 	struct ethhdr *eth = data;
 	struct iphdr *ip;
@@ -158,6 +159,7 @@ static __always_inline int lunar_parse_tcp4(void *data, void *data_end, __u16 *s
 		return 0;
 	*sport = bpf_ntohs(tcp->source);
 	*dport = bpf_ntohs(tcp->dest);
+	*daddr = bpf_ntohl(ip->daddr);
 	return 1;
 }
 

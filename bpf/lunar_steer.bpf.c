@@ -110,9 +110,10 @@ int lunar_steer(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	__u32 q = ctx->rx_queue_index;
 	__u16 sport, dport;
+	__u32 daddr;
 	long ret;
 
-	if (!lunar_parse_tcp4(data, data_end, &sport, &dport)) {
+	if (!lunar_parse_tcp4(data, data_end, &sport, &dport, &daddr)) {
 		/*
 		 * An error about one of lunar's connections goes to the worker
 		 * that owns it, if it came in on that worker's queue. RSS hashes
@@ -129,7 +130,8 @@ int lunar_steer(struct xdp_md *ctx)
 		}
 		goto redirect;
 	}
-	if (!lunar_port(&cfg, dport)) {
+	/* Another address's (a container's on a macvlan, a secondary one): the kernel's. */
+	if (!lunar_port(&cfg, dport) || (cfg.ip && daddr != cfg.ip)) {
 		count(q, LUNAR_STEER_TO_KERNEL);
 		return XDP_PASS;
 	}

@@ -80,7 +80,7 @@ le_bytes() {
 
 # Write the plan into the lunar_cfg and lunar_ports maps of program $1 (the
 # layouts of src/ctl/steer_abi.h: struct lunar_steer_cfg {u32 valid; u16 lo,
-# hi, n_queues, listen}, one u32 per port).
+# hi, n_queues, listen; u32 ip (0: any address)}, one u32 per port).
 write_plan() { # PROG_ID LO HI N LISTEN_MODE PORTS
 	local id=$1 lo=$2 hi=$3 n=$4 mode=$5 ports=$6 cfg pmap p
 	cfg=$(map_of_prog "$id" lunar_cfg)
@@ -88,7 +88,7 @@ write_plan() { # PROG_ID LO HI N LISTEN_MODE PORTS
 	[ -n "$cfg" ] && [ -n "$pmap" ] || die "program $id has no lunar_cfg/lunar_ports map: not lunar's object?"
 	# shellcheck disable=SC2046
 	bpftool map update id "$cfg" key 0 0 0 0 value $(le_bytes 1 4) $(le_bytes "$lo" 2) \
-		$(le_bytes "$hi" 2) $(le_bytes "$n" 2) $(le_bytes "$mode" 2)
+		$(le_bytes "$hi" 2) $(le_bytes "$n" 2) $(le_bytes "$mode" 2) $(le_bytes 0 4)
 	for p in ${ports//,/ }; do
 		# shellcheck disable=SC2046
 		bpftool map update id "$pmap" key $(le_bytes "$p" 4) value 1 0 0 0
@@ -198,7 +198,7 @@ b = bytes(int(x, 16) for x in v) if isinstance(v, list) else None
 if b is None:
     print("  config:", v)
 else:
-    valid, lo, hi, n, mode = struct.unpack("<IHHHH", b)
+    valid, lo, hi, n, mode, ip = struct.unpack("<IHHHHI", b)
     print("  config: reserved %d-%d, %d worker(s), listening ports by %s%s" % (lo, hi, n,
           "RSS" if mode == 1 else "source port %% %d" % max(n, 1), "" if valid else " (not written: defaults)"))
 '

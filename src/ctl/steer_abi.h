@@ -60,6 +60,12 @@ struct lunar_steer_cfg {
 	__u16 hi;
 	__u16 n_queues;
 	__u16 listen; /* LUNAR_STEER_LISTEN_* */
+	/*
+	 * lunar's IPv4 address, host order: segments to another address
+	 * (a container's, a secondary one) are the kernel's whatever their
+	 * port. 0: any (the peer's program, a config not yet written).
+	 */
+	__u32 ip;
 };
 
 /*

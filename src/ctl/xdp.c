@@ -317,6 +317,7 @@ static int read_cfg(struct xdp_steer *st)
 	st->hi = cfg.hi;
 	st->n_queues = cfg.n_queues;
 	st->listen = cfg.listen;
+	st->ip = cfg.ip;
 	return 0;
 }
 
@@ -437,13 +438,16 @@ out:
 	return ret;
 }
 
-/* Write the whole config in one map update: the program sees either the
- * old or the new one, never a range of one and a plan of the other. */
+/*
+ * Write the whole config in one map update. An array map's update is a
+ * copy a program on another CPU may read half-done: the few segments
+ * that meet it while lunar starts may be steered by a mix of the two.
+ */
 static int write_cfg(struct xdp_steer *st, uint16_t lo, uint16_t hi, uint16_t n_queues,
-		     uint16_t listen)
+		     uint16_t listen, uint32_t ip)
 {
 	struct lunar_steer_cfg cfg = {
-	    .valid = 1, .lo = lo, .hi = hi, .n_queues = n_queues, .listen = listen};
+	    .valid = 1, .lo = lo, .hi = hi, .n_queues = n_queues, .listen = listen, .ip = ip};
 	uint32_t key = 0;
 
 	if (bpf_map_update_elem(st->cfg_fd, &key, &cfg, BPF_ANY))
@@ -452,7 +456,15 @@ static int write_cfg(struct xdp_steer *st, uint16_t lo, uint16_t hi, uint16_t n_
 	st->hi = hi;
 	st->n_queues = n_queues;
 	st->listen = listen;
+	st->ip = ip;
 	return 0;
+}
+
+int xdp_steer_set_addr(struct xdp_steer *st, uint32_t ip)
+{
+	if (!st || st->cfg_fd < 0)
+		return -EINVAL;
+	return write_cfg(st, st->lo, st->hi, st->n_queues, st->listen, ip);
 }
 
 int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi)
@@ -464,7 +476,7 @@ int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi)
 	/* Several workers: each must still own a sub-range of the new range. */
 	if (st->n_queues > 1 && flow_plan_init(&check, st->n_queues, lo, hi, NULL, 0) < 0)
 		return -EINVAL;
-	return write_cfg(st, lo, hi, st->n_queues, st->listen);
+	return write_cfg(st, lo, hi, st->n_queues, st->listen, st->ip);
 }
 
 int xdp_steer_set_plan(struct xdp_steer *st, const struct flow_plan *plan,
@@ -479,7 +491,7 @@ int xdp_steer_set_plan(struct xdp_steer *st, const struct flow_plan *plan,
 	/* The program trusts the map: only a plan flow_plan_init() accepts. */
 	if (flow_plan_init(&check, plan->n_queues, plan->lo, plan->hi, NULL, 0) < 0)
 		return -EINVAL;
-	return write_cfg(st, plan->lo, plan->hi, (uint16_t)plan->n_queues, (uint16_t)mode);
+	return write_cfg(st, plan->lo, plan->hi, (uint16_t)plan->n_queues, (uint16_t)mode, st->ip);
 }
 
 static int set_port(struct xdp_steer *st, uint16_t port, uint32_t val)

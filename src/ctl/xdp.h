@@ -33,6 +33,7 @@ struct xdp_steer {
 	uint16_t lo, hi;
 	uint16_t n_queues; /**< 0/1: single queue; else the plan's worker count */
 	uint16_t listen;   /**< enum flow_listen_mode */
+	uint32_t ip;	   /**< lunar's address (host order); 0: any */
 };
 
 /** Steering counters of one rx queue, or of all (xdp_steer_counters()). */
@@ -113,6 +114,20 @@ int xdp_steer_open(const char *ifname, struct xdp_steer *out, char *err, size_t 
  * negative errno.
  */
 int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi);
+
+/**
+ * xdp_steer_set_addr() - steer only segments to lunar's address @ip.
+ * @st: opened steering handle.
+ * @ip: IPv4 address, host order; 0 steers segments to any address (the
+ *      default until this is called).
+ *
+ * A segment to a lunar port but another address (a container's on a
+ * macvlan or bridge port of the interface, a secondary kernel address)
+ * goes to the kernel. The range and plan are kept.
+ *
+ * Return: 0 or a negative errno from the map update.
+ */
+int xdp_steer_set_addr(struct xdp_steer *st, uint32_t ip);
 
 /**
  * xdp_steer_set_plan() - steer by the per-queue plan of several workers.

@@ -443,6 +443,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		rc = nw > 1 ? xdp_steer_set_plan(&env->steer, &env->plan, FLOW_LISTEN_LOW_BITS)
 			    : xdp_steer_set_range(&env->steer, env->opt.reserved_lo,
 						  env->opt.reserved_hi);
+		if (!rc) /* another address's segments (a container's) stay the kernel's */
+			rc = xdp_steer_set_addr(&env->steer, env->opt.ip);
 		if (rc) {
 			lunar_set_err(err, errlen, "could not configure the XDP program: %s",
 				      strerror(-rc));

@@ -698,6 +698,32 @@ static void t_malformed(void **state)
 	expect(f, &fr, LUNAR, "padded frame");
 }
 
+/*
+ * With lunar's address set, a segment to a lunar port but another
+ * address (a container's on a macvlan of the interface, a secondary
+ * address) is the kernel's; the range and plan stay as they were.
+ */
+static void t_other_address_to_kernel(void **state)
+{
+	struct fx *f = *state;
+	struct frame fr;
+
+	expect_port(f, 61440, LUNAR);				     /* address 0: any */
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0x0a000001), 0); /* the frames' 10.0.0.1 */
+	expect_port(f, 61440, LUNAR);
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0x0a000009), 0);
+	expect_port(f, 61440, KERNEL);
+	assert_int_equal(xdp_steer_set_range(&f->st, 1000, 2000), 0); /* keeps the address */
+	expect_port(f, 1500, KERNEL);
+	assert_int_equal(f->st.ip, 0x0a000009);
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0), 0);
+	expect_port(f, 1500, LUNAR);
+	mk_tcp(&fr, 1500);
+	expect(f, &fr, LUNAR, "any address again");
+	assert_int_equal(
+	    xdp_steer_set_range(&f->st, LUNAR_STEER_DEFAULT_LO, LUNAR_STEER_DEFAULT_HI), 0);
+}
+
 static void t_ports_and_range(void **state)
 {
 	struct fx *f = *state;
@@ -1302,6 +1328,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(t_classify_icmp_errors, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_other_address_to_kernel, attach_setup,
+					    attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_cookie_entry, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_plan_single_queue, mq_setup, attach_teardown),

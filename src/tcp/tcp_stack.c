@@ -1058,16 +1058,30 @@ static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *
 	return new_sock_iss(st, t, tcp_isn(st->table, t, st->now));
 }
 
+/*
+ * The sockets killed in this poll go, except those still on the event
+ * queue (dispatch() handles at most 1024 a poll and leaves the rest
+ * queued; kill_sock() does not unlink them): they wait until dispatch()
+ * has taken them off, or the queue would point into freed memory.
+ */
 static void free_dead(struct tcp_stack *st)
 {
+	struct tcp_sock *keep = NULL;
+
 	while (st->dead) {
 		struct tcp_sock *s = st->dead;
 
 		st->dead = s->dead_next;
+		if (s->ev_queued) {
+			s->dead_next = keep;
+			keep = s;
+			continue;
+		}
 		tcp_conn_fini(&s->conn);
 		free(s);
 		st->sockets--;
 	}
+	st->dead = keep;
 }
 
 /*
@@ -2018,6 +2032,8 @@ void tcp_stack_free(struct tcp_stack *st)
 		flush_out(st, s);
 		kill_sock(s); /* unlinks it from st->all */
 	}
+	for (struct tcp_sock *s = st->ev_head; s; s = s->ev_next)
+		s->ev_queued = false; /* all dead: free_dead() takes them */
 	st->ev_head = st->ev_tail = NULL;
 	tcp_stack_after_tx(st); /* the frames it still held */
 	free_dead(st);

@@ -120,6 +120,8 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 	assert_non_null(p->srv);
 }
 
+unsigned pair_max_conns = 64;
+
 static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint32_t peer_ip,
 		      const struct rte_ether_addr *peer_mac, const struct tcp_config *cfg,
 		      bool attach)
@@ -132,7 +134,7 @@ static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint
 	assert_int_equal(netif_init(&s->nif, &nc), 0);
 	s->nif.now_ns = p->now;
 	netif_neigh_update(&s->nif, peer_ip, peer_mac, true);
-	s->tcp = tcp_stack_create(&s->nif, cfg, 64, &p->plan, 0);
+	s->tcp = tcp_stack_create(&s->nif, cfg, pair_max_conns, &p->plan, 0);
 	assert_non_null(s->tcp);
 	if (attach)
 		tcp_stack_set_hdr_pool(s->tcp, hdr_pool);

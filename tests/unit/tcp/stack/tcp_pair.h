@@ -56,6 +56,9 @@ struct tcp_pair {
 	size_t rcvd_len, rcvd_cap;
 };
 
+/* The connection table of stacks made from now on (64; a test that needs more sets it back). */
+extern unsigned pair_max_conns;
+
 /* cmocka group fixtures: EAL, Zbuf (DPDK backend, no hugepages), the pools. */
 int pair_group_setup(void **state);
 int pair_group_teardown(void **state);

@@ -523,6 +523,106 @@ static void test_mem_max_stops_sends_then_wakes(void **state)
 	pair_close(&p);
 }
 
+#define WOKEN 1100
+
+/*
+ * Sockets woken together; the first callback aborts 50 created first and
+ * 50 created last (each sends a RST: the pair carries about a pool's
+ * worth of frames a step), so that whichever order the stack queued them
+ * in, some of those aborted are beyond the 1024 one poll dispatches.
+ */
+struct woken {
+	struct tcp_sock *s[WOKEN];
+	unsigned calls, accepted, aborted;
+};
+
+static void on_woken(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	struct woken *w = ctx;
+
+	unsigned live = 0;
+
+	if (!(events & TCP_EV_WRITABLE))
+		return;
+	for (unsigned i = 0; i < WOKEN; i++)
+		live += w->s[i] == s;
+	assert_int_equal(live, 1); /* an aborted socket gets no callback */
+	w->calls++;
+	if (w->aborted)
+		return;
+	for (unsigned i = 0; i < WOKEN; i++)
+		if (w->s[i] && w->s[i] != s && (i < 58 || i >= WOKEN - 50)) {
+			tcp_sock_abort(w->s[i]);
+			w->s[i] = NULL;
+			w->aborted++;
+		}
+}
+
+static void on_accept_any(struct tcp_listener *l, void *ctx)
+{
+	struct woken *w = ctx;
+
+	while (tcp_accept(l, NULL, NULL))
+		w->accepted++;
+}
+
+/*
+ * More than 1024 sockets woken at once (mem_max freed: every blocked
+ * sender gets TCP_EV_WRITABLE in one poll), and the first callback aborts
+ * all the others. A poll dispatches at most 1024 events; the sockets
+ * still queued behind them were freed at the poll's end while the queue
+ * still pointed at them (the ASan build caught it as a use after free in
+ * the next poll's dispatch). They wait on the dead list until dispatched.
+ */
+static void test_killed_while_queued_not_freed(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_listener *lst;
+	struct woken *w = calloc(1, sizeof(*w));
+	const struct tcp_stack_stats *sa;
+	int rc;
+
+	(void)state;
+	assert_non_null(w);
+	pair_max_conns = 2048;
+	pair_stacks(&p, true);
+	pair_max_conns = 64;
+	set_limits(p.a.tcp, 2048, 2048, 32, 64 << 10);
+	lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 2048, on_accept_any, w, &rc);
+	assert_non_null(lst);
+	p.lst = lst;
+	for (unsigned i = 0; i < WOKEN; i++) {
+		w->s[i] = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_woken, w, &rc);
+		assert_non_null(w->s[i]);
+		if (i % 32 == 31) /* a port burst's worth at a time: no SYN waits for its RTO */
+			pair_run(&p, 20 * PAIR_STEP_NS);
+	}
+	for (unsigned i = 0; i < 2000 && w->accepted < WOKEN; i++)
+		pair_step(&p);
+	assert_int_equal(w->accepted, WOKEN);
+	sa = tcp_stack_stats(p.a.tcp);
+	p.hold_b = true;
+	for (unsigned i = 0; i < WOKEN; i++)
+		send_stream(w->s[i], 0, 8192);
+	assert_true(sa->snd_mem_limited > 1024); /* blocked: all but the first eight */
+	p.hold_b = false;
+	for (unsigned i = 0; i < 1000 && !w->calls; i++)
+		pair_step(&p);
+	assert_true(w->aborted >= 99);
+	pair_run(&p, 1 * MS); /* the next polls dispatch and free the rest */
+	assert_int_equal(usage(p.a.tcp).conns, WOKEN - w->aborted);
+	assert_true(w->calls > 900); /* the woken not aborted; no aborted one (on_woken) */
+	for (unsigned i = 0; i < WOKEN; i++)
+		if (w->s[i]) {
+			tcp_sock_abort(w->s[i]);
+			if (i % 32 == 31)
+				pair_step(&p); /* the RSTs a port burst at a time */
+		}
+	pair_run(&p, 1 * MS);
+	free(w);
+	pair_close(&p);
+}
+
 /*
  * mem_max, receiving, with an application that does not read: from 3/4
  * of the cap the window stops opening and out-of-order data is not kept,
@@ -689,6 +789,7 @@ int main(void)
 	    cmocka_unit_test(test_half_open_cap_drops_and_times_out),
 	    cmocka_unit_test(test_snd_buf_full_short_send),
 	    cmocka_unit_test(test_mem_max_stops_sends_then_wakes),
+	    cmocka_unit_test(test_killed_while_queued_not_freed),
 	    cmocka_unit_test(test_mem_max_receive_keeps_acked_data),
 	    cmocka_unit_test(test_tiny_segments_do_not_drain_pool),
 	    cmocka_unit_test(test_limits_checked),

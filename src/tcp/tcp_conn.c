@@ -667,6 +667,15 @@ uint32_t tcp_send_space(const struct tcp_conn *c)
 	return sndbuf_space(c);
 }
 
+int tcp_send_state(const struct tcp_conn *c)
+{
+	if (c->fin_queued)
+		return -EPIPE; /* RFC 9293 3.10.2: connection closing */
+	if (!can_send_data(c->state))
+		return c->state == TCP_CLOSED && c->error ? c->error : -ENOTCONN;
+	return 0;
+}
+
 int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 {
 	struct tcp_sndbuf *b = &c->snd;
@@ -684,10 +693,7 @@ int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len)
 	held = zbuf_try_hold_span(data, len);
 	if (held == -EFAULT)
 		return held;
-	if (c->fin_queued)
-		rc = -EPIPE; /* RFC 9293 3.10.2: connection closing */
-	else if (!can_send_data(c->state))
-		rc = c->state == TCP_CLOSED && c->error ? c->error : -ENOTCONN;
+	rc = tcp_send_state(c);
 	take = sndbuf_space(c);
 	if (take > len)
 		take = len;

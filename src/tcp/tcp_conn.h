@@ -622,6 +622,12 @@ uint64_t tcp_next_deadline(const struct tcp_conn *c);
  * not Zbuf memory or the range runs past the end of its object.
  */
 int tcp_send(struct tcp_conn *c, const uint8_t *data, uint32_t len);
+/**
+ * Whether @c takes data now: 0, or the error tcp_send() would return
+ * whatever the room (-EPIPE: the application closed; the connection's
+ * error, or -ENOTCONN, once it is gone or not yet open).
+ */
+int tcp_send_state(const struct tcp_conn *c);
 /** Free space in the send buffer. */
 uint32_t tcp_send_space(const struct tcp_conn *c);
 

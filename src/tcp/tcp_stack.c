@@ -768,6 +768,8 @@ static void send_cut(struct tcp_sock *s)
 {
 	struct tcp_stack *st = s->st;
 
+	if (s->dead)
+		return; /* nothing will wake it: kill_sock() has settled its count */
 	if (mem_room(st) < tcp_send_space(&s->conn)) {
 		st->stats.snd_mem_limited++;
 		if (!s->snd_blocked) {
@@ -977,9 +979,17 @@ static void after(struct tcp_sock *s)
 		raise_path_mtu(st, c->tuple.raddr, c->path_mtu);
 	}
 	limits_after(s);
-	if (c->state == TCP_CLOSED && (s->app_closed || !s->app_owned)) {
-		kill_sock(s);
-		return;
+	if (c->state == TCP_CLOSED) {
+		if (s->app_closed || !s->app_owned) {
+			kill_sock(s);
+			return;
+		}
+		/*
+		 * Gone, but the application has not let go yet: its 4-tuple is
+		 * free now, or the peer connecting again from the same port
+		 * would find it (and a RST) instead of the listener.
+		 */
+		table_unlist(s);
 	}
 	/*
 	 * A connection in this receive burst comes back here from burst_end()
@@ -2340,10 +2350,16 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 
 int tcp_sock_send_zcv(struct tcp_sock *s, const struct tcp_iov *v, unsigned n)
 {
-	enum lunar_cost_cat prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
-	uint32_t room = mem_room(s->st), done = 0;
+	enum lunar_cost_cat prev;
+	uint32_t room, done = 0;
 	bool cut = false;
-	int rc = 0;
+	int rc = tcp_send_state(&s->conn);
+
+	/* First: with no room the loop would not ask, and 0 would say "later". */
+	if (rc)
+		return rc;
+	prev = lunar_cost_enter(LUNAR_COST_PROTOCOL);
+	room = mem_room(s->st);
 
 	for (unsigned i = 0; i < n && !cut; i++) {
 		uint32_t len = v[i].len < room - done ? v[i].len : room - done;
@@ -2380,6 +2396,10 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 	const uint8_t *src = data;
 	enum lunar_cost_cat prev;
 	size_t done = 0;
+	int state = tcp_send_state(&s->conn);
+
+	if (state) /* first: with no room the loop would not ask, and 0 would say "later" */
+		return state;
 
 	while (done < len) {
 		uint32_t room = tcp_sock_send_space(s);

@@ -32,6 +32,37 @@ static void exchange(struct tcp_pair *p, size_t len)
 	pair_run(p, 100 * US);
 }
 
+/*
+ * A connection the peer reset, which the application has not closed yet:
+ * its 4-tuple is free at once. The same client port connecting again
+ * reaches the listener (a half-open connection), not the dead
+ * connection, which would answer with a RST.
+ */
+static void test_reset_connection_frees_its_tuple(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_limits_usage u;
+	uint64_t rst;
+	uint16_t port;
+
+	(void)state;
+	pair_open(&p, true);
+	port = tcp_sock_conn(p.cli)->tuple.lport;
+	tcp_sock_abort(p.cli);
+	p.cli = NULL;
+	pair_run(&p, 100 * US);
+	assert_true(p.srv_events & TCP_EV_RESET);
+	assert_int_equal(tcp_sock_conn(p.srv)->state, TCP_CLOSED); /* still the application's */
+	rst = tcp_stack_stats(p.b.tcp)->rst_sent;
+	pair_syn_nowhere(&p, port);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 1);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->rst_sent, rst);
+	tcp_sock_close(p.srv);
+	p.srv = NULL;
+	pair_close(&p);
+}
+
 static void test_closed_connection_not_remembered(void **state)
 {
 	struct tcp_pair p;
@@ -196,6 +227,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_closed_connection_not_remembered),
+	    cmocka_unit_test(test_reset_connection_frees_its_tuple),
 	    cmocka_unit_test(test_listener_closed_mid_handshake),
 	    cmocka_unit_test(test_inline_run_ends_before_next_lookup),
 	};

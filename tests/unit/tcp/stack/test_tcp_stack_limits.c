@@ -477,8 +477,8 @@ static void test_mem_max_stops_sends_then_wakes(void **state)
 {
 	struct tcp_pair p;
 	struct srv v;
-	uint32_t ev1 = 0, ev2 = 0;
-	struct tcp_sock *c1, *c2;
+	uint32_t ev1 = 0, ev2 = 0, ev3 = 0;
+	struct tcp_sock *c1, *c2, *c3;
 	const struct tcp_stack_stats *sa;
 	size_t sent1, sent2 = 0;
 
@@ -489,8 +489,9 @@ static void test_mem_max_stops_sends_then_wakes(void **state)
 	sa = tcp_stack_stats(p.a.tcp);
 	c1 = connect_a(&p, &ev1);
 	c2 = connect_a(&p, &ev2);
+	c3 = connect_a(&p, &ev3);
 	pair_run(&p, 1 * MS);
-	assert_int_equal(v.accepted, 2);
+	assert_int_equal(v.accepted, 3);
 
 	p.hold_b = true;
 	sent1 = send_stream(c1, 0, 100000);
@@ -501,6 +502,21 @@ static void test_mem_max_stops_sends_then_wakes(void **state)
 	assert_int_equal(send_stream(c2, 0, 1000), 0);
 	assert_int_equal(sa->snd_mem_limited, 2);
 	assert_int_equal(sa->snd_buf_full, 0);
+	/*
+	 * A send the connection cannot take whatever the room says so, at
+	 * mem_max too (not 0, "later"): after a shutdown -EPIPE, after an
+	 * abort its error; neither is counted as blocked.
+	 */
+	{
+		static const uint8_t b[10];
+
+		assert_int_equal(tcp_sock_send_space(c3), 0);
+		tcp_sock_shutdown(c3);
+		assert_int_equal(tcp_sock_send(c3, b, sizeof(b)), -EPIPE);
+		assert_int_equal(tcp_sock_send_zc(c3, b, sizeof(b)), -EPIPE);
+		assert_int_equal(sa->snd_mem_limited, 2);
+		tcp_sock_abort(c3);
+	}
 
 	ev2 = 0;
 	p.hold_b = false;

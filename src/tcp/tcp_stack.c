@@ -96,6 +96,9 @@ struct tcp_stack {
 	struct timer_wheel timers;    /* every connection's next deadline */
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers and attachments */
 	struct tcp_sock *ev_head, *ev_tail, *dead;
+	/* The ISN of the connection a SYN opens over a TIME-WAIT (RFC 6191), while it is made. */
+	uint32_t reopen_iss;
+	bool reopen;
 	struct tcp_sock *burst_head; /* connections with held output or an ACK owed */
 	struct tcp_sock *all;	     /* every live socket */
 	/*
@@ -1065,7 +1068,7 @@ static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tup
 
 static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *t)
 {
-	return new_sock_iss(st, t, tcp_isn(st->table, t, st->now));
+	return new_sock_iss(st, t, st->reopen ? st->reopen_iss : tcp_isn(st->table, t, st->now));
 }
 
 /*
@@ -1412,6 +1415,25 @@ static struct tcp_sock *sock_for(struct tcp_stack *st, const struct tcp_4tuple *
 }
 
 /* One segment through the stack to its connection (or listener, or a RST). */
+/*
+ * RFC 6191, as Linux: a SYN for a connection in TIME-WAIT that is provably
+ * of a new incarnation (PAWS passes, and its sequence number is beyond
+ * RCV.NXT or its TSval newer than TS.Recent) may open it again at once,
+ * instead of drawing a challenge ACK and waiting out 2 MSL (a client
+ * reusing its port after the server closed first).
+ */
+static bool tw_syn_new(const struct tcp_conn *c, const struct tcp_repr *tr)
+{
+	bool ts = c->ts_ok && tr->opts.has_ts;
+
+	if ((tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) !=
+	    RTE_TCP_SYN_FLAG)
+		return false;
+	if (ts && seq_lt(tr->opts.ts_val, c->ts_recent))
+		return false;
+	return seq_gt(tr->seq, c->rcv_nxt) || (ts && seq_gt(tr->opts.ts_val, c->ts_recent));
+}
+
 static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 			  const struct tcp_repr *tr, struct rte_mbuf *m)
 {
@@ -1430,11 +1452,24 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 		netif_drop(st->nif, m, LUNAR_DROP_TCP_FOREIGN_QUEUE);
 		return;
 	}
+	if (s && s->conn.state == TCP_TIME_WAIT && tw_syn_new(&s->conn, tr) &&
+	    local_listener(st, ir, tr)) {
+		/* Its ISN above all the old one sent, as RFC 1122 4.2.2.13 and Linux. */
+		st->reopen_iss = s->conn.snd_max + 65535 + 2;
+		st->stats.tw_reopened++;
+		tw_cut(s);
+		after(s);
+		s = NULL;
+		st->reopen = true;
+	}
 	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
 		      RTE_TCP_SYN_FLAG) {
 		struct tcp_listener *l = local_listener(st, ir, tr);
 
-		if (l && !(s = passive_open(st, l, &t, tr, m)))
+		if (l)
+			s = passive_open(st, l, &t, tr, m);
+		st->reopen = false;
+		if (l && !s)
 			return; /* answered with a cookie, or dropped */
 	}
 	bad_cookie = false;
@@ -2199,14 +2234,16 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	    f,
 	    "tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
 	    "tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
-	    "connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu\n"
+	    "connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu "
+	    "tw_reopened %lu\n"
 	    "tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
 	    "beyond_window %lu\n",
 	    st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
 	    st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
 	    x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
 	    x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
-	    x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full, x->beyond_window);
+	    x->tw_reopened, x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full,
+	    x->beyond_window);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

@@ -63,6 +63,60 @@ static void test_reset_connection_frees_its_tuple(void **state)
 	pair_close(&p);
 }
 
+/*
+ * RFC 6191, as Linux: the server closed first and holds the 4-tuple in
+ * TIME-WAIT; the client connects again from the same port with a
+ * sequence number beyond what the old connection used. The SYN opens a
+ * new connection at once (a SYN-ACK, not a challenge ACK and 2 MSL to
+ * wait), with an ISN above everything the old one sent.
+ */
+static void test_syn_reopens_time_wait(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_limits_usage u;
+	struct tcp_repr r = {0};
+	const uint8_t *tcp;
+	uint32_t srv_max, isn, seq;
+	uint16_t port;
+
+	(void)state;
+	pair_open(&p, true);
+	exchange(&p, 300);
+	port = tcp_sock_conn(p.cli)->tuple.lport;
+	seq = tcp_sock_conn(p.cli)->snd_max;
+	srv_max = tcp_sock_conn(p.srv)->snd_max;
+	tcp_sock_close(p.srv); /* the server first: it keeps TIME-WAIT */
+	p.srv = NULL;
+	pair_run(&p, 100 * US);
+	tcp_sock_close(p.cli);
+	p.cli = NULL;
+	pair_run(&p, 100 * US);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.time_wait, 1);
+	r.sport = port;
+	r.dport = PAIR_PORT;
+	r.seq = seq + 100000;
+	r.flags = RTE_TCP_SYN_FLAG;
+	r.window = 65535;
+	r.opts.has_mss = true;
+	r.opts.mss = 1460;
+	p.hold_b = true;
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 1);
+	tcp = rte_pktmbuf_mtod_offset(p.b.fp.tx[0], const uint8_t *, 14 + 20);
+	assert_int_equal(tcp[13], RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+	isn = (uint32_t)tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7];
+	assert_int_equal(isn, srv_max + 1 + 65535 + 2); /* its FIN took one */
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->tw_reopened, 1);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.time_wait, 0);
+	assert_int_equal(u.half_open, 1);
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
+	pair_close(&p);
+}
+
 static void test_closed_connection_not_remembered(void **state)
 {
 	struct tcp_pair p;
@@ -228,6 +282,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_closed_connection_not_remembered),
 	    cmocka_unit_test(test_reset_connection_frees_its_tuple),
+	    cmocka_unit_test(test_syn_reopens_time_wait),
 	    cmocka_unit_test(test_listener_closed_mid_handshake),
 	    cmocka_unit_test(test_inline_run_ends_before_next_lookup),
 	};

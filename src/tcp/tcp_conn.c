@@ -66,6 +66,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->rto_max_ns = 1000 * NS_PER_MS;    /* LUNA recovers from failures in under 2 s */
 	cfg->msl_ns = 500 * NS_PER_MS;	       /* TIME-WAIT 1 s in the datacenter */
 	cfg->fin_wait2_ns = 10000 * NS_PER_MS; /* a peer that never sends its FIN */
+	cfg->orphan_probes = 8;
 	cfg->user_timeout_ns = 5000 * NS_PER_MS;
 	cfg->syn_retries = 6;
 	cfg->keepalive = false;
@@ -1306,6 +1307,21 @@ static bool probes_unanswered(const struct tcp_conn *c, uint64_t now)
 	       now - c->unacked_since >= c->cfg.user_timeout_ns;
 }
 
+/*
+ * An orphan (the application closed) whose data a zero window holds back:
+ * after cfg.orphan_probes probes it gives up, answered or not, as Linux's
+ * tcp_orphan_retries. RFC 1122 4.2.2.17's "as long as the receiver
+ * answers" is for a connection someone waits on; here a peer keeping its
+ * window shut while answering would hold the send buffer, and the
+ * stack's mem_max, for ever, with no application to give up.
+ */
+static bool orphan_stuck(const struct tcp_conn *c, uint64_t now)
+{
+	return c->orphan && c->cfg.orphan_probes && c->persist_at && now >= c->persist_at &&
+	       c->snd_wnd == 0 && seq_gt(tcp_data_end(c), c->snd_una) &&
+	       c->persist_backoff >= c->cfg.orphan_probes;
+}
+
 /* RFC 1122 4.2.3.6: a keep-alive is <SEQ=SND.NXT-1> with no data. */
 static void keepalive_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 {
@@ -1339,6 +1355,12 @@ void tcp_timer(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	if (c->state == TCP_CLOSED)
 		return;
 	if (probes_unanswered(c, now)) { /* first too, for the same reason */
+		tcp_drop(c, -ETIMEDOUT, TCP_EV_TIMEOUT, now);
+		return;
+	}
+	if (orphan_stuck(c, now)) {
+		tcp_send_rst(out, acceptable_seq(c)); /* it answers: tell it */
+		c->stats.orphans_dropped++;
 		tcp_drop(c, -ETIMEDOUT, TCP_EV_TIMEOUT, now);
 		return;
 	}

@@ -207,6 +207,12 @@ struct tcp_config {
 	uint64_t rto_max_ns;   /**< RFC 6298 (2.5) ceiling */
 	uint64_t msl_ns;       /**< TIME_WAIT lasts 2 * MSL (RFC 9293 3.4.2) */
 	uint64_t fin_wait2_ns; /**< an orphaned FIN-WAIT-2 (no application) gives up after this */
+	/**
+	 * An orphan (no application) whose data waits in a zero window gives
+	 * up after this many probes, answered or not (Linux's
+	 * tcp_orphan_retries, 8); 0: never (only unanswered ones end it).
+	 */
+	unsigned orphan_probes;
 	uint64_t user_timeout_ns; /**< give up when data stays unacknowledged this long, or a
 				       zero window's probes stay unanswered this long */
 	/** RFC 5961 7: challenge ACKs (and 5.2 ACKs) a second, per connection; 0: no limit */
@@ -304,6 +310,7 @@ struct tcp_conn_stats {
 	uint64_t segs_in, segs_out, bytes_in, bytes_out;
 	uint64_t retransmits, fast_retransmits, timeouts;
 	uint64_t dupacks, ooo_segs, paws_rejects, challenge_acks, zero_window_probes;
+	uint64_t orphans_dropped; /**< given up in a zero window after cfg.orphan_probes */
 	uint64_t out_of_window; /**< unacceptable segments (3.10.7.4 first check), ACKed, dropped */
 	uint64_t ack_unsent;	/**< ACKs of data never sent, ACKed and dropped */
 	uint64_t ack_too_old;	/**< ACKs below SND.UNA - MAX.SND.WND (RFC 5961 5.2) */

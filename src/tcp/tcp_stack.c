@@ -637,6 +637,7 @@ static void add_conn_stats(struct tcp_stack_stats *x, const struct tcp_conn *con
 	x->retransmits += c->retransmits;
 	x->timeouts += c->timeouts;
 	x->zero_window_probes += c->zero_window_probes;
+	x->orphans_dropped += c->orphans_dropped;
 	x->fastpath_ack += c->fastpath_ack;
 	x->fastpath_data += c->fastpath_data;
 	x->acks_worked_later += c->acks_worked_later;
@@ -2185,7 +2186,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"rst_sent %lu foreign %lu\n"
 		"tcp: segs_in %lu segs_out %lu retransmits %lu timeouts %lu fastpath_ack %lu "
 		"fastpath_data %lu slowpath %lu acks_worked_later %lu burst_acks %lu "
-		"burst_acks_carried %lu zero_window_probes %lu\n"
+		"burst_acks_carried %lu zero_window_probes %lu orphans_dropped %lu\n"
 		"tcp: copy_tx_bytes %lu copy_rx_bytes %lu zc_tx_bytes %lu inline_calls %lu "
 		"tx_no_mbuf %lu tx_unbuffered %lu tso_segs %lu gso_segs %lu gro_trains %lu "
 		"gro_segs %lu sockets %u\n"
@@ -2197,11 +2198,11 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out,
 		x->retransmits, x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath,
 		x->acks_worked_later, x->burst_acks, x->burst_acks_carried, x->zero_window_probes,
-		x->copy_tx_bytes, x->copy_rx_bytes, x->zc_tx_bytes, x->inline_calls, x->tx_no_mbuf,
-		x->tx_unbuffered, x->tso_segs, x->gso_segs, x->gro_trains, x->gro_segs, st->sockets,
-		x->out_of_window, x->ack_unsent, x->ack_too_old, x->paws_rejects, x->challenge_acks,
-		x->challenge_acks_limited, x->syncookies_sent, x->syncookies_ok, x->syncookies_bad,
-		x->syncookies_no_room);
+		x->orphans_dropped, x->copy_tx_bytes, x->copy_rx_bytes, x->zc_tx_bytes,
+		x->inline_calls, x->tx_no_mbuf, x->tx_unbuffered, x->tso_segs, x->gso_segs,
+		x->gro_trains, x->gro_segs, st->sockets, x->out_of_window, x->ack_unsent,
+		x->ack_too_old, x->paws_rejects, x->challenge_acks, x->challenge_acks_limited,
+		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
 		"rcv_mem_dropped %lu rcvq_compacted %lu rcvq_compacted_bytes %lu\n",

@@ -48,6 +48,8 @@ struct tcp_stack_stats {
 	uint64_t segs_in, segs_out, retransmits, timeouts;
 	/* persist timer probes of a closed window (RFC 9293 3.8.6.1) */
 	uint64_t zero_window_probes;
+	/* orphans given up in a zero window after tcp_config.orphan_probes probes */
+	uint64_t orphans_dropped;
 	uint64_t fastpath_ack, fastpath_data, slowpath;
 	/* ACK bookkeeping done after the transmit (tcp_conn.h ack_defer) */
 	uint64_t acks_worked_later;

@@ -168,6 +168,40 @@ static void test_acks_after_probe_acceptable(void **state)
 	script_end(&s);
 }
 
+/*
+ * An orphan (the application closed: tcp_sock_close() marks it) whose
+ * data a zero window holds gives up after cfg.orphan_probes probes even
+ * though each is answered, with a RST (the peer is alive), as Linux's
+ * tcp_orphan_retries: else a peer could keep its window shut and hold the
+ * send buffer for ever with no application to give up.
+ */
+static void test_orphan_gives_up_in_zero_window(void **state)
+{
+	struct fixture_opts o = unscaled(NULL, 65535);
+	struct script s;
+	unsigned probes = 0;
+
+	(void)state;
+	zero_window_setup(&s, &o);
+	app_close(&s);
+	s.c.orphan = true;
+	while (s.c.state != TCP_CLOSED && probes < 20) {
+		advance_next(&s);
+		if (s.c.state == TCP_CLOSED)
+			break;
+		expect_tx(&s, ACK, ISS + 1001, IRS + 1, 1);
+		probes++;
+		advance(&s, 100 * US);
+		seg(&s, ACK, IRS + 1, ISS + 1001, 0, 0); /* answered, window still shut */
+	}
+	assert_int_equal(probes, s.c.cfg.orphan_probes);
+	expect_tx(&s, RST, ISS + 1001, 0, 0);
+	assert_int_equal(s.c.state, TCP_CLOSED);
+	assert_int_equal(s.c.error, -ETIMEDOUT);
+	assert_int_equal(s.c.stats.orphans_dropped, 1);
+	script_end(&s);
+}
+
 /* RFC 9293 3.8.6.1, RFC 1122 4.2.2.17: the first probe after one RTO, one byte at SND.UNA. */
 static void test_zero_window_first_probe(void **state)
 {
@@ -993,6 +1027,7 @@ int main(void)
 	    cmocka_unit_test(test_old_seq_does_not_update_window),
 	    cmocka_unit_test(test_zero_window_first_probe),
 	    cmocka_unit_test(test_acks_after_probe_acceptable),
+	    cmocka_unit_test(test_orphan_gives_up_in_zero_window),
 	    cmocka_unit_test(test_zero_window_probe_backoff),
 	    cmocka_unit_test(test_zero_window_answered_probes_send_only_probes),
 	    cmocka_unit_test(test_zero_window_not_dropped_while_answered),

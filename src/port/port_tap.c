@@ -171,8 +171,18 @@ static uint16_t tap_tx(struct port *p, struct rte_mbuf **pkts, uint16_t n)
 			iov[k++] = (struct iovec){.iov_base = rte_pktmbuf_mtod(s, void *),
 						  .iov_len = s->data_len};
 		r = writev(t->fd, iov, (int)k);
-		if (r < 0 && (errno == EAGAIN || errno == EINTR))
-			break; /* the caller keeps this one and the rest for later */
+		if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
+			/*
+			 * The caller keeps this one and the rest for later: the TSO
+			 * length offload_header() added to its checksum field comes
+			 * out again (adding the complement), or the retry adds it twice.
+			 */
+			if (vh.gso_type == VIRTIO_NET_HDR_GSO_TCPV4)
+				csum_add16(rte_pktmbuf_mtod(m, uint8_t *) + vh.csum_start + 16,
+					   (uint16_t)~rte_cpu_to_be_16(
+					       (uint16_t)(m->pkt_len - vh.csum_start)));
+			break;
+		}
 		if (r < 0) {
 			t->tx_errors++;
 		} else {

@@ -1453,6 +1453,31 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 		netif_drop(st->nif, m, LUNAR_DROP_TCP_FOREIGN_QUEUE);
 		return;
 	}
+	/*
+	 * A half-open connection whose peer completed another handshake: the
+	 * XDP responder, which cannot see this connection, answered the peer's
+	 * SYN sent again with a cookie, and the peer's ACK acknowledges that
+	 * (ACK = cookie + 1, SEQ = IRS + 1). Resetting it (RFC 9293's answer to
+	 * an unacceptable ACK in SYN-RECEIVED) would kill a good connection:
+	 * the cookie's connection takes this one's place.
+	 */
+	if (s && s->conn.state == TCP_SYN_RECEIVED && s->listener && !s->app_owned &&
+	    (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+		RTE_TCP_ACK_FLAG &&
+	    tr->ack != s->conn.iss + 1 && tr->seq == s->conn.irs + 1) {
+		struct tcp_syncookie_opts o;
+		struct tcp_listener *l = s->listener;
+
+		if (tcp_syncookie_check(st->cookie_key, &t, tr, st->now, &o)) {
+			kill_sock(s); /* not the application's yet: gone, without a word */
+			s = NULL;
+			if (cookie_conn(st, l, &t, tr, &s) != COOKIE_OK) {
+				netif_drop(st->nif, m, LUNAR_DROP_TCP_COOKIE_NO_ROOM);
+				return;
+			}
+			st->stats.syncookies_adopted++;
+		}
+	}
 	if (s && s->conn.state == TCP_TIME_WAIT && tw_syn_new(&s->conn, tr) &&
 	    local_listener(st, ir, tr)) {
 		/* Its ISN above all the old one sent, as RFC 1122 4.2.2.13 and Linux. */
@@ -2193,7 +2218,7 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		"tcp: out_of_window %lu ack_unsent %lu ack_too_old %lu paws_rejects %lu "
 		"challenge_acks %lu challenge_acks_limited %lu\n"
 		"tcp: syncookies_sent %lu syncookies_ok %lu syncookies_bad %lu "
-		"syncookies_no_room %lu\n",
+		"syncookies_no_room %lu syncookies_adopted %lu\n",
 		x->conns_opened, x->conns_accepted, x->conns_closed, x->conns_active,
 		x->syn_dropped_backlog, x->rst_sent, x->foreign, x->segs_in, x->segs_out,
 		x->retransmits, x->timeouts, x->fastpath_ack, x->fastpath_data, x->slowpath,
@@ -2202,7 +2227,8 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 		x->inline_calls, x->tx_no_mbuf, x->tx_unbuffered, x->tso_segs, x->gso_segs,
 		x->gro_trains, x->gro_segs, st->sockets, x->out_of_window, x->ack_unsent,
 		x->ack_too_old, x->paws_rejects, x->challenge_acks, x->challenge_acks_limited,
-		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room);
+		x->syncookies_sent, x->syncookies_ok, x->syncookies_bad, x->syncookies_no_room,
+		x->syncookies_adopted);
 	fprintf(f,
 		"tcp: mem_pressure_ms %lu ooo_refused %lu ooo_pruned_bytes %lu mem_prunes %lu "
 		"rcv_mem_dropped %lu rcvq_compacted %lu rcvq_compacted_bytes %lu\n",

@@ -41,6 +41,8 @@ struct tcp_stack_stats {
 	 * from one, ACKs whose cookie failed (answered with a RST), and valid
 	 * ones dropped because the accept queue was full */
 	uint64_t syncookies_sent, syncookies_ok, syncookies_bad, syncookies_no_room;
+	/* half-open connections replaced by the cookie handshake the peer completed instead */
+	uint64_t syncookies_adopted;
 	uint64_t foreign;  /* segments of another worker's connections (dropped) */
 	uint64_t rst_sent; /* RSTs for segments without a connection */
 	/* segs_in/segs_out: frames (a TSO segment counts the frames the port cuts);

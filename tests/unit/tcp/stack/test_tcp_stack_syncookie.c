@@ -326,6 +326,64 @@ static void test_cookie_template(void **state)
 	check_template(true);
 }
 
+/*
+ * The XDP responder answers a SYN the worker already holds half-open
+ * (it cannot see the worker's connections: the peer's first SYN-ACK was
+ * lost and its SYN came again during a flood). The peer's ACK then
+ * acknowledges the cookie, not the worker's ISS: the cookie's connection
+ * takes the half-open one's place, where a RST would have killed it.
+ */
+static void test_cookie_ack_adopted_over_half_open(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	struct tcp_cookie_template t;
+	struct tcp_repr syn = {0}, ack = {0};
+	struct tcp_4tuple tu = {
+	    .laddr = PAIR_IP_B, .raddr = PAIR_IP_A, .lport = PAIR_PORT, .rport = 50004};
+	struct tcp_limits_usage u;
+	uint64_t rst;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16, true);
+	syn.sport = 50004;
+	syn.dport = PAIR_PORT;
+	syn.seq = 4242;
+	syn.flags = RTE_TCP_SYN_FLAG;
+	syn.window = 65535;
+	syn.opts.has_mss = true;
+	syn.opts.mss = 1460;
+	p.hold_b = true; /* the worker's SYN-ACK is lost */
+	pair_inject(&p, &p.b, &syn);
+	pair_step(&p);
+	pair_discard_tx(&p.b);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 1);
+	/* The responder's SYN-ACK for the SYN sent again; the peer acknowledges it. */
+	assert_int_equal(tcp_stack_cookie_template(p.b.tcp, &t), 0);
+	ack.sport = 50004;
+	ack.dport = PAIR_PORT;
+	ack.seq = syn.seq + 1;
+	ack.ack = tcp_syncookie_make(t.key, &tu, &syn, p.now) + 1;
+	ack.flags = RTE_TCP_ACK_FLAG;
+	ack.window = 65535;
+	rst = tcp_stack_stats(p.b.tcp)->rst_sent;
+	pair_inject(&p, &p.b, &ack);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 0); /* no RST */
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->rst_sent, rst);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->syncookies_adopted, 1);
+	assert_int_equal(v.accepted, 1);
+	assert_int_equal(tcp_sock_conn(v.s)->state, TCP_ESTABLISHED);
+	assert_int_equal(tcp_sock_conn(v.s)->iss + 1, ack.ack);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 0);
+	assert_int_equal(u.conns, 1);
+	p.hold_b = false;
+	pair_close(&p);
+}
+
 /* Let @ns pass with b's retransmitted SYN-ACKs lost: its half-open connection stays. */
 static void wait_nowhere(struct tcp_pair *p, uint64_t ns)
 {
@@ -380,6 +438,7 @@ int main(void)
 	    cmocka_unit_test(test_forged_ack_refused),
 	    cmocka_unit_test(test_no_room_then_data),
 	    cmocka_unit_test(test_cookie_template),
+	    cmocka_unit_test(test_cookie_ack_adopted_over_half_open),
 	    cmocka_unit_test(test_cookie_hook),
 	};
 

@@ -407,6 +407,18 @@ static void arp_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, s
 		netif_drop(nif, m, LUNAR_DROP_STEERED_WRONG);
 		return;
 	}
+	/* RFC 5227: another host claims our address; nothing it says is learned. */
+	if (ar.spa == nif->ip) {
+		nif->ctr.arp_conflicts++;
+		netif_drop(nif, m, LUNAR_DROP_ARP_NOT_FOR_US);
+		return;
+	}
+	/* A sender no neighbour can be (off the subnet, broadcast, class D): not learned. */
+	if (ar.spa != 0 && (((ar.spa ^ nif->ip) & nif->netmask) != 0 || is_broadcast(nif, ar.spa) ||
+			    (ar.spa & 0xf0000000u) == 0xe0000000u)) {
+		netif_drop(nif, m, LUNAR_DROP_ARP_BAD_SENDER);
+		return;
+	}
 	/* RFC 826 merge: update a sender we already know, whoever the target. */
 	e = neigh_find(&nif->neigh, ar.spa);
 	if (e && ar.spa != 0) {
@@ -415,11 +427,11 @@ static void arp_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, s
 		neigh_confirm(e, &ar.sha, reachable_until(nif));
 		neigh_release(nif, e);
 	}
-	if (ar.tpa != nif->ip || ar.spa == nif->ip) {
+	if (ar.tpa != nif->ip) {
 		netif_drop(nif, m, LUNAR_DROP_ARP_NOT_FOR_US);
 		return;
 	}
-	if (!e && ar.spa != 0) {
+	if (!e && ar.spa != 0) { /* RFC 826: we are the target, so the sender is added */
 		e = neigh_get(&nif->neigh, ar.spa);
 		if (e) {
 			nif->ctr.neigh_resolved++;

@@ -357,7 +357,27 @@ static void test_sender_is_our_ip(void **state)
 	nt_rx(t, nt_mk_arp(RTE_ARP_OP_REQUEST, &bcast_mac, &other_mac, OUR_IP, NULL, OUR_IP), 10);
 	assert_int_equal(nt_flush(t), 0);
 	assert_int_equal(nt_drops(t, LUNAR_DROP_ARP_NOT_FOR_US), 1);
+	assert_int_equal(netif_counter(&t->nif, "arp_conflicts"), 1);
 	assert_null(neigh_find(&t->nif.neigh, OUR_IP));
+}
+
+/*
+ * A sender no neighbour can be (off our subnet, the subnet's broadcast,
+ * class D) is not learned, even addressed to us, and not answered:
+ * ARP_BAD_SENDER. A neighbour table is no place for such an address.
+ */
+static void test_sender_not_a_neighbour(void **state)
+{
+	static const uint32_t bad[] = {IP4(10, 9, 9, 9), IP4(10, 0, 0, 255), IP4(224, 0, 0, 1)};
+	struct nt *t = *state;
+
+	for (unsigned i = 0; i < 3; i++) {
+		nt_rx(t, nt_mk_arp(RTE_ARP_OP_REQUEST, &bcast_mac, &peer_mac, bad[i], NULL, OUR_IP),
+		      10);
+		assert_null(neigh_find(&t->nif.neigh, bad[i]));
+	}
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ARP_BAD_SENDER), 3);
+	assert_int_equal(nt_flush(t), 0);
 }
 
 /* RFC 826 "Packet Reception": formats we do not speak are dropped, each with its reason. */
@@ -544,15 +564,16 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, nt_setup, nt_teardown)
 #define K(fn) cmocka_unit_test_setup_teardown(fn, nt_setup_kernel, nt_teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_request_for_us_replied),   T(test_request_for_other_ip),
-	    T(test_merge_updates_existing),   T(test_reply_releases_held_in_order),
-	    T(test_retries_then_failed),      T(test_hold_overflow),
-	    T(test_expiry_unicast_refresh),   T(test_stale_unanswered_removed),
-	    T(test_gratuitous_arp),	      T(test_unsolicited_reply_learned),
-	    T(test_sender_is_our_ip),	      T(test_malformed_arp),
-	    K(test_kernel_resolve),	      K(test_kernel_resolve_fails),
-	    K(test_kernel_known_at_once),     K(test_incomplete_capped),
-	    K(test_kernel_arp_steered_wrong), K(test_kernel_neigh_forgotten),
+	    T(test_request_for_us_replied), T(test_request_for_other_ip),
+	    T(test_merge_updates_existing), T(test_reply_releases_held_in_order),
+	    T(test_retries_then_failed),    T(test_hold_overflow),
+	    T(test_expiry_unicast_refresh), T(test_stale_unanswered_removed),
+	    T(test_gratuitous_arp),	    T(test_unsolicited_reply_learned),
+	    T(test_sender_is_our_ip),	    T(test_sender_not_a_neighbour),
+	    T(test_malformed_arp),	    K(test_kernel_resolve),
+	    K(test_kernel_resolve_fails),   K(test_kernel_known_at_once),
+	    K(test_incomplete_capped),	    K(test_kernel_arp_steered_wrong),
+	    K(test_kernel_neigh_forgotten),
 	};
 #undef T
 #undef K

@@ -32,6 +32,12 @@ static bool is_broadcast(const struct netif *nif, uint32_t ip)
 	return ip == 0xffffffffu || (nif->prefix_len <= 30 && ip == (nif->ip | ~nif->netmask));
 }
 
+/* On our connected subnet? */
+static bool on_subnet(const struct netif *nif, uint32_t ip)
+{
+	return ((ip ^ nif->ip) & nif->netmask) == 0;
+}
+
 const char *ip4_str(uint32_t ip, char *buf)
 {
 	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
@@ -133,34 +139,6 @@ void netif_gratuitous_arp(struct netif *nif)
 		arp_send(nif, RTE_ARP_OP_REQUEST, &eth_bcast, NULL, nif->ip);
 }
 
-static void neigh_release(struct netif *nif, struct neigh_entry *e);
-static uint64_t reachable_until(const struct netif *nif);
-
-/*
- * Ask for @e's MAC: ARP request (our ARP) or a kernel resolution request.
- * The kernel's answer may be at once (an entry it has, which lunar had let
- * go): then @e is resolved and its packets go.
- */
-static void neigh_ask(struct netif *nif, struct neigh_entry *e, bool unicast)
-{
-	e->tries++;
-	e->next_try_ns = nif->now_ns + nif->arp_retry_ns;
-	if (nif->neigh_mode == NEIGH_MODE_KERNEL) {
-		struct rte_ether_addr mac;
-
-		nif->ctr.neigh_kernel_asks++;
-		if (nif->kernel_resolve && nif->kernel_resolve(nif->kernel_ctx, e->ip, &mac) == 1) {
-			nif->ctr.neigh_kernel_known++;
-			nif->ctr.neigh_resolved++;
-			neigh_confirm(e, &mac, reachable_until(nif));
-			neigh_release(nif, e);
-		}
-		return;
-	}
-	/* RFC 1122 2.3.2.1: refresh a stale entry with a unicast request. */
-	arp_send(nif, RTE_ARP_OP_REQUEST, unicast ? &e->mac : &eth_bcast, NULL, e->ip);
-}
-
 static void neigh_release(struct netif *nif, struct neigh_entry *e)
 {
 	for (unsigned i = 0; i < e->n_hold; i++)
@@ -182,6 +160,39 @@ static uint64_t reachable_until(const struct netif *nif)
 						    : nif->now_ns + nif->arp_reachable_ns;
 }
 
+/* @e is at @mac (counted when it was not reachable): its held packets go. */
+static void neigh_resolve(struct netif *nif, struct neigh_entry *e,
+			  const struct rte_ether_addr *mac)
+{
+	if (e->state != NEIGH_REACHABLE)
+		nif->ctr.neigh_resolved++;
+	neigh_confirm(e, mac, reachable_until(nif));
+	neigh_release(nif, e);
+}
+
+/*
+ * Ask for @e's MAC: ARP request (our ARP) or a kernel resolution request.
+ * The kernel's answer may be at once (an entry it has, which lunar had let
+ * go): then @e is resolved and its packets go.
+ */
+static void neigh_ask(struct netif *nif, struct neigh_entry *e, bool unicast)
+{
+	e->tries++;
+	e->next_try_ns = nif->now_ns + nif->arp_retry_ns;
+	if (nif->neigh_mode == NEIGH_MODE_KERNEL) {
+		struct rte_ether_addr mac;
+
+		nif->ctr.neigh_kernel_asks++;
+		if (nif->kernel_resolve && nif->kernel_resolve(nif->kernel_ctx, e->ip, &mac) == 1) {
+			nif->ctr.neigh_kernel_known++;
+			neigh_resolve(nif, e, &mac);
+		}
+		return;
+	}
+	/* RFC 1122 2.3.2.1: refresh a stale entry with a unicast request. */
+	arp_send(nif, RTE_ARP_OP_REQUEST, unicast ? &e->mac : &eth_bcast, NULL, e->ip);
+}
+
 void netif_neigh_update(struct netif *nif, uint32_t ip, const struct rte_ether_addr *mac,
 			bool reachable)
 {
@@ -198,10 +209,7 @@ void netif_neigh_update(struct netif *nif, uint32_t ip, const struct rte_ether_a
 			e->state = NEIGH_INCOMPLETE;
 		return;
 	}
-	if (e->state != NEIGH_REACHABLE)
-		nif->ctr.neigh_resolved++;
-	neigh_confirm(e, mac, reachable_until(nif));
-	neigh_release(nif, e);
+	neigh_resolve(nif, e, mac);
 }
 
 /*
@@ -372,7 +380,7 @@ uint32_t netif_next_hop(const struct netif *nif, uint32_t dst)
 	const struct netif_route *best = NULL;
 	int best_plen = -1;
 
-	if (((dst ^ nif->ip) & nif->netmask) == 0)
+	if (on_subnet(nif, dst))
 		best_plen = nif->prefix_len;
 	for (unsigned i = 0; i < nif->n_routes; i++) {
 		const struct netif_route *r = &nif->routes[i];
@@ -414,29 +422,23 @@ static void arp_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, s
 		return;
 	}
 	/* A sender no neighbour can be (off the subnet, broadcast, class D): not learned. */
-	if (ar.spa != 0 && (((ar.spa ^ nif->ip) & nif->netmask) != 0 || is_broadcast(nif, ar.spa) ||
+	if (ar.spa != 0 && (!on_subnet(nif, ar.spa) || is_broadcast(nif, ar.spa) ||
 			    (ar.spa & 0xf0000000u) == 0xe0000000u)) {
 		netif_drop(nif, m, LUNAR_DROP_ARP_BAD_SENDER);
 		return;
 	}
 	/* RFC 826 merge: update a sender we already know, whoever the target. */
 	e = neigh_find(&nif->neigh, ar.spa);
-	if (e && ar.spa != 0) {
-		if (e->state != NEIGH_REACHABLE)
-			nif->ctr.neigh_resolved++;
-		neigh_confirm(e, &ar.sha, reachable_until(nif));
-		neigh_release(nif, e);
-	}
+	if (e && ar.spa != 0)
+		neigh_resolve(nif, e, &ar.sha);
 	if (ar.tpa != nif->ip) {
 		netif_drop(nif, m, LUNAR_DROP_ARP_NOT_FOR_US);
 		return;
 	}
 	if (!e && ar.spa != 0) { /* RFC 826: we are the target, so the sender is added */
 		e = neigh_get(&nif->neigh, ar.spa);
-		if (e) {
-			nif->ctr.neigh_resolved++;
-			neigh_confirm(e, &ar.sha, reachable_until(nif));
-		}
+		if (e)
+			neigh_resolve(nif, e, &ar.sha); /* new: unresolved, nothing held */
 	}
 	if (ar.op == RTE_ARP_OP_REQUEST)
 		arp_send(nif, RTE_ARP_OP_REPLY, &ar.sha, &ar.sha, ar.spa);
@@ -469,10 +471,10 @@ static void icmp_error_input(struct netif *nif, struct rte_mbuf *m, const struct
 }
 
 /*
- * A new packet with room for @l4_len bytes of L4 header and data at *@p, or
- * an error: -EMSGSIZE if it cannot fit the MTU, -ENOBUFS if the pool is empty.
+ * A new packet with room for an L4 header of @hdr bytes and @payload more
+ * at *@p, or an error: -EMSGSIZE if it cannot fit the MTU, -ENOBUFS if the
+ * pool is empty.
  */
-/* A packet for an L4 header of @hdr bytes and @payload more. */
 static int alloc_l4(struct netif *nif, size_t hdr, size_t payload, struct rte_mbuf **m, uint8_t **p)
 {
 	size_t l4_len;

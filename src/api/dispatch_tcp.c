@@ -236,6 +236,15 @@ static void give_back_sends(struct dtcp_conn *k, int err)
 	}
 }
 
+/* A received slice as the DTCP_EV_DATA that hands it to the application (counted). */
+static struct lunar_msg data_event(struct dtcp_conn *k, const struct tcp_slice *sl)
+{
+	k->t->stats.rx_bytes += sl->len;
+	k->t->stats.data_events++;
+	return (struct lunar_msg){
+	    .op = DTCP_EV_DATA, .conn = handle_of(k), .buf = (void *)sl->data, .len = sl->len};
+}
+
 /* Received bytes to the application, as far as its ring has room; then EOF. */
 static void deliver(struct dtcp_conn *k)
 {
@@ -256,14 +265,8 @@ static void deliver(struct dtcp_conn *k)
 			break;
 		}
 		n = tcp_sock_read_zc(k->s, sl, room < RX_BATCH ? room : RX_BATCH);
-		for (unsigned i = 0; i < n; i++) {
-			m[i] = (struct lunar_msg){.op = DTCP_EV_DATA,
-						  .conn = handle_of(k),
-						  .buf = (void *)sl[i].data,
-						  .len = sl[i].len};
-			t->stats.rx_bytes += sl[i].len;
-		}
-		t->stats.data_events += n;
+		for (unsigned i = 0; i < n; i++)
+			m[i] = data_event(k, &sl[i]);
 		/* The room was checked and this core is the ring's one producer, so
 		 * only a channel shut down meanwhile refuses: nobody will read these. */
 		for (unsigned i = lunar_chan_stack_send_burst(ch, m, n); i < n; i++)
@@ -297,15 +300,10 @@ static void deliver_all(struct dtcp_conn *k, int err)
 	deliver(k); /* as far as the ring has room */
 	while ((n = tcp_sock_read_zc(k->s, sl, RX_BATCH)) > 0) {
 		for (unsigned i = 0; i < n; i++) {
-			struct lunar_msg m = {.op = DTCP_EV_DATA,
-					      .conn = handle_of(k),
-					      .buf = (void *)sl[i].data,
-					      .len = sl[i].len};
+			struct lunar_msg m = data_event(k, &sl[i]);
 
-			t->stats.rx_bytes += sl[i].len;
 			emit(t, k->chan, &m);
 		}
-		t->stats.data_events += n;
 	}
 	emit_eof(k);
 	give_back_sends(k, err);
@@ -372,8 +370,8 @@ static void on_sock(struct tcp_sock *s, uint32_t ev, void *ctx)
 			emit(k->t, k->chan, &m);
 		} else {
 			err = err ? err : -ECONNRESET;
-			deliver_all(
-			    k, err); /* what arrived before the reset is still the application's */
+			/* What arrived before the reset is still the application's. */
+			deliver_all(k, err);
 			emit_conn(k, DTCP_EV_CLOSED, (uint64_t)(int64_t)err);
 		}
 		conn_close(k);

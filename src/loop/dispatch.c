@@ -447,8 +447,8 @@ int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned m
 		rc = poll(&pfd, 1, wait_ms);
 		lunar_chan_app_sleep_end(ch);
 		if (rc < 0) {
-			int err =
-			    errno; /* EINTR, or ENOMEM: poll() fails only so on a live eventfd */
+			/* EINTR, or ENOMEM: poll() fails only so on a live eventfd. */
+			int err = errno;
 			unsigned n = lunar_chan_app_recv(ch, out, max);
 
 			return n ? (int)n : -err;

@@ -196,13 +196,14 @@ static void on_kernel_route(void *ctx, uint32_t dst, uint8_t plen, uint32_t gw, 
 		env->nif.gateway = add ? gw : 0;
 		return;
 	}
-	if (add && netif_route_add(&env->nif, dst, plen, gw) == -ENOSPC &&
-	    env->nif.ctr.routes_full == 1)
+	if (!add) {
+		netif_route_del(&env->nif, dst, plen);
+		return;
+	}
+	if (netif_route_add(&env->nif, dst, plen, gw) == -ENOSPC && env->nif.ctr.routes_full == 1)
 		LOG_ERR("worker %u: more than %d kernel routes through the interface: the rest are "
 			"not followed (counted routes_full; their traffic takes the default route)",
 			env->index, NETIF_MAX_ROUTES);
-	else if (!add)
-		netif_route_del(&env->nif, dst, plen);
 }
 
 static int kernel_resolve(void *ctx, uint32_t ip, struct rte_ether_addr *mac)

@@ -430,15 +430,13 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 			 * RFC 2883 4: the duplicate first, then the usual blocks; by this ACK only.
 			 */
 			dsack = c->dsack_pending && fit;
-			/* No room beside a full segment's data: the next ACK with room carries it.
-			 */
+			/* No room beside a full segment's data: the next ACK with room has it. */
 			if (fit)
 				c->dsack_pending = false;
 			if (dsack)
 				b[nb++] = c->dsack;
 			nb += tcp_reass_sack(&c->reass, c->rcv_nxt, b + nb, fit - nb);
-			/* A run the peer's FIN follows: the FIN is held too (its sequence number).
-			 */
+			/* A run the peer's FIN ends: the FIN is held too (its sequence number). */
 			for (unsigned i = dsack; c->fin_ooo && i < nb; i++)
 				if (b[i].right == c->fin_ooo_seq)
 					b[i].right++;

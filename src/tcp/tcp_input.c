@@ -241,17 +241,26 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 }
 
 /*
- * The peer's FIN at @seq came beyond a gap: remembered (not taken) until
- * RCV.NXT reaches it. Data past a FIN cannot be, so data kept beyond it,
- * or RCV.NXT going past it, forgets it; a later FIN elsewhere moves it.
+ * A FIN kept beyond a gap (fin_ooo) is forgotten once data is held past
+ * it: data past a FIN cannot be, so that FIN was not the peer's. (RCV.NXT
+ * going past it forgets it too; a later FIN elsewhere moves it.)
  */
-static void fin_beyond_gap(struct tcp_conn *c, uint32_t seq)
+static void fin_ooo_check(struct tcp_conn *c)
 {
 	const struct tcp_reass *r = &c->reass;
 
 	/* Sorted: the last run ends highest. */
-	c->fin_ooo = !r->n || seq_leq(r->segs[r->n - 1].seq + r->segs[r->n - 1].len, seq);
+	if (c->fin_ooo && r->n &&
+	    seq_gt(r->segs[r->n - 1].seq + r->segs[r->n - 1].len, c->fin_ooo_seq))
+		c->fin_ooo = false;
+}
+
+/* The peer's FIN at @seq came beyond a gap: remembered (not taken) until RCV.NXT reaches it. */
+static void fin_beyond_gap(struct tcp_conn *c, uint32_t seq)
+{
+	c->fin_ooo = true;
 	c->fin_ooo_seq = seq;
+	fin_ooo_check(c);
 }
 
 /* In-order data: queue it and decide when to acknowledge (RFC 1122 4.2.3.2). */
@@ -893,10 +902,10 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 					dsack_note(c, dup.left, dup.right);
 			}
 			c->ack_now = true;
-			if (kept && c->fin_ooo && seq_gt(dseq + len, c->fin_ooo_seq))
-				c->fin_ooo = false; /* data past it: that FIN was not the peer's */
 			if (fin && kept)
 				fin_beyond_gap(c, dseq + len);
+			else if (kept)
+				fin_ooo_check(c);
 			fin = false; /* taken once the gap is filled, or when it comes again */
 		}
 	} else if (fin && !len && seq_gt(dseq, c->rcv_nxt) &&

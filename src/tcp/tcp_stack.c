@@ -96,9 +96,6 @@ struct tcp_stack {
 	struct timer_wheel timers;    /* every connection's next deadline */
 	struct rte_mempool *hdr_pool; /* zero-copy frames' headers and attachments */
 	struct tcp_sock *ev_head, *ev_tail, *dead;
-	/* The ISN of the connection a SYN opens over a TIME-WAIT (RFC 6191), while it is made. */
-	uint32_t reopen_iss;
-	bool reopen;
 	struct tcp_sock *burst_head; /* connections with held output or an ACK owed */
 	struct tcp_sock *all;	     /* every live socket */
 	/*
@@ -1069,7 +1066,7 @@ static struct tcp_sock *new_sock_iss(struct tcp_stack *st, const struct tcp_4tup
 
 static struct tcp_sock *new_sock(struct tcp_stack *st, const struct tcp_4tuple *t)
 {
-	return new_sock_iss(st, t, st->reopen ? st->reopen_iss : tcp_isn(st->table, t, st->now));
+	return new_sock_iss(st, t, tcp_isn(st->table, t, st->now));
 }
 
 /*
@@ -1296,11 +1293,12 @@ static enum cookie_verdict cookie_conn(struct tcp_stack *st, struct tcp_listener
  * A SYN for listener @l: the connection in LISTEN, to take it. NULL when
  * the backlog or max_half_open is reached (a SYN cookie answers it, or
  * with cookies off it is dropped) or the table is full (dropped): @m is
- * consumed then, and the reason counted.
+ * consumed then, and the reason counted. @iss: the ISS to take (a SYN
+ * over a TIME-WAIT), or NULL for a fresh one.
  */
 static struct tcp_sock *passive_open(struct tcp_stack *st, struct tcp_listener *l,
 				     const struct tcp_4tuple *t, const struct tcp_repr *syn,
-				     struct rte_mbuf *m)
+				     struct rte_mbuf *m, const uint32_t *iss)
 {
 	bool backlog_full = l->pending >= l->backlog;
 	struct tcp_sock *s;
@@ -1319,7 +1317,7 @@ static struct tcp_sock *passive_open(struct tcp_stack *st, struct tcp_listener *
 		}
 		return NULL;
 	}
-	if (!conn_room(st) || !(s = new_sock(st, t))) {
+	if (!conn_room(st) || !(s = iss ? new_sock_iss(st, t, *iss) : new_sock(st, t))) {
 		st->stats.syn_dropped_conns++; /* as Linux: no RST, the SYN comes again */
 		netif_drop(st->nif, m, LUNAR_DROP_TCP_CONN_LIMIT);
 		return NULL;
@@ -1415,7 +1413,12 @@ static struct tcp_sock *sock_for(struct tcp_stack *st, const struct tcp_4tuple *
 	return s;
 }
 
-/* One segment through the stack to its connection (or listener, or a RST). */
+/* The flags that say what a segment opens or ends: SYN, ACK and RST. */
+static uint8_t open_flags(const struct tcp_repr *tr)
+{
+	return tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
+}
+
 /*
  * RFC 6191, as Linux: a SYN for a connection in TIME-WAIT that is provably
  * of a new incarnation (PAWS passes, and its sequence number is beyond
@@ -1427,14 +1430,14 @@ static bool tw_syn_new(const struct tcp_conn *c, const struct tcp_repr *tr)
 {
 	bool ts = c->ts_ok && tr->opts.has_ts;
 
-	if ((tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) !=
-	    RTE_TCP_SYN_FLAG)
+	if (open_flags(tr) != RTE_TCP_SYN_FLAG)
 		return false;
 	if (ts && seq_lt(tr->opts.ts_val, c->ts_recent))
 		return false;
 	return seq_gt(tr->seq, c->rcv_nxt) || (ts && seq_gt(tr->opts.ts_val, c->ts_recent));
 }
 
+/* One segment through the stack to its connection (or listener, or a RST). */
 static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 			  const struct tcp_repr *tr, struct rte_mbuf *m)
 {
@@ -1443,6 +1446,8 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 	struct tcp_sock *s;
 	struct conn_input in;
 	bool bad_cookie;
+	uint32_t reopen_iss;
+	const uint32_t *iss = NULL;
 
 	s = sock_for(st, &t);
 	st->now = st->nif->now_ns;
@@ -1462,9 +1467,8 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 	 * the cookie's connection takes this one's place.
 	 */
 	if (s && s->conn.state == TCP_SYN_RECEIVED && s->listener && !s->app_owned &&
-	    (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
-		RTE_TCP_ACK_FLAG &&
-	    tr->ack != s->conn.iss + 1 && tr->seq == s->conn.irs + 1) {
+	    open_flags(tr) == RTE_TCP_ACK_FLAG && tr->ack != s->conn.iss + 1 &&
+	    tr->seq == s->conn.irs + 1) {
 		struct tcp_syncookie_opts o;
 		struct tcp_listener *l = s->listener;
 
@@ -1481,28 +1485,21 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 	if (s && s->conn.state == TCP_TIME_WAIT && tw_syn_new(&s->conn, tr) &&
 	    local_listener(st, ir, tr)) {
 		/* Its ISN above all the old one sent, as RFC 1122 4.2.2.13 and Linux. */
-		st->reopen_iss = s->conn.snd_max + 65535 + 2;
+		reopen_iss = s->conn.snd_max + 65535 + 2;
+		iss = &reopen_iss;
 		st->stats.tw_reopened++;
 		tw_cut(s);
 		after(s);
 		s = NULL;
-		st->reopen = true;
 	}
-	if (!s && (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
-		      RTE_TCP_SYN_FLAG) {
+	if (!s && open_flags(tr) == RTE_TCP_SYN_FLAG) {
 		struct tcp_listener *l = local_listener(st, ir, tr);
 
-		if (l)
-			s = passive_open(st, l, &t, tr, m);
-		st->reopen = false;
-		if (l && !s)
+		if (l && !(s = passive_open(st, l, &t, tr, m, iss)))
 			return; /* answered with a cookie, or dropped */
 	}
 	bad_cookie = false;
-	if (!s &&
-	    (tr->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
-		RTE_TCP_ACK_FLAG &&
-	    cookies_live(st)) {
+	if (!s && open_flags(tr) == RTE_TCP_ACK_FLAG && cookies_live(st)) {
 		struct tcp_listener *l = local_listener(st, ir, tr);
 
 		if (l) {

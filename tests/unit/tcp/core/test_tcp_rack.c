@@ -384,32 +384,20 @@ static void test_tlp_not_pushed_back_by_repeats(void **state)
 }
 
 /*
- * The same response sized by the flight the loss happened in: six
- * segments sent after the probe, all acknowledged by the ACK that passes
- * its end. FlightSize / 2 of what was out (3 segments), not of what the
- * ACK leaves (nothing, which would give the 2-segment floor).
+ * Four segments, the first two acknowledged, the tail probe (the last
+ * one again) gone, and an ACK of exactly its end: it may be the
+ * original's late ACK, its D-SACK to come, so the probe is still out.
  */
-static void test_tlp_repair_response_from_flight(void **state)
+static void probe_to_its_end(struct script *s, struct tcp_config *cfg)
 {
-	struct tcp_config cfg;
-	struct script s;
-
-	(void)state;
-	rack_fixture(&s, &cfg);
-	send_segments(&s, 4);
-	advance(&s, 100 * US);
-	sack(&s, S(2), 0, NULL);
-	advance(&s, s.c.tlp_at - s.now);
-	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
-	sack(&s, S(4), 0, NULL);
-	assert_true(s.c.rack.tlp_out);
-	assert_int_equal(app_send(&s, 6 * mss_), (int)(6 * mss_));
-	for (unsigned i = 0; i < 6; i++)
-		expect_tx(&s, ACK | (i == 5 ? PSH : 0), S(4 + i), IRS + 1, mss_);
-	sack(&s, S(10), 0, NULL);
-	assert_int_equal(s.c.stats.tlp_recoveries, 1);
-	assert_int_equal(s.c.cc.ssthresh, 3 * mss_);
-	script_end(&s);
+	rack_fixture(s, cfg);
+	send_segments(s, 4);
+	advance(s, 100 * US);
+	sack(s, S(2), 0, NULL);
+	advance(s, s->c.tlp_at - s->now);
+	assert_true(expect_tx(s, ACK, S(3), IRS + 1, mss_)->retransmit);
+	sack(s, S(4), 0, NULL);
+	assert_true(s->c.rack.tlp_out);
 }
 
 /*
@@ -423,15 +411,7 @@ static void test_tlp_repairs_tail(void **state)
 	struct script s;
 
 	(void)state;
-	rack_fixture(&s, &cfg);
-	send_segments(&s, 4);
-	advance(&s, 100 * US);
-	sack(&s, S(2), 0, NULL);
-	advance(&s, s.c.tlp_at - s.now);
-	assert_true(expect_tx(&s, ACK, S(3), IRS + 1, mss_)->retransmit);
-	/* Exactly the probe's end: it may be the original's late ACK, its D-SACK to come. */
-	sack(&s, S(4), 0, NULL);
-	assert_true(s.c.rack.tlp_out);
+	probe_to_its_end(&s, &cfg);
 	assert_int_equal(s.c.stats.tlp_recoveries, 0);
 	/* Past the end with no D-SACK: the probe repaired a loss. */
 	assert_int_equal(app_send(&s, mss_), (int)mss_);
@@ -442,6 +422,28 @@ static void test_tlp_repairs_tail(void **state)
 	assert_int_equal(s.c.cc.ssthresh, 2 * mss_);
 	assert_int_equal(s.c.cc.cwnd, 2 * mss_);
 	assert_int_equal(s.c.stats.timeouts, 0);
+	script_end(&s);
+}
+
+/*
+ * The same response sized by the flight the loss happened in: six
+ * segments sent after the probe, all acknowledged by the ACK that passes
+ * its end. FlightSize / 2 of what was out (3 segments), not of what the
+ * ACK leaves (nothing, which would give the 2-segment floor).
+ */
+static void test_tlp_repair_response_from_flight(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	probe_to_its_end(&s, &cfg);
+	assert_int_equal(app_send(&s, 6 * mss_), (int)(6 * mss_));
+	for (unsigned i = 0; i < 6; i++)
+		expect_tx(&s, ACK | (i == 5 ? PSH : 0), S(4 + i), IRS + 1, mss_);
+	sack(&s, S(10), 0, NULL);
+	assert_int_equal(s.c.stats.tlp_recoveries, 1);
+	assert_int_equal(s.c.cc.ssthresh, 3 * mss_);
 	script_end(&s);
 }
 

@@ -619,7 +619,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 	bool rst = seg->flags & RTE_TCP_RST_FLAG;
 	bool fin = seg->flags & RTE_TCP_FIN_FLAG;
 	bool ece = c->ecn_ok && (seg->flags & RTE_TCP_ECE_FLAG);
-	bool acceptable, data_refused = false;
+	bool acceptable, data_refused = false, ack_owed = false;
 
 	c->stats.slowpath++;
 	/* A retransmitted SYN while we wait for the handshake's ACK: answer it again. */
@@ -705,7 +705,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		c->stats.beyond_window++;
 		len = 0;
 		fin = false;
-		c->ack_now = true;
+		ack_owed = true;
 	}
 	if (seq_lt(dseq, c->rcv_nxt)) {
 		uint32_t cut = c->rcv_nxt - dseq;
@@ -717,7 +717,7 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		data += cut;
 		len -= cut;
 		dseq += cut;
-		c->ack_now = true; /* a duplicate: let the sender know at once */
+		ack_owed = true; /* a duplicate: let the sender know at once */
 	}
 	if (fin && seq_lt(dseq + len, c->rcv_nxt))
 		fin = false; /* an old FIN */
@@ -847,6 +847,13 @@ static void sync_input(struct tcp_conn *c, const struct tcp_repr *seg, uint64_t 
 		if (ece)
 			ecn_echoed(c);
 	}
+	/*
+	 * Owed by the trim above, but only now that RST, SYN and the ACK field
+	 * passed: a challenge ACK the limit suppressed must not go out anyway
+	 * with the next output.
+	 */
+	if (ack_owed)
+		c->ack_now = true;
 	switch (c->state) {
 	case TCP_FIN_WAIT_1:
 		if (c->fin_sent && seq_gt(c->snd_una, c->fin_seq))

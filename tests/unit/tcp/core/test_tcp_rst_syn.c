@@ -863,6 +863,37 @@ static void test_bad_ack_leaves_ts_recent(void **state)
 }
 
 /*
+ * A RST or SYN whose data overlaps RCV.NXT is trimmed (a duplicate owes an
+ * ACK) before its challenge: once the budget is spent, that owed ACK must
+ * not go out anyway with the next output, here the peer's next pure ACK.
+ */
+static void test_suppressed_challenge_not_sent_later(void **state)
+{
+	struct script s;
+	unsigned limit;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	limit = s.c.cfg.challenge_ack_limit;
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 100);
+	assert_int_equal(recv_all(&s), 100);
+	drain_tx(&s);
+	for (unsigned i = 0; i < limit; i++)
+		seg(&s, SYN, IRS + 1 + 200 + i, 0, 65535, 0);
+	assert_int_equal(pending_tx(&s), limit);
+	drain_tx(&s);
+	seg(&s, RST, IRS + 1 + 50, 0, 0, 100); /* 50 seen bytes, 50 new */
+	seg(&s, SYN, IRS + 1 + 50, 0, 65535, 100);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.challenge_acks_limited, 2);
+	seg(&s, ACK, IRS + 1 + 100, ISS + 1, 65535, 0); /* needs no answer */
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_int_equal(s.c.rcv_nxt, IRS + 1 + 100);
+	script_end(&s);
+}
+
+/*
  * PAWS is checked before the window, so its ACK needs no sequence number
  * guessed: segments with no data are answered within the challenge ACK
  * budget (RFC 5961 7; Linux rate-limits these too), data always.
@@ -1142,6 +1173,7 @@ int main(void)
 	    cmocka_unit_test(test_rst_outside_time_wait),
 	    cmocka_unit_test(test_syn_in_window_established_challenge_ack),
 	    cmocka_unit_test(test_challenge_acks_throttled),
+	    cmocka_unit_test(test_suppressed_challenge_not_sent_later),
 	    cmocka_unit_test(test_syn_outside_window_established_ack),
 	    cmocka_unit_test(test_accept_empty_below_window),
 	    cmocka_unit_test(test_accept_empty_right_edge),

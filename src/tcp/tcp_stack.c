@@ -2293,9 +2293,20 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 struct tcp_listener *tcp_listen_on(struct tcp_stack *st, uint16_t port, unsigned backlog,
 				   tcp_accept_fn fn, void *ctx, int *err)
 {
-	struct tcp_listener *l = calloc(1, sizeof(*l));
+	struct tcp_listener *l;
 	int rc;
 
+	/*
+	 * A port of the reserved range belongs to one worker's client
+	 * sub-range (flow_plan_queue_of() decides by it first): with several
+	 * workers every connection to it would go to that worker, and over
+	 * memif, where the peer picks the queue, be dropped by the others.
+	 */
+	if (st->plan.n_queues > 1 && flow_plan_reserved(&st->plan, port)) {
+		*err = -EADDRNOTAVAIL;
+		return NULL;
+	}
+	l = calloc(1, sizeof(*l));
 	if (!l) {
 		*err = -ENOMEM;
 		return NULL;

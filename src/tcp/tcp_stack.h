@@ -229,7 +229,12 @@ const struct pmtu_cache *tcp_stack_pmtu(const struct tcp_stack *st);
 /** Sockets still allocated (for leak checks at exit). */
 unsigned tcp_stack_sockets(const struct tcp_stack *st);
 
-/** Listen on @port with room for @backlog connections not yet accepted. */
+/**
+ * Listen on @port with room for @backlog connections not yet accepted.
+ * NULL and *err on failure: -EADDRINUSE, -ENOMEM, or -EADDRNOTAVAIL for a
+ * port inside the reserved range when the plan has several workers (that
+ * range is their client ports: listen below it).
+ */
 struct tcp_listener *tcp_listen_on(struct tcp_stack *st, uint16_t port, unsigned backlog,
 				   tcp_accept_fn fn, void *ctx, int *err);
 void tcp_listener_close(struct tcp_listener *l);

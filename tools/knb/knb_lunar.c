@@ -820,8 +820,11 @@ static int run_server(struct lctx *L)
 			l[i] = tcp_listen_on(L->env->tcp, port, 1024, on_accept, L, &err);
 		}
 		if ((!l[i] && !ls[i]) || err || lunar_env_steer_port(L->env, port)) {
-			fprintf(stderr, "knb server: cannot listen on port %u: %s\n", port,
-				strerror(err ? -err : EIO));
+			fprintf(stderr, "knb server: cannot listen on port %u: %s%s\n", port,
+				strerror(err ? -err : EIO),
+				err == -EADDRNOTAVAIL ? " (it lies in --reserved, the workers' "
+							"client ports: listen below the range)"
+						      : "");
 			rc = 1;
 			goto out;
 		}

@@ -58,6 +58,8 @@ struct tcp_pair {
 
 /* The connection table of stacks made from now on (64; a test that needs more sets it back). */
 extern unsigned pair_max_conns;
+/* Workers in the pair's flow plan (both sides are worker 0); 1 by default. */
+extern unsigned pair_workers;
 
 /* cmocka group fixtures: EAL, Zbuf (DPDK backend, no hugepages), the pools. */
 int pair_group_setup(void **state);

@@ -192,6 +192,39 @@ static void test_listener_closed_mid_handshake(void **state)
 	pair_close(&p);
 }
 
+/*
+ * With two workers the reserved range is their client ports, each
+ * sub-range steered to its owner: a listener there would have every
+ * connection land on one worker (and over memif be dropped by the other),
+ * so it is refused; a port below the range is fine.
+ */
+static void test_listen_in_reserved_range_refused_with_workers(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_listener *l;
+	int rc = 0;
+
+	(void)state;
+	pair_workers = 2;
+	pair_stacks(&p, false);
+	pair_workers = 1;
+	assert_null(tcp_listen_on(p.b.tcp, 62000, 4, on_accept_none, &p, &rc));
+	assert_int_equal(rc, -EADDRNOTAVAIL);
+	assert_null(tcp_listen_on(p.b.tcp, 61440, 4, on_accept_none, &p, &rc));
+	assert_int_equal(rc, -EADDRNOTAVAIL);
+	l = tcp_listen_on(p.b.tcp, 61439, 4, on_accept_none, &p, &rc);
+	assert_non_null(l);
+	assert_int_equal(rc, 0);
+	tcp_listener_close(l);
+	pair_close(&p);
+
+	pair_stacks(&p, false); /* one worker: the whole range is its own */
+	l = tcp_listen_on(p.b.tcp, 62000, 4, on_accept_none, &p, &rc);
+	assert_non_null(l);
+	tcp_listener_close(l);
+	pair_close(&p);
+}
+
 struct two_srv {
 	struct tcp_sock *srv[2];
 	unsigned calls[2];
@@ -284,6 +317,7 @@ int main(void)
 	    cmocka_unit_test(test_reset_connection_frees_its_tuple),
 	    cmocka_unit_test(test_syn_reopens_time_wait),
 	    cmocka_unit_test(test_listener_closed_mid_handshake),
+	    cmocka_unit_test(test_listen_in_reserved_range_refused_with_workers),
 	    cmocka_unit_test(test_inline_run_ends_before_next_lookup),
 	};
 

@@ -1119,6 +1119,7 @@ int main(int argc, char **argv)
 	struct lunar_options o;
 	uint32_t raddr = 0;
 	unsigned long rport = 0, conns = 0, ramp = RAMP_DEFAULT;
+	unsigned modes = 0; /* --get, --put, --send, --bytes, --recv, --echo given */
 	struct tcp_config cfg;
 	double timeout_s = 600, soak_s = 0;
 	bool counters = false;
@@ -1150,10 +1151,12 @@ int main(int argc, char **argv)
 				break;
 			}
 			case OPT_GET:
+				modes++;
 				c.mode = MODE_GET;
 				c.path = optarg;
 				break;
 			case OPT_PUT:
+				modes++;
 				c.mode = MODE_PUT;
 				c.put_file = optarg;
 				break;
@@ -1161,10 +1164,12 @@ int main(int argc, char **argv)
 				c.path = optarg;
 				break;
 			case OPT_SEND:
+				modes++;
 				c.mode = MODE_SEND;
 				c.send_file = optarg;
 				break;
 			case OPT_BYTES:
+				modes++;
 				c.mode = MODE_SEND;
 				if (parse_size(optarg, &c.gen_bytes)) {
 					snprintf(
@@ -1175,9 +1180,11 @@ int main(int argc, char **argv)
 				}
 				break;
 			case OPT_RECV:
+				modes++;
 				c.mode = MODE_RECV;
 				break;
 			case OPT_ECHO:
+				modes++;
 				c.mode = MODE_ECHO;
 				if (parse_size(optarg, &c.gen_bytes)) {
 					snprintf(err, sizeof(err),
@@ -1252,6 +1259,17 @@ int main(int argc, char **argv)
 	}
 	if (soak_s > 0 && !conns)
 		conns = SOAK_SLOTS_DEFAULT;
+	if (modes > 1) {
+		fprintf(stderr,
+			"lunar-get: give only one of --get, --put, --send, --bytes, --recv, "
+			"--echo (%u given)\n",
+			modes);
+		return 2;
+	}
+	if (lunar_options_one_worker(&o, err, sizeof(err))) {
+		fprintf(stderr, "lunar-get: %s\n", err);
+		return 2;
+	}
 	if (optind != argc || !raddr || (c.mode == MODE_NONE && soak_s <= 0)) {
 		fprintf(stderr,
 			"lunar-get: give --connect IP:PORT and one of --get, --put, --send, "

@@ -1059,6 +1059,10 @@ int main(int argc, char **argv)
 			"lunar-httpd: give --listen PORT and/or --echo PORT (see --help)\n");
 		return 2;
 	}
+	if (lunar_options_one_worker(&o, err, sizeof(err))) {
+		fprintf(stderr, "lunar-httpd: %s\n", err);
+		return 2;
+	}
 	if (http_port && http_port == echo_port) {
 		fprintf(stderr, "lunar-httpd: --listen and --echo need different ports\n");
 		return 2;

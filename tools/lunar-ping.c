@@ -182,6 +182,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (lunar_options_one_worker(&o, err, sizeof(err))) {
+		fprintf(stderr, "lunar-ping: %s\n", err);
+		return 2;
+	}
 	lunar_handle_signals();
 	rc = lunar_env_open(&o, argv[0], &env, err, sizeof(err));
 	if (rc) {

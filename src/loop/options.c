@@ -599,6 +599,18 @@ int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 	return 0;
 }
 
+int lunar_options_one_worker(const struct lunar_options *o, char *err, size_t errlen)
+{
+	if (o->n_workers <= 1)
+		return 0;
+	lunar_set_err(err, errlen,
+		      "--core lists %u CPUs, but this tool runs one worker and would leave the "
+		      "other queues unpolled; give one CPU (e.g. --core %u), or use knb for "
+		      "several workers",
+		      o->n_workers, o->cores[0]);
+	return -EINVAL;
+}
+
 void lunar_options_usage(FILE *f)
 {
 	fputs("common options:\n"

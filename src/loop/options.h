@@ -154,6 +154,12 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 			size_t errlen);
 /** Check the options that depend on each other (e.g. memif/tap need --ip). */
 int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen);
+/**
+ * For a tool that runs one worker (polls one queue): -EINVAL, with the
+ * fix in @err, when --core lists several CPUs, whose queues nothing would
+ * poll.
+ */
+int lunar_options_one_worker(const struct lunar_options *o, char *err, size_t errlen);
 /** Print the common options' help. */
 void lunar_options_usage(FILE *f);
 

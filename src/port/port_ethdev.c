@@ -215,7 +215,7 @@ static int memif_precheck(const struct port_spec *spec, char *err, size_t errlen
 		return -ENOENT;
 	}
 	if (!spec->memif_server)
-		return 0; /* a client waits for its server; nothing to check */
+		return 0; /* a client's server is checked when it connects (port_ethdev_open) */
 	if (stat(spec->path, &st) != 0)
 		return 0;
 	if (!S_ISSOCK(st.st_mode)) {
@@ -496,6 +496,15 @@ int port_ethdev_open(const struct port_ethdev_args *a, struct port **out, char *
 	if (!link_mtu && rte_eth_dev_get_mtu(d->port_id, &mtu) == 0)
 		link_mtu = mtu;
 	rc = rte_eth_dev_start(d->port_id);
+	if (rc < 0 && d->kind == PORT_KIND_MEMIF && !a->spec->memif_server) {
+		/* DPDK's memif answers -1 for anything; say what a client lacks. */
+		lunar_set_err(err, errlen,
+			      "memif client: no server accepted a connection on %s; start the "
+			      "other side (--port memif:%s:server) first and wait for it to be "
+			      "ready",
+			      a->spec->path, a->spec->path);
+		goto fail_quiet;
+	}
 	if (rc < 0)
 		goto fail_uninit;
 	started = true;
@@ -557,7 +566,8 @@ fail_gates:
 	goto fail_quiet;
 fail_uninit:
 	lunar_set_err(err, errlen, "could not set up %s port %s: %s", port_kind_name(a->spec->kind),
-		      d->devname, strerror(rc < 0 ? -rc : rc));
+		      d->devname,
+		      rc == -1 ? "the driver gave no reason" : strerror(rc < 0 ? -rc : rc));
 fail_quiet:
 	d->open = 0;
 	if (started) /* DPDK will not close a started device (memif's stays registered) */

@@ -37,6 +37,23 @@ run_bad "--trust-link on a tap port" 1 "trust-link is for memif between two luna
 	"$PING" --trust-link --port tap:lt0 --ip 10.0.0.1/24 --responder
 run_bad "--trust-link with corruption" 1 "nothing would catch the corruption" \
 	"$PING" --port memif:/run/lunar/x.sock --trust-link --ip 10.0.0.1/24 --fault corrupt=0.1 --responder
+# Tools that run one worker refuse a --core list, whose other queues nobody would poll.
+for tool in lunar-ping lunar-httpd lunar-get; do
+	args=(--responder)
+	[ "$tool" = lunar-httpd ] && args=(--listen 8080)
+	[ "$tool" = lunar-get ] && args=(--connect 10.0.0.2:80 --recv)
+	run_bad "$tool with two --core CPUs" 2 "runs one worker.*give one CPU" \
+		"$BUILD/tools/$tool" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --core 0,1 "${args[@]}"
+done
+run_bad "lunar-get with two modes" 2 "give only one of --get, --put" \
+	"$BUILD/tools/lunar-get" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 \
+	--connect 10.0.0.2:80 --put /etc/hostname --send /etc/hostname
+# A memif client whose server is not there (a socket file nobody listens on).
+nosrv=/run/lunar/test-nosrv-$$.sock
+on_exit rm -f "$nosrv"
+python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.bind(sys.argv[1])" "$nosrv"
+run_bad "memif client without a server" 1 "no server accepted a connection on .*:server) first" \
+	"$PING" --port "memif:$nosrv:client" --ip 10.0.0.1/24 --responder
 
 # No hugepages: the error says how to reserve them.
 hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages

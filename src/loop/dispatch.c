@@ -552,7 +552,7 @@ unsigned lunar_dispatch_poll(struct lunar_dispatch *d, lunar_dispatch_fn fn, voi
 		budget = RECV_BURST * d->n;
 	if (d->wakes_due)
 		hand_off(d);
-	share = (budget + d->n - 1) / d->n;
+	share = budget / d->n + (budget % d->n != 0); /* rounded up, without wrapping */
 	d->next = first + 1 == d->n ? 0 : first + 1;
 	for (unsigned k = 0; k < d->n && total < budget; k++) {
 		unsigned idx = (first + k) % d->n;

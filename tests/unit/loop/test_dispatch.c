@@ -15,6 +15,7 @@
  * exceed by far on any machine, however loaded.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -767,8 +768,15 @@ static void test_dispatch_poll(void **state)
 	assert_int_equal(lunar_dispatch_poll(s.d, on_msg, &s, 0), 0);
 	for (unsigned c = 0; c < NCH; c++)
 		assert_int_equal(s.per[c], 100);
+	/* The largest budget ("no limit") takes everything: its share must not wrap to 0. */
+	for (unsigned c = 0; c < NCH; c++) {
+		struct lunar_msg m = {.op = OP_DATA, .conn = c, .arg = 100};
+
+		assert_int_equal(lunar_chan_app_send(lunar_dispatch_chan(s.d, c), &m), 0);
+	}
+	assert_int_equal(lunar_dispatch_poll(s.d, on_msg, &s, UINT_MAX), NCH);
 	assert_int_equal(s.bad, 0);
-	assert_int_equal(stats(lunar_dispatch_chan(s.d, 1)).from_app, 100);
+	assert_int_equal(stats(lunar_dispatch_chan(s.d, 1)).from_app, 101);
 	lunar_dispatch_shutdown(s.d);
 	struct lunar_msg m;
 	assert_int_equal(lunar_chan_app_wait(lunar_dispatch_chan(s.d, 0), &m, 0, -1), -EINVAL);

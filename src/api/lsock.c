@@ -28,11 +28,13 @@ struct lsock {
 	bool edge;   /* ET: the stack reported something since the last report */
 	bool queued; /* on ep's ready list */
 	struct lsock *rprev, *rnext;
+	struct lsock *mprev, *mnext; /* ep's members */
 };
 
 struct lpoll {
 	struct lsock *head, *tail; /* the ready list: sockets that may be ready */
 	unsigned n;
+	struct lsock *members; /* every socket added, ready or not */
 };
 
 #define LPOLL_ALWAYS (LPOLL_ERR | LPOLL_HUP)
@@ -71,12 +73,58 @@ static void ready_remove(struct lpoll *ep, struct lsock *s)
 	ep->n--;
 }
 
-/* The stack says something happened to @s: it may be ready. */
-static void note_event(struct lsock *s)
+static void member_add(struct lpoll *ep, struct lsock *s)
 {
-	s->edge = true;
+	s->ep = ep;
+	s->mprev = NULL;
+	s->mnext = ep->members;
+	if (ep->members)
+		ep->members->mprev = s;
+	ep->members = s;
+}
+
+/* @s leaves its set: off the ready list and the members. */
+static void member_remove(struct lsock *s)
+{
+	struct lpoll *ep = s->ep;
+
+	ready_remove(ep, s);
+	if (s->mprev)
+		s->mprev->mnext = s->mnext;
+	else
+		ep->members = s->mnext;
+	if (s->mnext)
+		s->mnext->mprev = s->mprev;
+	s->mprev = s->mnext = NULL;
+	s->ep = NULL;
+}
+
+/*
+ * The stack says something happened to @s: it may be ready for the
+ * LPOLL_* bits @may. An edge is an event the registration asked for (as
+ * epoll wakes only on interest): an ACK freeing send space is no new edge
+ * for a socket that waits only to read.
+ */
+static void note_event(struct lsock *s, uint32_t may)
+{
+	if (may & (s->interest | LPOLL_ALWAYS))
+		s->edge = true;
 	if (s->ep && !s->queued && s->armed)
 		ready_push(s->ep, s);
+}
+
+/* The LPOLL_* conditions TCP's events @ev may have made true. */
+static uint32_t lpoll_bits_of(uint32_t ev)
+{
+	uint32_t r = 0;
+
+	if (ev & (TCP_EV_READABLE | TCP_EV_EOF))
+		r |= LPOLL_IN | LPOLL_RDHUP;
+	if (ev & (TCP_EV_CONNECTED | TCP_EV_WRITABLE))
+		r |= LPOLL_OUT;
+	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT | TCP_EV_CLOSED))
+		r |= LPOLL_ALWAYS | LPOLL_IN;
+	return r;
 }
 
 /* ---- what is true now ---- */
@@ -113,14 +161,13 @@ static uint32_t ready_bits(const struct lsock *s)
 static void on_sock_event(struct tcp_sock *ts, uint32_t ev, void *ctx)
 {
 	(void)ts;
-	(void)ev;
-	note_event(ctx);
+	note_event(ctx, lpoll_bits_of(ev));
 }
 
 static void on_listener_event(struct tcp_listener *l, void *ctx)
 {
 	(void)l;
-	note_event(ctx);
+	note_event(ctx, LPOLL_IN);
 }
 
 static struct lsock *lsock_new(struct tcp_stack *st, int *err)
@@ -242,7 +289,12 @@ static int recv_empty(const struct lsock *s)
 	c = tcp_sock_conn(s->ts);
 	if (c->error)
 		return c->error;
-	if (c->fin_rcvd)
+	/*
+	 * The end of the stream; or a connection closed with no error and no
+	 * FIN (lsock_shutdown() while connecting): nothing will ever come, and
+	 * -EAGAIN would keep a reader that LPOLL_HUP woke spinning.
+	 */
+	if (c->fin_rcvd || c->state == TCP_CLOSED)
 		return 0;
 	return -EAGAIN;
 }
@@ -305,7 +357,7 @@ void lsock_close(struct lsock *s)
 	if (!s)
 		return;
 	if (s->ep)
-		ready_remove(s->ep, s);
+		member_remove(s);
 	if (s->tl)
 		tcp_listener_close(s->tl);
 	else
@@ -324,12 +376,8 @@ void lpoll_free(struct lpoll *ep)
 {
 	if (!ep)
 		return;
-	while (ep->head) {
-		struct lsock *s = ep->head;
-
-		ready_remove(ep, s);
-		s->ep = NULL;
-	}
+	while (ep->members) /* each leaves the set, ready or not, and may join another */
+		member_remove(ep->members);
 	free(ep);
 }
 
@@ -352,7 +400,7 @@ int lpoll_ctl(struct lpoll *ep, enum lpoll_op op, struct lsock *s, uint32_t even
 	case LPOLL_CTL_ADD:
 		if (s->ep)
 			return -EEXIST;
-		s->ep = ep;
+		member_add(ep, s);
 		arm(ep, s, events, data);
 		return 0;
 	case LPOLL_CTL_MOD:
@@ -363,8 +411,7 @@ int lpoll_ctl(struct lpoll *ep, enum lpoll_op op, struct lsock *s, uint32_t even
 	case LPOLL_CTL_DEL:
 		if (s->ep != ep)
 			return -ENOENT;
-		ready_remove(ep, s);
-		s->ep = NULL;
+		member_remove(s);
 		return 0;
 	}
 	return -EINVAL;

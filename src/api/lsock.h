@@ -22,7 +22,11 @@
  * Readiness (lpoll): level-triggered by default, as epoll; LPOLL_ET makes a
  * registration edge-triggered (reported once per new event from the stack),
  * LPOLL_ONESHOT disables it after one report until lpoll_ctl(MOD). The
- * LPOLL_* bits have epoll's values, so EPOLL* constants may be passed. A
+ * LPOLL_* bits have epoll's values, so EPOLLIN, EPOLLOUT, EPOLLERR,
+ * EPOLLHUP, EPOLLRDHUP, EPOLLET and EPOLLONESHOT may be passed (not
+ * EPOLLPRI or the *NORM bits: -EINVAL). Handles are pointers, as epoll's
+ * data.ptr: a handle closed by an earlier event's handler in the same
+ * batch must not be used by a later one. A
  * socket is in at most one set. Events are collected from the stack's
  * callbacks into a ready list; lpoll_wait() re-checks each entry's state, so
  * nothing stale is reported and a level-triggered entry stays until it is
@@ -47,7 +51,9 @@ struct lpoll;
 
 /**
  * Listen on @port with room for @backlog connections not yet accepted.
- * @return the listening socket, or NULL and *err (-EADDRINUSE, -ENOMEM).
+ * @return the listening socket, or NULL and *err (-EADDRINUSE, -ENOMEM,
+ *         -EADDRNOTAVAIL: @port lies in the reserved range and there are
+ *         several workers; see tcp_listen_on()).
  */
 struct lsock *lsock_listen(struct tcp_stack *st, uint16_t port, unsigned backlog, int *err);
 /**
@@ -68,13 +74,16 @@ struct lsock *lsock_connect(struct tcp_stack *st, uint32_t addr, uint16_t port, 
  * @return bytes taken (maybe fewer than @len), or -EAGAIN (buffer full, or
  *         still connecting), -EPIPE (shut down for writing, or the peer is
  *         gone), -ECONNRESET / -ETIMEDOUT / -ECONNREFUSED (the connection
- *         failed), -ENOBUFS (Zbuf exhausted), -EINVAL (a listening socket).
+ *         failed), -ENOBUFS (Zbuf exhausted), -ENOMEM (the send buffer
+ *         could not grow), -EINVAL (a listening socket).
  */
 ssize_t lsock_send(struct lsock *s, const void *buf, size_t len);
 /**
  * Copy up to @len received bytes into @buf.
  * @return bytes copied, 0 at end of stream (the peer closed and everything
- *         was read), -EAGAIN (nothing yet), or the connection's error.
+ *         was read, or the connection ended without an error and without
+ *         the peer's FIN, e.g. lsock_shutdown() while connecting), -EAGAIN
+ *         (nothing yet), or the connection's error.
  */
 ssize_t lsock_recv(struct lsock *s, void *buf, size_t len);
 /**
@@ -84,7 +93,10 @@ ssize_t lsock_recv(struct lsock *s, void *buf, size_t len);
  * @return slices taken, 0 at end of stream, -EAGAIN, or the error.
  */
 int lsock_recv_zc(struct lsock *s, struct tcp_slice *out, unsigned max);
-/** Done with a slice from lsock_recv_zc(): drops its reference, opens the window. */
+/**
+ * Done with a slice from lsock_recv_zc(): drops its reference, opens the
+ * window. After lsock_close(@s), pass NULL for @s (the slice stays valid).
+ */
 void lsock_recv_zc_done(struct lsock *s, const struct tcp_slice *sl);
 /** One piece of Zbuf memory to send by reference. */
 struct lsock_iov {
@@ -136,7 +148,7 @@ struct lpoll_event {
 
 /** A readiness set. @return NULL on -ENOMEM. */
 struct lpoll *lpoll_create(void);
-/** Free the set; its sockets stay open and leave it. */
+/** Free the set; its sockets stay open and leave it (they may join another). */
 void lpoll_free(struct lpoll *ep);
 /**
  * Add @s with interest @events (and LPOLL_ET / LPOLL_ONESHOT) and cookie

@@ -829,6 +829,13 @@ void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	tcp_drop(c, -ECONNABORTED, 0, now);
 }
 
+void tcp_abort_unread(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
+{
+	if (c->state == TCP_LAST_ACK || c->state == TCP_CLOSING)
+		tcp_send_rst(out, acceptable_seq(c));
+	tcp_abort(c, now, out);
+}
+
 bool tcp_reset_for(const struct tcp_repr *seg, struct tcp_tx *rst)
 {
 	uint32_t seg_len = (uint32_t)seg->payload_len + !!(seg->flags & RTE_TCP_SYN_FLAG) +

@@ -690,6 +690,13 @@ uint32_t tcp_prune_ooo(struct tcp_conn *c);
 void tcp_close(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 /** ABORT (RFC 9293 3.10.5): send RST if synchronized, go to CLOSED. */
 void tcp_abort(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
+/**
+ * Close with received data left unread (RFC 1122 4.2.2.13, RFC 2525
+ * 2.17): as tcp_abort(), but the RST goes in LAST-ACK and CLOSING too, as
+ * Linux's tcp_close() sends it, so that a peer waiting for our lost FIN
+ * learns the data was not taken rather than waiting for ever.
+ */
+void tcp_abort_unread(struct tcp_conn *c, uint64_t now, struct tcp_out *out);
 
 /**
  * Where the payload of a tcp_tx lives: up to @max slices covering

@@ -2614,7 +2614,7 @@ void tcp_sock_close(struct tcp_sock *s)
 	s->conn.orphan = true;
 	/* RFC 1122 4.2.2.13: closing with unread data resets instead of a FIN. */
 	if (tcp_recv_bytes(&s->conn))
-		tcp_abort(&s->conn, s->st->now, &s->st->out);
+		tcp_abort_unread(&s->conn, s->st->now, &s->st->out);
 	else
 		tcp_close(&s->conn, s->st->now, &s->st->out);
 	if (s->conn.state == TCP_FIN_WAIT_2 && !s->conn.timewait_at)

@@ -315,9 +315,17 @@ uint32_t tcp_sock_held(const struct tcp_sock *s);
 uint32_t tcp_sock_send_space(const struct tcp_sock *s);
 /** Bytes queued for reading. */
 uint32_t tcp_sock_readable(const struct tcp_sock *s);
-/** Half-close: FIN after queued data; reading and events go on (RFC 9293 3.6). */
+/**
+ * Half-close: FIN after queued data; reading and events go on (RFC 9293
+ * 3.6). Before the handshake is done there is nothing to half-close: the
+ * connection ends (CLOSED, no error).
+ */
 void tcp_sock_shutdown(struct tcp_sock *s);
-/** Graceful close (FIN after queued data); the socket is freed when the connection ends. */
+/**
+ * Graceful close (FIN after queued data); the socket is freed when the
+ * connection ends. With received data unread, a RST instead (RFC 1122
+ * 4.2.2.13; tcp_abort_unread()).
+ */
 void tcp_sock_close(struct tcp_sock *s);
 /** Abort (RST); the socket is freed. */
 void tcp_sock_abort(struct tcp_sock *s);

@@ -168,6 +168,7 @@ static void test_edge_triggered(void **state)
 	struct tcp_pair *p = *state;
 	struct conn_pair cp;
 	struct lpoll_event ev[4];
+	uint32_t room;
 
 	open_pair(p, &cp);
 	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN | LPOLL_ET, 9), 0);
@@ -180,6 +181,13 @@ static void test_edge_triggered(void **state)
 	assert_int_equal(lsock_send(cp.c, "two", 3), 3);
 	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1); /* new data: a new edge */
 	assert_int_equal(lsock_readable(cp.s), 6);
+	/* Its own data acknowledged frees send space: no edge for a reader (as epoll). */
+	room = lsock_send_space(cp.s);
+	assert_int_equal(lsock_send(cp.s, "reply", 5), 5);
+	pair_run(p, 100000 * PAIR_STEP_NS); /* a second: the delayed ACK came too */
+	assert_int_equal(lsock_readable(cp.c), 5);
+	assert_int_equal(lsock_send_space(cp.s), room); /* acknowledged */
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0);
 	close_pair(p, &cp);
 }
 
@@ -272,6 +280,92 @@ static void test_eof_and_hup(void **state)
 }
 
 /*
+ * A freed set lets go of every member, not only those on its ready list
+ * at the time: a socket reported and taken off the list may join another
+ * set, and its next event touches no freed memory (ASan would see it).
+ */
+static void test_lpoll_free_releases_members(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	struct lpoll *ep2 = lpoll_create();
+
+	open_pair(p, &cp);
+	assert_non_null(ep2);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN | LPOLL_ET, 7), 0);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0); /* nothing ready: both left the list */
+	lpoll_free(cp.eb);
+	cp.eb = lpoll_create();
+	assert_int_equal(lpoll_ctl(ep2, LPOLL_CTL_ADD, cp.s, LPOLL_IN, 8), 0);
+	assert_int_equal(lsock_send(cp.c, "hello", 5), 5);
+	assert_int_equal(wait_events(p, ep2, ev, 4), 1);
+	assert_int_equal(ev[0].data, 8);
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	lsock_close(cp.s); /* leaves ep2 */
+	cp.s = NULL;
+	lpoll_free(ep2);
+	close_pair(p, &cp);
+}
+
+/*
+ * A connection ended by lsock_shutdown() while connecting has no error
+ * and no FIN: its HUP is reported, and a read says end of stream rather
+ * than -EAGAIN for ever.
+ */
+static void test_shutdown_while_connecting(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lpoll_event ev[4];
+	struct lpoll *ep = lpoll_create();
+	struct lsock *c;
+	char buf[8];
+	int err;
+
+	c = lsock_connect(p->a.tcp, PAIR_IP_B, PORT, &err);
+	assert_non_null(c);
+	assert_int_equal(lpoll_ctl(ep, LPOLL_CTL_ADD, c, LPOLL_IN, 3), 0);
+	assert_int_equal(lsock_shutdown(c), 0);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	assert_int_equal(lpoll_wait(ep, ev, 4), 1);
+	assert_true(ev[0].events & LPOLL_HUP);
+	assert_int_equal(lsock_error(c), 0);
+	assert_int_equal(lsock_recv(c, buf, sizeof(buf)), 0);
+	lsock_close(c);
+	lpoll_free(ep);
+}
+
+/*
+ * Closed with data unread after its own FIN was sent (LAST-ACK), and that
+ * FIN lost: the close still sends a RST (RFC 2525 2.17, as Linux), or the
+ * peer, in FIN-WAIT-2 with its socket open, would wait for ever.
+ */
+static void test_close_unread_after_shutdown_resets(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	char buf[8];
+
+	open_pair(p, &cp);
+	assert_int_equal(lsock_send(cp.c, "data", 4), 4);
+	assert_int_equal(lsock_shutdown(cp.c), 0);
+	pair_run(p, 10 * PAIR_STEP_NS); /* b: 4 bytes and the FIN, unread: CLOSE-WAIT */
+	assert_int_equal(lsock_readable(cp.s), 4);
+	assert_int_equal(lsock_shutdown(cp.s), 0);
+	p->hold_b = true;
+	pair_step(p);		/* b's FIN leaves (LAST-ACK)... */
+	pair_discard_tx(&p->b); /* ...and is lost */
+	p->hold_b = false;
+	assert_int_equal(lsock_recv(cp.c, buf, sizeof(buf)), -EAGAIN); /* a: FIN-WAIT-2 */
+	lsock_close(cp.s);
+	cp.s = NULL;
+	pair_run(p, 10 * PAIR_STEP_NS);
+	assert_int_equal(lsock_error(cp.c), -ECONNRESET);
+	assert_int_equal(lsock_recv(cp.c, buf, sizeof(buf)), -ECONNRESET);
+	close_pair(p, &cp);
+}
+
+/*
  * The io-vector calls: slices point into the received frames, and held
  * bytes keep the window shut until given back; a zero-copy send of pieces
  * takes a reference per piece and refuses memory that is not Zbuf.
@@ -328,6 +422,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_refused, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_eof_and_hup, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_copy_iovec, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_lpoll_free_releases_members, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_shutdown_while_connecting, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_close_unread_after_shutdown_resets, api_setup,
+					    api_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -275,7 +275,15 @@ enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t sn
 
 bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32_t flight)
 {
-	if (cc->in_recovery || (cc->recover_armed && !seq_gt(snd_una, cc->recover)))
+	/*
+	 * Not again for the same window: while SND.UNA is below the last
+	 * recovery's (or timeout's) point. At the point itself everything
+	 * sent before was delivered and the recovery ended (full ACK), so a
+	 * loss SACK finds now, such as the first segment sent during that
+	 * recovery, is a new window's and is cut for (Linux: high_seq). The
+	 * NewReno path keeps RFC 6582's "more than recover" (on_dupack).
+	 */
+	if (cc->in_recovery || (cc->recover_armed && seq_lt(snd_una, cc->recover)))
 		return false;
 	save_prior(cc);
 	/* RFC 6675 5 step 4: RecoveryPoint = HighData, cwnd = ssthresh. */

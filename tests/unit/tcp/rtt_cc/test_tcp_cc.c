@@ -386,6 +386,29 @@ static void test_step1_guard_after_recovery(void **state)
 }
 
 /*
+ * SACK recovery ends with the full ACK of its recovery point; a loss found
+ * after that (the first segment sent during the recovery, say) belongs to
+ * a new window and enters a recovery of its own, with its own cut.
+ */
+static void test_sack_recovery_again_at_recover(void **state)
+{
+	struct conn c;
+
+	(void)state;
+	conn_init(&c, 5000, 20 * SMSS, 20 * SMSS, UINT32_MAX);
+	assert_true(tcp_cc_enter_recovery(&c.cc, c.una, c.nxt, c.nxt - c.una));
+	assert_int_equal(c.cc.ssthresh, 10 * SMSS);
+	assert_false(tcp_cc_enter_recovery(&c.cc, c.una, c.nxt, c.nxt - c.una)); /* in it */
+	conn_ack(&c, 20 * SMSS); /* full ACK: una = recover */
+	assert_false(c.cc.in_recovery);
+	c.nxt = c.una + 10 * SMSS;
+	assert_true(tcp_cc_enter_recovery(&c.cc, c.una, c.nxt, c.nxt - c.una));
+	assert_true(c.cc.in_recovery);
+	assert_int_equal(c.cc.ssthresh, 5 * SMSS);
+	assert_int_equal(c.cc.recover, c.nxt);
+}
+
+/*
  * RFC 5681 3.1 eq. 4 and the loss window, RFC 6582 3.2 ("after a
  * retransmit timeout"): ssthresh = max(FlightSize/2, 2*SMSS), cwnd = SMSS,
  * recovery left, recover = snd_nxt, dupacks cleared.
@@ -619,6 +642,7 @@ int main(void)
 	    cmocka_unit_test(test_full_ack_exits),
 	    cmocka_unit_test(test_step1_guard_after_timeout),
 	    cmocka_unit_test(test_step1_guard_after_recovery),
+	    cmocka_unit_test(test_sack_recovery_again_at_recover),
 	    cmocka_unit_test(test_timeout_resets),
 	    cmocka_unit_test(test_repeated_timeout_holds_ssthresh),
 	    cmocka_unit_test(test_idle_restart),

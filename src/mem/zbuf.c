@@ -588,11 +588,22 @@ int zbuf_try_hold(const void *p)
 int zbuf_try_hold_span(const void *p, size_t len)
 {
 	struct zbuf_zone *z;
-	uint32_t idx;
+	uint32_t idx, all;
+	uint16_t *share;
 
 	/* Memory that is not Zbuf's is the caller's error to return, not a misuse. */
 	if (unlikely(!query(p, &z, &idx) || span_in(z, idx, p) < len))
 		return -EFAULT;
+	/*
+	 * The reference is borrowed on the strength of the application's: a
+	 * freed packet buffer reads count 1, as one in use, and would be sent
+	 * (and retransmitted) after the pool gave it to the next receive.
+	 */
+	share = counts_of(z, idx, &all);
+	if (unlikely(all && !__atomic_load_n(share, __ATOMIC_RELAXED))) {
+		misuse("send of a buffer the application does not hold", p);
+		return -EFAULT;
+	}
 	return count_up(z, idx, p, ZBUF_MBUF_REF_MAX, ZBUF_REF_MAX, false);
 }
 
@@ -694,9 +705,15 @@ void zbuf_give(const void *p)
 			return;
 		}
 #endif
-		/* lunar is the only holder: the share was 0 (a plain store, no RMW). */
-		__atomic_store_n(share, 1, __ATOMIC_RELAXED);
-		return;
+		/*
+		 * lunar the only holder: the share is 0 and becomes 1 (a plain
+		 * store, no RMW). A share of 1 already means the count's one
+		 * reference is the application's: the slow path reports it.
+		 */
+		if (likely(!__atomic_load_n(share, __ATOMIC_RELAXED))) {
+			__atomic_store_n(share, 1, __ATOMIC_RELAXED);
+			return;
+		}
 	}
 	n = __atomic_load_n(share, __ATOMIC_RELAXED);
 	if (unlikely(all == 0 || n >= all) && !lunar_holds_recheck(z, idx, &share, &n)) {
@@ -1273,7 +1290,9 @@ static int region_reserve_dpdk(size_t len, int socket)
 
 int zbuf_init(const struct zbuf_config *cfg)
 {
-	uint32_t nz[ZBUF_CLASS_COUNT], total = 0, zi = 0;
+	uint32_t nz[ZBUF_CLASS_COUNT], zi = 0;
+	uint64_t total =
+	    0; /* summed wide: zone counts near UINT32_MAX must not wrap below the cap */
 	size_t len;
 	int ret;
 
@@ -1395,14 +1414,16 @@ void zbuf_fini(void)
 /* ---- packet pools in mbuf zones ---- */
 
 /* Element stride for @data_room: a power of two that holds header, mbuf, headroom and data. */
+/* The slot size for @data_room: a power of two; above 65536 (refused by the callers) when too big.
+ */
 static uint32_t pktpool_stride(uint32_t data_room)
 {
-	uint32_t hdr_sz =
-	    (uint32_t)RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN);
-	uint32_t need =
-	    hdr_sz + (uint32_t)sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + data_room;
+	uint64_t hdr_sz = RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN);
+	uint64_t need = hdr_sz + sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + data_room;
 	uint32_t stride = 64;
 
+	if (need > 65536)
+		return 131072;
 	while (stride < need)
 		stride <<= 1;
 	return stride;
@@ -1634,7 +1655,7 @@ int zbuf_pktpool_geometry(unsigned n_mbufs, uint32_t min_data_room, uint16_t *da
 	skip = ((uint32_t)sizeof(struct zbuf_zone) + stride - 1) / stride;
 	per_zone = slots - skip;
 	*data_room = (uint16_t)(stride - hdr_sz - sizeof(struct rte_mbuf) - RTE_PKTMBUF_HEADROOM);
-	*zones = (n_mbufs + per_zone - 1) / per_zone;
+	*zones = n_mbufs / per_zone + (n_mbufs % per_zone != 0); /* rounded up, without wrapping */
 	return 0;
 }
 
@@ -1678,7 +1699,12 @@ struct rte_mempool *zbuf_pktpool_create(const char *name, unsigned n_mbufs, uint
 	slots = ZBUF_ZONE_SIZE / stride;
 	skip = (zone_hdr + stride - 1) / stride;
 	per_zone = slots - skip;
-	nzones = (n_mbufs + per_zone - 1) / per_zone;
+	nzones = n_mbufs / per_zone + (n_mbufs % per_zone != 0);
+	if ((uint64_t)nzones * slots > UINT32_MAX) {
+		LOG_ERR("zbuf_pktpool_create(%s): %u packet buffers is too many", name, n_mbufs);
+		errno = EINVAL;
+		return NULL;
+	}
 	total = nzones * slots;
 
 	pthread_mutex_lock(&zb.pool_lock);

@@ -166,8 +166,11 @@ void zbuf_hold(const void *p);
 int zbuf_try_hold(const void *p);
 /**
  * zbuf_try_hold() of the object holding all of [@p, @p + @len), in one
- * translation: -EFAULT, with no misuse reported, when @p is not in an
- * object or the range runs past its end (zbuf_span() < @len).
+ * translation, for a send of the application's memory: -EFAULT, with no
+ * misuse reported, when @p is not in an object or the range runs past its
+ * end (zbuf_span() < @len); -EFAULT with the misuse "send of a buffer the
+ * application does not hold" when its share is 0 (a buffer it freed,
+ * which a packet buffer's count alone cannot tell from one in use).
  */
 int zbuf_try_hold_span(const void *p, size_t len);
 /**

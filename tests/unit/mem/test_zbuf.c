@@ -5,6 +5,7 @@
  * handler returns). Every test ends with nothing in use.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -737,6 +738,8 @@ static void test_fini_reports_misuse(void **state)
 static void test_init_errors(void **state)
 {
 	struct zbuf_config cfg = {.backend = ZBUF_BACKEND_MMAP, .mbuf_zones = 1};
+	uint16_t room;
+	unsigned zones;
 
 	(void)state;
 	assert_int_equal(zbuf_init(&cfg), -EBUSY);
@@ -744,6 +747,15 @@ static void test_init_errors(void **state)
 	assert_int_equal(zbuf_init(&cfg), -EINVAL); /* mbuf zones need DPDK */
 	assert_null(zbuf_pktpool_create("x", 10, 2048));
 	cfg.mbuf_zones = 0;
+	/* Sizes that would wrap 32-bit sums are refused, not wrapped into small ones. */
+	for (unsigned c = 0; c < ZBUF_CLASS_COUNT; c++)
+		cfg.zones[c] = c ? 1 : UINT32_MAX;
+	assert_int_equal(zbuf_init(&cfg), -EINVAL);
+	assert_int_equal(zbuf_pktpool_geometry(1, 0x90000000u, &room, &zones), -EINVAL);
+	assert_int_equal(zbuf_pktpool_geometry(1, 0xffffff00u, &room, &zones), -EINVAL);
+	assert_int_equal(zbuf_pktpool_geometry(UINT_MAX, 1500, &room, &zones), 0);
+	assert_true(zones > 0 && room >= 1500);
+	memset(cfg.zones, 0, sizeof(cfg.zones));
 	assert_int_equal(zbuf_init(&cfg), 0);
 	/* zones[] = 0 means 4 zones per class */
 	assert_int_equal(zbuf_zone_count(), 4 * ZBUF_CLASS_COUNT);

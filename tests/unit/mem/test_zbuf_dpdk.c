@@ -474,6 +474,16 @@ static void test_pktbuf_alloc(void **state)
 	zbuf_unref(p);
 	zbuf_unref(p);
 	assert_int_equal(rte_mempool_avail_count(mp), avail);
+	/* The same when the count's only reference is the application's: a give too many. */
+	p = zbuf_pktbuf_alloc(mp, &room); /* the pool's free buffers carry stale shares */
+	assert_non_null(p);
+	zbuf_give(p);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	EXPECT_MISUSE(zbuf_give(p), "give of a reference lunar does not hold");
+	assert_int_equal(zbuf_app_refcnt(p), 1);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	zbuf_unref(p);
+	assert_int_equal(rte_mempool_avail_count(mp), avail);
 	/* Leave the pool as found: no stale share for the tests after this one. */
 	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, all, avail), 0);
 	for (unsigned i = 0; i < avail; i++)

@@ -322,6 +322,42 @@ static void test_slice_given_back_twice(void **state)
 }
 
 /*
+ * A received slice given back and then sent zero-copy (an echo server's
+ * use-after-free): a free packet buffer's count reads 1 as one in use, so
+ * only the application's share tells; the send is refused as a misuse
+ * with -EFAULT and takes nothing, so the pool's next receive cannot end
+ * up in this connection's send buffer. The same inside a deferral span,
+ * where the buffer is not yet back in its pool.
+ */
+static void test_send_of_given_back_slice_refused(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	struct tcp_slice sl[8];
+	struct tcp_pair p;
+	uint64_t misuse0 = misuses();
+
+	read_three_slices(&p, attach, sl);
+	noted = 0;
+	zbuf_set_misuse_handler(note_misuse);
+	tcp_sock_zc_done(p.srv, sl[0].data, sl[0].len);
+	assert_int_equal(tcp_sock_send_zc(p.srv, sl[0].data, sl[0].len), -EFAULT);
+	assert_int_equal(noted, 1);
+	assert_non_null(strstr(noted_msg, "send of a buffer the application does not hold"));
+	zbuf_defer_begin();
+	tcp_sock_zc_done(p.srv, sl[1].data, sl[1].len);
+	assert_int_equal(tcp_sock_send_zc(p.srv, sl[1].data, sl[1].len), -EFAULT);
+	zbuf_defer_end();
+	assert_int_equal(noted, 2);
+	assert_int_equal(tcp_sock_send_zc(p.srv, sl[2].data, sl[2].len), (int)sl[2].len); /* held */
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(misuses(), misuse0 + 2);
+	tcp_sock_zc_done(p.srv, sl[2].data, sl[2].len);
+	pair_run(&p, 5 * MS);
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+/*
  * The same inside a deferral span, where a poll's callbacks run and their
  * releases wait for the poll's end: the application's share still goes
  * down at the call, so the second give-back is refused there and the
@@ -721,6 +757,7 @@ int main(void)
 	    PAIR_BOTH_FRAMINGS(test_unref_more_than_held),
 	    PAIR_BOTH_FRAMINGS(test_slice_given_back_twice),
 	    PAIR_BOTH_FRAMINGS(test_slice_given_back_twice_in_span),
+	    PAIR_BOTH_FRAMINGS(test_send_of_given_back_slice_refused),
 	    PAIR_BOTH_FRAMINGS(test_exhaustion),
 	    PAIR_BOTH_FRAMINGS(test_segment_of_many_sends),
 	    PAIR_BOTH_FRAMINGS(test_io_vectors),

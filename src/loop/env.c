@@ -395,8 +395,13 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		snprintf(name, sizeof(name), i ? "lunar_rx%u" : "lunar_rx", i);
 		pools[i] = zbuf_pktpool_create(name, n_mbufs, data_room);
 		if (!pools[i]) {
-			lunar_set_err(err, errlen, "could not create packet pool %u: %s", i,
-				      rte_strerror(rte_errno));
+			/* zbuf_pktpool_create() reports through errno (rte_errno only for DPDK's
+			 * part). */
+			lunar_set_err(
+			    err, errlen,
+			    "could not create packet pool %u (%u buffers): %s; give fewer "
+			    "with --pool, or reserve more hugepages (scripts/hugepages.sh)",
+			    i, n_mbufs, strerror(errno));
 			rc = -ENOMEM;
 			goto fail;
 		}

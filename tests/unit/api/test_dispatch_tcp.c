@@ -873,6 +873,11 @@ static void test_done_from_another_thread(void **state)
 	assert_int_equal(dtcp_err(&m), -EFAULT);
 	assert_ptr_equal(m.buf, plain);
 	assert_int_equal(dtcp_stats(t)->bad_request, 1);
+	assert_int_equal(dtcp_app_done(other, h, plain, 0), 0); /* no length: still not Zbuf */
+	m = next_event(p, t, other);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(dtcp_err(&m), -EFAULT);
+	assert_int_equal(dtcp_stats(t)->bad_request, 2);
 	close_both(p, t, ch, h, c);
 	service_free(p, t, d);
 }

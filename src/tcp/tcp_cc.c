@@ -62,9 +62,21 @@ static bool ecn_window_open(const struct tcp_cc *cc, uint32_t snd_una)
 	return !cc->ecn_armed || seq_gt(snd_una, cc->ecn_recover);
 }
 
+/*
+ * A loss in the window an ECN echo already reduced (SND.UNA not yet at
+ * what was sent then): the same congestion, cut once (RFC 3168 6.1.2:
+ * once per window for drops and CE together; Linux keeps ssthresh when it
+ * enters recovery during CWR). The recovery keeps that ssthresh.
+ */
+static bool ecn_reduced_this_window(const struct tcp_cc *cc, uint32_t snd_una)
+{
+	return cc->ecn_armed && seq_lt(snd_una, cc->ecn_recover);
+}
+
 /* A window reduction for @sig: the algorithm's new ssthresh; byte counting starts over. */
 static uint32_t cut(struct tcp_cc *cc, uint32_t flight, enum tcp_cc_signal sig)
 {
+	cc->cwr_owed = true;
 	cc->bytes_acked = 0;
 	tcp_hystart_stop(&cc->hs); /* RFC 9406 4.2: a loss or an echo ends slow start for good */
 	return cc->ops->ssthresh(cc, flight, sig);
@@ -263,7 +275,8 @@ enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t sn
 	 * steps 2 and 3: ssthresh per eq. 4, retransmit the lost segment,
 	 * cwnd = ssthresh + 3*SMSS for the three segments that left.
 	 */
-	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
+	if (!ecn_reduced_this_window(cc, ack))
+		cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
 	cc->recover = snd_nxt;
 	cc->recover_armed = true;
 	cc->in_recovery = true;
@@ -287,7 +300,8 @@ bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt
 		return false;
 	save_prior(cc);
 	/* RFC 6675 5 step 4: RecoveryPoint = HighData, cwnd = ssthresh. */
-	cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
+	if (!ecn_reduced_this_window(cc, snd_una))
+		cc->ssthresh = cut(cc, flight, TCP_CC_SIG_LOSS);
 	cc->cwnd = cc->ssthresh;
 	cc->recover = snd_nxt;
 	cc->recover_armed = true;
@@ -353,10 +367,15 @@ bool tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
 		save_prior(cc);
 	/*
 	 * RFC 5681 3.1 eq. 4, except that a segment already retransmitted by the
-	 * timer holds ssthresh constant (the paragraph after eq. 4).
+	 * timer holds ssthresh constant (the paragraph after eq. 4), and so
+	 * does a timeout inside a recovery, which already cut for this window
+	 * (as Linux's tcp_enter_loss()): cwnd there is PRR's momentary pipe +
+	 * sndcnt, often a few segments, and CUBIC cut from it would leave
+	 * ssthresh at a fraction of the window the recovery chose.
 	 */
-	if (!cc->rto_repeat)
+	if (fresh)
 		cc->ssthresh = cut(cc, flight, TCP_CC_SIG_RTO);
+	cc->cwr_owed = true; /* the loss window is a reduction too */
 	cc->rto_repeat = true;
 	/* RFC 5681 3.1: cwnd = the loss window, LW = 1 full-sized segment. */
 	cc->cwnd = cc->smss;

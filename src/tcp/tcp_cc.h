@@ -177,6 +177,13 @@ struct tcp_cc {
 	uint32_t ecn_recover;
 	bool ecn_armed;
 	/**
+	 * The window was reduced, for any reason: the first new data after it
+	 * carries CWR on an ECN connection (RFC 3168 6.1.2; Linux queues it
+	 * on loss and timeout too), or the peer echoes the old CE for ever and
+	 * the next window is cut again for it. tcp_xmit() clears it.
+	 */
+	bool cwr_owed;
+	/**
 	 * The window as it was before the last fresh reduction (a recovery
 	 * entered, or a first RTO outside one), for tcp_cc_undo() should it
 	 * prove spurious (RFC 4015 3, RFC 9438 4.9).

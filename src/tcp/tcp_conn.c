@@ -472,9 +472,9 @@ struct tcp_tx *tcp_xmit(struct tcp_conn *c, struct tcp_out *out, uint8_t flags, 
 		 */
 		if (len && seq_geq(seq, c->snd_max) && c->snd_wnd && !c->ecn_no_ect) {
 			t->ecn = TCP_ECN_ECT0;
-			if (c->ecn_cwr) {
+			if (c->cc.cwr_owed) {
 				t->flags |= RTE_TCP_CWR_FLAG;
-				c->ecn_cwr = false;
+				c->cc.cwr_owed = false;
 			}
 		}
 	}

@@ -427,7 +427,6 @@ struct tcp_conn {
 	 * segment was CE-marked.
 	 */
 	bool ecn_echo;
-	bool ecn_cwr; /**< the window was reduced for an ECE: CWR on the next new data */
 
 	/* RFC 7323 timestamps */
 	uint32_t ts_recent;	/**< TS.Recent */

@@ -571,8 +571,7 @@ static void ecn_echoed(struct tcp_conn *c)
 	c->stats.ecn_ece++;
 	if (tcp_cc_on_ece(&c->cc, c->snd_una, c->snd_max, c->cc.cwnd)) {
 		tcp_undo_close(&c->undo); /* an undo must not erase this reduction */
-		c->stats.ecn_cuts++;
-		c->ecn_cwr = true;
+		c->stats.ecn_cuts++;	  /* the cut owes CWR (cc.cwr_owed) */
 	}
 }
 

@@ -337,7 +337,7 @@ static void test_sender_reduces_once_per_window(void **state)
 	send_segments(&s, 11, 1, false);
 	seg(&s, ACK | ECE, IRS + 1, S(11), 65535, 0);
 	assert_int_equal(s.c.stats.ecn_cuts, 2);
-	assert_true(s.c.ecn_cwr);
+	assert_true(s.c.cc.cwr_owed);
 
 	/* RTO: the segment goes again, not ECT (and the CWR waits for new data). */
 	advance_next(&s);
@@ -380,6 +380,57 @@ static uint32_t recovery_on_segment_1(struct script *s, struct tcp_config *cfg)
 	assert_true(s->c.cc.in_recovery);
 	assert_true(expect_tx(s, ACK, S(1), IRS + 1, SMSS)->retransmit);
 	return ssthresh;
+}
+
+/*
+ * RFC 3168 6.1.2: CWR follows any reduction, a loss's too (as Linux
+ * queues it on recovery and timeout): without it a classic receiver that
+ * saw CE in the same window echoes ECE until it sees CWR, and the next
+ * window is cut again for congestion already answered.
+ */
+static void test_loss_reduction_sends_cwr(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+
+	(void)state;
+	recovery_on_segment_1(&s, &cfg);
+	assert_true(s.c.cc.cwr_owed); /* the retransmission is not new data: it waits */
+	seg(&s, ACK, IRS + 1, S(10), 65535, 0);
+	assert_false(s.c.cc.in_recovery);
+	drain_tx(&s);
+	send_segments(&s, 10, 1, true);
+	send_segments(&s, 11, 1, false);
+	assert_false(s.c.cc.cwr_owed);
+	script_end(&s);
+}
+
+/*
+ * CE marks and a loss in one window: the echo cut the window, and the
+ * loss RACK then finds in that same window enters recovery without a
+ * second cut (RFC 3168 6.1.2: once per window for drops and CE together).
+ */
+static void test_loss_in_ecn_reduced_window_not_cut_again(void **state)
+{
+	struct script s;
+	struct tcp_config cfg;
+	const uint32_t sacked[2] = {S(2), S(5)};
+
+	(void)state;
+	ecn_config(&cfg, TCP_ECN_ON, TCP_CC_NEWRENO);
+	cfg.rack = true;
+	open_active(&s, &cfg, ECE | CWR, ECE);
+	send_segments(&s, 0, 10, false);
+	advance(&s, 100 * US);
+	seg(&s, ACK | ECE, IRS + 1, S(1), 65535, 0);
+	assert_int_equal(s.c.stats.ecn_cuts, 1);
+	assert_int_equal(s.c.cc.ssthresh, 10 * SMSS / 2);
+	ack_sacks(&s, ACK, S(1), 1, sacked);
+	assert_true(s.c.cc.in_recovery);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, SMSS)->retransmit);
+	assert_int_equal(s.c.cc.ssthresh, 10 * SMSS / 2); /* not cut from the flight again */
+	drain_tx(&s);
+	script_end(&s);
 }
 
 /*
@@ -657,6 +708,8 @@ int main(void)
 	    cmocka_unit_test(test_dctcp_receiver_state_changes),
 	    cmocka_unit_test(test_dctcp_sender_cuts_by_alpha),
 	    cmocka_unit_test(test_cubic_loss_response),
+	    cmocka_unit_test(test_loss_reduction_sends_cwr),
+	    cmocka_unit_test(test_loss_in_ecn_reduced_window_not_cut_again),
 	    cmocka_unit_test(test_ecn_cut_survives_undo),
 	    cmocka_unit_test(test_ecn_after_undo_cuts),
 	};

@@ -411,7 +411,9 @@ static void test_sack_recovery_again_at_recover(void **state)
 /*
  * RFC 5681 3.1 eq. 4 and the loss window, RFC 6582 3.2 ("after a
  * retransmit timeout"): ssthresh = max(FlightSize/2, 2*SMSS), cwnd = SMSS,
- * recovery left, recover = snd_nxt, dupacks cleared.
+ * recovery left, recover = snd_nxt, dupacks cleared. A timeout inside a
+ * recovery keeps the recovery's ssthresh (that window was cut already;
+ * Linux's tcp_enter_loss() does the same).
  */
 static void test_timeout_resets(void **state)
 {
@@ -422,12 +424,16 @@ static void test_timeout_resets(void **state)
 	conn_dupack(&c);
 	c.nxt += 6 * SMSS; /* sent during recovery: snd_nxt = 31000 */
 	tcp_cc_on_timeout(&c.cc, 26 * SMSS, c.nxt);
-	assert_int_equal(c.cc.ssthresh, 13 * SMSS);
+	assert_int_equal(c.cc.ssthresh, 10 * SMSS);
 	assert_int_equal(c.cc.cwnd, SMSS);
 	assert_false(c.cc.in_recovery);
 	assert_int_equal(c.cc.recover, 31000);
 	assert_int_equal(c.cc.dupacks, 0);
 	assert_int_equal(c.cc.bytes_acked, 0);
+	/* Outside a recovery: eq. 4. */
+	conn_init(&c, 5000, 26 * SMSS, 30 * SMSS, UINT32_MAX);
+	tcp_cc_on_timeout(&c.cc, 26 * SMSS, c.nxt);
+	assert_int_equal(c.cc.ssthresh, 13 * SMSS);
 	/* A small flight: ssthresh floor 2*SMSS. */
 	conn_init(&c, 5000, SMSS, 10 * SMSS, UINT32_MAX);
 	tcp_cc_on_timeout(&c.cc, SMSS, c.nxt);

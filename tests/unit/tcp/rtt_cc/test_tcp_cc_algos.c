@@ -215,6 +215,26 @@ static void test_cubic_after_timeout(void **state)
 	assert_false(s.cc.algo.cubic.after_rto);
 }
 
+/*
+ * A timeout inside a SACK recovery: PRR has deflated cwnd to a few
+ * segments, and CUBIC's ssthresh (from min(cwnd, flight)) taken from it
+ * would end the next slow start at ~3 segments. The recovery's cut holds.
+ */
+static void test_cubic_timeout_in_recovery_keeps_ssthresh(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	sender_init(&s, TCP_CC_CUBIC, 100, 100 * MS);
+	assert_true(tcp_cc_enter_recovery(&s.cc, s.una, s.nxt, s.nxt - s.una));
+	assert_int_equal(s.cc.ssthresh, 70 * SMSS);
+	tcp_cc_prr_ack(&s.cc, SMSS, 2 * SMSS); /* most of the window lost: pipe 2 */
+	assert_true(s.cc.cwnd < 10 * SMSS);
+	assert_false(tcp_cc_on_timeout(&s.cc, s.nxt - s.una, s.nxt)); /* not fresh */
+	assert_int_equal(s.cc.cwnd, SMSS);
+	assert_int_equal(s.cc.ssthresh, 70 * SMSS);
+}
+
 /* After idle the next stage starts from now: time spent idle is not growth owed. */
 static void test_cubic_idle_restarts_epoch(void **state)
 {
@@ -586,6 +606,7 @@ int main(void)
 	    cmocka_unit_test(test_cubic_concave_plateau_convex),
 	    cmocka_unit_test(test_cubic_reno_friendly),
 	    cmocka_unit_test(test_cubic_after_timeout),
+	    cmocka_unit_test(test_cubic_timeout_in_recovery_keeps_ssthresh),
 	    cmocka_unit_test(test_cubic_idle_restarts_epoch),
 	    cmocka_unit_test(test_dctcp_alpha),
 	    cmocka_unit_test(test_dctcp_cuts),

@@ -136,8 +136,18 @@ static void delivered(struct tcp_scoreboard *sb, const struct tcp_txseg *r, uint
 		d->orig = true;
 		d->orig_start = r->start;
 	}
-	/* RFC 8985 6.2 step 3: delivered below what was delivered before, never resent. */
-	if (seq_lt(r->end, sb->fack) && !(r->flags & TCP_TXSEG_RETRANS))
+	/*
+	 * RFC 8985 6.2 step 3: delivered below what was delivered before,
+	 * never resent. Before this ACK: its blocks come most recent first,
+	 * and a lower block that first reaches us in the same ACK as a higher
+	 * one (the ACK that carried it lost) is no evidence of reordering
+	 * (Linux sorts the blocks to the same end).
+	 */
+	if (!d->fack_noted) {
+		d->fack_noted = true;
+		d->fack_before = sb->fack;
+	}
+	if (seq_lt(r->end, d->fack_before) && !(r->flags & TCP_TXSEG_RETRANS))
 		d->reordered = true;
 	if (seq_gt(r->end, sb->fack))
 		sb->fack = r->end;

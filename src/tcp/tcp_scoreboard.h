@@ -43,9 +43,11 @@ struct tcp_delivery {
 	uint64_t xmit_ns; /**< 0: none unambiguous */
 	uint32_t end;
 	bool reordered;
-	uint32_t segs;	     /**< segments newly delivered */
-	bool orig;	     /**< one of them was never retransmitted (F-RTO, RFC 5682 3) */
-	uint32_t orig_start; /**< the lowest such one's start */
+	uint32_t segs;	      /**< segments newly delivered */
+	bool orig;	      /**< one of them was never retransmitted (F-RTO, RFC 5682 3) */
+	uint32_t orig_start;  /**< the lowest such one's start */
+	bool fack_noted;      /**< fack_before is set (at the first delivery) */
+	uint32_t fack_before; /**< RACK.fack before this ACK: the reordering test's mark */
 };
 
 struct tcp_scoreboard {

@@ -236,6 +236,26 @@ static void test_lost_retransmission_detected(void **state)
 }
 
 /*
+ * Not reordering: segments 1 and 4 lost, and the ACK that SACKed 2..3
+ * lost too, so the next ACK carries [5,7) first (most recent) and [2,4)
+ * second. [2,4) reaches us with [5,7), not after it: nothing was
+ * delivered out of order, and the reordering window must stay 0 in
+ * recovery (RFC 8985 6.2 step 3 against RACK.fack before the ACK).
+ */
+static void test_sack_blocks_of_one_ack_not_reordering(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack(&s, S(1), 2, (const uint32_t[]){S(5), S(7), S(2), S(4)});
+	assert_false(s.c.rack.reordering_seen);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 8985 6.2 step 3: a segment delivered below one delivered before,
  * never retransmitted, shows reordering; from then on three SACKed
  * segments no longer make the reordering window zero.
@@ -1614,6 +1634,7 @@ int main(void)
 	    cmocka_unit_test(test_three_sacks_start_recovery),
 	    cmocka_unit_test(test_reordering_timer_detects_single_sack),
 	    cmocka_unit_test(test_lost_retransmission_detected),
+	    cmocka_unit_test(test_sack_blocks_of_one_ack_not_reordering),
 	    cmocka_unit_test(test_reordering_seen_keeps_window),
 	    cmocka_unit_test(test_dsack_counted),
 	    cmocka_unit_test(test_invalid_sack_blocks_ignored),

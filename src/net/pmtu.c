@@ -81,6 +81,10 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 			if (!e || c->expires_ns < e->expires_ns)
 				e = c;
 		}
+		if (e->mtu && now - e->learned_ns < PMTU_MIN_AGE_NS) {
+			pc->stats.refused++;
+			return false;
+		}
 		if (e->mtu) {
 			pc->stats.evicted++;
 			*evicted = e->dst;
@@ -90,6 +94,7 @@ bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,
 	/* else: @dst's own entry, expired and not yet purged, is taken again */
 	e->dst = dst;
 	e->mtu = mtu;
+	e->learned_ns = now;
 	expire_at(pc, e, expires);
 	pc->stats.learned++;
 	return true;

@@ -19,6 +19,14 @@
 
 #define PMTU_SLOTS 256 /* power of two */
 #define PMTU_WAYS  8   /* a destination lives in one of the 8 slots from its home (hash) on */
+/*
+ * An entry younger than this is not evicted for a newcomer, which is then
+ * not cached (its own connection keeps what it learned): otherwise nine
+ * destinations homed in one set, learned in turn (a peer with nine
+ * addresses sending frag-needed for each in a loop), evict each other for
+ * ever, and each eviction walks every connection.
+ */
+#define PMTU_MIN_AGE_NS (10ull * 1000000000ull)
 /** RFC 1191 6.3: try a larger MTU again after 10 minutes; Linux's mtu_expires. */
 #define PMTU_LIFETIME_NS (600ull * 1000000000ull)
 
@@ -26,6 +34,7 @@ struct pmtu_entry {
 	uint32_t dst;	     /* IPv4, host order */
 	uint16_t mtu;	     /* 0: a free slot */
 	uint64_t expires_ns; /* when the entry is forgotten */
+	uint64_t learned_ns; /* when the destination entered the cache */
 };
 
 struct pmtu_stats {
@@ -34,6 +43,7 @@ struct pmtu_stats {
 	uint64_t refreshed; /* the same MTU reported again: its lifetime starts over */
 	uint64_t expired;   /* forgotten after its lifetime (the larger MTU tried again) */
 	uint64_t evicted;   /* forgotten early: all PMTU_WAYS slots of a new destination in use */
+	uint64_t refused;   /* not cached: those slots all younger than PMTU_MIN_AGE_NS */
 	uint64_t raised;    /* a probe showed the path takes more (RFC 4821): raised or forgotten */
 };
 
@@ -60,7 +70,8 @@ uint16_t pmtu_get(const struct pmtu_cache *pc, uint32_t dst, uint64_t now);
  * higher one changes nothing. A new destination whose PMTU_WAYS slots
  * from its home are all in use evicts the entry among them that would
  * expire first (that of another destination, which may be homed
- * elsewhere): *@evicted is then its destination, else 0.
+ * elsewhere): *@evicted is then its destination, else 0; but none
+ * younger than PMTU_MIN_AGE_NS: then @dst is not cached (refused).
  * @return true if @dst's MTU is now lower than it was (or newly known).
  */
 bool pmtu_learn(struct pmtu_cache *pc, uint32_t dst, uint16_t mtu, uint64_t now,

@@ -2171,12 +2171,12 @@ static void dump_pmtu(const struct tcp_stack *st, const struct tcp_stack_stats *
 	fprintf(
 	    f,
 	    "tcp pmtu: entries %u learned %lu lowered %lu refreshed %lu expired %lu evicted %lu "
-	    "raised %lu icmp_mtu_recorded %lu blackholes %lu probes %lu probes_ok %lu "
+	    "refused %lu raised %lu icmp_mtu_recorded %lu blackholes %lu probes %lu probes_ok %lu "
 	    "probes_lost %lu conns_started %lu conns_lowered %lu conns_raised %lu\n",
 	    pc->used, pc->stats.learned, pc->stats.lowered, pc->stats.refreshed, pc->stats.expired,
-	    pc->stats.evicted, pc->stats.raised, x->icmp_mtu_recorded, x->pmtu_blackholes,
-	    x->pmtu_probes, x->pmtu_probes_ok, x->pmtu_probes_lost, x->pmtu_conns_started,
-	    x->pmtu_conns_lowered, x->pmtu_conns_raised);
+	    pc->stats.evicted, pc->stats.refused, pc->stats.raised, x->icmp_mtu_recorded,
+	    x->pmtu_blackholes, x->pmtu_probes, x->pmtu_probes_ok, x->pmtu_probes_lost,
+	    x->pmtu_conns_started, x->pmtu_conns_lowered, x->pmtu_conns_raised);
 	for (unsigned i = 0; i < PMTU_SLOTS && shown < 16; i++) {
 		const struct pmtu_entry *e = &pc->e[i];
 

@@ -20,6 +20,7 @@
 #include "net/pmtu.h"
 
 #define S   1000000000ull
+#define MS  1000000ull
 #define DST 0x0a000002u /* 10.0.0.2 */
 
 static struct pmtu_cache pc, scratch;
@@ -229,20 +230,52 @@ static void test_eviction(void **state)
 			assert_true(((i - home) & (PMTU_SLOTS - 1)) < PMTU_WAYS);
 }
 
-/* Many destinations: the count stays right, and what is found is what was learned. */
+/*
+ * Nine destinations of one set learned in turn, over and over (a peer
+ * with nine addresses sending frag-needed for each): once the set is
+ * full of young entries nothing is evicted, so there is no churn (and no
+ * walk of every connection per ICMP); the newcomer is simply not cached.
+ * Once an entry is PMTU_MIN_AGE_NS old it may give way again, once.
+ */
+static void test_eviction_churn_bounded(void **state)
+{
+	uint32_t d[PMTU_WAYS + 1], evicted;
+
+	(void)state;
+	find_homed(200, d, PMTU_WAYS + 1);
+	pmtu_init(&pc, 0);
+	for (unsigned round = 0; round < 100; round++)
+		for (unsigned i = 0; i <= PMTU_WAYS; i++)
+			pmtu_learn(&pc, d[i], 1000, (round * (PMTU_WAYS + 1) + i) * 10 * MS, 0,
+				   &evicted);
+	assert_int_equal(pc.stats.evicted, 0);
+	assert_int_equal(pc.stats.refused, 100);
+	assert_int_equal(pmtu_get(&pc, d[PMTU_WAYS], 9 * S), 0);
+	assert_true(pmtu_learn(&pc, d[PMTU_WAYS], 1000, PMTU_MIN_AGE_NS, 0, &evicted));
+	assert_int_equal(evicted, d[0]);
+	assert_false(pmtu_learn(&pc, d[0], 1000, PMTU_MIN_AGE_NS + 1, 0, &evicted));
+	assert_int_equal(pc.stats.evicted, 1);
+}
+
+/*
+ * Many destinations, each learned PMTU_MIN_AGE_NS after the one before
+ * (all live: the lifetime covers them): the count stays right, and what
+ * is found is what was learned.
+ */
 static void test_many(void **state)
 {
+	const uint64_t step = PMTU_MIN_AGE_NS, end = 2 * PMTU_SLOTS * step;
 	unsigned found = 0, named = 0;
 	uint32_t evicted;
 
 	(void)state;
-	pmtu_init(&pc, 0);
+	pmtu_init(&pc, 2 * end);
 	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++) {
-		assert_true(
-		    pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i, 0, &evicted));
+		assert_true(pmtu_learn(&pc, DST + i * 7919, (uint16_t)(600 + i % 800), i * step, 0,
+				       &evicted));
 		if (evicted) { /* an earlier destination, no longer found */
 			assert_int_equal((evicted - DST) % 7919, 0);
-			assert_int_equal(pmtu_get(&pc, evicted, i), 0);
+			assert_int_equal(pmtu_get(&pc, evicted, i * step), 0);
 			named++;
 		}
 	}
@@ -251,7 +284,7 @@ static void test_many(void **state)
 	assert_int_equal(pc.used + pc.stats.evicted, 2 * PMTU_SLOTS);
 	assert_true(pc.used <= PMTU_SLOTS);
 	for (uint32_t i = 0; i < 2 * PMTU_SLOTS; i++) {
-		uint16_t m = pmtu_get(&pc, DST + i * 7919, 2 * PMTU_SLOTS);
+		uint16_t m = pmtu_get(&pc, DST + i * 7919, end);
 
 		if (m) {
 			assert_int_equal(m, 600 + i % 800);
@@ -261,16 +294,20 @@ static void test_many(void **state)
 	assert_int_equal(found, pc.used);
 	/* the last learned is always there */
 	assert_int_equal(pmtu_get(&pc, DST + (2 * PMTU_SLOTS - 1) * 7919, 0), 600 + 511 % 800);
-	assert_int_equal(pmtu_expire(&pc, PMTU_LIFETIME_NS + 2 * PMTU_SLOTS), found);
+	assert_int_equal(pmtu_expire(&pc, 3 * end), found);
 	assert_int_equal(pc.used, 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_learn_lower_only), cmocka_unit_test(test_lifetime),
-	    cmocka_unit_test(test_given_lifetime),   cmocka_unit_test(test_raise),
-	    cmocka_unit_test(test_eviction),	     cmocka_unit_test(test_many),
+	    cmocka_unit_test(test_learn_lower_only),
+	    cmocka_unit_test(test_lifetime),
+	    cmocka_unit_test(test_given_lifetime),
+	    cmocka_unit_test(test_raise),
+	    cmocka_unit_test(test_eviction),
+	    cmocka_unit_test(test_many),
+	    cmocka_unit_test(test_eviction_churn_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

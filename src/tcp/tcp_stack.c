@@ -1296,6 +1296,12 @@ static enum cookie_verdict cookie_conn(struct tcp_stack *st, struct tcp_listener
  * consumed then, and the reason counted. @iss: the ISS to take (a SYN
  * over a TIME-WAIT), or NULL for a fresh one.
  */
+/* Whether @l's accept queue or the stack's half-open limit leaves no room for a SYN's socket. */
+static bool passive_full(const struct tcp_stack *st, const struct tcp_listener *l)
+{
+	return l->pending >= l->backlog || st->half_open >= st->lim.max_half_open;
+}
+
 static struct tcp_sock *passive_open(struct tcp_stack *st, struct tcp_listener *l,
 				     const struct tcp_4tuple *t, const struct tcp_repr *syn,
 				     struct rte_mbuf *m, const uint32_t *iss)
@@ -1303,7 +1309,7 @@ static struct tcp_sock *passive_open(struct tcp_stack *st, struct tcp_listener *
 	bool backlog_full = l->pending >= l->backlog;
 	struct tcp_sock *s;
 
-	if (backlog_full || st->half_open >= st->lim.max_half_open) {
+	if (passive_full(st, l)) {
 		if (st->cfg.syncookies) { /* RFC 4987 3.6: no state until the ACK */
 			st->stats.syncookies_half_open += !backlog_full;
 			send_cookie(st, t, syn);
@@ -1447,6 +1453,7 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 	struct conn_input in;
 	bool bad_cookie;
 	uint32_t reopen_iss;
+	struct tcp_listener *reopen_l;
 	const uint32_t *iss = NULL;
 
 	s = sock_for(st, &t);
@@ -1483,7 +1490,22 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 		}
 	}
 	if (s && s->conn.state == TCP_TIME_WAIT && tw_syn_new(&s->conn, tr) &&
-	    local_listener(st, ir, tr)) {
+	    (reopen_l = local_listener(st, ir, tr))) {
+		/*
+		 * No room for the new connection (the accept queue, the
+		 * half-open limit): the TIME-WAIT stays and the SYN is dropped
+		 * for the peer to send again. Cut first, the SYN would get a
+		 * cookie (an ISN not above the old one's) or nothing, and the
+		 * old connection's guard would be gone.
+		 */
+		if (passive_full(st, reopen_l)) {
+			st->stats.tw_reopen_deferred++;
+			netif_drop(st->nif, m,
+				   reopen_l->pending >= reopen_l->backlog
+				       ? LUNAR_DROP_TCP_BACKLOG_FULL
+				       : LUNAR_DROP_TCP_HALF_OPEN_LIMIT);
+			return;
+		}
 		/* Its ISN above all the old one sent, as RFC 1122 4.2.2.13 and Linux. */
 		reopen_iss = s->conn.snd_max + 65535 + 2;
 		iss = &reopen_iss;
@@ -2259,15 +2281,15 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	    "tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
 	    "tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
 	    "connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu "
-	    "tw_reopened %lu\n"
+	    "tw_reopened %lu tw_reopen_deferred %lu\n"
 	    "tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
 	    "beyond_window %lu\n",
 	    st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
 	    st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
 	    x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
 	    x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
-	    x->tw_reopened, x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full,
-	    x->beyond_window);
+	    x->tw_reopened, x->tw_reopen_deferred, x->snd_buf_full, x->snd_mem_limited,
+	    x->rcv_mem_limited, x->ooo_full, x->beyond_window);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

@@ -74,9 +74,10 @@ static void test_syn_reopens_time_wait(void **state)
 {
 	struct tcp_pair p;
 	struct tcp_limits_usage u;
+	struct tcp_limits lim;
 	struct tcp_repr r = {0};
 	const uint8_t *tcp;
-	uint32_t srv_max, isn, seq;
+	uint32_t srv_max, isn, seq, half_open;
 	uint16_t port;
 
 	(void)state;
@@ -101,6 +102,19 @@ static void test_syn_reopens_time_wait(void **state)
 	r.opts.has_mss = true;
 	r.opts.mss = 1460;
 	p.hold_b = true;
+	/* No room for a half-open connection: the TIME-WAIT stays, the SYN waits to come again. */
+	lim = *tcp_stack_limits(p.b.tcp);
+	half_open = lim.max_half_open;
+	lim.max_half_open = 0;
+	assert_int_equal(tcp_stack_set_limits(p.b.tcp, &lim), 0);
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->tw_reopen_deferred, 1);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.time_wait, 1);
+	lim.max_half_open = half_open;
+	assert_int_equal(tcp_stack_set_limits(p.b.tcp, &lim), 0);
 	pair_inject(&p, &p.b, &r);
 	pair_step(&p);
 	assert_int_equal(p.b.fp.n_tx, 1);

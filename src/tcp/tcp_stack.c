@@ -2281,15 +2281,15 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	    "tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
 	    "tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
 	    "connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu "
-	    "tw_reopened %lu tw_reopen_deferred %lu\n"
+	    "tw_reopened %lu tw_reopen_deferred %lu tw_reused %lu\n"
 	    "tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
 	    "beyond_window %lu\n",
 	    st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
 	    st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
 	    x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
 	    x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
-	    x->tw_reopened, x->tw_reopen_deferred, x->snd_buf_full, x->snd_mem_limited,
-	    x->rcv_mem_limited, x->ooo_full, x->beyond_window);
+	    x->tw_reopened, x->tw_reopen_deferred, x->tw_reused, x->snd_buf_full,
+	    x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full, x->beyond_window);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;
@@ -2408,15 +2408,49 @@ struct tcp_sock *tcp_accept(struct tcp_listener *l, tcp_sock_fn fn, void *ctx)
 
 /* ---- active open ---- */
 
+/*
+ * Every port of this worker's share to @raddr:@rport is taken, and some by
+ * TIME-WAITs our own closes left (a client that closes first opens ports
+ * faster than TIME-WAIT frees them: 1/N^2 of the reserved range per worker
+ * and destination): the oldest such one whose connection had timestamps,
+ * as Linux's tcp_tw_reuse. The new connection starts above all the old one
+ * sent, and timestamps let the peer's PAWS tell its segments from the old
+ * one's. NULL if there is none.
+ */
+static struct tcp_sock *tw_reusable(struct tcp_stack *st, uint32_t raddr, uint16_t rport)
+{
+	for (struct tcp_sock *s = st->tw_head; s; s = s->tw_next) {
+		const struct tcp_4tuple *t = &s->conn.tuple;
+
+		if (t->raddr == raddr && t->rport == rport && s->conn.ts_ok &&
+		    t->lport >= st->eph.lo && t->lport <= st->eph.hi &&
+		    t->lport % st->eph.mod == st->eph.rem &&
+		    !tcp_table_listener(st->table, t->lport))
+			return s;
+	}
+	return NULL;
+}
+
 struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t rport,
 				tcp_sock_fn fn, void *ctx, int *err)
 {
 	struct tcp_4tuple t = {.laddr = st->nif->ip, .raddr = raddr, .rport = rport};
-	struct tcp_sock *s;
+	struct tcp_sock *s, *old;
+	uint32_t iss = 0;
+	bool reuse = false;
 	int rc;
 
 	rc = tcp_table_pick_port_in(st->table, t.laddr, raddr, rport, st->eph.lo, st->eph.hi,
 				    st->eph.mod, st->eph.rem, &t.lport);
+	if (rc == -EADDRNOTAVAIL && (old = tw_reusable(st, raddr, rport))) {
+		t.lport = old->conn.tuple.lport;
+		iss = old->conn.snd_max + 65535 + 2; /* as Linux's reuse and RFC 6191 */
+		tw_cut(old);
+		after(old);
+		st->stats.tw_reused++;
+		reuse = true;
+		rc = 0;
+	}
 	if (rc) {
 		*err = rc;
 		return NULL;
@@ -2426,7 +2460,7 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 		*err = -ENOBUFS;
 		return NULL;
 	}
-	s = new_sock(st, &t);
+	s = reuse ? new_sock_iss(st, &t, iss) : new_sock(st, &t);
 	if (!s) {
 		*err = -ENOMEM;
 		return NULL;

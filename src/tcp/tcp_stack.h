@@ -127,6 +127,7 @@ struct tcp_stack_stats {
 	uint64_t tw_overflow;	     /* TIME-WAIT ended early: max_time_wait reached */
 	uint64_t tw_reopened;	     /* a new SYN took over a TIME-WAIT (RFC 6191) */
 	uint64_t tw_reopen_deferred; /* such a SYN dropped, no room: the TIME-WAIT kept */
+	uint64_t tw_reused; /* a connect with no free port took over its own TIME-WAIT (tw_reuse) */
 	uint64_t snd_buf_full;	  /* sends cut short (or refused): the connection's snd_buf full */
 	uint64_t snd_mem_limited; /* sends cut short (or refused): mem_max reached */
 	uint64_t rcv_mem_limited; /* segments whose payload was not kept because of mem_max */

@@ -122,6 +122,7 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 
 unsigned pair_max_conns = 64;
 unsigned pair_workers = 1;
+uint16_t pair_reserved_lo = 61440;
 
 static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint32_t peer_ip,
 		      const struct rte_ether_addr *peer_mac, const struct tcp_config *cfg,
@@ -162,7 +163,8 @@ void pair_stacks_cfgs(struct tcp_pair *p, bool attach, const struct tcp_config *
 
 	memset(p, 0, sizeof(*p));
 	p->now = 1000000000ull;
-	assert_int_equal(flow_plan_init(&p->plan, pair_workers, 61440, 65535, err, sizeof(err)), 0);
+	assert_int_equal(
+	    flow_plan_init(&p->plan, pair_workers, pair_reserved_lo, 65535, err, sizeof(err)), 0);
 	fake_port_init(&p->a.fp, pool_a, "pair_a", &mac_a);
 	fake_port_init(&p->b.fp, pool_b, "pair_b", &mac_b);
 	side_open(p, &p->a, PAIR_IP_A, PAIR_IP_B, &mac_b, cfg_a, attach);

@@ -60,6 +60,8 @@ struct tcp_pair {
 extern unsigned pair_max_conns;
 /* Workers in the pair's flow plan (both sides are worker 0); 1 by default. */
 extern unsigned pair_workers;
+/* The flow plan's reserved range is pair_reserved_lo..65535 (61440 by default). */
+extern uint16_t pair_reserved_lo;
 
 /* cmocka group fixtures: EAL, Zbuf (DPDK backend, no hugepages), the pools. */
 int pair_group_setup(void **state);

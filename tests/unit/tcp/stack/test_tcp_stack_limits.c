@@ -269,6 +269,71 @@ static void test_time_wait_gives_way_when_full(void **state)
 	pair_close(&p);
 }
 
+static void on_srv_close_at_eof(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	uint8_t b[256];
+
+	(void)ctx;
+	while (tcp_sock_read(s, b, sizeof(b)))
+		;
+	if (events & TCP_EV_EOF)
+		tcp_sock_close(s);
+}
+
+static void on_accept_closing(struct tcp_listener *l, void *ctx)
+{
+	(void)ctx;
+	while (tcp_accept(l, on_srv_close_at_eof, NULL))
+		;
+}
+
+/*
+ * A client that closes first, with 16 client ports: after 16 connections
+ * every port is held by a TIME-WAIT of its own, and the 17th connect takes
+ * over the oldest (Linux's tcp_tw_reuse: timestamps on), with an ISS above
+ * all the old connection sent, instead of failing with -EADDRNOTAVAIL.
+ */
+static void test_connect_reuses_own_time_wait(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_sock *c;
+	uint32_t ev = 0, first_max = 0;
+	uint16_t first_port = 0;
+	int rc;
+
+	(void)state;
+	pair_reserved_lo = 65535 - 15;
+	pair_stacks(&p, true);
+	pair_reserved_lo = 61440;
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 16, on_accept_closing, NULL, &rc);
+	assert_non_null(p.lst);
+	for (unsigned i = 0; i < 16; i++) {
+		ev = 0;
+		c = connect_a(&p, &ev);
+		pair_run(&p, 1 * MS);
+		assert_true(ev & TCP_EV_CONNECTED);
+		assert_true(tcp_sock_conn(c)->ts_ok);
+		if (i == 0) {
+			first_port = tcp_sock_conn(c)->tuple.lport;
+			first_max = tcp_sock_conn(c)->snd_max + 1; /* and the FIN */
+		}
+		active_close(&p, c);
+	}
+	assert_int_equal(usage(p.a.tcp).time_wait, 16);
+	ev = 0;
+	c = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev, &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(c);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->tw_reused, 1);
+	assert_int_equal(tcp_sock_conn(c)->tuple.lport, first_port);
+	assert_int_equal(tcp_sock_conn(c)->iss, first_max + 65535 + 2);
+	assert_int_equal(usage(p.a.tcp).time_wait, 15);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED);
+	tcp_sock_close(c);
+	pair_close(&p);
+}
+
 /*
  * A limit lowered below what is held: the table is fuller than full, and
  * ending one TIME-WAIT would not make room, so none is ended (its 2 MSL is
@@ -801,6 +866,7 @@ int main(void)
 	    cmocka_unit_test(test_time_wait_gives_way_when_full),
 	    cmocka_unit_test(test_time_wait_kept_when_it_cannot_make_room),
 	    cmocka_unit_test(test_time_wait_cap_ends_oldest),
+	    cmocka_unit_test(test_connect_reuses_own_time_wait),
 	    cmocka_unit_test(test_half_open_cap_answers_with_cookies),
 	    cmocka_unit_test(test_half_open_cap_drops_and_times_out),
 	    cmocka_unit_test(test_snd_buf_full_short_send),

@@ -213,6 +213,30 @@ static int kernel_resolve(void *ctx, uint32_t ip, struct rte_ether_addr *mac)
 	return nl_watch_resolve(ctx, ip);
 }
 
+/*
+ * The watchdog's budget: LUNAR_ITER_BUDGET_US (1..10,000,000 us) or the
+ * default. -EINVAL, with the fix in @err, for anything else: atol() took
+ * junk as the default and wrapped large values once multiplied.
+ */
+static int iter_budget_ns(uint64_t *out, char *err, size_t errlen)
+{
+	const char *v = getenv("LUNAR_ITER_BUDGET_US");
+	unsigned long us;
+
+	*out = LUNAR_ITER_BUDGET_NS;
+	if (!v)
+		return 0;
+	if (parse_uint_opt("", v, 1, 10000000, &us, err, errlen)) {
+		lunar_set_err(err, errlen,
+			      "LUNAR_ITER_BUDGET_US=%s: expected the watchdog's budget in "
+			      "microseconds, 1..10000000 (unset it for the default %llu)",
+			      v, LUNAR_ITER_BUDGET_NS / 1000);
+		return -EINVAL;
+	}
+	*out = (uint64_t)us * 1000;
+	return 0;
+}
+
 /* The parts of a worker of its own: its queue's port and wrappers, its interface, its netlink
  * mirror. */
 static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifinfo *ifi, char *err,
@@ -222,11 +246,10 @@ static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifin
 	struct netif_config nc = {0};
 	int rc;
 
-	const char *budget = getenv("LUNAR_ITER_BUDGET_US");
+	uint64_t budget_ns;
 
-	uint64_t budget_ns =
-	    budget && atol(budget) > 0 ? (uint64_t)atol(budget) * 1000 : LUNAR_ITER_BUDGET_NS;
-
+	if (iter_budget_ns(&budget_ns, err, errlen)) /* checked at open: cannot fail here */
+		return -EINVAL;
 	w->budget_tsc = (uint64_t)((__uint128_t)budget_ns * w->tsc_hz / 1000000000u);
 	w->port = p;
 	w->pool = p->pool;
@@ -288,7 +311,11 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	unsigned n_mbufs = 0, nw;
 	int rc;
 
+	uint64_t budget_ns;
+
 	rc = lunar_options_check(o, err, errlen);
+	if (!rc)
+		rc = iter_budget_ns(&budget_ns, err, errlen);
 	if (rc)
 		return rc;
 	env = calloc(1, sizeof(*env));

@@ -113,17 +113,15 @@ static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_
 {
 	char buf[64];
 	char *slash;
-	unsigned long plen = 32;
+	unsigned long plen;
 
 	if (strlen(arg) >= sizeof(buf))
 		goto bad; /* judge the whole argument, never a truncated copy */
 	strcpy(buf, arg);
 	slash = strchr(buf, '/');
-	if (slash) {
-		*slash = '\0';
-		if (parse_uint(slash + 1, 32, &plen) || plen == 0)
-			goto bad;
-	}
+	/* No silent /32: it would put every neighbour, the memif peer too, off the link. */
+	if (!slash || (*slash = '\0', parse_uint(slash + 1, 32, &plen)) || plen == 0)
+		goto bad;
 	if (parse_ipv4(buf, &o->ip) || o->ip == 0)
 		goto bad;
 	o->prefix_len = (uint8_t)plen;
@@ -131,7 +129,7 @@ static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_
 bad:
 	lunar_set_err(err, errlen,
 		      "--ip %s: expected an IPv4 address with prefix length, e.g. "
-		      "--ip 192.168.77.2/24",
+		      "--ip 192.168.77.2/24 (/32 for an address with no subnet)",
 		      arg);
 	return -EINVAL;
 }
@@ -279,7 +277,7 @@ static int parse_tcp_limits(struct tcp_limits_spec *sp, const char *arg, char *e
 		      {"time-wait", TCP_LIMIT_TIME_WAIT, 0}};
 	char buf[256], *save = NULL;
 
-	if (strlen(arg) >= sizeof(buf) || !*arg)
+	if (strlen(arg) >= sizeof(buf) || spec_list_has_empty_field(arg))
 		goto bad; /* judge the whole argument, never a truncated copy */
 	strcpy(buf, arg);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -390,8 +388,10 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		rc = fault_spec_parse(arg, &o->fault, err, errlen);
 		return rc ? rc : 1;
 	case LUNAR_OPT_PCAP:
-		if (strlen(arg) >= sizeof(o->pcap)) {
-			lunar_set_err(err, errlen, "--pcap: path too long");
+		if (!*arg || strlen(arg) >= sizeof(o->pcap)) {
+			lunar_set_err(err, errlen,
+				      "--pcap '%s': expected a file path of 1..%zu bytes", arg,
+				      sizeof(o->pcap) - 1);
 			return -EINVAL;
 		}
 		strcpy(o->pcap, arg);
@@ -414,7 +414,7 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		char buf[256], *save = NULL;
 		unsigned n = 0;
 
-		if (strlen(arg) >= sizeof(buf))
+		if (strlen(arg) >= sizeof(buf) || spec_list_has_empty_field(arg))
 			goto bad_core;
 		snprintf(buf, sizeof(buf), "%s", arg);
 		for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -553,6 +553,18 @@ int lunar_options_check(const struct lunar_options *o, char *err, size_t errlen)
 			      port_kind_name(o->port.kind));
 		return -EINVAL;
 	}
+	if (o->gw && o->ip &&
+	    (o->prefix_len == 32 ? o->gw != o->ip
+				 : ((o->gw ^ o->ip) >> (32 - o->prefix_len)) != 0)) {
+		lunar_set_err(err, errlen,
+			      "--gw %u.%u.%u.%u is not on the subnet of --ip %u.%u.%u.%u/%u: a "
+			      "gateway must be reachable on the link; give one inside the subnet "
+			      "or widen the prefix",
+			      o->gw >> 24, (o->gw >> 16) & 255, (o->gw >> 8) & 255, o->gw & 255,
+			      o->ip >> 24, (o->ip >> 16) & 255, (o->ip >> 8) & 255, o->ip & 255,
+			      o->prefix_len);
+		return -EINVAL;
+	}
 	if (o->port.kind == PORT_KIND_AF_XDP && o->port.mtu > 3000) {
 		lunar_set_err(err, errlen,
 			      "--mtu %u: af_xdp in copy mode carries at most 3000 bytes "
@@ -625,7 +637,8 @@ void lunar_options_usage(FILE *f)
 	      "  --reserved LO-HI   TCP ports steered to lunar on af_xdp (default 61440-65535)\n"
 	      "  --core N[,N...]    CPU to run on (default 0); a list runs one worker per CPU,\n"
 	      "                     each on its own queue of the port\n"
-	      "  --pool N           packet buffers (default: 128 MiB of them, at most 32767)\n"
+	      "  --pool N           packet buffers per worker, 2048..262144 (default: 128 MiB\n"
+	      "                     of them, split between the workers)\n"
 	      "  --trust-link       memif between two lunar processes on this host: no checksums\n"
 	      "                     computed or checked (as the kernel's veth); both ends\n"
 	      "  --cc NAME          congestion control: newreno (default), cubic or dctcp\n"

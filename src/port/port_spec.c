@@ -2,6 +2,7 @@
 #include "port/port_spec.h"
 #include "base/log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,13 @@ bad:
 	return -EINVAL;
 }
 
+bool spec_list_has_empty_field(const char *s)
+{
+	size_t n = strlen(s);
+
+	return !n || s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,");
+}
+
 int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t errlen)
 {
 	char buf[256];
@@ -174,7 +182,7 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 		do_rx = false;
 		body = text + 3;
 	}
-	if (strlen(body) >= sizeof(buf) || !*body) {
+	if (strlen(body) >= sizeof(buf) || spec_list_has_empty_field(body)) {
 		lunar_set_err(err, errlen,
 			      "--fault '%s': expected [rx:|tx:]key=value,... with keys "
 			      "drop, dup, reorder, corrupt, delay, seed",
@@ -197,12 +205,20 @@ int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t
 		val = eq + 1;
 		if (!strcmp(key, "seed")) {
 			char *end;
+			unsigned long long seed;
 
-			out->seed = strtoull(val, &end, 0);
-			if (end == val || *end) {
-				lunar_set_err(err, errlen, "--fault: seed=%s is not a number", val);
+			/* No sign (strtoull takes "-1" as 2^64 - 1), nothing past 64 bits. */
+			errno = 0;
+			seed = strtoull(val, &end, 0);
+			if (!isdigit((unsigned char)val[0]) || *end || errno == ERANGE) {
+				lunar_set_err(
+				    err, errlen,
+				    "--fault: seed=%s: expected a number from 0 to 2^64 - 1 "
+				    "(decimal, or hex with 0x)",
+				    val);
 				return -EINVAL;
 			}
+			out->seed = seed;
 			continue;
 		}
 		if (!strcmp(key, "delay")) {

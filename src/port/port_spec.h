@@ -57,6 +57,12 @@ int port_spec_parse(const char *text, struct port_spec *out, char *err, size_t e
  */
 int fault_spec_parse(const char *text, struct fault_spec *out, char *err, size_t errlen);
 
+/**
+ * Whether a comma-separated option value has an empty field ("", ",x",
+ * "x,", "x,,y"), which strtok() would skip in silence: a typo to refuse.
+ */
+bool spec_list_has_empty_field(const char *s);
+
 /** Name of a port kind ("af_xdp", "memif", "tap"). */
 const char *port_kind_name(enum port_kind kind);
 

@@ -48,6 +48,10 @@ done
 run_bad "lunar-get with two modes" 2 "give only one of --get, --put" \
 	"$BUILD/tools/lunar-get" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 \
 	--connect 10.0.0.2:80 --put /etc/hostname --send /etc/hostname
+run_bad "watchdog budget that is not a number" 1 "LUNAR_ITER_BUDGET_US=abc: expected" \
+	env LUNAR_ITER_BUDGET_US=abc "$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --responder
+run_bad "gateway off the subnet" 1 "not on the subnet of --ip" \
+	"$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --gw 10.9.9.9 --responder
 # A memif client whose server is not there (a socket file nobody listens on).
 nosrv=/run/lunar/test-nosrv-$$.sock
 on_exit rm -f "$nosrv"

@@ -3,6 +3,7 @@
  * Frames are written with lunar's own emitters (wire/eth, wire/ipv4,
  * wire/tcp), so their checksums are the ones lunar checks on receive.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -77,8 +78,12 @@ static int parse_mac(const char *name, const char *s, struct rte_ether_addr *out
 {
 	unsigned b[RTE_ETHER_ADDR_LEN];
 	int used = 0;
+	bool shape = strlen(s) == 17; /* hh:hh:hh:hh:hh:hh: %x alone takes signs and spaces */
 
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+	for (int i = 0; shape && i < 17; i++)
+		shape = i % 3 == 2 ? s[i] == ':' : isxdigit((unsigned char)s[i]);
+	if (!shape ||
+	    sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
 		   &used) != 6 ||
 	    s[used]) {
 		lunar_set_err(err, errlen,

@@ -1,7 +1,8 @@
 /*
  * test_options_tcp.c - the TCP options every program shares (loop/options.c):
  * --tcp-limits (into tcp/tcp_limits.h) and --keepalive (into tcp_config by
- * lunar_options_tcp()), --hystart, and the loop's --idle-yield: what each takes, and
+ * lunar_options_tcp()), --hystart, the loop's --idle-yield, and the syntax
+ * of lists, addresses and paths: what each takes, and
  * that each wrong value is refused with a message saying what is wrong and
  * how to put it right.
  */
@@ -395,6 +396,37 @@ static void test_xdp_syncookies(void **state)
 
 /* --idle-yield: never by default; a count of idle polls taken; junk and too large refused, the
  * value kept. */
+/*
+ * Lists with an empty field, an empty capture path, an address without
+ * its prefix length and a gateway off the subnet: each a typo that used
+ * to pass (strtok skipped the field, /32 was assumed) and is refused.
+ */
+static void test_lists_addresses_paths(void **state)
+{
+	static const char *const cores[] = {"0,,1", "0,", ",0", ""};
+	struct lunar_options o;
+	char err[256];
+
+	(void)state;
+	lunar_options_init(&o);
+	for (unsigned i = 0; i < sizeof(cores) / sizeof(cores[0]); i++)
+		refused_with(&o, LUNAR_OPT_CORE, "core", cores[i], "--core", "e.g. --core 0,1");
+	assert_int_equal(o.n_workers, 1);
+	refused("conns=5,", "expected KEY=VALUE");
+	refused(",", "expected KEY=VALUE");
+	refused_with(&o, LUNAR_OPT_PCAP, "pcap", "", "expected a file path", NULL);
+	refused_with(&o, LUNAR_OPT_IP, "ip", "192.168.77.2", "prefix length", "/32");
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_PORT, "tap:lt0", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_IP, "192.168.77.2/24", err, sizeof(err)),
+			 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_GW, "10.9.9.9", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_check(&o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not on the subnet"));
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_GW, "192.168.77.1", err, sizeof(err)),
+			 1);
+	assert_int_equal(lunar_options_check(&o, err, sizeof(err)), 0);
+}
+
 static void test_idle_yield(void **state)
 {
 	static const char *const bad[] = {"", "-1", "x", "1000001", "5 ", " 5", "+5"};
@@ -430,6 +462,7 @@ int main(void)
 	    cmocka_unit_test(test_xdp_syncookies),
 	    cmocka_unit_test(test_sock_buf),
 	    cmocka_unit_test(test_idle_yield),
+	    cmocka_unit_test(test_lists_addresses_paths),
 	    cmocka_unit_test(test_hystart),
 	    cmocka_unit_test(test_pmtu_blackhole),
 	    cmocka_unit_test(test_pmtu_probe),

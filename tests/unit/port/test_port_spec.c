@@ -356,6 +356,14 @@ static void test_fault_seed(void **state)
 	assert_int_equal(fs.seed, 12345678901ull);
 	assert_int_equal(fparse("seed=0x10", &fs, err), 0);
 	assert_int_equal(fs.seed, 16);
+	/* No sign, no wrap, no empty field: each is a typo, not a seed. */
+	assert_int_equal(fparse("seed=-1", &fs, err), -EINVAL);
+	assert_non_null(strstr(err, "2^64 - 1"));
+	assert_int_equal(fparse("seed=+5", &fs, err), -EINVAL);
+	assert_int_equal(fparse("seed=99999999999999999999", &fs, err), -EINVAL);
+	assert_int_equal(fparse("rx:,", &fs, err), -EINVAL);
+	assert_int_equal(fparse("drop=0.1,,dup=0.1", &fs, err), -EINVAL);
+	assert_int_equal(fs.seed, 16);
 	/* seed alone changes no rate */
 	assert_prob(fs.rx.drop, 0.0);
 	assert_int_equal(fparse("seed=abc", &fs, err), -EINVAL);

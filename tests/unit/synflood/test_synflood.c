@@ -259,6 +259,8 @@ static void test_args_bad(void **state)
 	    {"--dst 10.78.2.2:80 --src-net 10.99.0.0 --pcap x --count 1", "ADDRESS/PREFIX"},
 	    {BASE "--interface a --dst-mac 02:00:00:00:00", "six hex pairs"},
 	    {BASE "--interface a --dst-mac 02:00:00:00:00:0g", "six hex pairs"},
+	    {BASE "--interface a --dst-mac -1:-2:3:4:5:6", "six hex pairs"},
+	    {BASE "--interface a --dst-mac 2:0:0:0:0:1", "six hex pairs"},
 	    {BASE "--interface a", "needs --dst-mac"},
 	    {BASE "--interface a --pcap x --count 1 --dst-mac 02:00:00:00:00:01", "exactly one of"},
 	    {BASE "--count 1", "exactly one of"},

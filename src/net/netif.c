@@ -629,7 +629,10 @@ static void icmp_input(struct netif *nif, struct rte_mbuf *m, const struct ipv4_
 		return;
 	}
 	if (icmp_is_error(icr.type)) {
-		icmp_error_input(nif, m, &icr);
+		if (to_bcast) /* errors are about our unicast datagrams; one to all is forged */
+			netif_drop(nif, m, LUNAR_DROP_ICMP_ERROR_BROADCAST);
+		else
+			icmp_error_input(nif, m, &icr);
 		return;
 	}
 	if (icr.type == ICMP_TYPE_SOURCE_QUENCH) {
@@ -731,6 +734,15 @@ static void ipv4_input(struct netif *nif, struct rte_mbuf *m, const uint8_t *p, 
 	/* RFC 1122 3.3.6: a link-layer broadcast must carry an IP broadcast. */
 	if (link_bcast && !bcast) {
 		netif_drop(nif, m, LUNAR_DROP_IP_LINK_BCAST);
+		return;
+	}
+	/*
+	 * A source route asks the answer to go back along it (RFC 1122
+	 * 3.2.1.8), which lunar does not do: answered directly it would reach
+	 * a sender that spoofed the source address behind the route.
+	 */
+	if (ir.opt_flags & (IPV4_OPT_LSRR | IPV4_OPT_SSRR)) {
+		netif_drop(nif, m, LUNAR_DROP_IP_SOURCE_ROUTE);
 		return;
 	}
 	nif->ctr.rx_ipv4++;

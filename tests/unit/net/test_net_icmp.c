@@ -355,6 +355,34 @@ static void test_error_to_tcp_handler(void **state)
 	handle_tcp_icmp(t, NULL);
 }
 
+/*
+ * An error sent to a broadcast address (the subnet's, or all ones) is
+ * about none of our unicast datagrams: a forgery, dropped before TCP sees
+ * it (as Linux's icmp_rcv()).
+ */
+static void test_error_to_broadcast_dropped(void **state)
+{
+	static const uint8_t l4[8] = {0xf0, 0x00, 0x00, 80, 1, 2, 3, 4};
+	static const uint32_t to[2] = {SUBNET_BCAST, IP4(255, 255, 255, 255)};
+	struct nt *t = *state;
+	struct tcp_icmp_seen seen = {.verdict = LUNAR_DROP_NONE};
+	uint8_t quote[28], icmp[64];
+	size_t n;
+
+	handle_tcp_icmp(t, &seen);
+	nt_ipv4_bytes(quote, OUR_IP, PEER_IP, IPPROTO_TCP, l4, sizeof(l4));
+	n = nt_icmp_bytes(icmp, 3, 4, 0, 1280, quote, sizeof(quote));
+	for (unsigned i = 0; i < 2; i++)
+		nt_rx(t,
+		      nt_mk_ip(&bcast_mac, &peer_mac, IP4(10, 0, 0, 254), to[i], IPPROTO_ICMP, icmp,
+			       n),
+		      1);
+	assert_int_equal(seen.calls, 0);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_ICMP_ERROR_BROADCAST), 2);
+	assert_int_equal(nt_total_drops(t), 2);
+	handle_tcp_icmp(t, NULL);
+}
+
 /* Without a TCP stack an error quoting TCP has no connection to reach. */
 static void test_error_without_tcp(void **state)
 {
@@ -589,6 +617,7 @@ int main(void)
 	    T(test_send_echo_request),
 	    T(test_echo_on_slash32),
 	    T(test_error_to_tcp_handler),
+	    T(test_error_to_broadcast_dropped),
 	    T(test_error_without_tcp),
 	    T(test_error_bad_quotes),
 	    T(test_port_unreachable),

@@ -279,6 +279,28 @@ static void test_ip_options(void **state)
 	nt_clear_tx(t);
 }
 
+/*
+ * A source route (a completed LSRR, an SSRR) asks for the answer to go
+ * back along it, which lunar does not do: dropped, as Linux's
+ * accept_source_route=0, not answered directly.
+ */
+static void test_ip_source_route(void **state)
+{
+	static const uint8_t lsrr[4] = {IPV4_OPT_TYPE_LSRR, 3, 4, IPV4_OPT_TYPE_EOL};
+	static const uint8_t ssrr[4] = {IPV4_OPT_TYPE_SSRR, 3, 4, IPV4_OPT_TYPE_EOL};
+	struct nt *t = *state;
+	uint8_t b[128];
+	size_t n;
+
+	n = echo_with_options(b, lsrr);
+	rx_ip(t, b, n);
+	assert_only_drop(t, LUNAR_DROP_IP_SOURCE_ROUTE);
+	n = echo_with_options(b, ssrr);
+	rx_ip(t, b, n);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_SOURCE_ROUTE), 2);
+	assert_int_equal(nt_flush(t), 0);
+}
+
 /* RFC 791 3.1: shorter than the 20-byte minimum header. */
 static void test_ip_short(void **state)
 {
@@ -431,25 +453,16 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, nt_teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_valid_echo_answered),
-	    T(test_eth_not_for_us),
-	    T(test_eth_unknown_type),
-	    T(test_eth_short_and_vlan),
-	    T(test_ip_not_for_us),
-	    T(test_ip_bad_version),
-	    T(test_ip_bad_ihl),
-	    T(test_ip_bad_total_len),
-	    T(test_ip_bad_checksum),
-	    T(test_ip_fragment),
-	    T(test_ip_bad_source),
-	    T(test_ip_options),
-	    T(test_ip_short),
-	    T(test_ip_unknown_proto),
-	    T(test_ethernet_padding_ignored),
-	    T(test_hw_checksum_flags),
-	    T(test_tcp_segments),
-	    T(test_tcp_to_broadcast),
-	    T(test_mixed_burst),
+	    T(test_valid_echo_answered), T(test_eth_not_for_us),
+	    T(test_eth_unknown_type),	 T(test_eth_short_and_vlan),
+	    T(test_ip_not_for_us),	 T(test_ip_bad_version),
+	    T(test_ip_bad_ihl),		 T(test_ip_bad_total_len),
+	    T(test_ip_bad_checksum),	 T(test_ip_fragment),
+	    T(test_ip_bad_source),	 T(test_ip_options),
+	    T(test_ip_source_route),	 T(test_ip_short),
+	    T(test_ip_unknown_proto),	 T(test_ethernet_padding_ignored),
+	    T(test_hw_checksum_flags),	 T(test_tcp_segments),
+	    T(test_tcp_to_broadcast),	 T(test_mixed_burst),
 	};
 #undef T
 

@@ -430,8 +430,14 @@ int lpoll_wait(struct lpoll *ep, struct lpoll_event *out, unsigned max)
 	 */
 	while (n < max && todo--) {
 		struct lsock *s = ep->head;
-		uint32_t bits = s->armed ? ready_bits(s) & (s->interest | LPOLL_ALWAYS) : 0;
+		uint32_t now = s->armed ? ready_bits(s) : 0;
+		uint32_t bits = now & (s->interest | LPOLL_ALWAYS);
 		bool et = s->interest & LPOLL_ET;
+
+		/* Waiting for room the stack-wide memory cap withholds: be told when it frees. */
+		if (s->armed && (s->interest & LPOLL_OUT) && !(now & LPOLL_OUT) && s->ts &&
+		    !s->wr_shut)
+			tcp_sock_want_space(s->ts);
 
 		ready_remove(ep, s);
 		if (!bits || (et && !s->edge))

@@ -120,6 +120,8 @@ int lunar_env_steer_port(struct lunar_env *env, uint16_t port);
  * register fds with lunar_kpoll_add(). From then on every iteration makes
  * one non-blocking epoll_wait of at most LUNAR_KPOLL_BATCH events, so
  * neither lunar's queue nor the kernel's sockets starve. NULL on failure.
+ * The set is the worker's: never lunar_kpoll_free() it (lunar_env_close()
+ * does), or the next iteration polls freed memory.
  */
 struct lunar_kpoll *lunar_env_kpoll(struct lunar_env *env);
 #define LUNAR_KPOLL_BATCH 16

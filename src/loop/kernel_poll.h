@@ -27,7 +27,9 @@
  *
  * One thread: a lunar_kpoll belongs to the worker that runs it. Callbacks
  * may add, modify and delete any fd (their own or one whose event is later
- * in the same batch), and may even free the lunar_kpoll.
+ * in the same batch), and may even free a lunar_kpoll they created (not
+ * the one lunar_env_kpoll() gives a worker: that one is the worker's, and
+ * lunar_env_close() frees it).
  */
 #ifndef LUNAR_LOOP_KERNEL_POLL_H
 #define LUNAR_LOOP_KERNEL_POLL_H

@@ -2645,6 +2645,17 @@ size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)
 	return done;
 }
 
+void tcp_sock_want_space(struct tcp_sock *s)
+{
+	struct tcp_stack *st = s->st;
+
+	if (!s->dead && !s->snd_blocked && !tcp_send_state(&s->conn) &&
+	    mem_room(st) < tcp_send_space(&s->conn)) {
+		s->snd_blocked = true;
+		st->snd_blocked++;
+	}
+}
+
 uint32_t tcp_sock_send_space(const struct tcp_sock *s)
 {
 	uint32_t own = tcp_send_space(&s->conn), room = mem_room(s->st);

@@ -315,6 +315,13 @@ void tcp_sock_zc_done_v(struct tcp_sock *s, const struct tcp_slice *v, unsigned 
 uint32_t tcp_sock_held(const struct tcp_sock *s);
 /** Send-buffer space: the connection's, within what the stack's mem_max leaves. */
 uint32_t tcp_sock_send_space(const struct tcp_sock *s);
+/**
+ * The application waits to send on @s (a readiness set's LPOLL_OUT): if
+ * the stack-wide mem_max is what leaves no room, TCP_EV_WRITABLE follows
+ * once memory frees, as for a send it cut (Linux's SOCK_NOSPACE). Without
+ * it a socket that never tried to send would wait for ever.
+ */
+void tcp_sock_want_space(struct tcp_sock *s);
 /** Bytes queued for reading. */
 uint32_t tcp_sock_readable(const struct tcp_sock *s);
 /**

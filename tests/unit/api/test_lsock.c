@@ -366,6 +366,61 @@ static void test_close_unread_after_shutdown_resets(void **state)
 }
 
 /*
+ * A connection that opens while the stack-wide memory cap (mem_max) is
+ * spent by received data the application holds: it is established with
+ * no room, so LPOLL_OUT cannot be reported yet; once the data is given
+ * back LPOLL_OUT must follow, though this socket never tried to send (no
+ * send was cut to wake it).
+ */
+static void test_out_after_memory_frees(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	struct tcp_limits lim = *tcp_stack_limits(p->a.tcp);
+	static char data[96 * 1024];
+	struct tcp_slice sl[256];
+	struct lsock *c2, *s2;
+	int n = 0, got, err;
+	size_t sent = 0;
+
+	open_pair(p, &cp);
+	lim.mem_max = TCP_LIMITS_MEM_MIN;
+	assert_int_equal(tcp_stack_set_limits(p->a.tcp, &lim), 0);
+	while (sent < sizeof(data)) { /* b to a, held by a's application */
+		ssize_t k = lsock_send(cp.s, data + sent, sizeof(data) - sent);
+
+		if (k > 0)
+			sent += (size_t)k;
+		pair_run(p, 10 * PAIR_STEP_NS);
+		while (n < 256 && (got = lsock_recv_zc(cp.c, sl + n, (unsigned)(256 - n))) > 0)
+			n += got;
+		if (!lsock_readable(cp.c) && k <= 0 && !lsock_send_space(cp.s))
+			break;
+		if (p->now > 2000000000ull)
+			break;
+	}
+	assert_true(n > 0);
+	c2 = lsock_connect(p->a.tcp, PAIR_IP_B, PORT, &err);
+	assert_non_null(c2);
+	assert_int_equal(lpoll_ctl(cp.ea, LPOLL_CTL_ADD, c2, LPOLL_OUT, 5), 0);
+	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1); /* b's listener */
+	s2 = lsock_accept(cp.l, &err);
+	assert_non_null(s2);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	assert_int_equal(lsock_send_space(c2), 0); /* established, but no room */
+	assert_int_equal(lpoll_wait(cp.ea, ev, 4), 0);
+	for (int i = 0; i < n; i++)
+		lsock_recv_zc_done(cp.c, &sl[i]);
+	assert_int_equal(wait_events(p, cp.ea, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_OUT);
+	assert_int_equal(ev[0].data, 5);
+	lsock_close(c2);
+	lsock_close(s2);
+	close_pair(p, &cp);
+}
+
+/*
  * The io-vector calls: slices point into the received frames, and held
  * bytes keep the window shut until given back; a zero-copy send of pieces
  * takes a reference per piece and refuses memory that is not Zbuf.
@@ -422,6 +477,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_refused, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_eof_and_hup, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_copy_iovec, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_out_after_memory_frees, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_lpoll_free_releases_members, api_setup,
 					    api_teardown),
 	    cmocka_unit_test_setup_teardown(test_shutdown_while_connecting, api_setup,

@@ -1919,7 +1919,7 @@ static void check_pool(struct tcp_stack *st)
 {
 	struct rte_mempool *mp = st->nif->port->pool;
 	enum tcp_mem_pressure was = st->mem_pressure, bytes;
-	unsigned avail;
+	unsigned avail = 0;
 
 	if (st->now < st->last_pool_check + POOL_CHECK_NS)
 		return;
@@ -1937,6 +1937,18 @@ static void check_pool(struct tcp_stack *st)
 	bytes = mem_level(st);
 	st->mem_seen = TCP_MEM_NORMAL;
 	st->mem_pressure = bytes > st->pool_pressure ? bytes : st->pool_pressure;
+	/*
+	 * Leaving pressure walks every connection (below): only once well
+	 * clear of it, under half of mem_max and with 3/8 of the pool free,
+	 * or memory hovering at a threshold (a busy pool near 1/4 free, a
+	 * peer filling queues near 3/4 of mem_max) would cost a walk of every
+	 * connection every other sample. Connections themselves see the
+	 * exact level (pressure_for()) all along.
+	 */
+	if (was != TCP_MEM_NORMAL && st->mem_pressure == TCP_MEM_NORMAL &&
+	    ((st->lim.mem_max && st->mem_bytes >= st->lim.mem_max / 2) ||
+	     (mp && (uint64_t)avail * 8 < (uint64_t)mp->size * 3)))
+		st->mem_pressure = TCP_MEM_LOW;
 	if (st->mem_pressure == TCP_MEM_CRITICAL && st->now >= st->next_prune) {
 		st->next_prune = st->now + PRUNE_INTERVAL_NS;
 		st->stats.mem_prunes++;

@@ -772,6 +772,60 @@ static void test_mem_max_receive_keeps_acked_data(void **state)
 	pair_close(&p);
 }
 
+/* Read @n bytes the server holds unread (they leave mem_max's count). */
+static void read_some(struct tcp_sock *s, size_t n)
+{
+	static uint8_t b[4096];
+
+	while (n) {
+		size_t k = tcp_sock_read(s, b, n < sizeof(b) ? n : sizeof(b));
+
+		assert_true(k > 0);
+		n -= k;
+	}
+}
+
+/*
+ * Pressure is left only well clear of it (under half of mem_max): memory
+ * that falls just under 3/4 stays under pressure, so hovering at the
+ * threshold cannot cost a walk of every connection every other sample.
+ * Below half it ends.
+ */
+static void test_mem_pressure_ends_below_half(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	const struct tcp_stack_stats *sb;
+	uint64_t before;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
+	sb = tcp_stack_stats(p.b.tcp);
+	c = connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	send_stream(c, 0, 200000);
+	pair_run(&p, 5 * MS);
+	assert_true(usage(p.b.tcp).mem_bytes >= 60 << 10);
+	p.hold_a = true;					  /* nothing more arrives */
+	read_some(v.s[0], usage(p.b.tcp).mem_bytes - (40 << 10)); /* 40K: under 3/4, over 1/2 */
+	pair_run(&p, 1 * MS);
+	before = sb->mem_pressure_ns;
+	pair_run(&p, 1 * MS);
+	assert_true(sb->mem_pressure_ns >= before + 9 * MS / 10); /* still under pressure */
+	read_some(v.s[0], 20 << 10);				  /* 20K: under half */
+	pair_run(&p, 1 * MS);
+	before = sb->mem_pressure_ns;
+	pair_run(&p, 1 * MS);
+	assert_int_equal(sb->mem_pressure_ns, before); /* over */
+	p.hold_a = false;
+	pair_close(&p);
+}
+
 /*
  * Receive queue compaction (docs/MEMORY.md): a peer sending one-byte
  * segments to an application that does not read. Without it each segment
@@ -873,6 +927,7 @@ int main(void)
 	    cmocka_unit_test(test_mem_max_stops_sends_then_wakes),
 	    cmocka_unit_test(test_killed_while_queued_not_freed),
 	    cmocka_unit_test(test_mem_max_receive_keeps_acked_data),
+	    cmocka_unit_test(test_mem_pressure_ends_below_half),
 	    cmocka_unit_test(test_tiny_segments_do_not_drain_pool),
 	    cmocka_unit_test(test_limits_checked),
 	};

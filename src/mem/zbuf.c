@@ -521,20 +521,27 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 			return -EFAULT;
 		}
 #endif
-		if (unlikely(rte_mbuf_refcnt_read(mb) >= mbuf_limit))
-			return -EOVERFLOW;
+		uint16_t n = rte_mbuf_refcnt_read(mb);
+
 		/*
 		 * rte_mbuf_refcnt_update() stores 2 where it reads 1: right for
 		 * a holder taking another (@own: at 1 it holds the only one, and
 		 * no other thread may touch the count), wrong for a reference
 		 * taken on the strength of someone else's. Two of those at once
 		 * (two application threads, or one and lunar's zero-copy send)
-		 * would lose one: an atomic add.
+		 * would lose one; and two that both read the count just below
+		 * the limit would both pass it and wrap the 16 bits: a
+		 * compare-and-swap that rechecks the limit.
 		 */
-		if (own)
+		if (own && n == 1) {
 			rte_mbuf_refcnt_update(mb, 1);
-		else
-			__atomic_fetch_add(&mb->refcnt, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		do {
+			if (unlikely(n >= mbuf_limit))
+				return -EOVERFLOW;
+		} while (!__atomic_compare_exchange_n(&mb->refcnt, &n, (uint16_t)(n + 1), true,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		return 0;
 	}
 	m = &z->meta[idx];
@@ -549,10 +556,37 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 		return -EFAULT;
 	}
 #endif
-	if (unlikely(r >= limit))
-		return -EOVERFLOW;
-	__atomic_fetch_add(&m->refcnt, 1, __ATOMIC_RELAXED);
+	do { /* the limit rechecked with each try: two threads at limit - 1 take one, not two */
+		if (unlikely(r >= limit))
+			return -EOVERFLOW;
+	} while (!__atomic_compare_exchange_n(&m->refcnt, &r, r + 1, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	return 0;
+}
+
+/*
+ * The application's share one up, unless at its 16 bits' maximum (false):
+ * a CAS, so two threads that both read 65,534 take one, not wrap to 0.
+ */
+static inline bool share_up(uint16_t *share)
+{
+	uint16_t n = __atomic_load_n(share, __ATOMIC_RELAXED);
+
+	do {
+		if (unlikely(n == UINT16_MAX))
+			return false;
+	} while (!__atomic_compare_exchange_n(share, &n, (uint16_t)(n + 1), true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Take back the reference count_up() just added (the caller holds others: never to 0). */
+static inline void count_undo(struct zbuf_zone *z, uint32_t idx)
+{
+	if (z->kind == ZBUF_KIND_MBUF)
+		__atomic_fetch_sub(&zone_mbuf(z, idx)->refcnt, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_sub(&z->meta[idx].refcnt, 1, __ATOMIC_RELAXED);
 }
 
 static inline int hold(const void *p, uint32_t mbuf_limit, uint32_t limit, bool own)
@@ -633,7 +667,11 @@ void zbuf_ref(const void *p)
 			misuse("reference count overflow", p);
 		return;
 	}
-	__atomic_fetch_add(share, 1, __ATOMIC_RELAXED);
+	/* The count first, then the share (readers rely on it), by CAS against the limit. */
+	if (unlikely(!share_up(share))) {
+		count_undo(z, idx);
+		misuse("reference count overflow", p);
+	}
 }
 
 /*
@@ -721,11 +759,8 @@ void zbuf_give(const void *p)
 		       p);
 		return;
 	}
-	if (unlikely(n == UINT16_MAX)) {
+	if (unlikely(!share_up(share)))
 		misuse("reference count overflow", p); /* a generic object's share is 16 bits */
-		return;
-	}
-	__atomic_fetch_add(share, 1, __ATOMIC_RELAXED);
 }
 
 /*

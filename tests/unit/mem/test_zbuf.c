@@ -397,6 +397,75 @@ static void test_unref_more_than_held(void **state)
  * for a buffer the stack gave the application (received data), and the
  * misuses of the give and take calls.
  */
+/*
+ * This thread and the test's take one more reference each, together, per
+ * round (test_share_limit_race): it spins on the round number, not a
+ * sleeping barrier, so the two calls overlap within nanoseconds (two
+ * threads on two cores: neither waits for the scheduler).
+ */
+struct limit_race {
+	char *obj;
+	unsigned rounds;
+	unsigned go, done; /* the round started; calls finished */
+};
+
+static void *limit_race_thread(void *arg)
+{
+	struct limit_race *r = arg;
+
+	zbuf_thread_init(8);
+	for (unsigned i = 1; i <= r->rounds; i++) {
+		while (__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) != i)
+			;
+		zbuf_ref(r->obj);
+		__atomic_store_n(&r->done, i, __ATOMIC_RELEASE);
+	}
+	zbuf_thread_fini();
+	return NULL;
+}
+
+/*
+ * The share's limit under a race: two application threads both read
+ * 65,534 and both take one more. One gets it (65,535) and the other is
+ * the misuse "reference count overflow"; checked then added, both passed
+ * and the 16 bits wrapped to 0, after which every unref was refused as a
+ * double free and the object never came back.
+ */
+static void test_share_limit_race(void **state)
+{
+	struct limit_race r = {.rounds = 20000};
+	pthread_t t;
+
+	(void)state;
+	r.obj = zbuf_alloc(100);
+	assert_non_null(r.obj);
+	for (unsigned i = 1; i < UINT16_MAX - 1; i++)
+		zbuf_ref(r.obj);
+	assert_int_equal(zbuf_app_refcnt(r.obj), UINT16_MAX - 1);
+	race_misuses = 0;
+	zbuf_set_misuse_handler(count_race_misuse);
+	start_on_any_core(&t, limit_race_thread, &r);
+	for (unsigned i = 1; i <= r.rounds; i++) {
+		__atomic_store_n(&r.go, i, __ATOMIC_RELEASE);
+		zbuf_ref(r.obj);
+		while (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) != i)
+			;
+		if (zbuf_app_refcnt(r.obj) != UINT16_MAX || race_misuses != i) {
+			zbuf_set_misuse_handler(NULL);
+			fail_msg(
+			    "round %u: share %u, misuses %u: one of two must have been refused", i,
+			    zbuf_app_refcnt(r.obj), race_misuses);
+		}
+		zbuf_unref(r.obj);
+	}
+	pthread_join(t, NULL);
+	zbuf_set_misuse_handler(NULL);
+	assert_int_equal(zbuf_refcnt(r.obj), UINT16_MAX - 1);
+	for (unsigned i = 0; i < UINT16_MAX - 1; i++)
+		assert_true(zbuf_unref(r.obj));
+	assert_int_equal(zbuf_refcnt(r.obj), 0);
+}
+
 static void test_app_share(void **state)
 {
 	struct zbuf_stats before, after;
@@ -770,6 +839,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_alloc_size_classes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refcount_lifecycle, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_share, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_share_limit_race, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_defer_flush_on_exhaustion, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_unbound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_bound, setup, teardown),

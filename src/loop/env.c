@@ -94,17 +94,39 @@ static const char *xdp_prog_path(void)
 	return LUNAR_XDP_PROG_INSTALLED;
 }
 
-static unsigned long free_hugepages_2m(void)
+/* Free hugepages of every size (2 MiB, 1 GiB): EAL takes whichever the host has. */
+static unsigned long free_hugepages(void)
 {
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
-	unsigned long n = 0;
+	static const char *const sizes[] = {"2048kB", "1048576kB"};
+	unsigned long total = 0;
 
-	if (f) {
-		if (fscanf(f, "%lu", &n) != 1)
-			n = 0;
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char path[96];
+		unsigned long n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%s/free_hugepages",
+			 sizes[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%lu", &n) == 1)
+			total += n;
 		fclose(f);
 	}
-	return n;
+	return total;
+}
+
+/* Whether LUNAR_EAL_ARGS runs EAL without hugepages (--no-huge: valgrind, tests). */
+static bool eal_without_hugepages(void)
+{
+	const char *v = getenv("LUNAR_EAL_ARGS");
+	size_t n = strlen("--no-huge");
+
+	for (const char *p = v ? strstr(v, "--no-huge") : NULL; p; p = strstr(p + 1, "--no-huge"))
+		if ((p == v || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return true;
+	return false;
 }
 
 /*
@@ -361,7 +383,7 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		if (!env->opt.port.mtu && ifi.mtu)
 			env->opt.port.mtu = (uint16_t)(ifi.mtu > 3000 ? 3000 : ifi.mtu);
 	}
-	if (free_hugepages_2m() == 0) {
+	if (!eal_without_hugepages() && free_hugepages() == 0) {
 		lunar_set_err(err, errlen,
 			      "no free 2 MiB hugepages; reserve some with "
 			      "`sudo scripts/hugepages.sh` (or echo 512 > "

@@ -66,6 +66,10 @@ on_exit "echo $saved > $hp"
 echo 0 >$hp
 run_bad "no hugepages" 1 "no free 2 MiB hugepages.*hugepages.sh" \
 	"$PING" --port memif:/run/lunar/x.sock --ip 10.0.0.1/24 --responder
+# ...unless EAL is told to run without them (valgrind's way).
+LUNAR_EAL_ARGS="--no-huge -m 1024" timeout 60 "$PING" --port memif:/run/lunar/nohuge-$$.sock:server \
+	--ip 10.0.0.1/24 --responder --duration 0.5 >"$OUT/nohuge.log" 2>&1
+expect_eq "LUNAR_EAL_ARGS=--no-huge runs with no hugepages" "$?" 0
 echo "$saved" >$hp
 
 # A memif socket in use by another lunar process.

@@ -106,8 +106,16 @@ bad "iodepth 0" "iodepth" "$KNB" client --stack kernel --connect 10.77.0.2:7100 
 bad "message too large" "msg-size 2M: expected 1 to" "$KNB" client --stack kernel --connect 10.77.0.2:7100 --msg-size 2M
 bad "lunar with two threads on one CPU" "one thread per worker" "$KNB" client --stack lunar --port "memif:$sock:client" \
 	--ip 192.168.77.1/24 --connect 192.168.77.2:7000 --threads 2
-bad "lunar options on the kernel stack" "are for --stack lunar" "$KNB" client --stack kernel --port memif:/x \
+bad "lunar options on the kernel stack" "port is lunar's" "$KNB" client --stack kernel --port memif:/x \
 	--connect 10.77.0.2:7100
+bad "a TCP option on the kernel stack, named" "cc is lunar's" "$KNB" client --stack kernel --cc cubic \
+	--connect 10.77.0.2:7100
+bad "a CPU the host does not have" "this host has CPUs 0\\.\\." "$KNB" client --stack kernel --core 64 \
+	--connect 10.77.0.2:7100
+bad "a CPU list not one per thread" "give one CPU per thread" "$KNB" client --stack kernel --core 0,1 \
+	--threads 3 --connect 10.77.0.2:7100
+bad "a TCP option on the raw ping-pong" "cc sets lunar's TCP" "$KNB" client --stack raw \
+	--port "memif:$sock:client" --ip 192.168.77.1/24 --connect 192.168.77.2:7000 --cc cubic
 bad "refused peer" "Connection refused" $A "$KNB" client --stack kernel --connect 10.77.0.2:7999
 start=$(date +%s)
 bad "unreachable peer" "within 1.0 s" $A "$KNB" client --stack kernel --connect 10.77.0.99:7100 \

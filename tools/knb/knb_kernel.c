@@ -64,10 +64,18 @@ static void pin(struct kthread *t)
 	t->core = -1;
 	if (!t->c->core_given || ncpu <= 0)
 		return;
-	t->core = (int)((t->c->lo.core + t->index) % (unsigned)ncpu);
+	/* A list: one CPU per thread (checked); one CPU: the first, the rest after it. */
+	if (t->c->lo.n_workers > 1)
+		t->core = (int)t->c->lo.cores[t->index % t->c->lo.n_workers];
+	else
+		t->core = (int)((t->c->lo.core + t->index) % (unsigned)ncpu);
 	CPU_ZERO(&set);
 	CPU_SET(t->core, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+		fprintf(stderr, "knb: thread %u: could not pin to CPU %d; it runs unpinned\n",
+			t->index, t->core);
+		t->core = -1; /* the report says so */
+	}
 }
 
 static void tune(const struct knb_config *c, int fd)

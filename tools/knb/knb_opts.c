@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -240,6 +241,31 @@ const char *knb_stack_name(enum knb_stack s)
 
 #define SEEN(c, opt) ((c)->lunar_opts_seen & (1u << ((opt)-LUNAR_OPT_PORT)))
 
+/* The name of the first lunar option given among those @mask (bits as SEEN) covers, or NULL. */
+static const char *first_seen(const struct knb_config *c, uint32_t mask)
+{
+	static const struct option lunar_opts[] = {LUNAR_COMMON_LONGOPTS, {0}};
+
+	for (const struct option *o = lunar_opts; o->name; o++)
+		if (o->val >= LUNAR_OPT_PORT && o->val < LUNAR_OPT_PORT + 32 &&
+		    (mask & c->lunar_opts_seen & (1u << (o->val - LUNAR_OPT_PORT))))
+			return o->name;
+	return NULL;
+}
+
+/* The options that set lunar's TCP: nothing to set in the raw ping-pong. */
+#define TCP_OPTS_MASK                                                                              \
+	((1u << (LUNAR_OPT_CC - LUNAR_OPT_PORT)) | (1u << (LUNAR_OPT_ECN - LUNAR_OPT_PORT)) |      \
+	 (1u << (LUNAR_OPT_TCP_LIMITS - LUNAR_OPT_PORT)) |                                         \
+	 (1u << (LUNAR_OPT_KEEPALIVE - LUNAR_OPT_PORT)) |                                          \
+	 (1u << (LUNAR_OPT_XDP_SYNCOOKIES - LUNAR_OPT_PORT)) |                                     \
+	 (1u << (LUNAR_OPT_SOCK_BUF - LUNAR_OPT_PORT)) |                                           \
+	 (1u << (LUNAR_OPT_HYSTART - LUNAR_OPT_PORT)) |                                            \
+	 (1u << (LUNAR_OPT_PROBES - LUNAR_OPT_PORT)) |                                             \
+	 (1u << (LUNAR_OPT_PMTU_BLACKHOLE - LUNAR_OPT_PORT)) |                                     \
+	 (1u << (LUNAR_OPT_PMTU_PROBE - LUNAR_OPT_PORT)) |                                         \
+	 (1u << (LUNAR_OPT_GSO - LUNAR_OPT_PORT)) | (1u << (LUNAR_OPT_GRO - LUNAR_OPT_PORT)))
+
 /* --stack raw: one RPC flow over memif, and no option that needs a stack. */
 static int check_raw(const struct knb_config *c, bool kernel_mode_given)
 {
@@ -271,8 +297,16 @@ static int check_raw(const struct knb_config *c, bool kernel_mode_given)
 		why =
 		    "--gw and --reserved are for a TCP/IP stack; the raw ping-pong neither routes "
 		    "nor steers ports";
+	else if (c->lo.n_workers > 1)
+		why = "--stack raw runs one flow on one CPU: give --core one CPU";
 	if (why) {
 		fprintf(stderr, "knb: %s\n", why);
+		return -1;
+	}
+	if (first_seen(c, TCP_OPTS_MASK)) {
+		fprintf(stderr,
+			"knb: --%s sets lunar's TCP; --stack raw has no TCP (use --stack lunar)\n",
+			first_seen(c, TCP_OPTS_MASK));
 		return -1;
 	}
 	if (lunar_options_check(&c->lo, err, sizeof(err))) {
@@ -297,11 +331,32 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 		return -1;
 	}
 	if (c->stack == KNB_STACK_KERNEL && c->lunar_opts_given) {
-		fprintf(stderr,
-			"knb: --port, --ip, --gw, --mtu, --fault, --pcap, --reserved and --pool "
-			"are for --stack lunar (or raw); the kernel stack uses the host's "
-			"interfaces\n");
+		fprintf(
+		    stderr,
+		    "knb: --%s is lunar's (--stack lunar; the port's options also --stack raw); "
+		    "the kernel stack uses the host's interfaces and TCP settings (sysctl)\n",
+		    first_seen(c, ~((1u << (LUNAR_OPT_CORE - LUNAR_OPT_PORT)) |
+				    (1u << (LUNAR_OPT_VERBOSE - LUNAR_OPT_PORT)))));
 		return -1;
+	}
+	if (c->stack == KNB_STACK_KERNEL && c->core_given) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned nthreads = c->threads;
+
+		for (unsigned i = 0; i < c->lo.n_workers; i++)
+			if (ncpu > 0 && c->lo.cores[i] >= (unsigned)ncpu) {
+				fprintf(stderr, "knb: --core %u: this host has CPUs 0..%ld\n",
+					c->lo.cores[i], ncpu - 1);
+				return -1;
+			}
+		if (c->lo.n_workers > 1 && c->lo.n_workers != nthreads) {
+			fprintf(
+			    stderr,
+			    "knb: --core lists %u CPUs for %u threads: give one CPU per thread, "
+			    "or one CPU to start from (thread i runs on CPU + i)\n",
+			    c->lo.n_workers, nthreads);
+			return -1;
+		}
 	}
 	if (c->stack == KNB_STACK_LUNAR) {
 		if (kernel_mode_given) {

@@ -59,6 +59,18 @@ struct flow_port_set {
 int flow_plan_init(struct flow_plan *p, unsigned n_queues, uint16_t lo, uint16_t hi, char *err,
 		   size_t errlen);
 
+/**
+ * On an interface shared with the kernel (af_xdp), the reserved range
+ * @lo..@hi must not hold ports the kernel picks for its own connections:
+ * the steering program would give their replies to lunar, which resets
+ * them. @klo..@khi is net.ipv4.ip_local_port_range, @kreserved
+ * net.ipv4.ip_local_reserved_ports ("8080,9000-9100"; ports the kernel
+ * never picks). @return 0, or -EINVAL with the overlap and the fix in
+ * @err.
+ */
+int flow_plan_check_kernel_ports(uint16_t lo, uint16_t hi, unsigned klo, unsigned khi,
+				 const char *kreserved, char *err, size_t errlen);
+
 /** The contiguous sub-range of the reserved range queue @q owns. */
 void flow_plan_client_range(const struct flow_plan *p, unsigned q, uint16_t *lo, uint16_t *hi);
 

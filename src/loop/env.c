@@ -94,6 +94,40 @@ static const char *xdp_prog_path(void)
 	return LUNAR_XDP_PROG_INSTALLED;
 }
 
+/* The first line of /proc/sys/@path into @buf ("" if unreadable). */
+static void read_sysctl(const char *path, char *buf, size_t len)
+{
+	char full[128];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(full, sizeof(full), "/proc/sys/%s", path);
+	f = fopen(full, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+}
+
+/*
+ * af_xdp shares the interface with the kernel: the reserved range must not
+ * hold the kernel's own client ports (in this namespace's sysctls), or
+ * replies to the kernel's connections would be steered to lunar.
+ */
+static int check_kernel_ports(const struct lunar_env *env, char *err, size_t errlen)
+{
+	char range[64], reserved[4096];
+	unsigned klo, khi;
+
+	read_sysctl("net/ipv4/ip_local_port_range", range, sizeof(range));
+	if (sscanf(range, "%u %u", &klo, &khi) != 2)
+		return 0; /* no such sysctl: nothing to collide with */
+	read_sysctl("net/ipv4/ip_local_reserved_ports", reserved, sizeof(reserved));
+	return flow_plan_check_kernel_ports(env->opt.reserved_lo, env->opt.reserved_hi, klo, khi,
+					    reserved, err, errlen);
+}
+
 /* Free hugepages of every size (2 MiB, 1 GiB): EAL takes whichever the host has. */
 static unsigned long free_hugepages(void)
 {
@@ -382,6 +416,9 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 			env->opt.gw = ifi.gateway;
 		if (!env->opt.port.mtu && ifi.mtu)
 			env->opt.port.mtu = (uint16_t)(ifi.mtu > 3000 ? 3000 : ifi.mtu);
+		rc = check_kernel_ports(env, err, errlen);
+		if (rc)
+			goto fail;
 	}
 	if (!eal_without_hugepages() && free_hugepages() == 0) {
 		lunar_set_err(err, errlen,

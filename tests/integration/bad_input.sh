@@ -106,4 +106,8 @@ ip -n lunar-b link set dev veth-b xdpgeneric off
 run_bad "XDP program path too long" 1 "device arguments do not fit in 256 bytes.*shorter" \
 	env LUNAR_XDP_PROG="/tmp/$(printf 'x%.0s' $(seq 250)).o" ip netns exec lunar-b "$PING" --port af_xdp:veth-b --responder
 
+# A reserved range over the kernel's own client ports (32768-60999 by default).
+run_bad "reserved range over the kernel's client ports" 1 \
+	"overlaps the kernel's own client ports.*ip_local_reserved_ports=32768-65535" \
+	ip netns exec lunar-b "$PING" --port af_xdp:veth-b --reserved 32768-65535 --responder
 expect_eq "no XDP program left on veth-b" "$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 0

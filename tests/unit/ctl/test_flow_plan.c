@@ -95,6 +95,40 @@ static void test_bad_plans_are_refused(void **state)
 	assert_int_equal(flow_plan_init(&p, 2, 100, 50, err, sizeof(err)), -EINVAL);
 }
 
+/*
+ * On af_xdp the reserved range must stay out of the kernel's ephemeral
+ * ports, unless ip_local_reserved_ports keeps the kernel off the overlap.
+ */
+static void test_kernel_port_overlap(void **state)
+{
+	char err[400];
+
+	(void)state;
+	assert_int_equal(
+	    flow_plan_check_kernel_ports(61440, 65535, 32768, 60999, "", err, sizeof(err)), 0);
+	assert_int_equal(
+	    flow_plan_check_kernel_ports(32768, 65535, 32768, 60999, "", err, sizeof(err)),
+	    -EINVAL);
+	assert_non_null(strstr(err, "ip_local_reserved_ports=32768-65535"));
+	assert_non_null(strstr(err, "28232 ports from 32768"));
+	/* A host tuned to 1024-65535 collides with the default range... */
+	assert_int_equal(
+	    flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, "", err, sizeof(err)), -EINVAL);
+	/* ...unless those ports are reserved from the kernel, in pieces or whole. */
+	assert_int_equal(flow_plan_check_kernel_ports(61440, 65535, 1024, 65535,
+						      "8080,61440-63000,63001-65535\n", err,
+						      sizeof(err)),
+			 0);
+	assert_int_equal(flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, "61440-65534", err,
+						      sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "1 ports from 65535"));
+	/* An unreadable list holds nothing back. */
+	assert_int_equal(
+	    flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, "x-y", err, sizeof(err)),
+	    -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +136,7 @@ int main(void)
 	    cmocka_unit_test(test_client_ports_return_to_their_queue),
 	    cmocka_unit_test(test_listening_side_spreads_by_low_bits),
 	    cmocka_unit_test(test_bad_plans_are_refused),
+	    cmocka_unit_test(test_kernel_port_overlap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -394,6 +394,15 @@ bool tcp_cc_on_timeout(struct tcp_cc *cc, uint32_t flight, uint32_t snd_nxt)
 	return fresh;
 }
 
+void tcp_cc_set_smss(struct tcp_cc *cc, uint32_t smss)
+{
+	uint32_t old = cc->smss;
+
+	cc->smss = smss;
+	if (old != smss && cc->ops->mss_changed)
+		cc->ops->mss_changed(cc, old);
+}
+
 void tcp_cc_undo(struct tcp_cc *cc)
 {
 	cc->cwnd = max32(cc->cwnd, cc->prior.cwnd);

@@ -95,6 +95,11 @@ struct tcp_cc_ops {
 	 * state @prior saved before it. NULL: the state stays as it is.
 	 */
 	void (*undo)(struct tcp_cc *cc, const union tcp_cc_algo_state *prior);
+	/**
+	 * smss changed from @old_smss (a path MTU learned): state kept in
+	 * segments must be rescaled. NULL: the state is in bytes.
+	 */
+	void (*mss_changed)(struct tcp_cc *cc, uint32_t old_smss);
 };
 
 extern const struct tcp_cc_ops tcp_cc_newreno_ops, tcp_cc_cubic_ops, tcp_cc_dctcp_ops;
@@ -222,6 +227,12 @@ uint32_t tcp_cc_initial_window(uint32_t smss, unsigned iw_segments);
  * (NewReno if out of range).
  */
 void tcp_cc_init(struct tcp_cc *cc, uint32_t smss, unsigned iw_segments, enum tcp_cc_algo algo);
+/**
+ * The segment size changed (path MTU): cwnd stays in bytes (the units
+ * changed, not the path's load); an algorithm's state in segments is
+ * rescaled, or CUBIC's W_max would be counted in the old size.
+ */
+void tcp_cc_set_smss(struct tcp_cc *cc, uint32_t smss);
 /**
  * An ACK that advanced snd_una by a->acked bytes (> 0) to a->ack, a->flight
  * being the bytes in flight before it (snd_nxt - old snd_una).

@@ -111,10 +111,30 @@ static void cubic_undo(struct tcp_cc *cc, const union tcp_cc_algo_state *prior)
 	cc->algo.cubic = prior->cubic;
 }
 
+/*
+ * The segment size changed: W_max and cwnd_prior are segments of the old
+ * size, in the new one as many bytes (a smaller MSS otherwise puts cwnd
+ * far above W_max and the Reno-friendly estimate, and growth stalls). The
+ * stage starts again at the next ACK with K, cwnd_epoch and W_est of the
+ * new size; the state an undo would restore is rescaled alike.
+ */
+static void cubic_mss_changed(struct tcp_cc *cc, uint32_t old_smss)
+{
+	double f = (double)old_smss / cc->smss;
+
+	cc->algo.cubic.w_max *= f;
+	cc->algo.cubic.cwnd_prior *= f;
+	cc->algo.cubic.epoch_ns = 0;
+	cc->prior.algo.cubic.w_max *= f;
+	cc->prior.algo.cubic.cwnd_prior *= f;
+	cc->prior.algo.cubic.epoch_ns = 0;
+}
+
 const struct tcp_cc_ops tcp_cc_cubic_ops = {
     .name = "cubic",
     .grow = cubic_grow,
     .ssthresh = cubic_ssthresh,
     .idle = cubic_idle,
     .undo = cubic_undo,
+    .mss_changed = cubic_mss_changed,
 };

@@ -130,7 +130,7 @@ bool tcp_path_mtu(struct tcp_conn *c, uint16_t mtu, uint64_t now, struct tcp_out
 		tcp_conn_cc_init(c); /* nothing sent yet but the SYN-ACK: IW in the new size */
 		return true;
 	}
-	c->cc.smss = c->snd_mss; /* cwnd stays in bytes: the units changed, not the path's load */
+	tcp_cc_set_smss(&c->cc, c->snd_mss); /* cwnd stays in bytes: the units changed */
 	if (c->cc.cwnd < c->snd_mss)
 		c->cc.cwnd = c->snd_mss; /* raised: never less than one segment (RFC 5681 3.1) */
 	if (c->snd_mss < was)

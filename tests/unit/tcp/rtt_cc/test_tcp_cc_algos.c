@@ -235,6 +235,35 @@ static void test_cubic_timeout_in_recovery_keeps_ssthresh(void **state)
 	assert_int_equal(s.cc.ssthresh, 70 * SMSS);
 }
 
+/*
+ * A path MTU lowers the segment size in the middle of a CUBIC stage: cwnd
+ * stays in bytes, and W_max is rescaled to the new size with it, so the
+ * window goes on growing. Counted in the old size W_max lay far below
+ * cwnd (now almost three times as many segments) and growth stopped.
+ */
+static void test_cubic_mss_change_keeps_growing(void **state)
+{
+	struct sender s;
+	uint32_t before;
+
+	(void)state;
+	sender_init(&s, TCP_CC_CUBIC, 100, 10 * MS);
+	sender_loss(&s);
+	for (int i = 0; i < 20; i++)
+		sender_round(&s);
+	before = s.cc.cwnd;
+	tcp_cc_set_smss(&s.cc, 536);
+	assert_true(s.cc.algo.cubic.w_max > 100.0 * SMSS / 536 - 1);
+	for (int r = 0; r < 100; r++) { /* a second of round trips, ACKs of 536 bytes */
+		uint32_t n = s.cc.cwnd / 536;
+
+		for (uint32_t i = 0; i < n; i++)
+			sender_ack(&s, 536, false);
+		s.now += s.rtt;
+	}
+	assert_true(s.cc.cwnd > before + 50 * 536);
+}
+
 /* After idle the next stage starts from now: time spent idle is not growth owed. */
 static void test_cubic_idle_restarts_epoch(void **state)
 {
@@ -606,6 +635,7 @@ int main(void)
 	    cmocka_unit_test(test_cubic_concave_plateau_convex),
 	    cmocka_unit_test(test_cubic_reno_friendly),
 	    cmocka_unit_test(test_cubic_after_timeout),
+	    cmocka_unit_test(test_cubic_mss_change_keeps_growing),
 	    cmocka_unit_test(test_cubic_timeout_in_recovery_keeps_ssthresh),
 	    cmocka_unit_test(test_cubic_idle_restarts_epoch),
 	    cmocka_unit_test(test_dctcp_alpha),

@@ -460,10 +460,16 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The prefix of PUT's temporary files: no request may name one. */
+#define PUT_TMP_PREFIX ".lunar-put."
+
 /*
  * Check a request target and turn it into a path relative to the root.
  * Rejected: anything not starting with '/', any '%' (an encoded '/' or
- * '..' must not slip through undecoded), and any ".." segment.
+ * '..' must not slip through undecoded), any ".." segment, and any
+ * segment naming an upload in progress. Every leading '/' goes: "//etc"
+ * relative is "etc", where kept it would be absolute, and an absolute
+ * path ignores the root's directory fd.
  */
 static char *check_path(char *target)
 {
@@ -475,9 +481,12 @@ static char *check_path(char *target)
 	if (target[0] != '/' || strchr(target, '%') || strlen(target) >= PATH_MAX)
 		return NULL;
 	for (seg = target; seg; seg = strchr(seg + 1, '/'))
-		if (!strncmp(seg, "/..", 3) && (seg[3] == '/' || seg[3] == '\0'))
+		if ((!strncmp(seg, "/..", 3) && (seg[3] == '/' || seg[3] == '\0')) ||
+		    !strncmp(seg + 1, PUT_TMP_PREFIX, strlen(PUT_TMP_PREFIX)))
 			return NULL;
-	return target + 1;
+	while (*target == '/')
+		target++;
+	return target;
 }
 
 /*
@@ -487,6 +496,10 @@ static char *check_path(char *target)
  */
 static int open_beneath(int root_fd, const char *path, int flags, mode_t mode)
 {
+	if (path[0] == '/') { /* never: check_path() strips them; an absolute path ignores root_fd */
+		errno = EACCES;
+		return -1;
+	}
 	struct open_how how = {.flags = (uint64_t)flags,
 			       .mode = mode,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
@@ -562,8 +575,9 @@ static void start_put(struct conn *c, char *path, uint64_t len, bool expect100)
 		respond_text(c, 409, NULL, false);
 		return; /* conn_free closes put_dir_fd */
 	}
-	snprintf(c->put_tmp, sizeof(c->put_tmp), ".lunar-put.%ld.%u", (long)getpid(),
-		 srv->tmp_seq++);
+	/* Unguessable: no other client can read, replace or pre-create it (names are refused too). */
+	snprintf(c->put_tmp, sizeof(c->put_tmp), PUT_TMP_PREFIX "%ld.%u.%08x", (long)getpid(),
+		 srv->tmp_seq++, randombytes_random());
 	c->put_fd =
 	    openat(c->put_dir_fd, c->put_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (c->put_fd < 0) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tcp_httpd.sh - lunar-httpd on af_xdp in namespace B, driven by the
 # kernel's HTTP clients in A: curl downloads and uploads SHA-256 exact,
-# keep-alive, 404, a malformed request answered 400, and wrk with 1, 16
+# keep-alive, 404, a malformed request answered 400, a target with leading
+# slashes kept under the root, temporary upload names refused, and wrk with 1, 16
 # and 64 connections with zero errors. SIZE (64M) and WRK_SECONDS (3)
 # are raised by the long suite (1G, 10).
 source "$(dirname "$0")/lib.sh"
@@ -36,6 +37,13 @@ expect_grep "keep-alive: the second request reused the connection" "Re-using exi
 expect_grep "missing file: 404" "< HTTP/1.1 404" "$OUT/ka.log"
 reply=$(printf 'GARBAGE\r\n\r\n' | $A socat -t 5 - TCP:10.77.0.2:8080 | head -1 | tr -d '\r')
 expect_eq "malformed request: 400" "$reply" "HTTP/1.1 400 Bad Request"
+# A target with leading slashes stays under the root ("//etc/x" is etc/x there, never /etc/x).
+mkdir -p "$root/etc" && echo inside-root >"$root/etc/hostname"
+got=$($A curl -sS --max-time 10 --path-as-is "$url//etc/hostname")
+expect_eq "//etc/hostname: the root's etc/hostname" "$got" "inside-root"
+# No request may name an upload's temporary file.
+code=$($A curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -T "$root/small.bin" "$url/.lunar-put.1.2.3")
+expect_eq "PUT of a temporary file's name: refused" "$code" 400
 
 # wrk: no errors of any kind (non-2xx or socket errors) at 1, 16 and 64 connections.
 for c in 1 16 64; do

@@ -156,7 +156,29 @@ def write(target, name, data):
         f.write(data)
 
 
+def knb_seeds():
+    """fuzz_knb_flow: a role byte (bit 0 client, bit 1 meter on; a client then
+    gives kind, msg size high and low byte, iodepth), then operations (op % 5:
+    0 handshake bytes in: length, bytes; 1 handshake out: how many; 2 payload
+    out; 3 payload in; 4 time). The peer's messages are knb's wire format."""
+    magic = struct.pack(">I", 0x4B4E4231)
+    hello = magic + struct.pack(">HBBIIHH", 1, 0, 0, 4096, 4, 0, 0) + bytes(12)
+    ack = magic + struct.pack(">HHHHI", 1, 0, 1, 0, 0)
+    bad_version = magic + struct.pack(">HHHHI", 2, 1, 1, 0, 0)
+    ops = bytes([2, 200, 4, 50, 3, 40, 2, 200, 3, 255, 4, 9, 3, 31, 2, 90])
+    return {
+        "server_rpc": bytes([2, 0, len(hello)]) + hello + bytes([1, 16]) + ops,
+        "server_hello_in_pieces": bytes([0, 0, 7]) + hello[:7] + bytes([0, 25]) + hello[7:]
+        + bytes([1, 16]) + ops,
+        "client_rpc": bytes([3, 0, 0x10, 0x00, 3, 1, 32, 0, len(ack)]) + ack + ops,
+        "client_stream": bytes([1, 1, 0x01, 0x00, 0, 1, 32, 0, len(ack)]) + ack + ops,
+        "client_refused": bytes([1, 0, 0x01, 0x00, 0, 0, len(bad_version)]) + bad_version,
+    }
+
+
 def main():
+    for name, data in knb_seeds().items():
+        write("fuzz_knb_flow", name, data)
     for target in ["fuzz_eth", "fuzz_arp", "fuzz_ipv4", "fuzz_icmp", "fuzz_udp", "fuzz_tcp",
                    "fuzz_frame", "fuzz_options"]:
         shutil.rmtree(os.path.join(HERE, "corpus", target), ignore_errors=True)

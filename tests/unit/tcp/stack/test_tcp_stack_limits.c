@@ -705,6 +705,24 @@ static void test_killed_while_queued_not_freed(void **state)
 }
 
 /*
+ * A pair whose server (b) does not read and whose stack has mem_max 64K;
+ * one connection from a, accepted. @return the client's socket.
+ */
+static struct tcp_sock *lazy_receiver_capped(struct tcp_pair *p, struct srv *v, uint32_t *ev)
+{
+	struct tcp_sock *c;
+
+	pair_stacks(p, true);
+	listen_b(p, v, 16);
+	v->lazy = true;
+	set_limits(p->b.tcp, 64, 32, 32, 64 << 10);
+	c = connect_a(p, ev);
+	pair_run(p, 1 * MS);
+	assert_int_equal(v->accepted, 1);
+	return c;
+}
+
+/*
  * mem_max, receiving, with an application that does not read: from 3/4
  * of the cap the window stops opening and out-of-order data is not kept,
  * at the cap payload is not kept (rcv_mem_limited) though still ACK-
@@ -726,14 +744,8 @@ static void test_mem_max_receive_keeps_acked_data(void **state)
 	uint32_t edge;
 
 	(void)state;
-	pair_stacks(&p, true);
-	listen_b(&p, &v, 16);
-	v.lazy = true;
-	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
+	c1 = lazy_receiver_capped(&p, &v, &ev1);
 	sb = tcp_stack_stats(p.b.tcp);
-	c1 = connect_a(&p, &ev1);
-	pair_run(&p, 1 * MS);
-	assert_int_equal(v.accepted, 1);
 	sc = tcp_sock_conn(v.s[0]);
 	edge = sc->rcv_adv;
 
@@ -801,13 +813,8 @@ static void test_mem_pressure_ends_below_half(void **state)
 	uint64_t before;
 
 	(void)state;
-	pair_stacks(&p, true);
-	listen_b(&p, &v, 16);
-	v.lazy = true;
-	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
+	c = lazy_receiver_capped(&p, &v, &ev);
 	sb = tcp_stack_stats(p.b.tcp);
-	c = connect_a(&p, &ev);
-	pair_run(&p, 1 * MS);
 	send_stream(c, 0, 200000);
 	pair_run(&p, 5 * MS);
 	assert_true(usage(p.b.tcp).mem_bytes >= 60 << 10);

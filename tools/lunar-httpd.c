@@ -49,6 +49,8 @@
 #define PUT_MAX	      (64ull << 30) /* largest PUT body */
 #define ECHO_INFLIGHT (256u << 10)  /* echo bytes held in a send buffer at most */
 #define SHUTDOWN_NS   200000000ull  /* time given to the FINs at exit */
+#define LINGER_NS     2000000000ull /* a closing connection reads (and drops) this long at most */
+#define SWEEP_NS      100000000ull  /* how often the timeouts are checked */
 
 struct server;
 
@@ -80,6 +82,16 @@ struct conn {
 	int file_fd;
 	uint64_t file_off, file_left;
 	bool close_after; /* close once the output is handed over; ignore further input */
+	/*
+	 * Closing with input unread would send a RST, which throws away what
+	 * is still queued for the peer (the very error answer that made us
+	 * close): instead our side is shut and input read and dropped until
+	 * the peer's FIN or linger_until (RFC 9112 9.6's lingering close).
+	 */
+	bool lingering;
+	uint64_t linger_until;
+	uint64_t active_ns;	/* the last event: bytes in, or room freed by ACKs */
+	uint64_t request_since; /* the current request's first byte arrived (0: none yet) */
 
 	/* HTTP request being parsed (hdr is HDR_MAX + 1 bytes, HTTP connections only). */
 	enum rstate rstate;
@@ -104,7 +116,10 @@ struct server {
 	struct conn *all;
 	struct conn *starved;
 	unsigned tmp_seq;
+	uint64_t header_ns, idle_ns; /* --header-timeout, --idle-timeout */
+	uint64_t next_sweep;
 	struct {
+		uint64_t lingered, header_timeouts, idle_timeouts;
 		uint64_t accepted, refused, requests, status[6]; /* status[n]: nxx responses */
 		uint64_t bytes_out, bytes_in, echo_bytes;
 		uint64_t aborted, peer_reset, timed_out; /* connections that ended badly */
@@ -238,6 +253,44 @@ static void conn_abort(struct conn *c)
 	tcp_sock_abort(s);
 }
 
+static uint64_t conn_now(const struct conn *c)
+{
+	return lunar_env_loop_ns(c->srv->env);
+}
+
+/* Drop every byte received and not consumed: a closing connection answers nothing more. */
+static void discard_input(struct conn *c)
+{
+	for (;;) {
+		for (unsigned i = c->in_head; i < c->in_n; i++)
+			tcp_sock_zc_done(c->s, c->inq[i].data, c->inq[i].len);
+		c->in_head = c->in_off = 0;
+		c->in_n = tcp_sock_read_zc(c->s, c->inq, IN_MAX);
+		if (!c->in_n)
+			return;
+	}
+}
+
+/*
+ * Everything to send is handed to TCP and the connection is to close:
+ * shut our side (the FIN follows the data) and drop input until the
+ * peer's FIN, or LINGER_NS (the sweep then closes, a RST if more came).
+ */
+static void linger(struct conn *c)
+{
+	discard_input(c);
+	if (c->peer_eof) {
+		conn_close(c);
+		return;
+	}
+	if (!c->lingering) {
+		c->lingering = true;
+		c->linger_until = conn_now(c) + LINGER_NS;
+		c->srv->st.lingered++;
+		tcp_sock_shutdown(c->s);
+	}
+}
+
 /* ---- output ---- */
 
 static bool output_pending(const struct conn *c)
@@ -339,7 +392,7 @@ static bool pump(struct conn *c)
 		c->olen = n;
 	}
 	if (c->close_after) {
-		conn_close(c);
+		linger(c);
 		return false;
 	}
 	return true;
@@ -364,6 +417,8 @@ static const char *reason(int status)
 		return "Method Not Allowed";
 	case 409:
 		return "Conflict";
+	case 408:
+		return "Request Timeout";
 	case 411:
 		return "Length Required";
 	case 413:
@@ -496,7 +551,8 @@ static char *check_path(char *target)
  */
 static int open_beneath(int root_fd, const char *path, int flags, mode_t mode)
 {
-	if (path[0] == '/') { /* never: check_path() strips them; an absolute path ignores root_fd */
+	if (path[0] ==
+	    '/') { /* never: check_path() strips them; an absolute path ignores root_fd */
 		errno = EACCES;
 		return -1;
 	}
@@ -575,7 +631,8 @@ static void start_put(struct conn *c, char *path, uint64_t len, bool expect100)
 		respond_text(c, 409, NULL, false);
 		return; /* conn_free closes put_dir_fd */
 	}
-	/* Unguessable: no other client can read, replace or pre-create it (names are refused too). */
+	/* Unguessable: no other client can read, replace or pre-create it (names are refused too).
+	 */
 	snprintf(c->put_tmp, sizeof(c->put_tmp), PUT_TMP_PREFIX "%ld.%u.%08x", (long)getpid(),
 		 srv->tmp_seq++, randombytes_random());
 	c->put_fd =
@@ -804,6 +861,9 @@ static size_t http_input(struct conn *c, const uint8_t *p, size_t n)
 			i++;
 	if (i == n)
 		return n;
+	if (!c->hdr_len)
+		c->request_since =
+		    conn_now(c); /* the header must be complete in --header-timeout */
 	take = n - i < HDR_MAX - c->hdr_len ? n - i : HDR_MAX - c->hdr_len;
 	memcpy(c->hdr + c->hdr_len, p + i, take);
 	from = c->hdr_len > 3 ? c->hdr_len - 3 : 0;
@@ -822,6 +882,7 @@ static size_t http_input(struct conn *c, const uint8_t *p, size_t n)
 	c->hdr_len = end;
 	handle_request(c);
 	c->hdr_len = 0;
+	c->request_since = 0;
 	return used;
 }
 
@@ -911,6 +972,12 @@ static bool echo_drive(struct conn *c)
 
 static bool drive(struct conn *c)
 {
+	if (c->lingering) {
+		discard_input(c);
+		if (c->peer_eof)
+			conn_close(c);
+		return false;
+	}
 	return c->echo ? echo_drive(c) : http_drive(c);
 }
 
@@ -930,6 +997,7 @@ static void on_event(struct tcp_sock *s, uint32_t ev, void *ctx)
 	}
 	if (ev & TCP_EV_EOF)
 		c->peer_eof = true;
+	c->active_ns = conn_now(c);
 	drive(c);
 }
 
@@ -957,6 +1025,7 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 			return;
 		}
 		c->s = s;
+		c->active_ns = lunar_env_loop_ns(srv->env);
 		conn_link(c);
 		srv->st.accepted++;
 	}
@@ -977,6 +1046,41 @@ static void retry_starved(struct server *srv)
 	}
 }
 
+/*
+ * Every SWEEP_NS: lingering connections past their time are closed; a
+ * request whose header is not complete in --header-timeout is answered
+ * 408 (a client dribbling bytes cannot hold its connection and buffer for
+ * ever); a connection with no event for --idle-timeout is closed, or
+ * reset if output was still waiting (a client that never reads).
+ */
+static void sweep(struct server *srv)
+{
+	uint64_t now = lunar_env_loop_ns(srv->env);
+
+	if (now < srv->next_sweep)
+		return;
+	srv->next_sweep = now + SWEEP_NS;
+	for (struct conn *c = srv->all, *next; c; c = next) {
+		next = c->next;
+		if (c->lingering) {
+			if (now >= c->linger_until)
+				conn_close(c);
+		} else if (!c->echo && c->rstate == RS_HEADER && c->request_since &&
+			   !output_pending(c) && now - c->request_since >= srv->header_ns) {
+			srv->st.header_timeouts++;
+			c->head = false;
+			respond_text(c, 408, NULL, false);
+			drive(c);
+		} else if (now - c->active_ns >= srv->idle_ns) {
+			srv->st.idle_timeouts++;
+			if (output_pending(c))
+				conn_abort(c);
+			else
+				conn_close(c);
+		}
+	}
+}
+
 /* ---- main ---- */
 
 static void usage(FILE *f)
@@ -987,13 +1091,27 @@ static void usage(FILE *f)
 	      "  --echo PORT         echo every byte received on TCP PORT\n"
 	      "  --backlog N         connections waiting to be accepted (default 1024)\n"
 	      "  --max-conns N       open connections at most (default 65536)\n"
+	      "  --header-timeout S  a request's header must arrive within S seconds, else 408\n"
+	      "                      (default 10)\n"
+	      "  --idle-timeout S    close a connection with no traffic for S seconds\n"
+	      "                      (default 60)\n"
 	      "  --duration S        stop after S seconds (default: until SIGINT/SIGTERM)\n"
 	      "  --counters          print the stack's counters at exit\n",
 	      f);
 	lunar_options_usage(f);
 }
 
-enum { OPT_LISTEN = 1, OPT_ROOT, OPT_ECHO, OPT_BACKLOG, OPT_MAX_CONNS, OPT_DURATION, OPT_COUNTERS };
+enum {
+	OPT_LISTEN = 1,
+	OPT_ROOT,
+	OPT_ECHO,
+	OPT_BACKLOG,
+	OPT_MAX_CONNS,
+	OPT_DURATION,
+	OPT_COUNTERS,
+	OPT_HEADER_TIMEOUT,
+	OPT_IDLE_TIMEOUT,
+};
 
 int main(int argc, char **argv)
 {
@@ -1006,10 +1124,15 @@ int main(int argc, char **argv)
 	    {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
 	    {"duration", required_argument, NULL, OPT_DURATION},
 	    {"counters", no_argument, NULL, OPT_COUNTERS},
+	    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	static struct server srv = {.root_fd = -1, .max_conns = 65536};
+	static struct server srv = {.root_fd = -1,
+				    .max_conns = 65536,
+				    .header_ns = 10000000000ull,
+				    .idle_ns = 60000000000ull};
 	struct listen_ctx http_ctx = {.srv = &srv, .echo = false};
 	struct listen_ctx echo_ctx = {.srv = &srv, .echo = true};
 	struct tcp_listener *http_l = NULL, *echo_l = NULL;
@@ -1055,6 +1178,27 @@ int main(int argc, char **argv)
 			case OPT_COUNTERS:
 				counters = true;
 				break;
+			case OPT_HEADER_TIMEOUT:
+			case OPT_IDLE_TIMEOUT: {
+				double sec;
+
+				rc = parse_seconds_opt(opt == OPT_HEADER_TIMEOUT ? "header-timeout"
+										 : "idle-timeout",
+						       optarg, 86400, &sec, err, sizeof(err));
+				if (!rc && sec <= 0) {
+					snprintf(err, sizeof(err),
+						 "--%s %s: give more than 0 seconds",
+						 opt == OPT_HEADER_TIMEOUT ? "header-timeout"
+									   : "idle-timeout",
+						 optarg);
+					rc = -EINVAL;
+				}
+				if (!rc)
+					*(opt == OPT_HEADER_TIMEOUT ? &srv.header_ns
+								    : &srv.idle_ns) =
+					    (uint64_t)(sec * 1e9);
+				break;
+			}
 			case 'h':
 				usage(stdout);
 				return 0;
@@ -1141,6 +1285,7 @@ int main(int argc, char **argv)
 		lunar_env_poll(srv.env);
 		if (srv.starved)
 			retry_starved(&srv);
+		sweep(&srv);
 	}
 
 out:
@@ -1165,11 +1310,13 @@ out:
 		       " 1xx %" PRIu64 " 2xx %" PRIu64 " 4xx %" PRIu64 " 5xx %" PRIu64 "\n"
 		       "httpd: bytes_out %" PRIu64 " put_bytes_in %" PRIu64 " echo_bytes %" PRIu64
 		       "\nhttpd: aborted %" PRIu64 " peer_reset %" PRIu64 " timed_out %" PRIu64
-		       "\n",
+		       "\nhttpd: lingered %" PRIu64 " header_timeouts %" PRIu64
+		       " idle_timeouts %" PRIu64 "\n",
 		       srv.st.accepted, srv.st.refused, srv.st.requests, srv.st.status[1],
 		       srv.st.status[2], srv.st.status[4], srv.st.status[5], srv.st.bytes_out,
 		       srv.st.bytes_in, srv.st.echo_bytes, srv.st.aborted, srv.st.peer_reset,
-		       srv.st.timed_out);
+		       srv.st.timed_out, srv.st.lingered, srv.st.header_timeouts,
+		       srv.st.idle_timeouts);
 	}
 	printf("zbuf: %" PRIu64 " objects in use at exit\n", lunar_env_close(srv.env));
 	if (srv.root_fd >= 0)

@@ -42,6 +42,8 @@
 #include "port/port.h"
 #include "tcp/tcp_stack.h"
 
+#include "http/http_request.h"
+
 #define CHUNK	      65536	    /* largest Zbuf object: one file read */
 #define HDR_MAX	      8192	    /* request line and headers */
 #define HOUT_MAX      1024	    /* response headers (and small bodies) not yet in a buffer */
@@ -483,67 +485,6 @@ static void respond_text(struct conn *c, int status, const char *extra, bool kee
 
 /* ---- HTTP requests ---- */
 
-/* Index just past the empty line that ends the header, or 0. */
-static size_t header_end(const char *h, size_t from, size_t len)
-{
-	for (size_t k = from; k < len; k++) {
-		if (h[k] != '\n')
-			continue;
-		if (k + 1 < len && h[k + 1] == '\n')
-			return k + 2;
-		if (k + 2 < len && h[k + 1] == '\r' && h[k + 2] == '\n')
-			return k + 3;
-	}
-	return 0;
-}
-
-static bool is_tchar(unsigned char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
-/* The prefix of PUT's temporary files: no request may name one. */
-#define PUT_TMP_PREFIX ".lunar-put."
-
-/*
- * Check a request target and turn it into a path relative to the root.
- * Rejected: anything not starting with '/', any '%' (an encoded '/' or
- * '..' must not slip through undecoded), any ".." segment, and any
- * segment naming an upload in progress. Every leading '/' goes: "//etc"
- * relative is "etc", where kept it would be absolute, and an absolute
- * path ignores the root's directory fd.
- */
-static char *check_path(char *target)
-{
-	char *q = strchr(target, '?');
-	const char *seg;
-
-	if (q)
-		*q = '\0'; /* the query has no meaning for files */
-	if (target[0] != '/' || strchr(target, '%') || strlen(target) >= PATH_MAX)
-		return NULL;
-	for (seg = target; seg; seg = strchr(seg + 1, '/'))
-		if ((!strncmp(seg, "/..", 3) && (seg[3] == '/' || seg[3] == '\0')) ||
-		    !strncmp(seg + 1, PUT_TMP_PREFIX, strlen(PUT_TMP_PREFIX)))
-			return NULL;
-	while (*target == '/')
-		target++;
-	return target;
-}
-
 /*
  * Open @path below the root. RESOLVE_BENEATH keeps symlinks and ".." from
  * leading outside it (openat2, Linux 5.6); older kernels get plain openat,
@@ -551,16 +492,17 @@ static char *check_path(char *target)
  */
 static int open_beneath(int root_fd, const char *path, int flags, mode_t mode)
 {
-	if (path[0] ==
-	    '/') { /* never: check_path() strips them; an absolute path ignores root_fd */
-		errno = EACCES;
-		return -1;
-	}
 	struct open_how how = {.flags = (uint64_t)flags,
 			       .mode = mode,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
-	int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	int fd;
 
+	/* Never: http_check_path() strips them; an absolute path would ignore root_fd. */
+	if (path[0] == '/') {
+		errno = EACCES;
+		return -1;
+	}
+	fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS)
 		fd = openat(root_fd, path, flags, mode);
 	return fd;
@@ -633,7 +575,7 @@ static void start_put(struct conn *c, char *path, uint64_t len, bool expect100)
 	}
 	/* Unguessable: no other client can read, replace or pre-create it (names are refused too).
 	 */
-	snprintf(c->put_tmp, sizeof(c->put_tmp), PUT_TMP_PREFIX "%ld.%u.%08x", (long)getpid(),
+	snprintf(c->put_tmp, sizeof(c->put_tmp), HTTP_PUT_TMP_PREFIX "%ld.%u.%08x", (long)getpid(),
 		 srv->tmp_seq++, randombytes_random());
 	c->put_fd =
 	    openat(c->put_dir_fd, c->put_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -683,142 +625,42 @@ static void start_get(struct conn *c, const char *path, bool keep)
 /* Parse the complete header in c->hdr[0..hdr_len) and start the response. */
 static void handle_request(struct conn *c)
 {
-	char *h = c->hdr, *line, *next, *sp1, *sp2, *method, *target, *version, *path;
-	bool http10, conn_close = false, conn_keep = false, have_len = false, bad_len = false;
-	bool te = false, expect100 = false, host = false;
-	uint64_t len = 0;
-	int maj, min;
+	struct http_request r;
+	char *path;
+	int status;
 
 	c->srv->st.requests++;
 	c->head = false;
-	if (memchr(h, '\0', c->hdr_len)) {
-		respond_text(c, 400, NULL, false);
+	status = http_parse_request(c->hdr, c->hdr_len, &r); /* hdr has room for the NUL */
+	if (status) {
+		respond_text(c, status, NULL, false);
 		return;
 	}
-	h[c->hdr_len] = '\0';
-
-	/* Request line: METHOD SP TARGET SP HTTP/1.x */
-	line = h;
-	next = strchr(line, '\n');
-	*next++ = '\0';
-	trim(line);
-	sp1 = strchr(line, ' ');
-	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-	if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || sp1 == line || sp2 == sp1 + 1) {
-		respond_text(c, 400, NULL, false);
-		return;
-	}
-	*sp1 = *sp2 = '\0';
-	method = line;
-	target = sp1 + 1;
-	version = sp2 + 1;
-	for (char *p = method; *p; p++)
-		if (!is_tchar((unsigned char)*p))
-			goto bad;
-	for (char *p = target; *p; p++)
-		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-			goto bad;
-	if (strcmp(version, "HTTP/1.1") && strcmp(version, "HTTP/1.0")) {
-		if (sscanf(version, "HTTP/%1d.%1d", &maj, &min) == 2 && strlen(version) == 8) {
-			respond_text(c, 505, NULL, false);
-			return;
-		}
-		goto bad;
-	}
-	http10 = !strcmp(version, "HTTP/1.0");
-
-	/* Header fields. */
-	for (line = next; line && *line; line = next) {
-		char *colon, *name, *value;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (!*line || (*line == '\r' && !line[1]))
-			break; /* the empty line */
-		if (*line == ' ' || *line == '\t')
-			goto bad; /* obsolete line folding (RFC 9112 5.2) */
-		colon = strchr(line, ':');
-		if (!colon || colon == line)
-			goto bad;
-		*colon = '\0';
-		name = line;
-		for (char *p = name; *p; p++)
-			if (!is_tchar((unsigned char)*p))
-				goto bad; /* no space before the colon (RFC 9112 5.1) */
-		value = trim(colon + 1);
-		for (char *p = value; *p; p++)
-			if ((unsigned char)*p < 0x20 && *p != '\t')
-				goto bad;
-		if (!strcasecmp(name, "content-length")) {
-			uint64_t v = 0;
-
-			if (!*value)
-				goto bad;
-			for (char *p = value; *p; p++) {
-				if (*p < '0' || *p > '9')
-					goto bad;
-				if (v > (UINT64_MAX - 9) / 10)
-					v = UINT64_MAX; /* absurdly large: 413 below */
-				else
-					v = v * 10 + (uint64_t)(*p - '0');
-			}
-			if (have_len && v != len)
-				bad_len = true;
-			len = v;
-			have_len = true;
-		} else if (!strcasecmp(name, "connection")) {
-			for (char *tok = strtok(value, ","); tok; tok = strtok(NULL, ",")) {
-				tok = trim(tok);
-				if (!strcasecmp(tok, "close"))
-					conn_close = true;
-				else if (!strcasecmp(tok, "keep-alive"))
-					conn_keep = true;
-			}
-		} else if (!strcasecmp(name, "transfer-encoding")) {
-			te = true;
-		} else if (!strcasecmp(name, "expect")) {
-			if (strcasecmp(value, "100-continue")) {
-				respond_text(c, 417, NULL, false); /* RFC 9110 10.1.1 */
-				return;
-			}
-			expect100 = true;
-		} else if (!strcasecmp(name, "host")) {
-			host = true;
-		}
-	}
-	if (bad_len || (!http10 && !host))
-		goto bad; /* RFC 9112 6.3 (conflicting lengths), RFC 9112 3.2 (Host) */
-	if (te) {
-		respond_text(c, 501, NULL, false); /* chunked bodies are not supported */
-		return;
-	}
-	c->keep_alive = http10 ? conn_keep && !conn_close : !conn_close;
-
-	if (!strcmp(method, "PUT")) {
-		path = check_path(target);
+	c->keep_alive = r.keep_alive;
+	if (!strcmp(r.method, "PUT")) {
+		path = http_check_path(r.target);
 		if (!path)
 			goto bad;
-		if (!have_len) {
+		if (!r.have_len) {
 			respond_text(c, 411, NULL, false);
 			return;
 		}
-		if (len > PUT_MAX) {
+		if (r.len > PUT_MAX) {
 			respond_text(c, 413, NULL, false);
 			return;
 		}
-		start_put(c, path, len, expect100);
+		start_put(c, path, r.len, r.expect100);
 		return;
 	}
-	c->head = !strcmp(method, "HEAD");
+	c->head = !strcmp(r.method, "HEAD");
 	/* A body we do not want is not read: closing keeps the requests in step. */
-	if (len)
+	if (r.len)
 		c->keep_alive = false;
-	if (!c->head && strcmp(method, "GET")) {
+	if (!c->head && strcmp(r.method, "GET")) {
 		respond_text(c, 405, "Allow: GET, HEAD, PUT\r\n", c->keep_alive);
 		return;
 	}
-	path = check_path(target);
+	path = http_check_path(r.target);
 	if (!path)
 		goto bad;
 	start_get(c, path, c->keep_alive);
@@ -868,7 +710,7 @@ static size_t http_input(struct conn *c, const uint8_t *p, size_t n)
 	memcpy(c->hdr + c->hdr_len, p + i, take);
 	from = c->hdr_len > 3 ? c->hdr_len - 3 : 0;
 	c->hdr_len += take;
-	end = header_end(c->hdr, from, c->hdr_len);
+	end = http_header_end(c->hdr, from, c->hdr_len);
 	if (!end) {
 		if (c->hdr_len == HDR_MAX) {
 			c->srv->st.requests++;

@@ -176,9 +176,26 @@ def knb_seeds():
     }
 
 
+HTTP_SEEDS = {
+    "get": b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n",
+    "get_query_close": b"GET /a/b?x=1 HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n",
+    "put_expect": b"PUT /up.bin HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+                  b"Expect: 100-continue\r\n\r\nhello",
+    "head_http10": b"HEAD / HTTP/1.0\n\n",
+    "leading_slashes": b"GET //etc/passwd HTTP/1.1\r\nHost: a\r\n\r\n",
+    "dotdot": b"GET /a/../../etc HTTP/1.1\r\nHost: a\r\n\r\n",
+    "put_tmp_name": b"PUT /d/.lunar-put.1.2 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+    "two_lengths": b"PUT /x HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+    "chunked": b"PUT /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+    "http2": b"GET / HTTP/2.0\r\nHost: a\r\n\r\n",
+}
+
+
 def main():
     for name, data in knb_seeds().items():
         write("fuzz_knb_flow", name, data)
+    for name, data in HTTP_SEEDS.items():
+        write("fuzz_http", name, data)
     for target in ["fuzz_eth", "fuzz_arp", "fuzz_ipv4", "fuzz_icmp", "fuzz_udp", "fuzz_tcp",
                    "fuzz_frame", "fuzz_options"]:
         shutil.rmtree(os.path.join(HERE, "corpus", target), ignore_errors=True)

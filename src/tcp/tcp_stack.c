@@ -116,8 +116,9 @@ struct tcp_stack {
 	 * touched, the received frames TCP is done with.
 	 */
 	bool defer_to_tx;
-	bool in_burst_end; /* timers re-armed by after() go on resched_head */
-	bool after_tx_due; /* tcp_stack_after_tx() has work from the last poll */
+	unsigned timer_budget; /* connection timers fired per poll at most */
+	bool in_burst_end;     /* timers re-armed by after() go on resched_head */
+	bool after_tx_due;     /* tcp_stack_after_tx() has work from the last poll */
 	struct tcp_sock *resched_head;
 	unsigned rx_done_n;
 	struct rte_mbuf *rx_done[RX_DONE_MAX];
@@ -2039,6 +2040,11 @@ void tcp_stack_after_tx(struct tcp_stack *st)
 	st->after_tx_due = false;
 }
 
+void tcp_stack_set_timer_budget(struct tcp_stack *st, unsigned budget)
+{
+	st->timer_budget = budget ? budget : 1;
+}
+
 void tcp_stack_defer_to_tx(struct tcp_stack *st, bool on)
 {
 	if (!on && st->after_tx_due)
@@ -2060,7 +2066,8 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now)
 	st->now = now;
 	check_pool(st);
 	expire_path_mtus(st);
-	tw_expire(&st->timers, now, sock_timer, st, UINT_MAX);
+	if (tw_expire(&st->timers, now, sock_timer, st, st->timer_budget) == st->timer_budget)
+		st->stats.timer_budget_hit++; /* perhaps more due: the next poll fires them */
 	if (st->ev_head)
 		dispatch(st);
 	if (st->burst_head)
@@ -2109,6 +2116,7 @@ struct tcp_stack *tcp_stack_create(struct netif *nif, const struct tcp_config *c
 	st->cfg.tso_max =
 	    (nif->port->offloads & PORT_OFFLOAD_TX_TSO) || st->cfg.gso ? 65535 - 20 - 60 : 0;
 	st->plan = *plan;
+	st->timer_budget = TCP_TIMER_BUDGET;
 	st->worker = worker;
 	st->eph = flow_plan_client_ports(plan, worker);
 	tw_init(&st->timers, nif->now_ns);
@@ -2293,15 +2301,15 @@ void tcp_stack_dump(struct tcp_stack *st, FILE *f)
 	    "tcp limits: conns %u/%u half_open %u/%u time_wait %u/%u mem_bytes %lu/%lu\n"
 	    "tcp limits: syn_dropped_conns %lu syn_dropped_half_open %lu syncookies_half_open %lu "
 	    "connect_refused %lu half_open_timeouts %lu tw_recycled %lu tw_overflow %lu "
-	    "tw_reopened %lu tw_reopen_deferred %lu tw_reused %lu\n"
+	    "tw_reopened %lu tw_reopen_deferred %lu tw_reused %lu timer_budget_hit %lu\n"
 	    "tcp limits: snd_buf_full %lu snd_mem_limited %lu rcv_mem_limited %lu ooo_full %lu "
 	    "beyond_window %lu\n",
 	    st->in_table, st->lim.max_conns, st->half_open, st->lim.max_half_open, st->time_wait,
 	    st->lim.max_time_wait, (unsigned long)st->mem_bytes, (unsigned long)st->lim.mem_max,
 	    x->syn_dropped_conns, x->syn_dropped_half_open, x->syncookies_half_open,
 	    x->connect_refused, x->half_open_timeouts, x->tw_recycled, x->tw_overflow,
-	    x->tw_reopened, x->tw_reopen_deferred, x->tw_reused, x->snd_buf_full,
-	    x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full, x->beyond_window);
+	    x->tw_reopened, x->tw_reopen_deferred, x->tw_reused, x->timer_budget_hit,
+	    x->snd_buf_full, x->snd_mem_limited, x->rcv_mem_limited, x->ooo_full, x->beyond_window);
 	/* An ss-like line per connection. */
 	for (const struct tcp_sock *k = st->all; k; k = k->all_next) {
 		const struct tcp_conn *c = &k->conn;

@@ -128,9 +128,10 @@ struct tcp_stack_stats {
 	uint64_t tw_reopened;	     /* a new SYN took over a TIME-WAIT (RFC 6191) */
 	uint64_t tw_reopen_deferred; /* such a SYN dropped, no room: the TIME-WAIT kept */
 	uint64_t tw_reused; /* a connect with no free port took over its own TIME-WAIT (tw_reuse) */
-	uint64_t snd_buf_full;	  /* sends cut short (or refused): the connection's snd_buf full */
-	uint64_t snd_mem_limited; /* sends cut short (or refused): mem_max reached */
-	uint64_t rcv_mem_limited; /* segments whose payload was not kept because of mem_max */
+	uint64_t timer_budget_hit; /* polls with more connection timers due than the budget */
+	uint64_t snd_buf_full;	   /* sends cut short (or refused): the connection's snd_buf full */
+	uint64_t snd_mem_limited;  /* sends cut short (or refused): mem_max reached */
+	uint64_t rcv_mem_limited;  /* segments whose payload was not kept because of mem_max */
 	uint64_t ooo_full;	/* out-of-order segments not kept: the connection's reass limits */
 	uint64_t beyond_window; /* segments cut at the receive window's edge: rcv_buf full */
 };
@@ -212,6 +213,15 @@ void tcp_stack_poll(struct tcp_stack *st, uint64_t now);
  * start of the next tcp_stack_poll().
  */
 void tcp_stack_defer_to_tx(struct tcp_stack *st, bool on);
+/**
+ * Connection timers one tcp_stack_poll() fires at most (TCP_TIMER_BUDGET
+ * by default); the rest stay due for the next poll (`timer_budget_hit`
+ * counts polls that had more). After a stall, or when a large population's
+ * timers line up (RTOs after an outage), one poll would otherwise fire
+ * and send for every connection at once and trip the watchdog again.
+ */
+void tcp_stack_set_timer_budget(struct tcp_stack *st, unsigned budget);
+#define TCP_TIMER_BUDGET 4096
 /** The work tcp_stack_poll() left, with tcp_stack_defer_to_tx() on; nothing otherwise. */
 void tcp_stack_after_tx(struct tcp_stack *st);
 /**

@@ -335,6 +335,46 @@ static void test_connect_reuses_own_time_wait(void **state)
 }
 
 /*
+ * Forty connections whose data all goes unanswered at once: their probes
+ * and RTOs come due together. With a budget of 8 a poll fires at most 8
+ * connection timers (counted timer_budget_hit) and the rest wait for the
+ * next polls; none is lost: every connection still probes and times out.
+ */
+static void test_timer_budget_spreads_due_timers(void **state)
+{
+	enum { N = 40 };
+	struct tcp_pair p;
+	struct tcp_sock *cs[N];
+	struct tcp_stack_stats sum;
+	static const uint8_t b[100];
+	uint32_t ev = 0;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 64, on_accept_closing, NULL, &rc);
+	assert_non_null(p.lst);
+	for (unsigned i = 0; i < N; i++)
+		cs[i] = connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.b.tcp).conns, N);
+	tcp_stack_set_timer_budget(p.a.tcp, 8);
+	p.hold_b = true; /* nothing b sends arrives */
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(tcp_sock_send(cs[i], b, sizeof(b)), sizeof(b));
+	pair_run(&p, 2000 * MS);
+	tcp_stack_stats_sum(p.a.tcp, &sum);
+	assert_true(tcp_stack_stats(p.a.tcp)->timer_budget_hit > 0);
+	assert_true(sum.timeouts >= N); /* every connection's RTO fired, none lost */
+	for (unsigned i = 0; i < N; i++)
+		tcp_sock_abort(cs[i]);
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
+	pair_run(&p, 1 * MS);
+	pair_close(&p);
+}
+
+/*
  * A limit lowered below what is held: the table is fuller than full, and
  * ending one TIME-WAIT would not make room, so none is ended (its 2 MSL is
  * not cut short for nothing) and connect() gets -ENOBUFS. Once the open
@@ -928,6 +968,7 @@ int main(void)
 	    cmocka_unit_test(test_time_wait_kept_when_it_cannot_make_room),
 	    cmocka_unit_test(test_time_wait_cap_ends_oldest),
 	    cmocka_unit_test(test_connect_reuses_own_time_wait),
+	    cmocka_unit_test(test_timer_budget_spreads_due_timers),
 	    cmocka_unit_test(test_half_open_cap_answers_with_cookies),
 	    cmocka_unit_test(test_half_open_cap_drops_and_times_out),
 	    cmocka_unit_test(test_snd_buf_full_short_send),

@@ -170,7 +170,7 @@ static bool ref_reserved(const char *arg, unsigned long *lo, unsigned long *hi)
 	return ok;
 }
 
-/* --ip A.B.C.D[/LEN] on the whole argument. */
+/* --ip A.B.C.D/LEN on the whole argument. */
 static bool ref_cidr(const char *arg, uint32_t *ip, unsigned long *plen)
 {
 	char *s = strdup(arg), *slash;
@@ -183,6 +183,8 @@ static bool ref_cidr(const char *arg, uint32_t *ip, unsigned long *plen)
 	if (slash) {
 		*slash = '\0';
 		ok = ref_uint(slash + 1, 32, plen) && *plen != 0;
+	} else {
+		ok = false; /* the prefix length is required: no silent /32 */
 	}
 	ok = ok && inet_pton(AF_INET, s, &a) == 1 && a.s_addr != 0;
 	*ip = ok ? ntohl(a.s_addr) : 0;

@@ -18,7 +18,7 @@ mac_b=$(ip -n lunar-b -br link show veth-b | awk '{print $3}')
 
 # The kernel's own TCP service on B, on a port outside lunar's range.
 bg socat $B socat TCP-LISTEN:8080,reuseaddr,fork SYSTEM:'echo kernel-tcp-ok'
-wait_for "socat on 8080" 50 $B ss -ltn 'sport = :8080' -H
+wait_for "socat on 8080" 50 ss_has $B ss -ltn 'sport = :8080' -H
 
 # lunar takes B's address, prefix and default gateway from the kernel (LUNA §7.3).
 ip -n lunar-b route replace default via 10.77.0.1 dev veth-b

@@ -64,6 +64,10 @@ wait_for() {
 	return 1
 }
 
+# ss_has CMD...: CMD (an ss listing) printed at least one socket. ss itself
+# exits 0 with none, so a wait_for on it alone never waits.
+ss_has() { "$@" 2>/dev/null | grep -q .; }
+
 fail() {
 	echo "FAIL: $*"
 	FAILS=$((FAILS + 1))

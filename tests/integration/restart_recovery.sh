@@ -88,7 +88,7 @@ expect_eq "B's kernel resolved A (REACHABLE)" "$?" 0
 
 # 1. The first process: receives a stream from a kernel source until stopped.
 bg src $A socat -u OPEN:/dev/zero TCP-LISTEN:9000,reuseaddr
-wait_for "kernel source on 9000" 50 $A ss -ltnH 'sport = :9000'
+wait_for "kernel source on 9000" 50 ss_has $A ss -ltnH 'sport = :9000'
 bg first $B "$GET" "${LUNAR[@]}" --connect "$IP_A:9000" --recv
 # Data moves: A's kernel has had at least 1 MiB acknowledged by lunar.
 acked_1m() {
@@ -110,7 +110,7 @@ expect_eq "first process: no XDP program left on $VB" \
 # segment without resolving anything (without the route it could not send
 # at all: B has no default gateway).
 bg echo1 $A "$ROOT/tests/integration/echo_server.py" 9001
-wait_for "kernel echo on 9001" 50 $A ss -ltnH 'sport = :9001'
+wait_for "kernel echo on 9001" 50 ss_has $A ss -ltnH 'sport = :9001'
 kernel_resolve_peer
 expect_eq "restart: B's kernel has A REACHABLE before the restart" "$?" 0
 cap_start restart 10.79.0.201
@@ -136,7 +136,7 @@ expect_grep "restart: no Zbuf object leaked" "^zbuf: 0 objects in use" "$log"
 # 3. The control: the same run with B's entry for A flushed must resolve,
 # and both the counters and the capture must show it.
 bg echo2 $A "$ROOT/tests/integration/echo_server.py" 9002
-wait_for "kernel echo on 9002" 50 $A ss -ltnH 'sport = :9002'
+wait_for "kernel echo on 9002" 50 ss_has $A ss -ltnH 'sport = :9002'
 cap_start control 10.79.0.203
 ip -n "$NS_B" neigh flush dev "$VB"
 expect_eq "control: B's kernel has no entry for A" \

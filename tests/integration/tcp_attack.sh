@@ -19,7 +19,7 @@ mac_b=$(ip -n lunar-b -br link show veth-b | awk '{print $3}')
 
 head -c 48M /dev/urandom >"$OUT/src.bin"
 bg source $A "$ROOT/tests/integration/paced_source.py" 9010 "$OUT/src.bin" 8
-wait_for "kernel sender on 9010" 50 $A ss -ltnH 'sport = :9010'
+wait_for "kernel sender on 9010" 50 ss_has $A ss -ltnH 'sport = :9010'
 bg get $B "$GET" --timeout 60 --port af_xdp:veth-b --connect 10.77.0.1:9010 --recv --counters
 wait_for "the transfer to start" 100 sh -c "$A ss -tnH state established '( sport = :9010 )' | grep -q ."
 lport=$($A ss -tnH state established '( sport = :9010 )' | awk '{split($4, a, ":"); print a[2]}' | head -1)

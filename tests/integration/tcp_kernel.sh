@@ -18,7 +18,7 @@ A="ip netns exec lunar-a" B="ip netns exec lunar-b"
 
 # 1. lunar sends to a kernel sink.
 bg sink sh -c "$A socat -u TCP-LISTEN:9000,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-wait_for "kernel listener on 9000" 50 $A ss -ltnH 'sport = :9000'
+wait_for "kernel listener on 9000" 50 ss_has $A ss -ltnH 'sport = :9000'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9000 --bytes "$size" --counters >"$OUT/send.log" 2>&1
 expect_eq "lunar -> kernel: lunar-get exit code" "$?" 0
 wait_for "sink to finish" 100 test -s "$OUT/sink.sha"
@@ -30,7 +30,7 @@ expect_grep "lunar -> kernel: no Zbuf object leaked" "^zbuf: 0 objects in use" "
 # same bytes; refused where it would change nothing or drop the check.
 head -c 1M /dev/urandom >"$OUT/nd.bin"
 bg sink_nd sh -c "$A socat -u TCP-LISTEN:9005,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink_nd.sha"
-wait_for "kernel listener on 9005" 50 $A ss -ltnH 'sport = :9005'
+wait_for "kernel listener on 9005" 50 ss_has $A ss -ltnH 'sport = :9005'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9005 --send "$OUT/nd.bin" --no-digest >"$OUT/send_nd.log" 2>&1
 expect_eq "--no-digest: lunar-get exit code" "$?" 0
 wait_for "sink to finish" 100 test -s "$OUT/sink_nd.sha"
@@ -46,7 +46,7 @@ expect_grep "--no-digest with --conns: says why" "hash nothing" "$OUT/conns_nd.l
 # 2. The kernel sends a file to lunar.
 head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$OUT/src.bin"
 bg source $A socat -u "FILE:$OUT/src.bin" TCP-LISTEN:9001,reuseaddr
-wait_for "kernel listener on 9001" 50 $A ss -ltnH 'sport = :9001'
+wait_for "kernel listener on 9001" 50 ss_has $A ss -ltnH 'sport = :9001'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9001 --recv --counters >"$OUT/recv.log" 2>&1
 expect_eq "kernel -> lunar: lunar-get exit code" "$?" 0
 expect_eq "kernel -> lunar: SHA-256 of what lunar received" \
@@ -61,7 +61,7 @@ expect_grep "kernel -> lunar: no Zbuf object leaked" "^zbuf: 0 objects in use" "
 kernel_dsacks() { $A nstat -saz TcpExtTCPDSACKRecv | awk '$1 == "TcpExtTCPDSACKRecv" {print $2}'; }
 dsack_before=$(kernel_dsacks)
 bg source_dup $A socat -u "FILE:$OUT/src.bin" TCP-LISTEN:9004,reuseaddr
-wait_for "kernel listener on 9004" 50 $A ss -ltnH 'sport = :9004'
+wait_for "kernel listener on 9004" 50 ss_has $A ss -ltnH 'sport = :9004'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --fault dup=2% --fault seed=7 \
 	--connect 10.77.0.1:9004 --recv --counters >"$OUT/dup.log" 2>&1
 expect_eq "kernel -> lunar, duplicates: lunar-get exit code" "$?" 0
@@ -73,13 +73,13 @@ expect_ge "kernel -> lunar, duplicates: D-SACKs the kernel received (TcpExtTCPDS
 
 # 3. Both ways at once through a kernel echo.
 bg echo $A "$ROOT/tests/integration/echo_server.py" 9002
-wait_for "kernel echo on 9002" 50 $A ss -ltnH 'sport = :9002'
+wait_for "kernel echo on 9002" 50 ss_has $A ss -ltnH 'sport = :9002'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9002 --echo 16M >"$OUT/echo.log" 2>&1
 expect_eq "echo through the kernel: exit code (it compares what came back)" "$?" 0
 
 # 4. A capture of a transfer: every frame well-formed, every checksum right.
 bg sink2 $A socat -u TCP-LISTEN:9003,reuseaddr /dev/null
-wait_for "kernel listener on 9003" 50 $A ss -ltnH 'sport = :9003'
+wait_for "kernel listener on 9003" 50 ss_has $A ss -ltnH 'sport = :9003'
 $B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:veth-b --connect 10.77.0.1:9003 --bytes 4M --pcap "$OUT/t.pcap" >"$OUT/pcap.log" 2>&1
 expect_eq "captured transfer: exit code" "$?" 0
 expect_ge "frames in the capture" "$(tshark_count "$OUT/t.pcap")" 2000

@@ -18,7 +18,7 @@ GET_TIMEOUT=(--timeout "$limit")
 kernel_sink() {
 	rm -f "$OUT/sink.sha"
 	bg "$1" sh -c "$A socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+	wait_for "kernel listener on $port" 50 ss_has $A ss -ltnH "sport = :$port"
 }
 
 "$TOPO" arb up >/dev/null
@@ -53,7 +53,7 @@ for loss in 1 5; do
 
 	port=$((9200 + loss))
 	bg "source$loss" $A socat -u "FILE:$OUT/src.bin" "TCP-LISTEN:$port,reuseaddr"
-	wait_for "kernel listener on $port" 50 $A ss -ltnH "sport = :$port"
+	wait_for "kernel listener on $port" 50 ss_has $A ss -ltnH "sport = :$port"
 	$B "$GET" "${GET_TIMEOUT[@]}" --port af_xdp:arb-b --connect "10.78.1.1:$port" --recv >"$OUT/recv$loss.log" 2>&1
 	expect_eq "$loss% loss, kernel -> lunar: exit code" "$?" 0
 	expect_eq "$loss% loss, kernel -> lunar: SHA-256" "$(awk '/^sha256 / {print $2}' "$OUT/recv$loss.log")" "$want"
@@ -162,7 +162,7 @@ rm -f "$OUT/ecnsyn.pcap" "$OUT/small.bin"
 port=9400
 kernel_sink sink_lcd
 bg lcd $B "$GET" --timeout 120 --port af_xdp:arb-b --connect "10.78.1.1:$port" --bytes 1G --counters
-wait_for "transfer under way" 100 $A ss -tnH state established "sport = :$port"
+wait_for "transfer under way" 300 ss_has $A ss -tnH state established "sport = :$port"
 # The path must go down while lunar is sending data: the router then
 # rejects the rest of a flight at once, hundreds of packets. A handful
 # means it was not (the kernel's window closed while its reader was off

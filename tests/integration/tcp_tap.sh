@@ -23,7 +23,7 @@ ip -n "$ns" addr add 10.88.0.1/24 dev ltapk
 ip -n "$ns" link set ltapk up
 
 bg sink sh -c "$N socat -u TCP-LISTEN:9000,reuseaddr - | sha256sum | cut -c1-64 > $OUT/sink.sha"
-wait_for "kernel listener on 9000" 50 $N ss -ltnH 'sport = :9000'
+wait_for "kernel listener on 9000" 50 ss_has $N ss -ltnH 'sport = :9000'
 $N "$GET" --port tap:ltapk --mtu "$mtu" --ip 10.88.0.2/24 --connect 10.88.0.1:9000 --bytes "$size" --timeout 120 \
 	--counters >"$OUT/send.log" 2>&1
 expect_eq "lunar -> kernel over tap: exit code" "$?" 0
@@ -40,7 +40,7 @@ expect_ge "lunar -> kernel: average frame (bytes), GSO" "$rx_avg" 16384
 
 head -c "$(numfmt --from=iec "$size")" /dev/urandom >"$OUT/src.bin"
 bg source $N socat -u "FILE:$OUT/src.bin" TCP-LISTEN:9001,reuseaddr
-wait_for "kernel listener on 9001" 50 $N ss -ltnH 'sport = :9001'
+wait_for "kernel listener on 9001" 50 ss_has $N ss -ltnH 'sport = :9001'
 $N "$GET" --port tap:ltapk --mtu "$mtu" --ip 10.88.0.2/24 --connect 10.88.0.1:9001 --recv --timeout 120 \
 	--counters >"$OUT/recv.log" 2>&1
 expect_eq "kernel -> lunar over tap: exit code" "$?" 0

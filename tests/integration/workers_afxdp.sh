@@ -99,7 +99,7 @@ checks_per_worker "$srv" "lunar server"
 
 # (b) lunar connects, the kernel serves.
 bg ksrv ip netns exec "$A" "$KNB" server --stack kernel --listen 10.77.0.1:7000 --kernel-mode blocking
-wait_for "kernel knb server" 50 ip netns exec "$A" ss -Hltn 'sport = :7000'
+wait_for "kernel knb server" 50 ss_has ip netns exec "$A" ss -Hltn 'sport = :7000'
 timeout 60 ip netns exec "$B" "$KNB" client --stack lunar --port "af_xdp:$VB" --core 0,1 \
 	--connect 10.77.0.1:7000 --flows 4 --duration 1 --warmup 0.2 --verbose \
 	--json "$OUT/client.json" >"$OUT/cli.log" 2>&1

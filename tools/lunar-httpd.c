@@ -210,13 +210,19 @@ static void put_discard(struct conn *c)
 	}
 }
 
+/* Give back the received slices not consumed yet. */
+static void release_slices(struct conn *c)
+{
+	for (unsigned i = c->in_head; i < c->in_n; i++)
+		tcp_sock_zc_done(c->s, c->inq[i].data, c->inq[i].len);
+}
+
 /* Release everything the connection holds except the socket. */
 static void conn_free(struct conn *c)
 {
 	struct server *srv = c->srv;
 
-	for (unsigned i = c->in_head; i < c->in_n; i++)
-		tcp_sock_zc_done(c->s, c->inq[i].data, c->inq[i].len);
+	release_slices(c);
 	if (c->obuf)
 		zbuf_unref(c->obuf);
 	if (c->file_fd >= 0)
@@ -264,8 +270,7 @@ static uint64_t conn_now(const struct conn *c)
 static void discard_input(struct conn *c)
 {
 	for (;;) {
-		for (unsigned i = c->in_head; i < c->in_n; i++)
-			tcp_sock_zc_done(c->s, c->inq[i].data, c->inq[i].len);
+		release_slices(c);
 		c->in_head = c->in_off = 0;
 		c->in_n = tcp_sock_read_zc(c->s, c->inq, IN_MAX);
 		if (!c->in_n)
@@ -815,9 +820,7 @@ static bool echo_drive(struct conn *c)
 static bool drive(struct conn *c)
 {
 	if (c->lingering) {
-		discard_input(c);
-		if (c->peer_eof)
-			conn_close(c);
+		linger(c); /* more input dropped; closed once the peer's FIN came */
 		return false;
 	}
 	return c->echo ? echo_drive(c) : http_drive(c);
@@ -867,7 +870,7 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 			return;
 		}
 		c->s = s;
-		c->active_ns = lunar_env_loop_ns(srv->env);
+		c->active_ns = conn_now(c);
 		conn_link(c);
 		srv->st.accepted++;
 	}
@@ -1022,17 +1025,14 @@ int main(int argc, char **argv)
 				break;
 			case OPT_HEADER_TIMEOUT:
 			case OPT_IDLE_TIMEOUT: {
+				const char *name =
+				    opt == OPT_HEADER_TIMEOUT ? "header-timeout" : "idle-timeout";
 				double sec;
 
-				rc = parse_seconds_opt(opt == OPT_HEADER_TIMEOUT ? "header-timeout"
-										 : "idle-timeout",
-						       optarg, 86400, &sec, err, sizeof(err));
+				rc = parse_seconds_opt(name, optarg, 86400, &sec, err, sizeof(err));
 				if (!rc && sec <= 0) {
 					snprintf(err, sizeof(err),
-						 "--%s %s: give more than 0 seconds",
-						 opt == OPT_HEADER_TIMEOUT ? "header-timeout"
-									   : "idle-timeout",
-						 optarg);
+						 "--%s %s: give more than 0 seconds", name, optarg);
 					rc = -EINVAL;
 				}
 				if (!rc)

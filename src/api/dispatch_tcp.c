@@ -512,9 +512,11 @@ static void req_send(struct dtcp *t, unsigned chan, struct lunar_msg *m, struct 
  */
 static void req_done(struct dtcp *t, unsigned chan, struct lunar_msg *m, struct dtcp_conn *k)
 {
+	size_t span = m->buf ? zbuf_span(m->buf) : 0;
+
 	/* Not a slice Zbuf handed out (a span of 0: not Zbuf memory at all, whatever the length).
 	 */
-	if (m->buf && (!zbuf_span(m->buf) || zbuf_span(m->buf) < m->len)) {
+	if (m->buf && (!span || span < m->len)) {
 		t->stats.bad_request++;
 		emit_error(t, chan, m, -EFAULT);
 		return;

@@ -94,15 +94,12 @@ static const char *xdp_prog_path(void)
 	return LUNAR_XDP_PROG_INSTALLED;
 }
 
-/* The first line of /proc/sys/@path into @buf ("" if unreadable). */
-static void read_sysctl(const char *path, char *buf, size_t len)
+/* The first line of the file at @path into @buf ("" if unreadable). */
+static void read_first_line(const char *path, char *buf, size_t len)
 {
-	char full[128];
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
 	buf[0] = '\0';
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	f = fopen(full, "r");
 	if (!f)
 		return;
 	if (!fgets(buf, (int)len, f))
@@ -120,10 +117,10 @@ static int check_kernel_ports(const struct lunar_env *env, char *err, size_t err
 	char range[64], reserved[4096];
 	unsigned klo, khi;
 
-	read_sysctl("net/ipv4/ip_local_port_range", range, sizeof(range));
+	read_first_line("/proc/sys/net/ipv4/ip_local_port_range", range, sizeof(range));
 	if (sscanf(range, "%u %u", &klo, &khi) != 2)
 		return 0; /* no such sysctl: nothing to collide with */
-	read_sysctl("net/ipv4/ip_local_reserved_ports", reserved, sizeof(reserved));
+	read_first_line("/proc/sys/net/ipv4/ip_local_reserved_ports", reserved, sizeof(reserved));
 	return flow_plan_check_kernel_ports(env->opt.reserved_lo, env->opt.reserved_hi, klo, khi,
 					    reserved, err, errlen);
 }
@@ -135,18 +132,14 @@ static unsigned long free_hugepages(void)
 	unsigned long total = 0;
 
 	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		char path[96];
+		char path[96], line[32];
 		unsigned long n;
-		FILE *f;
 
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%s/free_hugepages",
 			 sizes[i]);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%lu", &n) == 1)
+		read_first_line(path, line, sizeof(line));
+		if (sscanf(line, "%lu", &n) == 1)
 			total += n;
-		fclose(f);
 	}
 	return total;
 }
@@ -293,19 +286,17 @@ static int iter_budget_ns(uint64_t *out, char *err, size_t errlen)
 	return 0;
 }
 
-/* The parts of a worker of its own: its queue's port and wrappers, its interface, its netlink
- * mirror. */
-static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifinfo *ifi, char *err,
-		       size_t errlen)
+/*
+ * The parts of a worker of its own: its queue's port and wrappers, its
+ * interface, its netlink mirror; its watchdog's budget @budget_ns.
+ */
+static int worker_open(struct lunar_env *w, struct port *p, const struct nl_ifinfo *ifi,
+		       uint64_t budget_ns, char *err, size_t errlen)
 {
 	const struct nl_watch_ops nl_ops = {.neigh = on_kernel_neigh, .route = on_kernel_route};
 	struct netif_config nc = {0};
 	int rc;
 
-	uint64_t budget_ns;
-
-	if (iter_budget_ns(&budget_ns, err, errlen)) /* checked at open: cannot fail here */
-		return -EINVAL;
 	w->budget_tsc = (uint64_t)((__uint128_t)budget_ns * w->tsc_hz / 1000000000u);
 	w->port = p;
 	w->pool = p->pool;
@@ -365,9 +356,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 	struct port *ports[LUNAR_MAX_WORKERS];
 	uint16_t data_room;
 	unsigned n_mbufs = 0, nw;
-	int rc;
-
 	uint64_t budget_ns;
+	int rc;
 
 	rc = lunar_options_check(o, err, errlen);
 	if (!rc)
@@ -544,7 +534,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		}
 	}
 	for (unsigned i = 0; i < nw; i++) {
-		rc = worker_open(env->workers[i], env->workers[i]->port, &ifi, err, errlen);
+		rc = worker_open(env->workers[i], env->workers[i]->port, &ifi, budget_ns, err,
+				 errlen);
 		if (rc)
 			goto fail;
 	}

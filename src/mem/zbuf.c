@@ -500,6 +500,23 @@ static inline uint16_t *counts_of(struct zbuf_zone *z, uint32_t idx, uint32_t *a
 }
 
 /*
+ * A 16-bit count one up unless it is at @limit (false): a compare-and-swap
+ * that rechecks the limit, so two threads that both read limit - 1 take
+ * one, not both (and never wrap the count to 0).
+ */
+static inline bool up16_below(uint16_t *count, uint32_t limit)
+{
+	uint16_t n = __atomic_load_n(count, __ATOMIC_RELAXED);
+
+	do {
+		if (unlikely(n >= limit))
+			return false;
+	} while (!__atomic_compare_exchange_n(count, &n, (uint16_t)(n + 1), true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+/*
  * One more reference on object @idx of @z (at @p), unless its count is at
  * @limit (-EOVERFLOW) or the object is free (reported; -EFAULT). A packet
  * buffer's count is DPDK's, 16 bits: a buffer sent on 65,536 connections
@@ -521,8 +538,6 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 			return -EFAULT;
 		}
 #endif
-		uint16_t n = rte_mbuf_refcnt_read(mb);
-
 		/*
 		 * rte_mbuf_refcnt_update() stores 2 where it reads 1: right for
 		 * a holder taking another (@own: at 1 it holds the only one, and
@@ -533,16 +548,11 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 		 * the limit would both pass it and wrap the 16 bits: a
 		 * compare-and-swap that rechecks the limit.
 		 */
-		if (own && n == 1) {
+		if (own && rte_mbuf_refcnt_read(mb) == 1) {
 			rte_mbuf_refcnt_update(mb, 1);
 			return 0;
 		}
-		do {
-			if (unlikely(n >= mbuf_limit))
-				return -EOVERFLOW;
-		} while (!__atomic_compare_exchange_n(&mb->refcnt, &n, (uint16_t)(n + 1), true,
-						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-		return 0;
+		return up16_below(&mb->refcnt, mbuf_limit) ? 0 : -EOVERFLOW;
 	}
 	m = &z->meta[idx];
 	r = __atomic_load_n(&m->refcnt, __ATOMIC_RELAXED);
@@ -564,20 +574,10 @@ static inline __attribute__((always_inline)) int count_up(struct zbuf_zone *z, u
 	return 0;
 }
 
-/*
- * The application's share one up, unless at its 16 bits' maximum (false):
- * a CAS, so two threads that both read 65,534 take one, not wrap to 0.
- */
+/* The application's share one up, unless at its 16 bits' maximum (false). */
 static inline bool share_up(uint16_t *share)
 {
-	uint16_t n = __atomic_load_n(share, __ATOMIC_RELAXED);
-
-	do {
-		if (unlikely(n == UINT16_MAX))
-			return false;
-	} while (!__atomic_compare_exchange_n(share, &n, (uint16_t)(n + 1), true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	return true;
+	return up16_below(share, UINT16_MAX);
 }
 
 /* Take back the reference count_up() just added (the caller holds others: never to 0). */

@@ -765,6 +765,15 @@ static uint32_t mem_room(const struct tcp_stack *st)
 	return max - st->mem_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)(max - st->mem_bytes);
 }
 
+/* @s waits for mem_max to free room: wake_senders() gives it TCP_EV_WRITABLE. */
+static void mark_blocked(struct tcp_sock *s)
+{
+	if (!s->snd_blocked) {
+		s->snd_blocked = true;
+		s->st->snd_blocked++;
+	}
+}
+
 /* A send took less than asked: count which limit cut it. */
 static void send_cut(struct tcp_sock *s)
 {
@@ -774,10 +783,7 @@ static void send_cut(struct tcp_sock *s)
 		return; /* nothing will wake it: kill_sock() has settled its count */
 	if (mem_room(st) < tcp_send_space(&s->conn)) {
 		st->stats.snd_mem_limited++;
-		if (!s->snd_blocked) {
-			s->snd_blocked = true;
-			st->snd_blocked++;
-		}
+		mark_blocked(s);
 	} else {
 		st->stats.snd_buf_full++;
 	}
@@ -854,6 +860,16 @@ static void tw_cut(struct tcp_sock *s)
 	s->conn.timewait_at = st->now;
 	tcp_timer(&s->conn, st->now, &st->out); /* CLOSED; nothing to send */
 	table_unlist(s);
+}
+
+/*
+ * The ISS of a connection that takes over TIME-WAIT @s's 4-tuple (an RFC
+ * 6191 reopen, or our own connect reusing it): above all the old one sent,
+ * as RFC 1122 4.2.2.13 and Linux (its write_seq + 65535 + 2).
+ */
+static uint32_t tw_successor_iss(const struct tcp_sock *s)
+{
+	return s->conn.snd_max + 65535 + 2;
 }
 
 /* End the oldest TIME-WAIT (the caller counts why). @return false if there is none. */
@@ -1507,8 +1523,7 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 				       : LUNAR_DROP_TCP_HALF_OPEN_LIMIT);
 			return;
 		}
-		/* Its ISN above all the old one sent, as RFC 1122 4.2.2.13 and Linux. */
-		reopen_iss = s->conn.snd_max + 65535 + 2;
+		reopen_iss = tw_successor_iss(s);
 		iss = &reopen_iss;
 		st->stats.tw_reopened++;
 		tw_cut(s);
@@ -2464,7 +2479,7 @@ struct tcp_sock *tcp_connect_to(struct tcp_stack *st, uint32_t raddr, uint16_t r
 				    st->eph.mod, st->eph.rem, &t.lport);
 	if (rc == -EADDRNOTAVAIL && (old = tw_reusable(st, raddr, rport))) {
 		t.lport = old->conn.tuple.lport;
-		iss = old->conn.snd_max + 65535 + 2; /* as Linux's reuse and RFC 6191 */
+		iss = tw_successor_iss(old);
 		tw_cut(old);
 		after(old);
 		st->stats.tw_reused++;
@@ -2667,13 +2682,8 @@ size_t tcp_sock_read(struct tcp_sock *s, void *buf, size_t len)
 
 void tcp_sock_want_space(struct tcp_sock *s)
 {
-	struct tcp_stack *st = s->st;
-
-	if (!s->dead && !s->snd_blocked && !tcp_send_state(&s->conn) &&
-	    mem_room(st) < tcp_send_space(&s->conn)) {
-		s->snd_blocked = true;
-		st->snd_blocked++;
-	}
+	if (!s->dead && !tcp_send_state(&s->conn) && mem_room(s->st) < tcp_send_space(&s->conn))
+		mark_blocked(s);
 }
 
 uint32_t tcp_sock_send_space(const struct tcp_sock *s)

@@ -269,7 +269,7 @@ static const char *first_seen(const struct knb_config *c, uint32_t mask)
 /* --stack raw: one RPC flow over memif, and no option that needs a stack. */
 static int check_raw(const struct knb_config *c, bool kernel_mode_given)
 {
-	const char *why = NULL;
+	const char *why = NULL, *tcp_opt;
 	char err[512];
 
 	if (!c->lo.has_port || c->lo.port.kind != PORT_KIND_MEMIF)
@@ -303,10 +303,11 @@ static int check_raw(const struct knb_config *c, bool kernel_mode_given)
 		fprintf(stderr, "knb: %s\n", why);
 		return -1;
 	}
-	if (first_seen(c, TCP_OPTS_MASK)) {
+	tcp_opt = first_seen(c, TCP_OPTS_MASK);
+	if (tcp_opt) {
 		fprintf(stderr,
 			"knb: --%s sets lunar's TCP; --stack raw has no TCP (use --stack lunar)\n",
-			first_seen(c, TCP_OPTS_MASK));
+			tcp_opt);
 		return -1;
 	}
 	if (lunar_options_check(&c->lo, err, sizeof(err))) {
@@ -341,7 +342,6 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 	}
 	if (c->stack == KNB_STACK_KERNEL && c->core_given) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		unsigned nthreads = c->threads;
 
 		for (unsigned i = 0; i < c->lo.n_workers; i++)
 			if (ncpu > 0 && c->lo.cores[i] >= (unsigned)ncpu) {
@@ -349,12 +349,12 @@ static int check(const struct knb_config *c, bool have_stack, bool have_endpoint
 					c->lo.cores[i], ncpu - 1);
 				return -1;
 			}
-		if (c->lo.n_workers > 1 && c->lo.n_workers != nthreads) {
+		if (c->lo.n_workers > 1 && c->lo.n_workers != c->threads) {
 			fprintf(
 			    stderr,
 			    "knb: --core lists %u CPUs for %u threads: give one CPU per thread, "
 			    "or one CPU to start from (thread i runs on CPU + i)\n",
-			    c->lo.n_workers, nthreads);
+			    c->lo.n_workers, c->threads);
 			return -1;
 		}
 	}

@@ -296,7 +296,7 @@ bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt
 	 * recovery, is a new window's and is cut for (Linux: high_seq). The
 	 * NewReno path keeps RFC 6582's "more than recover" (on_dupack).
 	 */
-	if (cc->in_recovery || (cc->recover_armed && seq_lt(snd_una, cc->recover)))
+	if (tcp_cc_recovering(cc, snd_una))
 		return false;
 	save_prior(cc);
 	/* RFC 6675 5 step 4: RecoveryPoint = HighData, cwnd = ssthresh. */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "tcp/tcp_hystart.h"
+#include "tcp/tcp_seq.h"
 
 /** The algorithms (tcp_config.cc). */
 enum tcp_cc_algo {
@@ -281,6 +282,15 @@ enum tcp_cc_action tcp_cc_on_dupack(struct tcp_cc *cc, uint32_t ack, uint32_t sn
  * recover = @snd_nxt. @return whether recovery was entered.
  */
 bool tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t snd_una, uint32_t snd_nxt, uint32_t flight);
+/**
+ * A recovery is under way, a fast one or a timeout's (RFC 8985's "fast or
+ * timeout recovery"): in recovery, or @snd_una still below the "recover"
+ * an RTO or a recovery set, so what was sent before it is being repaired.
+ */
+static inline bool tcp_cc_recovering(const struct tcp_cc *cc, uint32_t snd_una)
+{
+	return cc->in_recovery || (cc->recover_armed && seq_lt(snd_una, cc->recover));
+}
 /**
  * An ACK during (or starting) a SACK-based recovery that delivered
  * @delivered bytes (newly cumulatively acknowledged or SACKed, RFC 6937

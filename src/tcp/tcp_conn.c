@@ -1241,7 +1241,7 @@ void tcp_rto_expired(struct tcp_conn *c, uint64_t now, struct tcp_out *out)
 	 * (SND.UNA below its "recover"): go-back-N's own retransmissions,
 	 * sent before this RTO, could be taken for late originals.
 	 */
-	frto = c->cfg.frto && !(c->cc.recover_armed && seq_lt(c->snd_una, c->cc.recover));
+	frto = c->cfg.frto && !tcp_cc_recovering(&c->cc, c->snd_una);
 	tcp_rec_frto_abandon(c);
 	if (c->sb_on)
 		tcp_rec_timeout(c, c->retries > 1);

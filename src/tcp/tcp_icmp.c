@@ -221,9 +221,8 @@ uint32_t tcp_pmtu_probe_len(struct tcp_conn *c, uint64_t now, uint32_t usable, u
 	if (!c->probe_at || now < c->probe_at || c->probe_mtu)
 		return 0;
 	if (!c->sb_on || (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT) ||
-	    c->snd_nxt != c->snd_max || c->sb.lost || c->cc.in_recovery || c->rtt.backoff ||
-	    c->frto.step || c->rack.tlp_out || c->undo.on ||
-	    (c->cc.recover_armed && seq_lt(c->snd_una, c->cc.recover)))
+	    c->snd_nxt != c->snd_max || c->sb.lost || tcp_cc_recovering(&c->cc, c->snd_una) ||
+	    c->rtt.backoff || c->frto.step || c->rack.tlp_out || c->undo.on)
 		return 0; /* a quiet moment (no recovery, RTO's included), when a loss can only be
 			     the probe's */
 	len = probe_payload(c, c->search_high);

@@ -60,12 +60,12 @@ void tcp_rack_recovery_done(struct tcp_rack *r)
 		r->reo_wnd_mult = 1;
 }
 
-uint64_t tcp_rack_reo_wnd(const struct tcp_rack *r, bool in_recovery, uint32_t sacked_segs,
+uint64_t tcp_rack_reo_wnd(const struct tcp_rack *r, bool recovering, uint32_t sacked_segs,
 			  uint64_t srtt_ns)
 {
 	uint64_t w;
 
-	if (!r->reordering_seen && (in_recovery || sacked_segs >= TCP_RACK_DUPTHRESH))
+	if (!r->reordering_seen && (recovering || sacked_segs >= TCP_RACK_DUPTHRESH))
 		return 0;
 	if (tcp_rack_min_rtt(r) == UINT64_MAX)
 		return 0;

@@ -68,10 +68,11 @@ void tcp_rack_recovery_done(struct tcp_rack *r);
 
 /**
  * Step 4, RACK.reo_wnd: zero while no reordering was seen and either a
- * recovery is on or @sacked_segs reached DupThresh; else
+ * recovery is on, a fast one or a timeout's (@recovering,
+ * tcp_cc_recovering()), or @sacked_segs reached DupThresh; else
  * min(min_RTT / 4 * multiplier, @srtt_ns).
  */
-uint64_t tcp_rack_reo_wnd(const struct tcp_rack *r, bool in_recovery, uint32_t sacked_segs,
+uint64_t tcp_rack_reo_wnd(const struct tcp_rack *r, bool recovering, uint32_t sacked_segs,
 			  uint64_t srtt_ns);
 
 /**

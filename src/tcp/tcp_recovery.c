@@ -99,7 +99,8 @@ static void rack_check(struct tcp_conn *c, uint64_t now)
 		c->rack_at = 0;
 		return;
 	}
-	reo = tcp_rack_reo_wnd(&c->rack, c->cc.in_recovery, c->sb.sacked_segs, c->rtt.srtt_ns);
+	reo = tcp_rack_reo_wnd(&c->rack, tcp_cc_recovering(&c->cc, c->snd_una), c->sb.sacked_segs,
+			       c->rtt.srtt_ns);
 	timeout = tcp_rack_detect_loss(&c->rack, &c->sb, reo, now, &lost);
 	c->stats.rack_lost += lost;
 	c->rack_at = timeout ? now + timeout : 0;

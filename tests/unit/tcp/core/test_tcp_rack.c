@@ -924,6 +924,53 @@ static void test_rto_keeps_then_forgets_sacks(void **state)
 }
 
 /*
+ * RFC 8985 6.2 step 4: the reordering window is 0 "in fast or timeout
+ * recovery" while no reordering was seen. After an RTO the resent 2 and 3
+ * leave together; 3's SACK says 2's retransmission was lost, at once, not
+ * a quarter of min_RTT later when the reordering timer would fire (the
+ * recovery is the RTO's: in_recovery is false, SND.UNA below "recover").
+ */
+static void test_timeout_recovery_no_reordering_window(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t three[2] = {S(3), S(4)};
+	const struct tcp_tx *t;
+	uint32_t ts;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 5);
+	advance(&s, 100 * US);
+	sack(&s, S(1), 0, NULL); /* RACK's min_RTT: 100 us */
+	advance(&s, s.c.tlp_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(4), IRS + 1, mss_)->retransmit);
+	advance(&s, s.c.rto_at - s.now);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	advance(&s, 100 * US);
+	sack(&s, S(2), 0, NULL); /* no echo of the original: no undo */
+	assert_true(expect_tx(&s, ACK, S(2), IRS + 1, mss_)->retransmit);
+	t = expect_tx(&s, ACK, S(3), IRS + 1, mss_);
+	assert_true(t->retransmit);
+	ts = t->opts.ts_val;
+	expect_nothing(&s);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.stats.rack_lost, 0);
+	advance(&s, 100 * US);
+	sack_ecr(&s, S(2), 1, three, ts); /* 3's echo: its delivery, not the original's */
+	assert_false(s.c.rack.reordering_seen);
+	assert_int_equal(s.c.stats.rack_lost, 1);
+	assert_true(expect_tx(&s, ACK, S(2), IRS + 1, mss_)->retransmit);
+	drain_tx(&s);
+	sack(&s, S(5), 0, NULL);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * A receiver that reneged (RFC 2018 8) and D-SACKs what the RTO sent
  * instead: segments 1 and 2 were SACKed, then the ACK stops at 1 with no
  * SACK (the receiver dropped them under memory pressure, as lunar's does).
@@ -1656,6 +1703,7 @@ int main(void)
 	    cmocka_unit_test(test_no_second_probe_after_new_data),
 	    cmocka_unit_test(test_rto_keeps_then_forgets_sacks),
 	    cmocka_unit_test(test_rto_after_undo_still_forgets_sacks),
+	    cmocka_unit_test(test_timeout_recovery_no_reordering_window),
 	    cmocka_unit_test(test_prr_paces_recovery),
 	    cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
 	    cmocka_unit_test(test_spurious_rto_undone_by_dsack),

@@ -20,8 +20,10 @@
  *   12   parse_uint_opt("count", 1..10000000), as lunar-ping
  *   13   parse_seconds_opt("duration", up to 1e6), as lunar-ping
  *   14   parse_ipv4()
- *   15   code byte bit 6 set: LUNAR_OPT_PMTU_BLACKHOLE, or with bit 7
- *        also set LUNAR_OPT_PMTU_PROBE; bit 6 clear:
+ *   15   code byte bit 6 set: by bits 7, 5 and 4 (0-7)
+ *        LUNAR_OPT_PMTU_BLACKHOLE, _CC, _ECN, _GSO, _PMTU_PROBE, _GRO,
+ *        _TRUST_LINK or _CC (so 0x4f and 0xcf keep their old meaning,
+ *        --pmtu-blackhole and --pmtu-probe); bit 6 clear:
  *        lunar_options_check() now (it is also called after the last pair)
  * Arguments and the error buffer are heap copies of exactly their size,
  * so AddressSanitizer catches any read or write past them.
@@ -31,11 +33,15 @@
  * keep-alive times in [0.001, 86400] s and 1..1000 probes, --probes
  * unset, rfc or 1..8, HyStart++ bounds unset, off or 1 us <= min <= max
  * <= 1 s, --pmtu-blackhole unset, off or 1..16 timeouts held 1..600 s,
- * --pmtu-probe unset, off or 1..86400 s,
+ * --pmtu-probe unset, off or 1..86400 s, --cc unset or an algorithm,
+ * --ecn unset, on, off or accept,
  * names NUL-terminated within their buffers, interface names of 1..15
  * characters without '/', ':' or spaces, memif path non-empty, MTU 0 or
  * 576..9000, prefix length 1..32 with an address, core <= 1023); every
  * error returns -EINVAL and leaves a non-empty, NUL-terminated message.
+ * A check that passes has a port, an address unless af_xdp, at most 3000
+ * bytes of MTU on af_xdp, and --trust-link only on memif without corrupting
+ * faults.
  * After an error the options are reset (a tool would exit). For --ip and
  * --reserved, a differential check compares the result with a reference
  * parse of the whole argument.
@@ -47,6 +53,7 @@
 
 #include "fuzz_check.h"
 #include "loop/options.h"
+#include "tcp/tcp_cc.h"
 #include "port/port_spec.h"
 
 static const size_t errlens[4] = {512, 64, 8, 2};
@@ -129,6 +136,9 @@ static void check_opts(const struct lunar_options *o)
 	if (o->ip)
 		FUZZ_CHECK(o->prefix_len >= 1 && o->prefix_len <= 32);
 	FUZZ_CHECK(o->core <= 1023);
+	FUZZ_CHECK(o->cc >= -1 && o->cc < TCP_CC_ALGO_COUNT);
+	FUZZ_CHECK(o->ecn == -1 || o->ecn == TCP_ECN_OFF || o->ecn == TCP_ECN_ON ||
+		   o->ecn == TCP_ECN_ACCEPT);
 	/* --tcp-limits: only what was given is set, each in its range. */
 	FUZZ_CHECK(!(o->tcp_limits.given & ~(unsigned)(TCP_LIMIT_CONNS | TCP_LIMIT_HALF_OPEN |
 						       TCP_LIMIT_TIME_WAIT | TCP_LIMIT_MEM)));
@@ -235,6 +245,10 @@ static void run_check(struct state *st)
 		FUZZ_CHECK(o->port.mtu <= 3000);
 	else
 		FUZZ_CHECK(o->ip != 0);
+	if (o->port.trusted)
+		FUZZ_CHECK(
+		    o->port.kind == PORT_KIND_MEMIF &&
+		    !(o->fault.enabled && (o->fault.rx.corrupt > 0 || o->fault.tx.corrupt > 0)));
 }
 
 static void one(struct state *st, uint8_t code_byte, const char *arg)
@@ -251,10 +265,13 @@ static void one(struct state *st, uint8_t code_byte, const char *arg)
 					       LUNAR_OPT_KEEPALIVE,  LUNAR_OPT_SOCK_BUF,
 					       LUNAR_OPT_TCP_LIMITS, LUNAR_OPT_POOL,
 					       LUNAR_OPT_PROBES,     LUNAR_OPT_HYSTART};
-		int opt = code <= 8 ? LUNAR_OPT_PORT + (int)code
-			  : code == 15
-			      ? (code_byte & 0x80 ? LUNAR_OPT_PMTU_PROBE : LUNAR_OPT_PMTU_BLACKHOLE)
-			      : by_bits[(code_byte >> 5 & 4) | (code_byte >> 4 & 3)];
+		static const int by_bits15[8] = {
+		    LUNAR_OPT_PMTU_BLACKHOLE, LUNAR_OPT_CC,  LUNAR_OPT_ECN,	   LUNAR_OPT_GSO,
+		    LUNAR_OPT_PMTU_PROBE,     LUNAR_OPT_GRO, LUNAR_OPT_TRUST_LINK, LUNAR_OPT_CC};
+		unsigned pick = (code_byte >> 5 & 4) | (code_byte >> 4 & 3);
+		int opt = code <= 8    ? LUNAR_OPT_PORT + (int)code
+			  : code == 15 ? by_bits15[pick]
+				       : by_bits[pick];
 
 		rc = lunar_options_apply(&st->o, opt, arg, st->err, st->errlen);
 		differential(opt, arg, rc, &st->o);

@@ -25,6 +25,7 @@
 struct kconn {
 	int fd;
 	bool connecting, want_out, closed;
+	bool in_paused; /* echo full: EPOLLIN unwatched until some of it is written back */
 	struct knb_flow f;
 	uint8_t *echo; /* server RPC: bytes received and not yet echoed */
 	uint32_t echo_off, echo_len;
@@ -87,14 +88,27 @@ static void tune(const struct knb_config *c, int fd)
 		setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &busy, sizeof(busy));
 }
 
+/*
+ * What epoll reports for @k: readable unless its echo buffer is full (a
+ * level-triggered EPOLLIN that pump_in() cannot take would wake the loop
+ * at once, every time, until the peer reads: a spinning "blocking" server),
+ * writable while output waits.
+ */
+static void watch(struct kthread *t, struct kconn *k, bool out, bool in_paused)
+{
+	struct epoll_event ev = {.events = (in_paused ? 0 : EPOLLIN) | (out ? EPOLLOUT : 0),
+				 .data.ptr = k};
+
+	if (k->want_out == out && k->in_paused == in_paused)
+		return;
+	k->want_out = out;
+	k->in_paused = in_paused;
+	epoll_ctl(t->epfd, EPOLL_CTL_MOD, k->fd, &ev);
+}
+
 static void watch_out(struct kthread *t, struct kconn *k, bool on)
 {
-	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = k};
-
-	if (k->want_out == on)
-		return;
-	k->want_out = on;
-	epoll_ctl(t->epfd, EPOLL_CTL_MOD, k->fd, &ev);
+	watch(t, k, on, k->in_paused);
 }
 
 static void fail(struct kthread *t, const char *msg)
@@ -162,6 +176,8 @@ static void pump_out(struct kthread *t, struct kconn *k)
 			k->echo_len -= (uint32_t)w;
 			if (!k->echo_len)
 				k->echo_off = 0;
+			if (k->in_paused)
+				watch(t, k, k->want_out, false); /* room again */
 		}
 		knb_flow_on_tx(&k->f, (uint64_t)w, now_ns(CLOCK_MONOTONIC));
 	}
@@ -191,8 +207,13 @@ static void pump_in(struct kthread *t, struct kconn *k, uint8_t *scratch)
 			dst = k->echo + k->echo_off + k->echo_len;
 			room = ECHO_BUF - k->echo_off - k->echo_len;
 		}
-		if (!room)
-			return; /* echo full, or a refused hello whose ack is still going out */
+		if (!room) {
+			/* echo full (its bytes wait for EPOLLOUT), or a refused hello whose ack
+			 * is still going out */
+			if (k->echo && k->want_out)
+				watch(t, k, true, true);
+			return;
+		}
 		r = read(k->fd, dst, room);
 		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
 			k->closed = true;

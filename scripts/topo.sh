@@ -269,7 +269,7 @@ permille_of() {
 
 # Random drops in the router's forward hook: on the receiver XDP runs before
 # nftables, and AF_XDP transmit skips the sender's egress hook, so the
-# router is the only place that sees every packet (ENVIRONMENT.md).
+# router is the only place that sees every packet.
 # One random rule in the router's forward hook, in its own nftables
 # @table (replaced, never stacked) at hook priority @prio: packets that
 # match @pre get @action with probability pct%. @what names the rule in

@@ -8,6 +8,8 @@
  *   --pcap FILE        capture the port's traffic
  *   --reserved LO-HI   TCP ports steered to lunar (default 61440-65535)
  *   --core N[,N...]    CPU to run on (default 0); a list: one worker per CPU
+ *   --pool N           packet buffers per worker, 2048..262144 (default: 128 MiB of
+ *                      them, split between the workers)
  *   --trust-link       memif to another lunar process: no checksums
  *   --cc NAME          congestion control: newreno (default), cubic, dctcp
  *   --ecn on|off|accept  ECN (RFC 3168): ask and accept, neither, accept only
@@ -16,6 +18,7 @@
  *   --tcp-limits SPEC  conns=N,half-open=N,time-wait=N,mem=SIZE per worker
  *                      (tcp/tcp_limits.h, docs/LIMITS.md)
  *   --keepalive IDLE,INTVL,PROBES | off  TCP keep-alive (RFC 1122 4.2.3.6)
+ *   --sock-buf SIZE    TCP send and receive buffer per connection (default 1M)
  *   --pmtu-blackhole RTOS[,HOLD_S] | off  black-hole detection (RFC 2923 2.1)
  *   --pmtu-probe SECONDS | off  path MTU search with probes (RFC 4821), its interval
  *   --xdp-syncookies on|off  af_xdp: the XDP program answers a SYN flood (default on)

@@ -1,6 +1,7 @@
 /*
- * tcp_internal.h - what tcp_conn.c and tcp_input.c share and nothing else
- * may call: segment construction, state changes and buffer bookkeeping.
+ * tcp_internal.h - what the TCP core's own files (tcp_conn.c, tcp_input.c,
+ * tcp_recovery.c, tcp_icmp.c) share and nothing outside the core may call:
+ * segment construction, state changes and buffer bookkeeping.
  */
 #ifndef LUNAR_TCP_TCP_INTERNAL_H
 #define LUNAR_TCP_TCP_INTERNAL_H

@@ -3,6 +3,7 @@
  */
 #include "ctl/flow_plan.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,93 @@ int flow_plan_check_kernel_ports(uint16_t lo, uint16_t hi, unsigned klo, unsigne
 	    "the kernel off it: sysctl -w net.ipv4.ip_local_reserved_ports=%u-%u",
 	    lo, hi, klo, khi, n, first, klo, khi, lo, hi);
 	return -EINVAL;
+}
+
+/* @n hex digits at @s as a number (n <= 8); false unless all are hex digits. */
+static bool hex_word(const char *s, unsigned n, uint32_t *v)
+{
+	*v = 0;
+	for (unsigned i = 0; i < n; i++) {
+		char c = s[i];
+		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+			     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+						    : 16;
+
+		if (d == 16)
+			return false;
+		*v = *v << 4 | d;
+	}
+	return true;
+}
+
+/*
+ * One line of /proc/net/tcp{,6}: "  sl: LOCAL:PORT REMOTE:PORT ST ...",
+ * LOCAL 8 or 32 hex digits (each 32-bit word of the address as the host
+ * stores it, printed as a number: ntohl() gives network order back).
+ * True and the listener's port if it is one lunar would take.
+ */
+static bool listener_line(const char *line, bool v6, uint16_t lo, uint16_t hi, uint32_t ip,
+			  unsigned *port)
+{
+	const unsigned alen = v6 ? 32 : 8;
+	uint32_t w[4] = {0}, p, st, addr;
+	const char *s = strchr(line, ':'), *rem;
+
+	if (!s)
+		return false;
+	s++;
+	while (*s == ' ')
+		s++;
+	for (unsigned i = 0; i < alen / 8; i++)
+		if (!hex_word(s + 8 * i, 8, &w[i]))
+			return false;
+	s += alen;
+	if (*s != ':' || !hex_word(s + 1, 4, &p) || s[5] != ' ')
+		return false;
+	rem = s + 6;
+	while (*rem == ' ')
+		rem++;
+	s = strchr(rem, ' ');				  /* past REMOTE:PORT */
+	if (!s || !hex_word(s + 1, 2, &st) || st != 0x0A) /* TCP_LISTEN */
+		return false;
+	if (p < lo || p > hi)
+		return false;
+	if (v6) {
+		bool any = !w[0] && !w[1] && !w[2] && !w[3];
+
+		if (!any && (w[0] || w[1] || ntohl(w[2]) != 0xffffu))
+			return false; /* an IPv6 address: not lunar's */
+		addr = any ? 0 : ntohl(w[3]);
+	} else {
+		addr = ntohl(w[0]);
+	}
+	if (addr && (ip ? addr != ip : (addr >> 24) == 127))
+		return false;
+	*port = p;
+	return true;
+}
+
+unsigned flow_plan_kernel_listener(const char *table, bool v6, uint16_t lo, uint16_t hi,
+				   uint32_t ip)
+{
+	const char *s = strchr(table, '\n'); /* the first line is the header */
+
+	while (s && *++s) {
+		const char *end = strchr(s, '\n');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		char line[256];
+		unsigned port;
+
+		if (n >= sizeof(line))
+			n = sizeof(line) - 1; /* the fields come first */
+		memcpy(line, s, n);
+		line[n] = '\0';
+		if (listener_line(line, v6, lo, hi, ip, &port))
+			return port;
+		s = end;
+	}
+	return 0;
 }
 
 static unsigned sub_size(const struct flow_plan *p)

@@ -125,6 +125,71 @@ static int check_kernel_ports(const struct lunar_env *env, char *err, size_t err
 					    reserved, err, errlen);
 }
 
+/*
+ * The whole of a /proc file, NUL-terminated, at most 64 MiB of it
+ * (malloc'd; NULL if unreadable). A /proc table comes a page or so per
+ * read, so a short read is not its end: only a read of nothing is.
+ */
+static char *read_proc_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t len = 0, cap = 1 << 16, n;
+	char *buf = f ? malloc(cap) : NULL;
+
+	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		char *more;
+
+		len += n;
+		if (len + 1 < cap)
+			continue;
+		if (cap >= (64u << 20))
+			break;
+		more = realloc(buf, cap * 2);
+		if (!more) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = more;
+		cap *= 2;
+	}
+	if (buf)
+		buf[len] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/*
+ * af_xdp: a kernel socket listening in the reserved range on lunar's
+ * address (or all addresses) in this namespace would never see a
+ * connection; the steering program gives them to lunar.
+ */
+static int check_kernel_listeners(const struct lunar_env *env, char *err, size_t errlen)
+{
+	static const char *const tables[2] = {"/proc/net/tcp", "/proc/net/tcp6"};
+
+	for (unsigned i = 0; i < 2; i++) {
+		char *t = read_proc_file(tables[i]);
+		unsigned port = t ? flow_plan_kernel_listener(t, i == 1, env->opt.reserved_lo,
+							      env->opt.reserved_hi, env->opt.ip)
+				  : 0;
+
+		free(t);
+		if (port) {
+			lunar_set_err(
+			    err, errlen,
+			    "--reserved %u-%u holds TCP port %u, on which a kernel socket "
+			    "listens (ss -ltnp 'sport = :%u'): its connections would be "
+			    "steered to lunar. Move that listener, or choose a range "
+			    "without port %u",
+			    env->opt.reserved_lo, env->opt.reserved_hi, port, port, port);
+			return -EADDRINUSE;
+		}
+	}
+	return 0;
+}
+
 /* Free hugepages of every size (2 MiB, 1 GiB): EAL takes whichever the host has. */
 static unsigned long free_hugepages(void)
 {
@@ -407,6 +472,8 @@ int lunar_env_open(const struct lunar_options *o, const char *prog, struct lunar
 		if (!env->opt.port.mtu && ifi.mtu)
 			env->opt.port.mtu = (uint16_t)(ifi.mtu > 3000 ? 3000 : ifi.mtu);
 		rc = check_kernel_ports(env, err, errlen);
+		if (!rc)
+			rc = check_kernel_listeners(env, err, errlen);
 		if (rc)
 			goto fail;
 	}

@@ -110,4 +110,14 @@ run_bad "XDP program path too long" 1 "device arguments do not fit in 256 bytes.
 run_bad "reserved range over the kernel's client ports" 1 \
 	"overlaps the kernel's own client ports.*ip_local_reserved_ports=32768-65535" \
 	ip netns exec lunar-b "$PING" --port af_xdp:veth-b --reserved 32768-65535 --responder
+# A kernel socket listening inside the reserved range on all addresses: its
+# connections would be steered to lunar.
+ip netns exec lunar-b socat TCP-LISTEN:61500,bind=0.0.0.0,reuseaddr,fork /dev/null &
+KLISTENER=$!
+on_exit kill "$KLISTENER"
+wait_for "kernel listener on 61500" 50 ss_has ip netns exec lunar-b ss -Hltn 'sport = :61500'
+run_bad "kernel listener inside the reserved range" 1 \
+	"holds TCP port 61500, on which a kernel socket listens.*Move that listener" \
+	ip netns exec lunar-b "$PING" --port af_xdp:veth-b --responder
+kill "$KLISTENER"
 expect_eq "no XDP program left on veth-b" "$(ip -n lunar-b link show veth-b | grep -c 'prog/xdp')" 0

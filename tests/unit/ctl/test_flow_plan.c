@@ -11,6 +11,11 @@
 #include <errno.h>
 #include <string.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "ctl/flow_plan.h"
 
@@ -129,6 +134,115 @@ static void test_kernel_port_overlap(void **state)
 	    -EINVAL);
 }
 
+#define V4_HEAD                                                                                    \
+	"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "      \
+	"timeout inode\n"
+#define V6_HEAD                                                                                    \
+	"  sl  local_address                         remote_address                        st "    \
+	"tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+
+/*
+ * A kernel listener inside the reserved range on lunar's address or all
+ * addresses is found in /proc/net/tcp's text (the address words as the
+ * host stores them, printed as numbers: 10.0.0.2 is 0200000A on x86);
+ * one on loopback, another address, outside the range, or not listening
+ * is not; neither are lines that do not parse.
+ */
+static void test_kernel_listener_v4(void **state)
+{
+	const uint32_t ip = 0x0a000002; /* 10.0.0.2 */
+	const char *t = V4_HEAD
+	    "   0: 0100007F:F000 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0 "
+	    "0 1 1 0 100 0 0 10 0\n" /* 127.0.0.1:61440 */
+	    "   1: 0300000A:F001 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0 "
+	    "0 2 1 0 100 0 0 10 0\n" /* 10.0.0.3:61441 */
+	    "   2: 0200000A:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0 "
+	    "0 3 1 0 100 0 0 10 0\n" /* 10.0.0.2:8080, outside */
+	    "   3: 0200000A:F002 0100000A:0050 01 00000000:00000000 00:00000000 00000000     0 "
+	    "0 4 1 0 100 0 0 10 0\n" /* established, not listening */
+	    "   4: 0200000A:F0 garbage\n"
+	    "   5: 0200000A:F003 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0 "
+	    "0 5 1 0 100 0 0 10 0\n"; /* 10.0.0.2:61443 */
+
+	(void)state;
+	assert_int_equal(flow_plan_kernel_listener(t, false, 61440, 65535, ip), 61443);
+	assert_int_equal(flow_plan_kernel_listener(t, false, 61444, 65535, ip), 0);
+	/* No address given: every address but loopback is lunar's. */
+	assert_int_equal(flow_plan_kernel_listener(t, false, 61440, 65535, 0), 61441);
+	/* The wildcard. */
+	assert_int_equal(flow_plan_kernel_listener(V4_HEAD "   0: 00000000:FFFF 00000000:0000 0A "
+							   "00000000:00000000 00:00000000\n",
+						   false, 61440, 65535, ip),
+			 65535);
+	assert_int_equal(flow_plan_kernel_listener(V4_HEAD, false, 61440, 65535, ip), 0);
+	assert_int_equal(flow_plan_kernel_listener("", false, 61440, 65535, ip), 0);
+}
+
+/* /proc/net/tcp6: "::" and "::ffff:10.0.0.2" take IPv4 too; a real IPv6 address does not. */
+static void test_kernel_listener_v6(void **state)
+{
+	const uint32_t ip = 0x0a000002;
+
+	(void)state;
+	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
+						   "   0: 00000000000000000000000001000000:F000 "
+						   "00000000000000000000000000000000:0000 0A 0\n",
+						   true, 61440, 65535, ip),
+			 0); /* ::1 */
+	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
+						   "   0: 0000000000000000FFFF00000200000A:F004 "
+						   "00000000000000000000000000000000:0000 0A 0\n",
+						   true, 61440, 65535, ip),
+			 61444);
+	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
+						   "   0: 0000000000000000FFFF00000300000A:F004 "
+						   "00000000000000000000000000000000:0000 0A 0\n",
+						   true, 61440, 65535, ip),
+			 0);
+	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
+						   "   0: 00000000000000000000000000000000:F005 "
+						   "00000000000000000000000000000000:0000 0A 0\n",
+						   true, 61440, 65535, ip),
+			 61445);
+	/* A v4 table read as v6 parses nothing. */
+	assert_int_equal(flow_plan_kernel_listener(V4_HEAD "   0: 00000000:FFFF 00000000:0000 0A "
+							   "00000000:00000000 00:00000000\n",
+						   true, 61440, 65535, ip),
+			 0);
+}
+
+/* The running kernel's own table: a socket this test listens on is found there. */
+static void test_kernel_listener_live(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t alen = sizeof(a);
+	static char text[1 << 20];
+	size_t len = 0, n;
+	unsigned port;
+	FILE *f;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0); /* 0.0.0.0:<any> */
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	port = ntohs(a.sin_port);
+	assert_int_equal(
+	    flow_plan_kernel_listener(V4_HEAD, false, (uint16_t)port, (uint16_t)port, 0x0a000002),
+	    0);
+	assert_int_equal(listen(fd, 1), 0);
+	f = fopen("/proc/net/tcp", "r");
+	assert_non_null(f);
+	while ((n = fread(text + len, 1, sizeof(text) - 1 - len, f)) > 0)
+		len += n;
+	fclose(f);
+	text[len] = '\0';
+	assert_int_equal(
+	    flow_plan_kernel_listener(text, false, (uint16_t)port, (uint16_t)port, 0x0a000002),
+	    port);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -137,6 +251,9 @@ int main(void)
 	    cmocka_unit_test(test_listening_side_spreads_by_low_bits),
 	    cmocka_unit_test(test_bad_plans_are_refused),
 	    cmocka_unit_test(test_kernel_port_overlap),
+	    cmocka_unit_test(test_kernel_listener_v4),
+	    cmocka_unit_test(test_kernel_listener_v6),
+	    cmocka_unit_test(test_kernel_listener_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

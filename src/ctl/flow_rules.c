@@ -242,6 +242,19 @@ void flow_rules_remove(uint16_t port_id, struct rte_flow **handles, size_t n)
 	}
 }
 
+/*
+ * Rules refused: the port goes back to taking all traffic. Left isolated,
+ * it would deliver nothing at all to whoever drives it next (the kernel's
+ * fallback, a retry with other rules).
+ */
+static void leave_isolated(uint16_t port_id)
+{
+	struct rte_flow_error fe;
+
+	memset(&fe, 0, sizeof(fe));
+	rte_flow_isolate(port_id, 0, &fe);
+}
+
 int flow_rules_apply(uint16_t port_id, const struct flow_rule *rules, size_t n,
 		     struct rte_flow **handles, char *err, size_t errlen)
 {
@@ -288,6 +301,7 @@ int flow_rules_apply(uint16_t port_id, const struct flow_rule *rules, size_t n,
 			lunar_set_err(err, errlen,
 				      "%s refuses rule %zu of %zu (flow create %u %s): %s", port,
 				      i + 1, n, port_id, text, flow_msg(&fe, rc));
+			leave_isolated(port_id);
 			return rc;
 		}
 	}
@@ -303,6 +317,7 @@ int flow_rules_apply(uint16_t port_id, const struct flow_rule *rules, size_t n,
 				      "create %u %s): %s; the %zu rules before it were removed",
 				      port, i + 1, n, port_id, text, flow_msg(&fe, rc), i);
 			flow_rules_remove(port_id, handles, i);
+			leave_isolated(port_id);
 			return rc;
 		}
 	}

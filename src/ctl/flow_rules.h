@@ -118,7 +118,8 @@ struct rte_flow;
  * @errlen: size of @err.
  *
  * Every rule is validated before any is created; on a failure the rules
- * already created are destroyed again. A device without flow support
+ * already created are destroyed again and isolated mode is turned off
+ * (untested here: no device on these machines accepts isolated mode). A device without flow support
  * (DPDK 22.11: ENOSYS from memif, af_xdp, null and ring vdevs, which have
  * no flow ops; ENOTSUP from a PMD that says so itself) is reported by name
  * with the way out: the af_xdp port and lunar's XDP steering.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh - lunar's test command: from a fresh Debian 12 machine, install
 # what is needed, reserve hugepages, build the release, ASan+UBSan and fuzz
-# builds, run every suite, and end with one line "N passed, N failed".
+# builds (and a ThreadSanitizer build of the threaded tests), run every
+# suite, and end with one line "N passed, N failed".
 # Exits non-zero if anything failed. Run as root (namespaces, XDP, hugepages).
 #
 #   scripts/test.sh            everything CI runs
@@ -84,6 +85,29 @@ build_or_fail() {
 	fi
 }
 
+# The ThreadSanitizer build: only what the `threads` suite runs (the tests
+# whose threads share memory: dispatch channels, Zbuf from several threads,
+# the kernel poller, lunar-loopdemo's self-test), to keep CI short.
+build_tsan() {
+	local dir=build-tsan targets
+	if [ ! -f "$dir/build.ninja" ] &&
+		! meson setup "$dir" -Dbuildtype=debug -Db_lto=false -Db_sanitize=thread -Db_lundef=false \
+			>"$log_dir/setup-build-tsan.txt" 2>&1; then
+		cat "$log_dir/setup-build-tsan.txt"
+		failed=$((failed + 1)); failures+=("build tsan"); return 1
+	fi
+	targets=$(meson introspect "$dir" --tests | /usr/bin/python3 -c '
+import json, os, sys
+root = os.path.realpath(sys.argv[1])
+for t in json.load(sys.stdin):
+    if "threads" in t["suite"] or any(s.endswith(":threads") for s in t["suite"]):
+        print(os.path.relpath(os.path.realpath(t["cmd"][0]), root))' "$dir")
+	if [ -z "$targets" ] || ! ninja -C "$dir" $targets >"$log_dir/ninja-build-tsan.txt" 2>&1; then
+		tail -40 "$log_dir/ninja-build-tsan.txt"
+		failed=$((failed + 1)); failures+=("build tsan"); return 1
+	fi
+}
+
 step "dependencies"
 scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 step "hugepages"
@@ -111,6 +135,12 @@ if [ "$quick" = 0 ]; then
 		step "unit and integration tests (ASan+UBSan)"
 		run_suite unit-asan build-asan --suite unit --suite unit-root
 		run_suite integration-asan build-asan --suite integration
+	fi
+	step "ThreadSanitizer build (the threads suite)"
+	if build_tsan; then
+		step "tests whose threads share memory (ThreadSanitizer)"
+		TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp" \
+			run_suite threads-tsan build-tsan --suite threads
 	fi
 	step "fuzz build (clang, libFuzzer)"
 	if CC=clang build_or_fail fuzz build-fuzz -Dbuildtype=debug -Db_lto=false -Dfuzz=true; then

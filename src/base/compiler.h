@@ -14,5 +14,13 @@
 #define LUNAR_UNUSED __attribute__((unused))
 /* A function a profiler must see as its own (callgrind --toggle-collect). */
 #define LUNAR_NOINLINE __attribute__((noinline))
+/* Built with ThreadSanitizer (gcc's and clang's ways of saying so). */
+#if defined(__SANITIZE_THREAD__)
+#define LUNAR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LUNAR_TSAN 1
+#endif
+#endif
 
 #endif

@@ -145,7 +145,8 @@ static void *poller(void *arg)
 			for (unsigned pass = 0; pass < 64; pass++)
 				for (unsigned i = 0; i < 64; i++)
 					r->sum += ring[i * 8];
-			r->reads++;
+			/* one writer; the main thread spins on it */
+			__atomic_store_n(&r->reads, r->reads + 1, __ATOMIC_RELAXED);
 		}
 		memif_gate_leave(r->gate);
 	}

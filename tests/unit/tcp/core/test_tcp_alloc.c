@@ -78,10 +78,49 @@ static void test_receive_queue_cannot_grow(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 9293 3.10.7.4 eighth: a FIN is taken only once everything before it
+ * has arrived. In-order data the receive queue has no room for (it cannot
+ * grow) is not accepted, and neither is the FIN that follows it: RCV.NXT
+ * stays, the state too, and the peer's retransmission of both is taken.
+ */
+static void test_fin_after_refused_data_not_taken(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = fixture_opts_with(&cfg);
+	struct script s;
+	uint32_t next = IRS + 1, end = IRS + 1 + 64 * SEG;
+
+	(void)state;
+	script_config(&cfg);
+	cfg.delayed_ack = false;
+	fixture_established(&s, &o);
+	prime_window(&s);
+	for (unsigned i = 0; i < 64; i++)
+		seg(&s, ACK, IRS + 1 + i * SEG, ISS + 1, 65535, SEG);
+	drain_tx(&s);
+	assert_int_equal(s.c.rcvq_count, s.c.rcvq_cap); /* full: the next slice needs malloc */
+	malloc_fails = true;
+	seg(&s, FIN | ACK, end, ISS + 1, 65535, SEG);
+	malloc_fails = false;
+	assert_true(malloc_failed > 0);
+	assert_int_equal(s.c.rcv_nxt, end);
+	assert_false(s.c.fin_rcvd);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	drain_tx(&s);
+	seg(&s, FIN | ACK, end, ISS + 1, 65535, SEG); /* the retransmission */
+	expect_tx(&s, ACK, ISS + 1, end + SEG + 1, 0);
+	assert_int_equal(s.c.state, TCP_CLOSE_WAIT);
+	assert_int_equal(recv_in_order(&s, &next, 0), 65 * SEG);
+	drain_tx(&s);
+	script_end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_receive_queue_cannot_grow),
+	    cmocka_unit_test(test_fin_after_refused_data_not_taken),
 	};
 
 	return cmocka_run_group_tests_name("tcp/core_alloc", tests, script_group_setup,

@@ -633,6 +633,34 @@ static void test_dupack_carries_sack(void **state)
 }
 
 /*
+ * RFC 2883 4: a D-SACK reports bytes of the stream received twice, never
+ * sequence space before its first byte (IRS + 1). A stale segment reaching
+ * back past it is cut there; one 2^31 away, whose range straddles the half
+ * of sequence space ahead of RCV.NXT (its left edge reads as ahead, its
+ * right as behind), holds no byte of the stream at all: a plain ACK.
+ */
+static void test_dsack_only_stream_bytes(void **state)
+{
+	const uint32_t far = IRS + 1001 + 0x80000000u - 50; /* RCV.NXT + 2^31 - 50 */
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	drain_tx(&s);
+	seg(&s, ACK, IRS - 99, ISS + 1, 65535, 200); /* [IRS - 99, IRS + 101) */
+	expect_ack_sacks(&s, IRS + 1001, true, 1, (const uint32_t[]){IRS + 1, IRS + 101});
+	seg(&s, ACK, far, ISS + 1, 65535, 100);
+	expect_ack_sacks(&s, IRS + 1001, false, 0, NULL);
+	expect_nothing(&s);
+	assert_false(s.c.dsack_pending);
+	assert_int_equal(s.c.stats.dsacks_sent, 1);
+	assert_int_equal(recv_all(&s), 1000);
+	script_end(&s);
+}
+
+/*
  * RFC 2883 4.1.2: a segment partly below RCV.NXT delivers its new bytes
  * and reports the old ones; the D-SACK block is the part received twice.
  */
@@ -649,6 +677,32 @@ static void test_dsack_partial_duplicate(void **state)
 	expect_ack_sacks(&s, IRS + 1501, true, 1, (const uint32_t[]){IRS + 501, IRS + 1001});
 	expect_nothing(&s);
 	assert_int_equal(s.c.stats.dsacks_sent, 1);
+	assert_int_equal(recv_all(&s), 1500);
+	script_end(&s);
+}
+
+/*
+ * RFC 2883 4 with RFC 1122 4.2.3.2: a segment partly below RCV.NXT is
+ * acknowledged at once, its D-SACK with it, even when it is the only
+ * segment a delayed ACK would wait on: the sender of the needless
+ * retransmission learns of it now.
+ */
+static void test_dsack_partial_duplicate_not_delayed(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	assert_true(s.c.cfg.delayed_ack);
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 1000);
+	expect_nothing(&s); /* one segment: its ACK is delayed */
+	advance(&s, s.c.cfg.delack_ns);
+	expect_tx(&s, ACK, ISS + 1, IRS + 1001, 0);
+	seg(&s, ACK, IRS + 501, ISS + 1, 65535, 1000);
+	expect_ack_sacks(&s, IRS + 1501, true, 1, (const uint32_t[]){IRS + 501, IRS + 1001});
+	expect_nothing(&s);
+	assert_int_equal(s.c.delack_at, 0);
 	assert_int_equal(recv_all(&s), 1500);
 	script_end(&s);
 }
@@ -1185,6 +1239,8 @@ int main(void)
 	    cmocka_unit_test(test_sack_four_blocks_without_ts),
 	    cmocka_unit_test(test_dupack_carries_sack),
 	    cmocka_unit_test(test_dsack_partial_duplicate),
+	    cmocka_unit_test(test_dsack_partial_duplicate_not_delayed),
+	    cmocka_unit_test(test_dsack_only_stream_bytes),
 	    cmocka_unit_test(test_dsack_partial_duplicate_out_of_order),
 	    cmocka_unit_test(test_dsack_off),
 	    cmocka_unit_test(test_dsack_waits_for_room),

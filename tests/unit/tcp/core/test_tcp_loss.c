@@ -51,6 +51,63 @@ static void test_rto_from_rtt_samples(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 6298 5.1: a segment sent while the timer runs does not restart it:
+ * the timer still times the oldest outstanding data, which is resent one
+ * RTO after it went, not one RTO after the latest segment.
+ */
+static void test_rto_not_restarted_by_new_data(void **state)
+{
+	struct script s;
+	uint64_t t0;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, ISS, IRS, 8 * MS, true); /* RTO 24 ms */
+	prime_window(&s);
+	t0 = s.now;
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	assert_int_equal(s.c.rto_at, t0 + 24 * MS);
+	advance(&s, 10 * MS);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1001, IRS + 1, 1000);
+	assert_int_equal(s.c.rto_at, t0 + 24 * MS);
+	advance(&s, 14 * MS - 1);
+	expect_nothing(&s);
+	advance(&s, 1); /* go-back-N from SND.UNA, one loss window */
+	assert_true(expect_tx(&s, ACK, ISS + 1, IRS + 1, s.c.snd_mss)->retransmit);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 6298 3: one segment at a time is timed; one sent while it is
+ * outstanding does not take its place. Segment A goes at t0, B at t0 +
+ * 5 ms; the ACK of A at t0 + 8 ms is A's sample (8 ms: SRTT 8, RTTVAR
+ * (3*4 + 0)/4 = 3), though B is not yet acknowledged.
+ */
+static void test_timed_segment_not_replaced(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, ISS, IRS, 8 * MS, true); /* SRTT 8, RTTVAR 4 */
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	advance(&s, 5 * MS);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1001, IRS + 1, 1000);
+	assert_int_equal(s.c.rtt_seq, ISS + 1001);
+	advance(&s, 3 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1001, 65535, 0);
+	assert_int_equal(s.c.rtt.srtt_ns, 8 * MS);
+	assert_int_equal(s.c.rtt.rttvar_ns, 3 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 2001, 65535, 0);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
 /* RFC 6298 2.4 with LUNA's floor: SRTT + 4*RTTVAR = 300 us is raised to rto_min_ns = 4 ms. */
 static void test_rto_floor(void **state)
 {
@@ -133,6 +190,39 @@ static void test_karn_no_sample_from_retransmission(void **state)
 	assert_int_equal(s.c.rtt.srtt_ns, 8 * MS);
 	assert_int_equal(s.c.rtt.rttvar_ns, 3 * MS);
 	assert_int_equal(tcp_rtt_timeout(&s.c.rtt), 20 * MS);
+	script_end(&s);
+}
+
+/*
+ * RFC 6298 3 (Karn's algorithm): a fast retransmission (RFC 5681 3.2) of
+ * the timed segment makes its ACK ambiguous too: the full ACK 15 ms after
+ * the first copy gives no RTT sample, SRTT stays at the handshake's.
+ */
+static void test_karn_no_sample_after_fast_retransmit(void **state)
+{
+	struct script s;
+	uint32_t mss;
+
+	(void)state;
+	fixture_established_ex(&s, NULL, ISS, IRS, 8 * MS, true); /* SRTT 8, RTTVAR 4 */
+	prime_window(&s);
+	mss = s.c.snd_mss;
+	assert_int_equal(app_send(&s, 5 * mss), 5 * mss);
+	for (unsigned i = 0; i < 5; i++)
+		take_tx(&s);
+	assert_int_equal(s.c.rtt_seq, ISS + 1 + mss); /* the first segment is timed */
+	advance(&s, 5 * MS);
+	for (unsigned i = 0; i < 3; i++)
+		seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0); /* the first segment lost */
+	assert_true(expect_tx(&s, ACK, ISS + 1, IRS + 1, mss)->retransmit);
+	expect_nothing(&s);
+	advance(&s, 10 * MS); /* before the RTO (24 ms) */
+	seg(&s, ACK, IRS + 1, ISS + 1 + 5 * mss, 65535, 0);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.stats.timeouts, 0);
+	assert_int_equal(s.c.rtt.srtt_ns, 8 * MS); /* no 15 ms sample */
+	assert_int_equal(s.c.rtt.rttvar_ns, 4 * MS);
+	drain_tx(&s);
 	script_end(&s);
 }
 
@@ -454,6 +544,37 @@ static void test_fast_retransmit_third_dupack(void **state)
 	assert_int_equal(s.c.cc.ssthresh, 2 * mss);
 	assert_int_equal(s.c.cc.cwnd, 5 * mss);
 	assert_int_equal(s.c.stats.timeouts, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 5681 2: an ACK is a duplicate only while the sender has data
+ * outstanding (condition (a)). With everything acknowledged, repeated
+ * pure ACKs (a peer's window probes, keep-alive answers) count for
+ * nothing: no fast retransmit, no reduction.
+ */
+static void test_no_dupacks_with_nothing_outstanding(void **state)
+{
+	struct script s;
+	uint32_t cwnd, ssthresh;
+
+	(void)state;
+	fixture_established(&s, NULL);
+	prime_window(&s);
+	assert_int_equal(app_send(&s, 1000), 1000);
+	expect_tx(&s, ACK | PSH, ISS + 1, IRS + 1, 1000);
+	advance(&s, 100 * US);
+	seg(&s, ACK, IRS + 1, ISS + 1001, 65535, 0);
+	cwnd = s.c.cc.cwnd;
+	ssthresh = s.c.cc.ssthresh;
+	for (unsigned i = 0; i < 4; i++)
+		seg(&s, ACK, IRS + 1, ISS + 1001, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.stats.dupacks, 0);
+	assert_int_equal(s.c.cc.dupacks, 0);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.cc.cwnd, cwnd);
+	assert_int_equal(s.c.cc.ssthresh, ssthresh);
 	script_end(&s);
 }
 
@@ -971,9 +1092,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ack_after_timeout_numbered_snd_max),
 	    cmocka_unit_test(test_rto_from_rtt_samples),
+	    cmocka_unit_test(test_rto_not_restarted_by_new_data),
+	    cmocka_unit_test(test_timed_segment_not_replaced),
 	    cmocka_unit_test(test_rto_floor),
 	    cmocka_unit_test(test_rto_backoff_capped),
 	    cmocka_unit_test(test_karn_no_sample_from_retransmission),
+	    cmocka_unit_test(test_karn_no_sample_after_fast_retransmit),
 	    cmocka_unit_test(test_rto_then_slow_start),
 	    cmocka_unit_test(test_spurious_rto_undone_without_sack),
 	    cmocka_unit_test(test_frto_spurious_rto),
@@ -982,6 +1106,7 @@ int main(void)
 	    cmocka_unit_test(test_frto_not_on_rto_in_recovery),
 	    cmocka_unit_test(test_frto_ends_at_zero_window_probe),
 	    cmocka_unit_test(test_fast_retransmit_third_dupack),
+	    cmocka_unit_test(test_no_dupacks_with_nothing_outstanding),
 	    cmocka_unit_test(test_limited_transmit_on_first_two_dupacks),
 	    cmocka_unit_test(test_newreno_partial_then_full_ack),
 	    cmocka_unit_test(test_cwnd_restart_after_idle),

@@ -175,6 +175,166 @@ static void test_three_sacks_start_recovery(void **state)
 }
 
 /*
+ * RFC 6675 5 step 4.3 and (C): entering recovery, the first lost segment
+ * goes at once whatever the pipe; the others only as cwnd - pipe leaves
+ * room. Segments 1 to 3 are lost, 4 to 6 SACKed, 7 to 9 still out: PRR
+ * (RFC 6937) sets cwnd = pipe (3) + 1.5 segments, so after the first
+ * retransmission (pipe 4) the second waits for the next ACK.
+ */
+static void test_recovery_kick_sends_one(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack1(&s, S(1), S(4), S(7));
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.stats.rack_lost, 3);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	expect_nothing(&s);
+	assert_int_equal(s.c.sb.lost, 2 * mss_); /* segments 2 and 3 wait */
+	assert_int_equal(s.c.stats.retransmits, 1);
+	assert_false(s.c.sb_kick);
+	sack1(&s, S(1), S(4), S(8)); /* one more delivered: the next goes */
+	assert_true(expect_tx(&s, ACK, S(2), IRS + 1, mss_)->retransmit);
+	sack(&s, S(10), 0, NULL);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 6.2 step 3: only a segment never retransmitted that is
+ * delivered below RACK.fack is evidence of reordering. The retransmission
+ * that fills the hole of a recovery is not: after it, the reordering
+ * window stays zero.
+ */
+static void test_retransmission_below_fack_not_reordering(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack1(&s, S(1), S(2), S(10));
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_true(s.c.cc.in_recovery);
+	advance(&s, 100 * US);
+	sack(&s, S(10), 0, NULL); /* the retransmission, below fack = S(10) */
+	assert_false(s.c.cc.in_recovery);
+	assert_false(s.c.rack.reordering_seen);
+	assert_int_equal(tcp_rack_reo_wnd(&s.c.rack, false, 3, s.c.rtt.srtt_ns), 0);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 6.2 step 2: of the segments an ACK delivers, RACK takes the
+ * most recently sent. Two segments go at t0, two more at t0 + 50 us; one
+ * ACK of all four at t0 + 150 us gives RACK.rtt = 100 us, of the later.
+ */
+static void test_rack_takes_most_recently_sent(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint64_t t1;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 2);
+	advance(&s, 50 * US);
+	t1 = s.now;
+	assert_int_equal(app_send(&s, 2 * mss_), (int)(2 * mss_));
+	expect_tx(&s, ACK, S(2), IRS + 1, mss_);
+	expect_tx(&s, ACK | PSH, S(3), IRS + 1, mss_);
+	advance(&s, 100 * US);
+	sack(&s, S(4), 0, NULL);
+	assert_int_equal(s.c.rack.xmit_ns, t1);
+	assert_int_equal(s.c.rack.end_seq, S(4));
+	assert_int_equal(s.c.rack.rtt_ns, 100 * US);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 6.2 step 5: every segment sent before RACK.xmit_ts is checked,
+ * also behind a retransmission sent after it. Segment 1 is lost (the RACK
+ * timer) and resent; then segment 5, sent before that retransmission, is
+ * SACKed: segments 3 and 4, in the scoreboard after the retransmitted 1,
+ * are lost too.
+ */
+static void test_rack_checks_past_retransmission(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t b[4] = {S(5), S(6), S(2), S(3)};
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack1(&s, S(1), S(2), S(3));
+	expect_nothing(&s);
+	advance(&s, s.c.rack_at - s.now);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_int_equal(s.c.stats.rack_lost, 1);
+	advance(&s, 25 * US);
+	sack(&s, S(1), 2, b);
+	assert_int_equal(s.c.stats.rack_lost, 3);
+	sack(&s, S(10), 0, NULL);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 6675 5 and RFC 6937: the full ACK ends the SACK recovery and PRR
+ * with it: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (RFC 6582
+ * 3.2 step 5), here 2 segments with nothing left in flight, and no later
+ * ACK recomputes it as PRR's pipe + sndcnt.
+ */
+static void test_sack_recovery_exit_ends_prr(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	sack1(&s, S(1), S(2), S(5));
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_true(s.c.cc.sack_recovery);
+	advance(&s, 100 * US);
+	sack(&s, S(10), 0, NULL);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.cc.cwnd, 2 * mss_);
+	assert_false(s.c.cc.sack_recovery);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 6298 3 (Karn) in SACK recovery: segment 0, the timed one, is lost
+ * and resent; the ACK that finally covers it, 300 us after the first
+ * copy, gives no RTT sample: SRTT stays 100 us.
+ */
+static void test_karn_sack_retransmission_not_timed(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 10);
+	assert_int_equal(s.c.rtt_seq, S(1));
+	advance(&s, 100 * US);
+	sack1(&s, S(0), S(1), S(4));
+	assert_true(expect_tx(&s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	advance(&s, 200 * US);
+	sack(&s, S(10), 0, NULL);
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.rtt.srtt_ns, 100 * US);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 8985 6.2 step 6: with one segment SACKed, the hole is not yet lost:
  * the reordering window is min_RTT / 4 (25 us here) and the RACK timer
  * fires when it has passed, retransmitting without three duplicates.
@@ -282,6 +442,38 @@ static void test_reordering_seen_keeps_window(void **state)
 }
 
 /*
+ * RFC 8985 7.2: with one segment in flight (FlightSize = 1 SMSS, a full
+ * one) the PTO allows for the receiver's delayed ACK (here the RTO floor,
+ * 4 ms), which puts it past the RTO: no probe, the RTO resends it. Two
+ * segments in flight have the probe at 2 * SRTT + our delayed-ACK time.
+ */
+static void test_pto_lone_full_segment(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+
+	(void)state;
+	rack_fixture(&s, &cfg);
+	send_segments(&s, 1);
+	assert_int_equal(s.c.tlp_at, 0);
+	advance(&s, s.c.rto_at - s.now - 1);
+	expect_nothing(&s);
+	advance(&s, 1);
+	assert_true(expect_tx(&s, ACK, S(0), IRS + 1, mss_)->retransmit);
+	assert_int_equal(s.c.stats.timeouts, 1);
+	assert_int_equal(s.c.stats.tlp_probes, 0);
+	advance(&s, 100 * US);
+	sack(&s, S(1), 0, NULL);
+	expect_nothing(&s);
+	assert_int_equal(app_send(&s, 2 * mss_), (int)(2 * mss_));
+	expect_tx(&s, ACK, S(1), IRS + 1, mss_);
+	expect_tx(&s, ACK | PSH, S(2), IRS + 1, mss_);
+	assert_int_equal(s.c.tlp_at, s.now + 2 * s.c.rtt.srtt_ns + cfg.delack_ns);
+	sack(&s, S(3), 0, NULL);
+	script_end(&s);
+}
+
+/*
  * RFC 2883 4: a first block at or below the cumulative ACK, or inside the
  * second block, is a D-SACK: counted, not taken as new SACK information,
  * and (RFC 8985 6.2 step 4) it widens the reordering window once per
@@ -305,6 +497,37 @@ static void test_dsack_counted(void **state)
 	assert_int_equal(s.c.rack.reo_wnd_mult, 2);
 	assert_int_equal(s.c.sb.sacked_segs, 2);
 	sack(&s, S(10), 0, NULL);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * RFC 8985 6.2 step 4: a D-SACK widens the reordering window for
+ * reo_wnd_persist (16) successful recoveries. A recovery counts once,
+ * when it ends (the full ACK), not on the ACKs during it.
+ */
+static void test_reo_wnd_persist_counts_recoveries(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t inside[4] = {S(2), S(3), S(2), S(5)};
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	/* A D-SACK, and segments 2 to 4 SACKed: segment 1 lost */
+	sack(&s, S(1), 2, inside);
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.rack.reo_wnd_mult, 2);
+	assert_int_equal(s.c.rack.reo_wnd_persist, TCP_RACK_REO_PERSIST);
+	advance(&s, 100 * US);
+	sack1(&s, S(1), S(2), S(8)); /* more delivered, still in recovery */
+	assert_true(s.c.cc.in_recovery);
+	assert_int_equal(s.c.rack.reo_wnd_persist, TCP_RACK_REO_PERSIST);
+	sack(&s, S(10), 0, NULL); /* the full ACK: one recovery done */
+	assert_false(s.c.cc.in_recovery);
+	assert_int_equal(s.c.rack.reo_wnd_persist, TCP_RACK_REO_PERSIST - 1);
+	assert_int_equal(s.c.rack.reo_wnd_mult, 2);
 	drain_tx(&s);
 	script_end(&s);
 }
@@ -1382,6 +1605,38 @@ static void test_spurious_recovery_undone_by_dsack(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 3708 2: the D-SACK for the retransmission may come after the ACK
+ * that ended the recovery. The episode ages only with ACKs that advance
+ * SND.UNA: a duplicate ACK in between (nothing new sent) leaves it open,
+ * and the late D-SACK still undoes the reduction.
+ */
+static void test_late_dsack_undoes_after_duplicate_ack(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd;
+	const uint32_t dup[2] = {S(1), S(2)};
+
+	(void)state;
+	ten_out_first_acked(&s, &cfg);
+	cwnd = s.c.cc.cwnd;
+	sack1(&s, S(1), S(2), S(5));
+	assert_true(expect_tx(&s, ACK, S(1), IRS + 1, mss_)->retransmit);
+	assert_true(s.c.cc.in_recovery);
+	assert_true(s.c.cc.cwnd < cwnd);
+	advance(&s, 100 * US);
+	sack(&s, S(10), 0, NULL); /* the full ACK: recovery over */
+	assert_false(s.c.cc.in_recovery);
+	sack(&s, S(10), 0, NULL); /* a duplicate */
+	assert_true(s.c.undo.on);
+	sack(&s, S(10), 1, dup); /* the retransmission was a duplicate */
+	assert_int_equal(s.c.stats.spurious_recoveries, 1);
+	assert_true(s.c.cc.cwnd >= cwnd);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
 /* Without SACK negotiated there is no scoreboard: NewReno (RFC 6582) as before. */
 /*
  * RFC 6937 3.1, Proportional Rate Reduction: while the pipe is above
@@ -1679,13 +1934,21 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_three_sacks_start_recovery),
+	    cmocka_unit_test(test_karn_sack_retransmission_not_timed),
+	    cmocka_unit_test(test_sack_recovery_exit_ends_prr),
+	    cmocka_unit_test(test_retransmission_below_fack_not_reordering),
+	    cmocka_unit_test(test_rack_takes_most_recently_sent),
+	    cmocka_unit_test(test_rack_checks_past_retransmission),
+	    cmocka_unit_test(test_recovery_kick_sends_one),
 	    cmocka_unit_test(test_reordering_timer_detects_single_sack),
 	    cmocka_unit_test(test_lost_retransmission_detected),
 	    cmocka_unit_test(test_sack_blocks_of_one_ack_not_reordering),
 	    cmocka_unit_test(test_reordering_seen_keeps_window),
 	    cmocka_unit_test(test_dsack_counted),
+	    cmocka_unit_test(test_reo_wnd_persist_counts_recoveries),
 	    cmocka_unit_test(test_invalid_sack_blocks_ignored),
 	    cmocka_unit_test(test_tlp_spurious_probe_no_reduction),
+	    cmocka_unit_test(test_pto_lone_full_segment),
 	    cmocka_unit_test(test_tlp_repairs_tail),
 	    cmocka_unit_test(test_tlp_repair_response_from_flight),
 	    cmocka_unit_test(test_tlp_not_pushed_back_by_repeats),
@@ -1713,6 +1976,7 @@ int main(void)
 	    cmocka_unit_test(test_frto_sack_real_loss_data_ack),
 	    cmocka_unit_test(test_probe_echo_no_proof),
 	    cmocka_unit_test(test_spurious_recovery_undone_by_dsack),
+	    cmocka_unit_test(test_late_dsack_undoes_after_duplicate_ack),
 	    cmocka_unit_test(test_probe_cut_survives_rto_undo),
 	    cmocka_unit_test(test_no_sack_no_scoreboard),
 	    cmocka_unit_test(test_hystart_from_rack_samples),

@@ -981,6 +981,43 @@ static void test_ws_syn_ack_window_unscaled_passive(void **state)
 }
 
 /*
+ * RFC 9293 3.8.6 (the right edge never moves left) across RFC 7323 2.2:
+ * in SYN-RECEIVED an ACK to an unacceptable segment offers the scaled
+ * window (4 MiB); the retransmitted <SYN,ACK>, whose window field is
+ * unscaled (65535), must not take that back: data 70000 bytes on is
+ * still in the window once the handshake completes.
+ */
+static void test_syn_ack_retransmit_keeps_right_edge(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o;
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	big_buffer(&cfg, &o);
+	fixture_syn_received(&s, &o);
+	assert_int_equal(s.c.rcv_adv, IRS + 1 + 65535);
+	seg(&s, ACK, IRS + 1 + 100000, ISS + 1, 65535, 0); /* out of the window: an ACK */
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(t->wnd, (4u << 20) >> 7);
+	assert_int_equal(s.c.rcv_adv, IRS + 1 + (4u << 20));
+	advance_next(&s); /* the SYN-ACK's timer */
+	t = expect_tx(&s, SYN | ACK, ISS, IRS + 1, 0);
+	assert_true(t->retransmit);
+	assert_int_equal(t->wnd, 65535);
+	assert_int_equal(s.c.rcv_adv, IRS + 1 + (4u << 20));
+	seg(&s, ACK, IRS + 1, ISS + 1, 65535, 0);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	seg(&s, ACK, IRS + 1 + 70000, ISS + 1, 65535, 1000);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 1, 0);
+	assert_int_equal(t->opts.sack_count, 1); /* kept out of order */
+	assert_int_equal(s.c.reass.n, 1);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 7323 2.2/2.3: scaling is in effect only if both sides sent the option.
  * The peer's SYN,ACK has none: our window field is unscaled (at most 65535)
  * and the peer's window is taken as is.
@@ -1197,6 +1234,7 @@ int main(void)
 	    cmocka_unit_test(test_paws_acks_of_empty_segments_limited),
 	    cmocka_unit_test(test_ws_syn_window_unscaled_active),
 	    cmocka_unit_test(test_ws_syn_ack_window_unscaled_passive),
+	    cmocka_unit_test(test_syn_ack_retransmit_keeps_right_edge),
 	    cmocka_unit_test(test_ws_peer_without_option_active),
 	    cmocka_unit_test(test_ws_peer_without_option_passive),
 	    cmocka_unit_test(test_ws_disabled_locally),

@@ -497,6 +497,27 @@ static void test_closing_to_time_wait(void **state)
 }
 
 /*
+ * RFC 9293 3.10.7.4 fifth, CLOSING: "otherwise, ignore the segment": an
+ * ACK that does not acknowledge our FIN (SEG.ACK = our FIN's own sequence
+ * number) leaves the connection in CLOSING, our FIN still timed.
+ */
+static void test_closing_stays_until_fin_acked(void **state)
+{
+	struct script s;
+
+	(void)state;
+	fixture_closing(&s, NULL);
+	seg(&s, ACK, IRS + 2, ISS + 1, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_CLOSING);
+	assert_true(s.c.rto_at != 0);
+	seg(&s, ACK, IRS + 2, ISS + 2, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.state, TCP_TIME_WAIT);
+	script_end(&s);
+}
+
+/*
  * RFC 9293 3.10.7.4 eighth, FIN-WAIT-1: "If our FIN has been ACKed (perhaps
  * in this segment), then enter TIME-WAIT".
  */
@@ -1096,6 +1117,7 @@ int main(void)
 	    cmocka_unit_test(test_close_wait_can_send),
 	    cmocka_unit_test(test_close_wait_send_close_last_ack),
 	    cmocka_unit_test(test_closing_to_time_wait),
+	    cmocka_unit_test(test_closing_stays_until_fin_acked),
 	    cmocka_unit_test(test_fin_wait_1_fin_ack_to_time_wait),
 	    cmocka_unit_test(test_time_wait_fin_restarts_timer),
 	    cmocka_unit_test(test_time_wait_expires_at_2msl),

@@ -520,6 +520,35 @@ static void test_rcv_window_shrinks_to_zero(void **state)
 }
 
 /*
+ * RFC 9293 3.10.7.4 (first check, trimming): a segment whose data runs
+ * past the window's right edge is cut to the window, and its FIN, beyond
+ * the edge, is not taken: the connection stays ESTABLISHED and the
+ * sequence number after the window's last byte is not consumed.
+ */
+static void test_fin_beyond_window_not_taken(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = unscaled(&cfg, 65535);
+	struct script s;
+	const struct tcp_tx *t;
+
+	(void)state;
+	small_rcv_buf(&cfg);
+	fixture_established(&s, &o);
+	assert_int_equal(s.c.rcv_adv, IRS + 8001);
+	seg(&s, FIN | ACK, IRS + 1, ISS + 1, 65535, 9000); /* 8000 of 9000 bytes fit */
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 8001, 0);
+	assert_int_equal(t->wnd, 0);
+	expect_nothing(&s);
+	assert_false(s.c.fin_rcvd);
+	assert_int_equal(s.c.state, TCP_ESTABLISHED);
+	assert_false(s.c.events & TCP_EV_EOF);
+	assert_int_equal(recv_all(&s), 8000);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
  * RFC 5681 2: a segment with FIN set is never a duplicate ACK. Our window
  * is shut (the application reads nothing) and data of ours is in flight;
  * the peer's FIN at RCV.NXT is refused by the zero window and comes
@@ -790,6 +819,36 @@ static void test_rcv_sws_avoidance(void **state)
 	script_end(&s);
 }
 
+/*
+ * RFC 9293 3.8.6.2.2: the edge moves once RCV.BUFF - RCV.USER - RCV.WND
+ * >= min(Fr * RCV.BUFF, Eff.snd.MSS): at exactly one MSS (1460) freed from
+ * a zero window, the window reopens and an update says so.
+ */
+static void test_rcv_sws_reopens_at_exactly_mss(void **state)
+{
+	struct tcp_config cfg;
+	struct fixture_opts o = unscaled(&cfg, 65535);
+	struct script s;
+	const struct tcp_tx *t;
+	uint32_t next = IRS + 1;
+
+	(void)state;
+	small_rcv_buf(&cfg);
+	fixture_established(&s, &o);
+	for (unsigned i = 0; i < 5; i++)
+		seg(&s, ACK, IRS + 1 + 1460 * i, ISS + 1, 65535, 1460);
+	seg(&s, ACK, IRS + 1 + 7300, ISS + 1, 65535, 700);
+	drain_tx(&s);
+	assert_int_equal(s.c.rcv_adv, IRS + 8001);
+	assert_int_equal(recv_in_order(&s, &next, 1), 1460);
+	t = expect_tx(&s, ACK, ISS + 1, IRS + 8001, 0);
+	assert_int_equal(t->wnd, 1460);
+	expect_nothing(&s);
+	assert_int_equal(recv_in_order(&s, &next, 0), 6540);
+	drain_tx(&s);
+	script_end(&s);
+}
+
 /* Sender SWS tests: Nagle on, no window scaling, peer window @peer_window. */
 static void sws_fixture(struct script *s, struct tcp_config *cfg, uint16_t peer_window)
 {
@@ -1038,8 +1097,10 @@ int main(void)
 	    cmocka_unit_test(test_zero_window_refused_probe_byte_resent),
 	    cmocka_unit_test(test_rcv_window_shrinks_to_zero),
 	    cmocka_unit_test(test_refused_fin_is_not_a_dupack),
+	    cmocka_unit_test(test_fin_beyond_window_not_taken),
 	    cmocka_unit_test(test_rcv_right_edge_never_moves_left),
 	    cmocka_unit_test(test_rcv_sws_avoidance),
+	    cmocka_unit_test(test_rcv_sws_reopens_at_exactly_mss),
 	    cmocka_unit_test(test_rcv_held_buffers_shrink_window),
 	    cmocka_unit_test(test_snd_sws_tiny_window_not_used),
 	    cmocka_unit_test(test_snd_sws_half_max_window_sent),

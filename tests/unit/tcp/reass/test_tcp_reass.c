@@ -592,6 +592,35 @@ static void test_pop_releases_below_rcv_nxt(void **state)
 	finish(&r);
 }
 
+/*
+ * RFC 9293 3.10.7.4 first check, at the edge: a slice ending exactly at
+ * RCV.NXT was delivered whole (in order, by a segment covering it): it is
+ * released and no empty slice is popped; a segment ending exactly at
+ * RCV.NXT is a duplicate and leaves the queue and its SACK blocks as they
+ * were.
+ */
+static void test_ending_at_rcv_nxt(void **state)
+{
+	struct tcp_reass r;
+	struct tcp_slice out[4];
+	uint32_t nxt = 0;
+
+	(void)state;
+	tcp_reass_init(&r, 65536, TCP_REASS_MAX_SEGS);
+	assert_int_equal(ins(&r, nxt, 100, 100), TCP_REASS_STORED);
+	nxt = 200; /* [0, 200) came in one segment */
+	assert_int_equal(tcp_reass_pop(&r, nxt, out, 4), 0);
+	assert_int_equal(tcp_reass_bytes(&r), 0);
+	assert_int_equal(zbuf_in_use(), 0);
+	assert_int_equal(ins(&r, nxt, 300, 100), TCP_REASS_STORED);
+	assert_int_equal(ins(&r, nxt, 500, 100), TCP_REASS_STORED);
+	/* Not the segment of any held run: the order of the blocks stays. */
+	assert_int_equal(ins(&r, nxt, 150, 50), TCP_REASS_DUPLICATE);
+	assert_int_equal(ins(&r, nxt, 100, 100), TCP_REASS_DUPLICATE);
+	EXPECT_SACK(&r, nxt, 4, 500, 600, 300, 400);
+	finish(&r);
+}
+
 /* --- bounds ---------------------------------------------------------------- */
 
 static void test_full_max_segs(void **state)
@@ -940,6 +969,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_overlap_right_side_trimmed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_overlap_covers_several, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pop_releases_below_rcv_nxt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ending_at_rcv_nxt, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_max_segs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_max_bytes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arrays_grow_on_demand, setup, teardown),

@@ -409,6 +409,28 @@ static void test_sack_recovery_again_at_recover(void **state)
 }
 
 /*
+ * RFC 3168 6.1.2: the window is reduced once per window of data for drops
+ * and echoes together. An echo cut ssthresh to 10000 (half of cwnd); a
+ * loss found in the same window (SND.UNA not past the echo's point) enters
+ * recovery but keeps that ssthresh, though FlightSize / 2 would be 15000.
+ */
+static void test_loss_after_echo_same_window(void **state)
+{
+	struct conn c;
+
+	(void)state;
+	conn_init(&c, 5000, 30 * SMSS, 20 * SMSS, UINT32_MAX);
+	assert_true(tcp_cc_on_ece(&c.cc, c.una, c.nxt, c.cc.cwnd));
+	assert_int_equal(c.cc.ssthresh, 10 * SMSS);
+	assert_int_equal(conn_dupack(&c), TCP_CC_NONE);
+	assert_int_equal(conn_dupack(&c), TCP_CC_NONE);
+	assert_int_equal(conn_dupack(&c), TCP_CC_RETRANSMIT_FIRST);
+	assert_true(c.cc.in_recovery);
+	assert_int_equal(c.cc.ssthresh, 10 * SMSS);
+	assert_int_equal(c.cc.cwnd, 13 * SMSS);
+}
+
+/*
  * RFC 5681 3.1 eq. 4 and the loss window, RFC 6582 3.2 ("after a
  * retransmit timeout"): ssthresh = max(FlightSize/2, 2*SMSS), cwnd = SMSS,
  * recovery left, recover = snd_nxt, dupacks cleared. A timeout inside a
@@ -649,6 +671,7 @@ int main(void)
 	    cmocka_unit_test(test_step1_guard_after_timeout),
 	    cmocka_unit_test(test_step1_guard_after_recovery),
 	    cmocka_unit_test(test_sack_recovery_again_at_recover),
+	    cmocka_unit_test(test_loss_after_echo_same_window),
 	    cmocka_unit_test(test_timeout_resets),
 	    cmocka_unit_test(test_repeated_timeout_holds_ssthresh),
 	    cmocka_unit_test(test_idle_restart),

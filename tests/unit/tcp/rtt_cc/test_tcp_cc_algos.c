@@ -173,6 +173,24 @@ static void test_cubic_concave_plateau_convex(void **state)
 }
 
 /*
+ * RFC 9438 4.2 eq. 2: the stage that starts at the first ACK after the
+ * recovery has K = cbrt((W_max - cwnd_epoch) / C) = cbrt(30 / 0.4) = 4.2172 s,
+ * and cwnd_epoch, W_est start at cwnd (70 segments).
+ */
+static void test_cubic_k(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	sender_init(&s, TCP_CC_CUBIC, 100, 100 * MS);
+	sender_loss(&s);
+	sender_ack(&s, SMSS, false);
+	assert_true(s.cc.algo.cubic.epoch_ns == s.now);
+	assert_true(s.cc.algo.cubic.cwnd_epoch == 70.0);
+	assert_true(s.cc.algo.cubic.k > 4.2171 && s.cc.algo.cubic.k < 4.2173);
+}
+
+/*
  * RFC 9438 4.3: at a datacenter RTT (100 us) the cubic barely moves in
  * wall-clock time, so the Reno-friendly estimate governs: about 0.53
  * segments per RTT until W_est passes cwnd_prior, then one per RTT, as
@@ -633,6 +651,7 @@ int main(void)
 	    cmocka_unit_test(test_cubic_reduction),
 	    cmocka_unit_test(test_cubic_fast_convergence),
 	    cmocka_unit_test(test_cubic_concave_plateau_convex),
+	    cmocka_unit_test(test_cubic_k),
 	    cmocka_unit_test(test_cubic_reno_friendly),
 	    cmocka_unit_test(test_cubic_after_timeout),
 	    cmocka_unit_test(test_cubic_mss_change_keeps_growing),

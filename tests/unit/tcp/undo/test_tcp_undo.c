@@ -158,6 +158,25 @@ static void test_episode_ages(void **state)
 	assert_int_equal(u.retrans, 0);
 }
 
+/*
+ * RFC 3708 2: the reduction is undone only once every retransmission came
+ * back as a duplicate. A short one (the tail, less than an MSS) is a
+ * segment to account for like a full one: one D-SACK for the full segment
+ * is not enough.
+ */
+static void test_short_retransmission_counts(void **state)
+{
+	struct tcp_undo u = {0};
+
+	(void)state;
+	tcp_undo_begin(&u, 5000, 7100, 100, 0, 5000);
+	tcp_undo_retransmitted(&u, 5000, 6000, MSS);
+	tcp_undo_retransmitted(&u, 7000, 7100, MSS); /* the 100-byte tail */
+	assert_int_equal(u.retrans, 2);
+	assert_false(tcp_undo_by_dsack(&u, 5000, 6000, MSS));
+	assert_true(tcp_undo_by_dsack(&u, 7000, 7100, MSS));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +184,7 @@ int main(void)
 	    cmocka_unit_test(test_dsack_proof),
 	    cmocka_unit_test(test_earlier_retransmission_counts),
 	    cmocka_unit_test(test_episode_ages),
+	    cmocka_unit_test(test_short_retransmission_counts),
 	};
 
 	return cmocka_run_group_tests_name("tcp/undo", tests, NULL, NULL);

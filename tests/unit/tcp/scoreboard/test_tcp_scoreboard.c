@@ -175,6 +175,32 @@ static void test_mark_all_lost_and_forget(void **state)
 }
 
 /* RFC 8985 6.2 step 5: lost when RACK.rtt + reo_wnd has passed since it was sent. */
+/*
+ * RFC 8985 6.2 (a lost retransmission is found like any segment) with the
+ * first-lost hint: once 0-3 are lost and 0 and 1 resent, the hint has
+ * moved past them; 0's retransmission lost again must put it back, or
+ * recovery would resend 2 and 3 and leave 0 for the RTO.
+ */
+static void test_first_lost_after_retransmission_lost_again(void **state)
+{
+	struct tcp_scoreboard sb;
+
+	(void)state;
+	tcp_sb_init(&sb);
+	sent(&sb, 6, 10 * US);
+	for (unsigned i = 0; i < 4; i++)
+		tcp_sb_mark_lost(&sb, i);
+	assert_int_equal(tcp_sb_first_lost(&sb), 0);
+	assert_int_equal(tcp_sb_sent(&sb, at(0), at(1), MSS, at(0), 20 * US), 0);
+	assert_int_equal(tcp_sb_first_lost(&sb), 1);
+	assert_int_equal(tcp_sb_sent(&sb, at(1), at(2), MSS, at(0), 20 * US), 0);
+	assert_int_equal(tcp_sb_first_lost(&sb), 2);
+	tcp_sb_mark_lost(&sb, 0);
+	assert_int_equal(sb.lost, 3 * MSS);
+	assert_int_equal(tcp_sb_first_lost(&sb), 0);
+	tcp_sb_fini(&sb);
+}
+
 static void test_rack_detects_by_time(void **state)
 {
 	struct tcp_scoreboard sb;
@@ -347,6 +373,7 @@ int main(void)
 	    cmocka_unit_test(test_sack_whole_records_only),
 	    cmocka_unit_test(test_dsack_forms),
 	    cmocka_unit_test(test_mark_all_lost_and_forget),
+	    cmocka_unit_test(test_first_lost_after_retransmission_lost_again),
 	    cmocka_unit_test(test_rack_detects_by_time),
 	    cmocka_unit_test(test_rack_ignores_ambiguous_rtt),
 	    cmocka_unit_test(test_rack_min_rtt_window),

@@ -317,6 +317,24 @@ static void test_pto(void **state)
 	assert_int_equal(tcp_rack_pto(true, 30 * US, 500 * US), 560 * US);
 }
 
+/* The boundary: a record of exactly the new MSS fits and is neither cut nor lost. */
+static void test_resegment_exact_fit(void **state)
+{
+	struct tcp_scoreboard sb;
+
+	(void)state;
+	tcp_sb_init(&sb);
+	sent(&sb, 2, 10 * US);
+	assert_int_equal(tcp_sb_resegment(&sb, MSS), 0);
+	assert_int_equal(sb.count, 2);
+	assert_int_equal(sb.lost, 0);
+	assert_int_equal(tcp_sb_first_lost(&sb), sb.count);
+	assert_int_equal(tcp_sb_resegment(&sb, MSS - 1), 0);
+	assert_int_equal(sb.count, 4);
+	assert_int_equal(sb.lost, 2 * MSS);
+	tcp_sb_fini(&sb);
+}
+
 /*
  * A lowered path MTU (tcp_icmp.c, Linux's tcp_simple_retransmit()): every
  * record too large for the new MSS is cut into records of it, lost, with
@@ -380,6 +398,7 @@ int main(void)
 	    cmocka_unit_test(test_reo_wnd),
 	    cmocka_unit_test(test_pto),
 	    cmocka_unit_test(test_resegment),
+	    cmocka_unit_test(test_resegment_exact_fit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,6 +116,42 @@ static void test_cubic_reduction(void **state)
 	assert_int_equal(s.cc.ssthresh, 2 * SMSS);
 }
 
+/*
+ * RFC 9438 4.6: the reduction is from min(cwnd, FlightSize): a sender that
+ * had only 40 segments in flight under a 100-segment window (application
+ * limited) goes to 28, with W_max 40, not to 70.
+ */
+static void test_cubic_reduction_from_flight(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	sender_init(&s, TCP_CC_CUBIC, 100, 100 * MS);
+	s.cc.ssthresh = 50 * SMSS;
+	assert_true(tcp_cc_enter_recovery(&s.cc, s.una, s.una + 40 * SMSS, 40 * SMSS));
+	assert_int_equal(s.cc.ssthresh, 28 * SMSS);
+	assert_true(s.cc.algo.cubic.w_max == 40.0);
+}
+
+/*
+ * RFC 9438 4.4-4.5: the target is at most 1.5 * cwnd. Ten seconds into a
+ * stage with K = 0 at a 1 s RTT, W_cubic(t + RTT) is 542 segments against a
+ * window of 10; one ACK of a segment may add at most (15 - 10) / 10 of one.
+ */
+static void test_cubic_target_clamped(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	sender_init(&s, TCP_CC_CUBIC, 10, 1000 * MS);
+	s.cc.ssthresh = 5 * SMSS;
+	sender_ack(&s, SMSS, false); /* the stage begins: W_max = cwnd, K = 0 */
+	assert_true(s.cc.algo.cubic.k == 0.0);
+	s.now += 10000 * MS;
+	sender_ack(&s, SMSS, false);
+	assert_true(segs(&s) > 10.0 && segs(&s) <= 10.6);
+}
+
 /* RFC 9438 4.7: a loss before the window regained W_max sets W_max = cwnd * (1 + 0.7) / 2. */
 static void test_cubic_fast_convergence(void **state)
 {
@@ -649,6 +685,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cubic_reduction),
+	    cmocka_unit_test(test_cubic_reduction_from_flight),
+	    cmocka_unit_test(test_cubic_target_clamped),
 	    cmocka_unit_test(test_cubic_fast_convergence),
 	    cmocka_unit_test(test_cubic_concave_plateau_convex),
 	    cmocka_unit_test(test_cubic_k),

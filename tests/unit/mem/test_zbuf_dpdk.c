@@ -253,6 +253,9 @@ static void test_pktpool(void **state)
 		assert_true(off >= z.first_obj_off);
 		assert_true(off >= stride); /* slot 0 holds the zone header */
 		assert_ptr_equal(zbuf_obj(objs[i]), objs[i]);
+		/* the span ends with the slot, counted from the mbuf, not the slot's header */
+		assert_int_equal(zbuf_span(objs[i]), zbuf_obj_size(objs[i]));
+		assert_int_equal(zbuf_span((char *)objs[i] + 64), zbuf_obj_size(objs[i]) - 64);
 		n_in_circ++;
 	}
 	assert_int_equal(n_in_circ, 1022);

@@ -305,6 +305,114 @@ static void test_stale_unanswered_removed(void **state)
 }
 
 /*
+ * RFC 1122 2.3.2.1: the last unicast poll of a stale entry gets its retry
+ * interval to be answered; the entry goes only when that has passed.
+ */
+static void test_stale_last_poll_waits(void **state)
+{
+	struct nt *t = *state;
+	uint64_t now = T_REACHABLE;
+
+	nt_learn(t, PEER_IP, &peer_mac);
+	netif_timers(&t->nif, now);
+	assert_int_equal(neigh_find(&t->nif.neigh, PEER_IP)->state, NEIGH_STALE);
+	for (unsigned k = 0; k < T_RETRIES; k++) {
+		if (k)
+			netif_timers(&t->nif, now);
+		assert_int_equal(nt_send_marked(t, PEER_IP, k), 0); /* in use: polled */
+		now += T_RETRY;
+	}
+	assert_int_equal(nt_flush(t), 2 * T_RETRIES);
+	nt_assert_arp_request(nt_tx(t, 2 * (T_RETRIES - 1)), &peer_mac, PEER_IP); /* unicast */
+	nt_clear_tx(t);
+	netif_timers(&t->nif, now - 1);
+	assert_non_null(neigh_find(&t->nif.neigh, PEER_IP)); /* the answer may still come */
+	netif_timers(&t->nif, now);
+	assert_null(neigh_find(&t->nif.neigh, PEER_IP));
+	assert_int_equal(netif_counter(&t->nif, "neigh_expired"), 1);
+}
+
+/*
+ * RFC 1122 2.3.2.1 (flushing entries nobody uses): a stale entry no
+ * packet has gone to for arp_reachable_ns (a never used one: since it was
+ * confirmed) is forgotten at the next pass, without a poll; one still in
+ * use stays, and is polled.
+ */
+static void test_stale_unused_forgotten(void **state)
+{
+	struct nt *t = *state;
+	const uint64_t t0 = 7 * T_REACHABLE;
+
+	netif_timers(&t->nif, t0);
+	nt_learn(t, PEER_IP, &peer_mac);
+	nt_learn(t, PEER2_IP, &peer2_mac);
+	netif_timers(&t->nif, t0 + T_REACHABLE);
+	assert_int_equal(neigh_find(&t->nif.neigh, PEER_IP)->state, NEIGH_STALE);
+	assert_int_equal(nt_send_marked(t, PEER2_IP, 1), 0); /* PEER2 in use */
+	netif_timers(&t->nif, t0 + T_REACHABLE + 1);
+	assert_null(neigh_find(&t->nif.neigh, PEER_IP));
+	assert_non_null(neigh_find(&t->nif.neigh, PEER2_IP));
+	assert_int_equal(netif_counter(&t->nif, "neigh_expired"), 1);
+	assert_int_equal(nt_flush(t), 2); /* PEER2's poll and datagram; nothing to PEER */
+	nt_assert_arp_request(nt_tx(t, 0), &peer2_mac, PEER2_IP);
+	nt_clear_tx(t);
+}
+
+/* Two subnet addresses whose home slots in the neighbour table are the same. */
+static void colliding_pair(uint32_t *a, uint32_t *b)
+{
+	static struct neigh_table scratch;
+	unsigned home[256];
+
+	for (unsigned h = 2; h < 255; h++) {
+		struct neigh_entry *e = neigh_get(&scratch, IP4(10, 0, 0, h));
+
+		home[h] = (unsigned)(e - scratch.e);
+		neigh_remove(&scratch, e);
+		for (unsigned k = 2; k < h; k++)
+			if (home[k] == home[h]) {
+				*a = IP4(10, 0, 0, k);
+				*b = IP4(10, 0, 0, h);
+				return;
+			}
+	}
+	fail_msg("no two subnet addresses collide");
+}
+
+/*
+ * netif_timers() removes entries while it walks the table, and a removal
+ * shifts the next entry of the probe run back into the slot just visited:
+ * two colliding neighbours failing (RFC 1122 2.3.2.2: unanswered requests)
+ * or forgotten at the same time both go in the same pass.
+ */
+static void test_timers_remove_colliding_entries(void **state)
+{
+	struct nt *t = *state;
+	uint32_t a, b;
+
+	colliding_pair(&a, &b);
+	assert_int_equal(nt_send_marked(t, a, 0), 0);
+	assert_int_equal(nt_send_marked(t, b, 1), 0);
+	for (unsigned k = 1; k <= T_RETRIES; k++)
+		netif_timers(&t->nif, k * T_RETRY);
+	assert_null(neigh_find(&t->nif.neigh, a));
+	assert_null(neigh_find(&t->nif.neigh, b));
+	assert_int_equal(nt_drops(t, LUNAR_DROP_NEIGH_FAILED), 2);
+	assert_int_equal(t->nif.neigh.used, 0);
+	nt_clear_tx(t);
+
+	netif_timers(&t->nif, T_REACHABLE);
+	nt_learn(t, a, &peer_mac);
+	nt_learn(t, b, &peer2_mac);
+	netif_timers(&t->nif, 2 * T_REACHABLE); /* both stale */
+	netif_timers(&t->nif, 3 * T_REACHABLE); /* both unused for a lifetime */
+	assert_null(neigh_find(&t->nif.neigh, a));
+	assert_null(neigh_find(&t->nif.neigh, b));
+	assert_int_equal(netif_counter(&t->nif, "neigh_expired"), 2);
+	assert_int_equal(t->nif.neigh.used, 0);
+}
+
+/*
  * RFC 5227 2.3 ARP Announcement (gratuitous ARP): a broadcast request whose
  * sender and target protocol addresses are both ours, target MAC zero.
  */
@@ -378,6 +486,32 @@ static void test_sender_not_a_neighbour(void **state)
 	}
 	assert_int_equal(nt_drops(t, LUNAR_DROP_ARP_BAD_SENDER), 3);
 	assert_int_equal(nt_flush(t), 0);
+}
+
+/*
+ * RFC 5227 2.1.1: a probe carries sender protocol address 0.0.0.0 "to
+ * avoid polluting ARP caches". One for our address is answered like any
+ * request (RFC 826: we are the target), to the prober's MAC; 0.0.0.0 is no
+ * sender to check against the subnet, and no entry is made for it.
+ */
+static void test_probe_answered_not_learned(void **state)
+{
+	struct nt *t = *state;
+	struct nt_pkt p;
+
+	nt_rx(t, nt_mk_arp(RTE_ARP_OP_REQUEST, &bcast_mac, &peer_mac, 0, NULL, OUR_IP), 10);
+	assert_int_equal(nt_total_drops(t), 0);
+	assert_int_equal(nt_flush(t), 1);
+	nt_parse(nt_tx(t, 0), &p);
+	assert_int_equal(p.eth.ethertype, RTE_ETHER_TYPE_ARP);
+	assert_memory_equal(&p.eth.dst, &peer_mac, 6);
+	assert_int_equal(p.arp.op, RTE_ARP_OP_REPLY);
+	assert_int_equal(p.arp.spa, OUR_IP);
+	assert_memory_equal(&p.arp.tha, &peer_mac, 6);
+	assert_int_equal(p.arp.tpa, 0);
+	assert_null(neigh_find(&t->nif.neigh, 0));
+	assert_int_equal(t->nif.neigh.used, 0);
+	nt_clear_tx(t);
 }
 
 /* RFC 826 "Packet Reception": formats we do not speak are dropped, each with its reason. */
@@ -564,15 +698,28 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, nt_setup, nt_teardown)
 #define K(fn) cmocka_unit_test_setup_teardown(fn, nt_setup_kernel, nt_teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_request_for_us_replied), T(test_request_for_other_ip),
-	    T(test_merge_updates_existing), T(test_reply_releases_held_in_order),
-	    T(test_retries_then_failed),    T(test_hold_overflow),
-	    T(test_expiry_unicast_refresh), T(test_stale_unanswered_removed),
-	    T(test_gratuitous_arp),	    T(test_unsolicited_reply_learned),
-	    T(test_sender_is_our_ip),	    T(test_sender_not_a_neighbour),
-	    T(test_malformed_arp),	    K(test_kernel_resolve),
-	    K(test_kernel_resolve_fails),   K(test_kernel_known_at_once),
-	    K(test_incomplete_capped),	    K(test_kernel_arp_steered_wrong),
+	    T(test_request_for_us_replied),
+	    T(test_request_for_other_ip),
+	    T(test_merge_updates_existing),
+	    T(test_reply_releases_held_in_order),
+	    T(test_retries_then_failed),
+	    T(test_hold_overflow),
+	    T(test_expiry_unicast_refresh),
+	    T(test_stale_unanswered_removed),
+	    T(test_stale_last_poll_waits),
+	    T(test_stale_unused_forgotten),
+	    T(test_timers_remove_colliding_entries),
+	    T(test_gratuitous_arp),
+	    T(test_unsolicited_reply_learned),
+	    T(test_sender_is_our_ip),
+	    T(test_sender_not_a_neighbour),
+	    T(test_probe_answered_not_learned),
+	    T(test_malformed_arp),
+	    K(test_kernel_resolve),
+	    K(test_kernel_resolve_fails),
+	    K(test_kernel_known_at_once),
+	    K(test_incomplete_capped),
+	    K(test_kernel_arp_steered_wrong),
 	    K(test_kernel_neigh_forgotten),
 	};
 #undef T

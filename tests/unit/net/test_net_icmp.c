@@ -527,6 +527,58 @@ static void test_no_unreachable_for_broadcast_or_bad_source(void **state)
 	assert_null(neigh_find(&t->nif.neigh, IP4(10, 0, 0, 3)));
 }
 
+/*
+ * RFC 1122 2.3.2.1: a stale neighbour is still used (and asked again by
+ * unicast), so an error to it goes like any packet: its ARP refresh first,
+ * then the protocol unreachable.
+ */
+static void test_unreachable_to_stale_neighbour(void **state)
+{
+	struct nt *t = *state;
+	struct neigh_entry *e = neigh_find(&t->nif.neigh, PEER_IP);
+	uint8_t l4[8] = {0};
+	uint8_t b[64];
+	size_t n = nt_ipv4_bytes(b, PEER_IP, OUR_IP, 99, l4, sizeof(l4));
+	struct nt_pkt p;
+
+	assert_non_null(e);
+	netif_timers(&t->nif, T_REACHABLE);
+	assert_int_equal(e->state, NEIGH_STALE);
+	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), T_REACHABLE + 1);
+	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 1);
+	assert_int_equal(nt_flush(t), 2);
+	nt_assert_arp_request(nt_tx(t, 0), &peer_mac, PEER_IP);
+	nt_assert_unreachable(nt_tx(t, 1), ICMP_CODE_PROTO_UNREACH, &p);
+	nt_clear_tx(t);
+}
+
+/*
+ * RFC 1812 4.3.2.7: no error to a class E source even when its next hop
+ * (the gateway) is resolved, while an off-link unicast source behind the
+ * same gateway gets one: the address, not an unresolved hop, decides.
+ */
+static void test_no_unreachable_to_class_e_via_gateway(void **state)
+{
+	struct nt *t = *state;
+	struct netif_config cfg = nt_config(t, NEIGH_MODE_ARP);
+	uint8_t l4[8] = {0};
+	uint8_t b[64];
+	size_t n;
+
+	cfg.gateway = GW_IP;
+	nt_reinit(t, &cfg);
+	nt_learn(t, GW_IP, &gw_mac);
+	n = nt_ipv4_bytes(b, IP4(240, 0, 0, 1), OUR_IP, 99, l4, sizeof(l4));
+	nt_rx(t, nt_frame(&our_mac, &gw_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_UNKNOWN_PROTO), 1);
+	assert_int_equal(nt_flush(t), 0);
+	n = nt_ipv4_bytes(b, IP4(192, 0, 2, 1), OUR_IP, 99, l4, sizeof(l4));
+	nt_rx(t, nt_frame(&our_mac, &gw_mac, RTE_ETHER_TYPE_IPV4, b, n), 2);
+	assert_int_equal(nt_flush(t), 1);
+	assert_int_equal(netif_counter(&t->nif, "tx_icmp_unreach"), 1);
+	nt_clear_tx(t);
+}
+
 /* Kernel neighbour mode (af_xdp): the kernel owns the address; lunar sends no errors. */
 static void test_no_unreachable_in_kernel_mode(void **state)
 {
@@ -625,6 +677,8 @@ int main(void)
 	    T(test_unreachable_quote_capped),
 	    T(test_no_unreachable_for_broadcast_or_bad_source),
 	    T(test_unreachable_rate_limited),
+	    T(test_unreachable_to_stale_neighbour),
+	    T(test_no_unreachable_to_class_e_via_gateway),
 	    T(test_no_unreachable_in_kernel_mode),
 	};
 #undef T

@@ -103,6 +103,8 @@ static void test_eth_short_and_vlan(void **state)
 
 	nt_rx(t, test_mbuf(nt_pool, raw, sizeof(raw)), 1);
 	assert_only_drop(t, LUNAR_DROP_ETH_SHORT);
+	/* By name too (the first reason after NONE, as the ctl's counters read it). */
+	assert_int_equal(netif_counter(&t->nif, "ETH_SHORT"), 1);
 	nt_rx(t, nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_VLAN, tag, sizeof(tag)), 1);
 	assert_int_equal(nt_drops(t, LUNAR_DROP_ETH_VLAN), 1);
 	assert_int_equal(nt_total_drops(t), 2);
@@ -216,19 +218,57 @@ static void test_ip_fragment(void **state)
  */
 static void test_ip_bad_source(void **state)
 {
-	static const uint32_t bad[] = {IP4(224, 0, 0, 5), IP4(127, 0, 0, 1),
-				       IP4(255, 255, 255, 255), OUR_IP, 0};
+	static const uint32_t bad[] = {
+	    IP4(224, 0, 0, 5), IP4(127, 0, 0, 1), IP4(255, 255, 255, 255), OUR_IP, 0, SUBNET_BCAST};
 	struct nt *t = *state;
 	uint8_t b[128];
 
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < 6; i++) {
 		size_t n = echo_packet(b, bad[i], OUR_IP);
 
 		rx_ip(t, b, n);
 		assert_int_equal(nt_drops(t, LUNAR_DROP_IP_BAD_SRC), i + 1);
 	}
-	assert_int_equal(nt_total_drops(t), 5);
+	assert_int_equal(nt_total_drops(t), 6); /* the subnet's broadcast too: 3.2.1.3 (d) */
 	assert_int_equal(nt_flush(t), 0);
+}
+
+/*
+ * RFC 1122 3.3.6: a datagram that arrived in a link-layer broadcast but
+ * is not addressed to an IP broadcast address MUST be silently
+ * discarded: an echo to our unicast address in a broadcast frame is
+ * dropped IP_LINK_BCAST, not answered.
+ */
+static void test_ip_link_broadcast_unicast_dst(void **state)
+{
+	struct nt *t = *state;
+	uint8_t b[128];
+	size_t n = echo_packet(b, PEER_IP, OUR_IP);
+
+	nt_rx(t, nt_frame(&bcast_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n), 1);
+	assert_only_drop(t, LUNAR_DROP_IP_LINK_BCAST);
+	assert_int_equal(netif_counter(&t->nif, "tx_icmp_echo_reply"), 0);
+}
+
+/*
+ * The pool is sized for the MTU, so only an oversized frame arrives as an
+ * mbuf chain; netif parses one segment and drops a chain ETH_CHAINED
+ * (a valid echo split over two segments is not answered).
+ */
+static void test_eth_chained_dropped(void **state)
+{
+	struct nt *t = *state;
+	uint8_t b[128];
+	size_t n = echo_packet(b, PEER_IP, OUR_IP);
+	struct rte_mbuf *m = nt_frame(&our_mac, &peer_mac, RTE_ETHER_TYPE_IPV4, b, n);
+	struct rte_mbuf *tail = rte_pktmbuf_alloc(nt_pool);
+
+	assert_non_null(tail);
+	assert_non_null(rte_pktmbuf_append(tail, 4));
+	assert_int_equal(rte_pktmbuf_chain(m, tail), 0);
+	nt_rx(t, m, 1);
+	assert_only_drop(t, LUNAR_DROP_ETH_CHAINED);
+	assert_int_equal(test_pool_in_use(nt_pool), 0);
 }
 
 /* Echo packet with a 4-byte option area holding @opt (IHL 6). */
@@ -458,7 +498,8 @@ int main(void)
 	    T(test_ip_not_for_us),	 T(test_ip_bad_version),
 	    T(test_ip_bad_ihl),		 T(test_ip_bad_total_len),
 	    T(test_ip_bad_checksum),	 T(test_ip_fragment),
-	    T(test_ip_bad_source),	 T(test_ip_options),
+	    T(test_ip_bad_source),	 T(test_ip_link_broadcast_unicast_dst),
+	    T(test_eth_chained_dropped), T(test_ip_options),
 	    T(test_ip_source_route),	 T(test_ip_short),
 	    T(test_ip_unknown_proto),	 T(test_ethernet_padding_ignored),
 	    T(test_hw_checksum_flags),	 T(test_tcp_segments),

@@ -231,6 +231,32 @@ static void test_eviction(void **state)
 }
 
 /*
+ * A slot freed early (a probe's proof forgot its entry, pmtu_raise() to 0)
+ * is free: a new destination of the set takes it rather than evicting a
+ * live entry, whatever expiry the freed slot last had.
+ */
+static void test_forgotten_slot_reused(void **state)
+{
+	uint32_t d[PMTU_WAYS + 1];
+
+	(void)state;
+	find_homed(200, d, PMTU_WAYS + 1);
+	pmtu_init(&pc, 100 * S);
+	for (unsigned i = 0; i < PMTU_WAYS; i++)
+		assert_true(learn(&pc, d[i], (uint16_t)(1400 - i), i * S));
+	assert_false(learn(&pc, d[0], 1400, 50 * S)); /* d[0] now expires last */
+	assert_true(pmtu_raise(&pc, d[0], 0));
+	assert_int_equal(pc.used, PMTU_WAYS - 1);
+
+	assert_true(learn(&pc, d[PMTU_WAYS], 1200, 60 * S)); /* nothing evicted */
+	assert_int_equal(pc.stats.evicted, 0);
+	assert_int_equal(pc.used, PMTU_WAYS);
+	for (unsigned i = 1; i < PMTU_WAYS; i++)
+		assert_int_equal(pmtu_get(&pc, d[i], 60 * S), 1400 - i);
+	assert_int_equal(pmtu_get(&pc, d[PMTU_WAYS], 60 * S), 1200);
+}
+
+/*
  * Nine destinations of one set learned in turn, over and over (a peer
  * with nine addresses sending frag-needed for each): once the set is
  * full of young entries nothing is evicted, so there is no churn (and no
@@ -306,6 +332,7 @@ int main(void)
 	    cmocka_unit_test(test_given_lifetime),
 	    cmocka_unit_test(test_raise),
 	    cmocka_unit_test(test_eviction),
+	    cmocka_unit_test(test_forgotten_slot_reused),
 	    cmocka_unit_test(test_many),
 	    cmocka_unit_test(test_eviction_churn_bounded),
 	};

@@ -47,6 +47,30 @@ static void test_on_link_next_hop(void **state)
 }
 
 /*
+ * RFC 950 subnetting: with a /28 the link is 10.0.0.0-15; 10.0.0.100,
+ * though in the same /24, is off-link (via the gateway) and 10.0.0.15 is
+ * the subnet's broadcast.
+ */
+static void test_longer_prefix_subnet(void **state)
+{
+	struct nt *t = *state;
+	struct netif_config cfg = nt_config(t, NEIGH_MODE_ARP);
+	struct nt_pkt p;
+
+	cfg.prefix_len = 28;
+	cfg.gateway = IP4(10, 0, 0, 14);
+	nt_reinit(t, &cfg);
+	assert_int_equal(netif_next_hop(&t->nif, IP4(10, 0, 0, 9)), IP4(10, 0, 0, 9));
+	assert_int_equal(netif_next_hop(&t->nif, IP4(10, 0, 0, 100)), IP4(10, 0, 0, 14));
+	assert_int_equal(nt_send_marked(t, IP4(10, 0, 0, 15), 0), 0);
+	assert_int_equal(nt_flush(t), 1);
+	nt_parse(nt_tx(t, 0), &p);
+	assert_memory_equal(&p.eth.dst, &bcast_mac, 6); /* no ARP: a broadcast */
+	assert_int_equal(nt_marker(nt_tx(t, 0)), 0);
+	nt_clear_tx(t);
+}
+
+/*
  * RFC 1122 3.3.1.2: an off-link destination goes to the gateway: the frame
  * is addressed to the gateway's MAC, the IPv4 destination stays the remote.
  */
@@ -111,6 +135,42 @@ static void test_longest_prefix(void **state)
 	/* An on-link default (`ip route add default dev X`): the destination is the next hop. */
 	assert_int_equal(netif_route_add(&t->nif, 0, 0, 0), 0);
 	assert_int_equal(netif_next_hop(&t->nif, IP4(8, 8, 8, 8)), IP4(8, 8, 8, 8));
+}
+
+/*
+ * A route is its prefix and its length (RFC 1122 3.3.1.2): a /16 and a
+ * /24 at the same network address are two routes; adding one replaces
+ * neither, and deleting the /24 leaves the /16.
+ */
+static void test_same_address_other_length(void **state)
+{
+	struct nt *t = *state;
+	const uint32_t gw_a = IP4(10, 0, 0, 250), gw_b = IP4(10, 0, 0, 251);
+
+	reinit_with_gateway(t, GW_IP);
+	assert_int_equal(netif_route_add(&t->nif, IP4(192, 168, 0, 0), 16, gw_a), 0);
+	assert_int_equal(netif_route_add(&t->nif, IP4(192, 168, 0, 0), 24, gw_b), 0);
+	assert_int_equal(t->nif.n_routes, 2);
+	assert_int_equal(netif_next_hop(&t->nif, IP4(192, 168, 0, 5)), gw_b);
+	assert_int_equal(netif_next_hop(&t->nif, IP4(192, 168, 5, 5)), gw_a);
+	netif_route_del(&t->nif, IP4(192, 168, 0, 0), 24);
+	assert_int_equal(t->nif.n_routes, 1);
+	assert_int_equal(netif_next_hop(&t->nif, IP4(192, 168, 0, 5)), gw_a);
+}
+
+/* netif_init() takes a prefix of 0 to 32 bits; 33 is refused, -EINVAL. */
+static void test_init_prefix_len_bounds(void **state)
+{
+	struct nt *t = *state;
+	struct netif_config cfg = nt_config(t, NEIGH_MODE_ARP);
+	struct netif nif;
+
+	cfg.prefix_len = 33;
+	assert_int_equal(netif_init(&nif, &cfg), -EINVAL);
+	cfg.prefix_len = 32;
+	assert_int_equal(netif_init(&nif, &cfg), 0);
+	assert_int_equal(nif.netmask, 0xffffffffu);
+	netif_fini(&nif);
 }
 
 /*
@@ -300,6 +360,31 @@ static void test_ipv4_output_too_big(void **state)
 }
 
 /*
+ * A TSO packet (RTE_MBUF_F_TX_TCP_SEG) is larger than the MTU by design:
+ * the port cuts it into MTU-sized segments, so netif queues it with the
+ * header lengths the offload needs, and counts no drop.
+ */
+static void test_ipv4_output_tso_not_too_big(void **state)
+{
+	struct nt *t = *state;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(nt_pool), *out;
+
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_append(m, 1481));
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
+	nt_learn(t, PEER_IP, &peer_mac);
+	assert_int_equal(netif_ipv4_output(&t->nif, m, PEER_IP, IPPROTO_TCP, 0), 0);
+	assert_int_equal(nt_total_drops(t), 0);
+	assert_int_equal(nt_flush(t), 1);
+	out = nt_tx(t, 0);
+	assert_int_equal(rte_pktmbuf_pkt_len(out), 14 + 20 + 1481);
+	assert_true(out->ol_flags & RTE_MBUF_F_TX_IPV4);
+	assert_int_equal(out->l2_len, RTE_ETHER_HDR_LEN);
+	assert_int_equal(out->l3_len, 20);
+	nt_clear_tx(t);
+}
+
+/*
  * RFC 1122 3.3.1.2 in kernel neighbour mode: an off-link destination makes
  * lunar ask the kernel to resolve the gateway, not the destination.
  */
@@ -327,6 +412,9 @@ int main(void)
 	    T(test_on_link_next_hop),
 	    T(test_gateway_next_hop),
 	    T(test_longest_prefix),
+	    T(test_same_address_other_length),
+	    T(test_longer_prefix_subnet),
+	    T(test_init_prefix_len_bounds),
 	    T(test_route_table_full),
 	    T(test_no_route),
 	    T(test_broadcast_destination),
@@ -335,6 +423,7 @@ int main(void)
 	    T(test_tx_ring_full),
 	    T(test_tx_ring_partial),
 	    T(test_ipv4_output_too_big),
+	    T(test_ipv4_output_tso_not_too_big),
 	    T(test_kernel_mode_asks_for_gateway),
 	};
 #undef T

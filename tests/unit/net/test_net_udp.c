@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "net_test.h"
+#include "wire/checksum.h"
 
 static const uint8_t msg[] = "hello over lunar udp";
 
@@ -231,6 +232,32 @@ static void test_broadcast_delivered(void **state)
 }
 
 /*
+ * RFC 1122 3.2.1.3 (a): 0.0.0.0 is a legal source while a host boots
+ * (a DHCP DISCOVER, RFC 2131 4.1, goes 0.0.0.0 -> 255.255.255.255): such a
+ * datagram to a broadcast address reaches the bound port; to our unicast
+ * address it is dropped (a reply would go to 0.0.0.0).
+ */
+static void test_unspecified_source_to_broadcast(void **state)
+{
+	struct nt *t = *state;
+	struct udp_seen s = {0};
+
+	assert_int_equal(netif_udp_bind(&t->nif, 67, on_udp, &s), 0);
+	nt_rx(t,
+	      nt_mk_udp(&bcast_mac, &peer_mac, 0, IP4(255, 255, 255, 255), 68, 67, msg, sizeof(msg),
+			NT_CSUM_OK),
+	      1);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.src, 0);
+	assert_int_equal(nt_total_drops(t), 0);
+	nt_rx(t, nt_mk_udp(&our_mac, &peer_mac, 0, OUR_IP, 68, 67, msg, sizeof(msg), NT_CSUM_OK),
+	      2);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(nt_drops(t, LUNAR_DROP_IP_BAD_SRC), 1);
+	assert_int_equal(nt_flush(t), 0);
+}
+
+/*
  * RFC 768 / RFC 1122 4.1.3.1: a port names one receiver - binding a bound
  * port is -EADDRINUSE, unbinding frees it, UDP_MAX_SOCKETS at most.
  */
@@ -307,6 +334,38 @@ static void test_send_valid_datagram(void **state)
 }
 
 /*
+ * A port with UDP checksum offload but not IPv4's (port.h): the DPDK tx
+ * offload contract wants RTE_MBUF_F_TX_UDP_CKSUM with RTE_MBUF_F_TX_IPV4,
+ * l2_len, l3_len and l4_len set, and the pseudo-header sum in the
+ * checksum field; the IPv4 header checksum is filled in software.
+ */
+static void test_send_l4_csum_offload(void **state)
+{
+	struct nt *t = *state;
+	const size_t len = sizeof(msg);
+	uint16_t phdr = inet_csum_pseudo(OUR_IP, PEER_IP, IPPROTO_UDP, (uint32_t)(8 + len));
+	struct rte_mbuf *m;
+	const uint8_t *ip;
+	struct ipv4_repr ir;
+
+	t->fp.base.offloads = PORT_OFFLOAD_TX_L4_CKSUM;
+	assert_int_equal(netif_udp_send(&t->nif, 4000, PEER_IP, 4001, msg, len), 0);
+	assert_int_equal(nt_flush(t), 1);
+	m = nt_tx(t, 0);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_UDP_CKSUM);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_IPV4);
+	assert_false(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM);
+	assert_int_equal(m->l2_len, RTE_ETHER_HDR_LEN);
+	assert_int_equal(m->l3_len, 20);
+	assert_int_equal(m->l4_len, 8);
+	ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, RTE_ETHER_HDR_LEN);
+	assert_int_equal(ipv4_parse(ip, rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN, true, &ir),
+			 LUNAR_DROP_NONE);
+	assert_memory_equal(ip + 20 + 6, &phdr, 2);
+	nt_clear_tx(t);
+}
+
+/*
  * RFC 791 / RFC 1122 3.3.3: lunar sets DF and does not fragment, so the
  * largest datagram is the one that fits the MTU; one byte more is
  * -EMSGSIZE and nothing leaks.
@@ -323,10 +382,34 @@ static void test_send_size_limit(void **state)
 	assert_int_equal(netif_udp_send(&t->nif, 1, PEER_IP, 2, big, sizeof(big)), -EMSGSIZE);
 	/* A length that would wrap the header's addition is refused before it. */
 	assert_int_equal(netif_udp_send(&t->nif, 1, PEER_IP, 2, big, SIZE_MAX - 3), -EMSGSIZE);
+	/* Refused before a packet is built: nothing counted sent, no drop. */
+	assert_int_equal(netif_counter(&t->nif, "tx_udp"), 1);
+	assert_int_equal(nt_total_drops(t), 0);
 	assert_int_equal(nt_flush(t), 1);
 	nt_parse(nt_tx(t, 0), &p);
 	assert_int_equal(p.ip.total_len, 1500);
 	assert_memory_equal(p.udp.payload, big, sizeof(big) - 1);
+	nt_clear_tx(t);
+}
+
+/*
+ * The MTU is the port's (netif_init(): 1500 only when the port gives
+ * none): on a 1280-byte link the largest datagram carries 1252 bytes.
+ */
+static void test_send_size_follows_port_mtu(void **state)
+{
+	static uint8_t big[1280 - 28 + 1];
+	struct nt *t = *state;
+	struct netif_config cfg = nt_config(t, NEIGH_MODE_ARP);
+
+	t->fp.base.mtu = 1280;
+	nt_reinit(t, &cfg);
+	nt_learn(t, PEER_IP, &peer_mac);
+	assert_int_equal(t->nif.mtu, 1280);
+	assert_int_equal(netif_udp_send(&t->nif, 1, PEER_IP, 2, big, sizeof(big)), -EMSGSIZE);
+	assert_int_equal(netif_udp_send(&t->nif, 1, PEER_IP, 2, big, sizeof(big) - 1), 0);
+	assert_int_equal(nt_flush(t), 1);
+	assert_int_equal(rte_pktmbuf_pkt_len(nt_tx(t, 0)), 14 + 1280);
 	nt_clear_tx(t);
 }
 
@@ -362,9 +445,12 @@ int main(void)
 	    T(test_bad_length),
 	    T(test_hw_l4_checksum_good),
 	    T(test_broadcast_delivered),
+	    T(test_unspecified_source_to_broadcast),
 	    T(test_bind_rules),
 	    T(test_send_valid_datagram),
+	    T(test_send_l4_csum_offload),
 	    T(test_send_size_limit),
+	    T(test_send_size_follows_port_mtu),
 	    T(test_send_then_receive),
 	};
 #undef T

@@ -248,6 +248,7 @@ static void test_icmp_quote_ip_options(void **state)
 
 	parse_quote(buf, n, &q, LUNAR_DROP_NONE);
 	assert_ptr_equal(q.l4, buf + ICMP_HDR_LEN + 60);
+	assert_int_equal(q.l4_len, 8); /* what follows the 60-byte header, not the 20-byte one */
 	assert_int_equal(q.sport, 61440);
 	assert_int_equal(q.seq, 0x01020304);
 }
@@ -300,6 +301,13 @@ static void test_icmp_quote_bad_header(void **state)
 	n = mk_error(buf, 3, 3, 0, 5, 8);
 	buf[ICMP_HDR_LEN + 6] = 0x20;
 	parse_quote(buf, fix_csum(buf, n), &q, LUNAR_DROP_NONE);
+	/*
+	 * RFC 791 3.1: the offset is 13 bits, 5 of them in byte 6: DF with
+	 * offset 256 (2048 bytes in) is no first fragment either.
+	 */
+	n = mk_error(buf, 3, 3, 0, 5, 8);
+	buf[ICMP_HDR_LEN + 6] = 0x41;
+	parse_quote(buf, fix_csum(buf, n), &q, LUNAR_DROP_ICMP_QUOTE_BAD_HDR);
 }
 
 int main(void)

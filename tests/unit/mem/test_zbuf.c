@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -175,6 +176,9 @@ static void test_alloc_size_classes(void **state)
 	assert_null(zbuf_alloc(65537));
 	assert_int_equal(errno, EINVAL);
 	assert_null(zbuf_alloc_class(ZBUF_CLASS_COUNT));
+	/* No class past the last: its size is 0, not a read past the table. */
+	assert_int_equal(zbuf_class_size(ZBUF_CLASS_COUNT), 0);
+	assert_int_equal(zbuf_class_size((enum zbuf_class) - 1), 0);
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
@@ -213,6 +217,38 @@ static void test_refcount_lifecycle(void **state)
 	/* LIFO reuse: the freed object comes back first, with refcount 1 */
 	assert_ptr_equal(zbuf_alloc(10), p);
 	assert_int_equal(zbuf_refcnt(p), 1);
+	zbuf_free(p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+/*
+ * zbuf_try_hold_span() (a zero-copy send): lunar's reference on the object
+ * under [p, p + len), only when the whole span lies inside it. One byte
+ * past its end is -EFAULT (like memory not Zbuf's: the caller's error to
+ * return, no misuse), and a refused span changes no count.
+ */
+static void test_try_hold_span(void **state)
+{
+	char local[64];
+	size_t size;
+	char *p;
+
+	(void)state;
+	p = zbuf_alloc(1000);
+	assert_non_null(p);
+	size = zbuf_obj_size(p);
+	assert_int_equal(size, 2048);
+	assert_int_equal(zbuf_try_hold_span(p, size), 0);
+	assert_int_equal(zbuf_refcnt(p), 2);
+	zbuf_drop(p);
+	assert_int_equal(zbuf_try_hold_span(p + 100, size - 100), 0);
+	assert_int_equal(zbuf_refcnt(p), 2);
+	zbuf_drop(p + 100);
+	assert_int_equal(zbuf_try_hold_span(p, size + 1), -EFAULT);
+	assert_int_equal(zbuf_try_hold_span(p + 100, size - 99), -EFAULT);
+	assert_int_equal(zbuf_try_hold_span(local, 1), -EFAULT);
+	assert_int_equal(zbuf_refcnt(p), 1);
+	assert_int_equal(zbuf_app_refcnt(p), 1);
 	zbuf_free(p);
 	assert_int_equal(zbuf_in_use(), 0);
 }
@@ -409,14 +445,26 @@ struct limit_race {
 	unsigned go, done; /* the round started; calls finished */
 };
 
+/*
+ * Wait for *@p to become @v: spin, as the race wants both threads running,
+ * but give the CPU up now and then, so a thread descheduled on a busy host
+ * (or slowed by ThreadSanitizer) does not leave the other spinning out its
+ * whole time slice each round.
+ */
+static void wait_for_round(unsigned *p, unsigned v)
+{
+	for (unsigned spins = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) != v; spins++)
+		if (!(spins % 256))
+			sched_yield();
+}
+
 static void *limit_race_thread(void *arg)
 {
 	struct limit_race *r = arg;
 
 	zbuf_thread_init(8);
 	for (unsigned i = 1; i <= r->rounds; i++) {
-		while (__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) != i)
-			;
+		wait_for_round(&r->go, i);
 		zbuf_ref(r->obj);
 		__atomic_store_n(&r->done, i, __ATOMIC_RELEASE);
 	}
@@ -448,8 +496,7 @@ static void test_share_limit_race(void **state)
 	for (unsigned i = 1; i <= r.rounds; i++) {
 		__atomic_store_n(&r.go, i, __ATOMIC_RELEASE);
 		zbuf_ref(r.obj);
-		while (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) != i)
-			;
+		wait_for_round(&r.done, i);
 		if (zbuf_app_refcnt(r.obj) != UINT16_MAX || race_misuses != i) {
 			zbuf_set_misuse_handler(NULL);
 			fail_msg(
@@ -838,6 +885,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_translate_every_byte, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_alloc_size_classes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refcount_lifecycle, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_try_hold_span, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_share, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_share_limit_race, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_defer_flush_on_exhaustion, setup, teardown),

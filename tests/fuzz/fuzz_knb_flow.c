@@ -15,6 +15,7 @@
  * that succeeded makes the flow ready, with a message size and iodepth
  * in range.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "fuzz_check.h"
@@ -90,8 +91,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 3: /* payload in: any amount a peer sends */
 			n = (uint64_t)next(data, size, &at) * 131;
-			if (f.ready && n)
-				knb_flow_on_rx(&f, n, now);
+			if (f.ready && n) {
+				uint64_t before = f.rx_bytes;
+				int got = knb_flow_on_rx(&f, n, now);
+
+				/* refused only past what a client sent, counting nothing */
+				FUZZ_CHECK(got == 0 ||
+					   (got == -EPROTO && f.client && f.kind == KNB_FLOW_RPC &&
+					    f.error[0] && f.rx_bytes == before));
+			}
 			break;
 		default:
 			now += (uint64_t)next(data, size, &at) * 1000;
@@ -102,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_CHECK(f.responses <= f.requests);
 				FUZZ_CHECK(f.requests <= f.responses + f.iodepth);
 				FUZZ_CHECK(f.tx_bytes <= f.requests * (uint64_t)f.msg_size);
+				FUZZ_CHECK(f.rx_bytes <= f.tx_bytes); /* no more back than sent */
 			} else {
 				FUZZ_CHECK(f.tx_bytes <= f.rx_bytes); /* an echo */
 			}

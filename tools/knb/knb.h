@@ -167,7 +167,12 @@ uint64_t knb_flow_tx_budget(const struct knb_flow *f);
  */
 bool knb_flow_needs_time(const struct knb_flow *f, uint64_t n, bool tx);
 void knb_flow_on_tx(struct knb_flow *f, uint64_t n, uint64_t now_ns);
-void knb_flow_on_rx(struct knb_flow *f, uint64_t n, uint64_t now_ns);
+/*
+ * @n payload bytes received. A client's RPC flow refuses bytes beyond what
+ * it has sent (the server echoes each request, no more): -EPROTO, the
+ * reason in f->error, nothing counted; the caller ends the run.
+ */
+int knb_flow_on_rx(struct knb_flow *f, uint64_t n, uint64_t now_ns);
 /** Client RPC: every request started has its response (nothing in flight). */
 bool knb_flow_drained(const struct knb_flow *f);
 

@@ -6,6 +6,7 @@
 
 #include "base/cost.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -295,16 +296,24 @@ void knb_flow_on_tx(struct knb_flow *f, uint64_t n, uint64_t now_ns)
 	}
 }
 
-void knb_flow_on_rx(struct knb_flow *f, uint64_t n, uint64_t now_ns)
+int knb_flow_on_rx(struct knb_flow *f, uint64_t n, uint64_t now_ns)
 {
 	struct knb_meter *m = f->meter;
 
+	if (f->client && f->kind == KNB_FLOW_RPC && n > f->tx_bytes - f->rx_bytes) {
+		/* An echo longer than what was sent: it would complete later requests early. */
+		snprintf(f->error, sizeof(f->error),
+			 "the server sent %llu bytes more than the requests it was sent "
+			 "(a broken or foreign server)",
+			 (unsigned long long)(n - (f->tx_bytes - f->rx_bytes)));
+		return -EPROTO;
+	}
 	f->rx_bytes += n;
 	m->rx_total += n;
 	if (m->on)
 		m->rx_bytes += n;
 	if (f->kind != KNB_FLOW_RPC)
-		return;
+		return 0;
 	if (f->client) {
 		uint64_t done = f->rx_bytes / f->msg_size;
 
@@ -321,6 +330,7 @@ void knb_flow_on_rx(struct knb_flow *f, uint64_t n, uint64_t now_ns)
 
 		m->requests_total += got - (f->rx_bytes - n) / f->msg_size;
 	}
+	return 0;
 }
 
 bool knb_flow_drained(const struct knb_flow *f)

@@ -234,9 +234,12 @@ static void pump_in(struct kthread *t, struct kconn *k, uint8_t *scratch)
 				}
 			}
 		} else {
+			if (knb_flow_on_rx(&k->f, (uint64_t)r, now_ns(CLOCK_MONOTONIC)) < 0) {
+				k->closed = true; /* the client's loop reports f.error */
+				return;
+			}
 			if (k->echo)
 				k->echo_len += (uint32_t)r;
-			knb_flow_on_rx(&k->f, (uint64_t)r, now_ns(CLOCK_MONOTONIC));
 		}
 		pump_out(t, k);
 		if (k->closed)

@@ -255,7 +255,11 @@ static void pump_in_copy(struct lconn *k)
 		if (got > (size_t)hs) {
 			uint32_t rest = (uint32_t)got - (uint32_t)hs;
 
-			knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false));
+			if (knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false)) < 0) {
+				set_err(L, k->f.error); /* a client's: more than it asked for */
+				drop_sock(k, true);
+				return;
+			}
 			if (!k->f.client && k->f.kind == KNB_FLOW_RPC) {
 				int rc = (int)lsock_send(k->ls, L->scratch + hs, rest);
 
@@ -315,8 +319,10 @@ static void pump_in(struct lconn *k)
 				tcp_sock_zc_done(k->s, NULL, (uint32_t)hs);
 			echo = !k->f.client && k->f.kind == KNB_FLOW_RPC && k->f.ready;
 			if (rest) {
-				knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false));
-				if (echo) {
+				if (knb_flow_on_rx(&k->f, rest, flow_time(k, rest, false)) < 0) {
+					set_err(L, k->f.error); /* more than it asked for */
+					drop_sock(k, true);
+				} else if (echo) {
 					unsigned at = k->pend_head + k->pend_n++;
 
 					k->pend[at] =
@@ -623,7 +629,7 @@ static void dapp_data(struct dapp *a, const struct lunar_msg *m)
 	if (rest && f->ready) {
 		uint64_t t = lunar_env_now_ns(a->L->env);
 
-		knb_flow_on_rx(f, rest, t);
+		(void)knb_flow_on_rx(f, rest, t); /* a server's: never refused */
 		if (f->kind == KNB_FLOW_RPC) {
 			/* The echo: the slice's reference moves into the send; the window
 			 * opens for the whole message. */

@@ -357,7 +357,7 @@ static void server_data(struct raw *R, struct rte_mbuf *m, const struct rxf *x, 
 	x->tcp->dst_port = port;
 	R->rx_req = x->seq;
 	R->q[R->q_n++] = m;
-	knb_flow_on_rx(&R->f, x->len, t);
+	(void)knb_flow_on_rx(&R->f, x->len, t); /* a server's: never refused */
 	if (++R->rx_frame == cnt) {
 		R->q_ready = R->q_n;
 		R->rx_frame = 0;
@@ -577,7 +577,9 @@ static void client_data(struct raw *R, const struct rxf *x, uint64_t t)
 	}
 	if (++R->rx_frame == R->nframes)
 		R->rx_frame = 0;
-	knb_flow_on_rx(&R->f, x->len, t); /* the last frame completes the response */
+	/* the last frame completes the response */
+	if (knb_flow_on_rx(&R->f, x->len, t) < 0)
+		set_err(R, R->f.error);
 }
 
 static void client_rx(struct raw *R)

@@ -5,6 +5,7 @@
  * window, draining; when the clock is needed), the echo and bulk budgets,
  * and the plans per pattern.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -146,6 +147,11 @@ static void test_rpc_accounting(void **state)
 	assert_int_equal(knb_flow_tx_budget(cl), 0);
 	assert_true(knb_flow_drained(cl));
 	assert_int_equal(mc->requests_total, mc->responses_total);
+	/* More back than was sent: refused, nothing counted (it would complete later requests). */
+	assert_int_equal(knb_flow_on_rx(cl, 1, 9500), -EPROTO);
+	assert_non_null(strstr(cl->error, "1 bytes more than the requests it was sent"));
+	assert_int_equal(cl->rx_bytes, 200);
+	assert_int_equal(mc->responses, 1);
 	free(cl);
 	free(mc);
 	free(ms);

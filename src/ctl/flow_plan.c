@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,26 +148,18 @@ static bool listener_line(const char *line, bool v6, uint16_t lo, uint16_t hi, u
 	return true;
 }
 
-unsigned flow_plan_kernel_listener(const char *table, bool v6, uint16_t lo, uint16_t hi,
-				   uint32_t ip)
+unsigned flow_plan_kernel_listener(FILE *table, bool v6, uint16_t lo, uint16_t hi, uint32_t ip)
 {
-	const char *s = strchr(table, '\n'); /* the first line is the header */
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned port = 0;
 
-	while (s && *++s) {
-		const char *end = strchr(s, '\n');
-		size_t n = end ? (size_t)(end - s) : strlen(s);
-		char line[256];
-		unsigned port;
-
-		if (n >= sizeof(line))
-			n = sizeof(line) - 1; /* the fields come first */
-		memcpy(line, s, n);
-		line[n] = '\0';
-		if (listener_line(line, v6, lo, hi, ip, &port))
-			return port;
-		s = end;
-	}
-	return 0;
+	if (getline(&line, &cap, table) >= 0) /* the header */
+		while (getline(&line, &cap, table) >= 0)
+			if (listener_line(line, v6, lo, hi, ip, &port))
+				break;
+	free(line);
+	return port;
 }
 
 static unsigned sub_size(const struct flow_plan *p)

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define FLOW_PLAN_MAX_QUEUES 64
 
@@ -75,14 +76,13 @@ int flow_plan_check_kernel_ports(uint16_t lo, uint16_t hi, unsigned klo, unsigne
  * On an interface shared with the kernel (af_xdp), a kernel socket that
  * listens on a port of the reserved range @lo..@hi, on @ip (host order) or
  * on the wildcard address, would never see its connections: the steering
- * program gives them to lunar. @table is the text of /proc/net/tcp (@v6
- * false) or /proc/net/tcp6 (@v6 true, where :: and ::ffff:@ip count, as a
- * dual-stack socket takes IPv4). @ip 0 (the program steers every address)
- * counts any address but loopback. Lines that do not parse are skipped.
+ * program gives them to lunar. @table is /proc/net/tcp (@v6 false) or
+ * /proc/net/tcp6 (@v6 true, where :: and ::ffff:@ip count, as a
+ * dual-stack socket takes IPv4), read line by line from where it stands. @ip 0 (the program steers
+ * every address) counts any address but loopback. Lines that do not parse are skipped.
  * @return the first such port, or 0.
  */
-unsigned flow_plan_kernel_listener(const char *table, bool v6, uint16_t lo, uint16_t hi,
-				   uint32_t ip);
+unsigned flow_plan_kernel_listener(FILE *table, bool v6, uint16_t lo, uint16_t hi, uint32_t ip);
 
 /** The contiguous sub-range of the reserved range queue @q owns. */
 void flow_plan_client_range(const struct flow_plan *p, unsigned q, uint16_t *lo, uint16_t *hi);

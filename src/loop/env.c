@@ -126,41 +126,6 @@ static int check_kernel_ports(const struct lunar_env *env, char *err, size_t err
 }
 
 /*
- * The whole of a /proc file, NUL-terminated, at most 64 MiB of it
- * (malloc'd; NULL if unreadable). A /proc table comes a page or so per
- * read, so a short read is not its end: only a read of nothing is.
- */
-static char *read_proc_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	size_t len = 0, cap = 1 << 16, n;
-	char *buf = f ? malloc(cap) : NULL;
-
-	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		char *more;
-
-		len += n;
-		if (len + 1 < cap)
-			continue;
-		if (cap >= (64u << 20))
-			break;
-		more = realloc(buf, cap * 2);
-		if (!more) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = more;
-		cap *= 2;
-	}
-	if (buf)
-		buf[len] = '\0';
-	if (f)
-		fclose(f);
-	return buf;
-}
-
-/*
  * af_xdp: a kernel socket listening in the reserved range on lunar's
  * address (or all addresses) in this namespace would never see a
  * connection; the steering program gives them to lunar.
@@ -170,12 +135,13 @@ static int check_kernel_listeners(const struct lunar_env *env, char *err, size_t
 	static const char *const tables[2] = {"/proc/net/tcp", "/proc/net/tcp6"};
 
 	for (unsigned i = 0; i < 2; i++) {
-		char *t = read_proc_file(tables[i]);
+		FILE *t = fopen(tables[i], "r");
 		unsigned port = t ? flow_plan_kernel_listener(t, i == 1, env->opt.reserved_lo,
 							      env->opt.reserved_hi, env->opt.ip)
 				  : 0;
 
-		free(t);
+		if (t)
+			fclose(t);
 		if (port) {
 			lunar_set_err(
 			    err, errlen,

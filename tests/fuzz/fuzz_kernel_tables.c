@@ -8,9 +8,10 @@
  *
  * Input: byte 0 bit 0 picks the table's family (tcp6 if set); bytes 1-2
  * and 3-4 the reserved range's ends, 5-8 lunar's address, 9-10 and 11-12
- * the kernel's ip_local_port_range; the rest is the text, given to both
- * parsers as a heap copy of exactly its size plus the NUL, so
- * AddressSanitizer catches any read past it.
+ * the kernel's ip_local_port_range; the rest is the text, up to a NUL:
+ * read through fmemopen() as the listener check reads the /proc file, and
+ * given to the port check as a heap copy of exactly its size plus the NUL,
+ * so AddressSanitizer catches any read past it.
  *
  * Checks: a listener found lies in the range (and none is found in an
  * empty range, or in a text of one line: the header); another header in
@@ -20,6 +21,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ctl/flow_plan.h"
@@ -28,6 +30,19 @@
 static uint16_t u16_at(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* flow_plan_kernel_listener() over @text (@n bytes) as if it were the file. */
+static unsigned listener_in(const char *text, size_t n, bool v6, uint16_t lo, uint16_t hi,
+			    uint32_t ip)
+{
+	FILE *f = fmemopen((void *)text, n, "r");
+	unsigned port;
+
+	FUZZ_CHECK(f != NULL);
+	port = flow_plan_kernel_listener(f, v6, lo, hi, ip);
+	fclose(f);
+	return port;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -57,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[n] = '\0';
 	n = strlen(text); /* a NUL in the input ends the text, as it ends a C string */
 
-	port = flow_plan_kernel_listener(text, v6, lo, hi, ip);
+	port = listener_in(text, n, v6, lo, hi, ip);
 	FUZZ_CHECK(port == 0 || (port >= lo && port <= hi));
 	if (!memchr(text, '\n', n))
 		FUZZ_CHECK(port == 0); /* a header alone */
@@ -66,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rest = rest ? rest + 1 : text + n;
 	memcpy(with_header, header, sizeof(header) - 1);
 	strcpy(with_header + sizeof(header) - 1, rest);
-	FUZZ_CHECK(flow_plan_kernel_listener(with_header, v6, lo, hi, ip) == port);
+	FUZZ_CHECK(listener_in(with_header, strlen(with_header), v6, lo, hi, ip) == port);
 
 	memset(err, 'X', sizeof(err));
 	rc = flow_plan_check_kernel_ports(lo, hi, klo, khi, text, err, sizeof(err));

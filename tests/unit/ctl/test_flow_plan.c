@@ -141,6 +141,18 @@ static void test_kernel_port_overlap(void **state)
 	"  sl  local_address                         remote_address                        st "    \
 	"tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 
+/* flow_plan_kernel_listener() over @text as if it were the /proc file. */
+static unsigned listener_in(const char *text, bool v6, uint16_t lo, uint16_t hi, uint32_t ip)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	unsigned port;
+
+	assert_non_null(f);
+	port = flow_plan_kernel_listener(f, v6, lo, hi, ip);
+	fclose(f);
+	return port;
+}
+
 /*
  * A kernel listener inside the reserved range on lunar's address or all
  * addresses is found in /proc/net/tcp's text (the address words as the
@@ -165,17 +177,17 @@ static void test_kernel_listener_v4(void **state)
 	    "0 5 1 0 100 0 0 10 0\n"; /* 10.0.0.2:61443 */
 
 	(void)state;
-	assert_int_equal(flow_plan_kernel_listener(t, false, 61440, 65535, ip), 61443);
-	assert_int_equal(flow_plan_kernel_listener(t, false, 61444, 65535, ip), 0);
+	assert_int_equal(listener_in(t, false, 61440, 65535, ip), 61443);
+	assert_int_equal(listener_in(t, false, 61444, 65535, ip), 0);
 	/* No address given: every address but loopback is lunar's. */
-	assert_int_equal(flow_plan_kernel_listener(t, false, 61440, 65535, 0), 61441);
+	assert_int_equal(listener_in(t, false, 61440, 65535, 0), 61441);
 	/* The wildcard. */
-	assert_int_equal(flow_plan_kernel_listener(V4_HEAD "   0: 00000000:FFFF 00000000:0000 0A "
-							   "00000000:00000000 00:00000000\n",
-						   false, 61440, 65535, ip),
+	assert_int_equal(listener_in(V4_HEAD "   0: 00000000:FFFF 00000000:0000 0A "
+					     "00000000:00000000 00:00000000\n",
+				     false, 61440, 65535, ip),
 			 65535);
-	assert_int_equal(flow_plan_kernel_listener(V4_HEAD, false, 61440, 65535, ip), 0);
-	assert_int_equal(flow_plan_kernel_listener("", false, 61440, 65535, ip), 0);
+	assert_int_equal(listener_in(V4_HEAD, false, 61440, 65535, ip), 0);
+	assert_int_equal(listener_in("", false, 61440, 65535, ip), 0);
 }
 
 /* /proc/net/tcp6: "::" and "::ffff:10.0.0.2" take IPv4 too; a real IPv6 address does not. */
@@ -184,42 +196,46 @@ static void test_kernel_listener_v6(void **state)
 	const uint32_t ip = 0x0a000002;
 
 	(void)state;
-	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
-						   "   0: 00000000000000000000000001000000:F000 "
-						   "00000000000000000000000000000000:0000 0A 0\n",
-						   true, 61440, 65535, ip),
+	assert_int_equal(listener_in(V6_HEAD "   0: 00000000000000000000000001000000:F000 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, ip),
 			 0); /* ::1 */
-	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
-						   "   0: 0000000000000000FFFF00000200000A:F004 "
-						   "00000000000000000000000000000000:0000 0A 0\n",
-						   true, 61440, 65535, ip),
+	assert_int_equal(listener_in(V6_HEAD "   0: 0000000000000000FFFF00000200000A:F004 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, ip),
 			 61444);
-	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
-						   "   0: 0000000000000000FFFF00000300000A:F004 "
-						   "00000000000000000000000000000000:0000 0A 0\n",
-						   true, 61440, 65535, ip),
+	assert_int_equal(listener_in(V6_HEAD "   0: 0000000000000000FFFF00000300000A:F004 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, ip),
 			 0);
-	assert_int_equal(flow_plan_kernel_listener(V6_HEAD
-						   "   0: 00000000000000000000000000000000:F005 "
-						   "00000000000000000000000000000000:0000 0A 0\n",
-						   true, 61440, 65535, ip),
+	assert_int_equal(listener_in(V6_HEAD "   0: 00000000000000000000000000000000:F005 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, ip),
 			 61445);
 	/* A v4 table read as v6 parses nothing. */
-	assert_int_equal(flow_plan_kernel_listener(V4_HEAD "   0: 00000000:FFFF 00000000:0000 0A "
-							   "00000000:00000000 00:00000000\n",
-						   true, 61440, 65535, ip),
+	assert_int_equal(listener_in(V4_HEAD "   0: 00000000:FFFF 00000000:0000 0A "
+					     "00000000:00000000 00:00000000\n",
+				     true, 61440, 65535, ip),
 			 0);
 }
 
-/* The running kernel's own table: a socket this test listens on is found there. */
+/* The running kernel's own table: a socket this test listens on is found there, once it listens. */
+static unsigned live_listener(uint16_t port)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	unsigned found;
+
+	assert_non_null(f);
+	found = flow_plan_kernel_listener(f, false, port, port, 0x0a000002);
+	fclose(f);
+	return found;
+}
+
 static void test_kernel_listener_live(void **state)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	socklen_t alen = sizeof(a);
-	static char text[1 << 20];
-	size_t len = 0, n;
-	unsigned port;
-	FILE *f;
+	uint16_t port;
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	(void)state;
@@ -227,19 +243,9 @@ static void test_kernel_listener_live(void **state)
 	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0); /* 0.0.0.0:<any> */
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
 	port = ntohs(a.sin_port);
-	assert_int_equal(
-	    flow_plan_kernel_listener(V4_HEAD, false, (uint16_t)port, (uint16_t)port, 0x0a000002),
-	    0);
+	assert_int_equal(live_listener(port), 0); /* bound, not listening */
 	assert_int_equal(listen(fd, 1), 0);
-	f = fopen("/proc/net/tcp", "r");
-	assert_non_null(f);
-	while ((n = fread(text + len, 1, sizeof(text) - 1 - len, f)) > 0)
-		len += n;
-	fclose(f);
-	text[len] = '\0';
-	assert_int_equal(
-	    flow_plan_kernel_listener(text, false, (uint16_t)port, (uint16_t)port, 0x0a000002),
-	    port);
+	assert_int_equal(live_listener(port), port);
 	close(fd);
 }
 

@@ -60,8 +60,20 @@ run_suite() {
 	}
 }
 
+# The programs the tests of meson suite @2 in build dir @1 run, as ninja targets.
+suite_targets() {
+	meson introspect "$1" --tests | /usr/bin/python3 -c '
+import json, os, sys
+root, suite = os.path.realpath(sys.argv[1]), sys.argv[2]
+for t in json.load(sys.stdin):
+    if any(s == suite or s.endswith(":" + suite) for s in t["suite"]):
+        print(os.path.relpath(os.path.realpath(t["cmd"][0]), root))' "$1" "$2"
+}
+
+# build DIR MESON_OPTIONS...: set up once, then build everything, or with
+# BUILD_SUITE set only what that suite's tests run.
 build() {
-	local dir=$1
+	local dir=$1 targets=()
 	shift
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$@" >"$log_dir/setup-$(basename "$dir").txt" 2>&1 || {
@@ -69,7 +81,11 @@ build() {
 			return 1
 		}
 	fi
-	ninja -C "$dir" >"$log_dir/ninja-$(basename "$dir").txt" 2>&1 || {
+	if [ -n "${BUILD_SUITE:-}" ]; then
+		mapfile -t targets < <(suite_targets "$dir" "$BUILD_SUITE")
+		[ ${#targets[@]} -gt 0 ] || { echo "no tests in suite $BUILD_SUITE"; return 1; }
+	fi
+	ninja -C "$dir" "${targets[@]}" >"$log_dir/ninja-$(basename "$dir").txt" 2>&1 || {
 		tail -40 "$log_dir/ninja-$(basename "$dir").txt"
 		return 1
 	}
@@ -82,29 +98,6 @@ build_or_fail() {
 		failed=$((failed + 1))
 		failures+=("build $label")
 		return 1
-	fi
-}
-
-# The ThreadSanitizer build: only what the `threads` suite runs (the tests
-# whose threads share memory: dispatch channels, Zbuf from several threads,
-# the kernel poller, lunar-loopdemo's self-test), to keep CI short.
-build_tsan() {
-	local dir=build-tsan targets
-	if [ ! -f "$dir/build.ninja" ] &&
-		! meson setup "$dir" -Dbuildtype=debug -Db_lto=false -Db_sanitize=thread -Db_lundef=false \
-			>"$log_dir/setup-build-tsan.txt" 2>&1; then
-		cat "$log_dir/setup-build-tsan.txt"
-		failed=$((failed + 1)); failures+=("build tsan"); return 1
-	fi
-	targets=$(meson introspect "$dir" --tests | /usr/bin/python3 -c '
-import json, os, sys
-root = os.path.realpath(sys.argv[1])
-for t in json.load(sys.stdin):
-    if "threads" in t["suite"] or any(s.endswith(":threads") for s in t["suite"]):
-        print(os.path.relpath(os.path.realpath(t["cmd"][0]), root))' "$dir")
-	if [ -z "$targets" ] || ! ninja -C "$dir" $targets >"$log_dir/ninja-build-tsan.txt" 2>&1; then
-		tail -40 "$log_dir/ninja-build-tsan.txt"
-		failed=$((failed + 1)); failures+=("build tsan"); return 1
 	fi
 }
 
@@ -137,7 +130,11 @@ if [ "$quick" = 0 ]; then
 		run_suite integration-asan build-asan --suite integration
 	fi
 	step "ThreadSanitizer build (the threads suite)"
-	if build_tsan; then
+	# Only what the threads suite runs (the tests whose threads share memory:
+	# dispatch channels, Zbuf from several threads, the kernel poller,
+	# lunar-loopdemo's self-test), to keep CI short.
+	if BUILD_SUITE=threads build_or_fail tsan build-tsan -Dbuildtype=debug -Db_lto=false \
+		-Db_sanitize=thread -Db_lundef=false; then
 		step "tests whose threads share memory (ThreadSanitizer)"
 		TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp" \
 			run_suite threads-tsan build-tsan --suite threads

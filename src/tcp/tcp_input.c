@@ -166,6 +166,17 @@ static void ack_rearm_rto(struct tcp_conn *c, uint64_t now)
 	c->rto_at = c->snd_una == c->snd_max ? 0 : now + tcp_rtt_timeout(&c->rtt);
 }
 
+/*
+ * RFC 8985 6.2 step 4: a fast or an RTO recovery (tcp_cc_recovering()) that
+ * @was going on before this ACK and is over now counts toward the end of a
+ * D-SACK's wider reordering window.
+ */
+static void ack_recovery_ended(struct tcp_conn *c, bool was)
+{
+	if (c->sb_on && was && !tcp_cc_recovering(&c->cc, c->snd_una))
+		tcp_rack_recovery_done(&c->rack);
+}
+
 /* The scoreboard and RACK, congestion control, the RTO and the probe timer, for ACK @a. */
 static void ack_work(struct tcp_conn *c, struct tcp_cc_ack *a)
 {
@@ -200,7 +211,7 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 			       .ece = ece,
 			       .now_ns = now,
 			       .app_limited = !tcp_conn_cwnd_limited(c)};
-	bool was_recovering = c->cc.in_recovery;
+	bool was_recovering = tcp_cc_recovering(&c->cc, c->snd_una);
 	enum tcp_cc_action act;
 
 	if (tcp_sndbuf_ack(c, acked))
@@ -217,18 +228,17 @@ static void ack_advance(struct tcp_conn *c, const struct tcp_repr *seg, bool ece
 		c->ack_work = a;
 		c->ack_work_due = true;
 		c->stats.acks_worked_later++;
+		ack_recovery_ended(c, was_recovering);
 		return;
 	}
 	ack_scoreboard(c, &a);
 	/* RFC 3522: the first ACK since an RTO echoes a TSval from before it. */
-	if (tcp_undo_by_timestamp(&c->undo, c->ts_ok && seg->opts.has_ts, seg->opts.ts_ecr)) {
-		tcp_rec_undo(c);
-		was_recovering = false;
-	}
+	if (tcp_undo_by_timestamp(&c->undo, c->ts_ok && seg->opts.has_ts, seg->opts.ts_ecr) &&
+	    tcp_rec_undo(c))
+		was_recovering = false; /* the undo counted its end */
 	a.rtt_ns = c->rtt.srtt_ns;
 	act = tcp_cc_on_ack(&c->cc, &a);
-	if (c->sb_on && was_recovering && !c->cc.in_recovery)
-		tcp_rack_recovery_done(&c->rack);
+	ack_recovery_ended(c, was_recovering);
 	if (act == TCP_CC_RETRANSMIT_FIRST)
 		retransmit_first(c, now, out);
 	ack_rearm_rto(c, now);

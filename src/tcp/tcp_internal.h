@@ -100,8 +100,10 @@ void tcp_rec_undo_begin(struct tcp_conn *c, uint64_t now);
  * The last reduction was spurious (tcp_undo.h proved it): take it back
  * (tcp_cc_undo()), unmark what the scoreboard holds lost, and go on with
  * new data where a go-back-N rewound SND.NXT (RFC 4015 3 step 4).
+ * Returns true when that ended a fast or an RTO recovery (and counted it
+ * for RACK's reordering window, RFC 8985 6.2 step 4).
  */
-void tcp_rec_undo(struct tcp_conn *c);
+bool tcp_rec_undo(struct tcp_conn *c);
 /**
  * F-RTO (tcp_frto.h) after an ACK that moved SND.UNA (@advanced) or was
  * a duplicate or SACKed something new (@dup), its SACK blocks taken: new

@@ -354,9 +354,9 @@ void tcp_rec_undo_begin(struct tcp_conn *c, uint64_t now)
 	tcp_undo_begin(&c->undo, c->snd_una, c->snd_max, tcp_ts_now(c, first), retrans, high);
 }
 
-void tcp_rec_undo(struct tcp_conn *c)
+bool tcp_rec_undo(struct tcp_conn *c)
 {
-	bool was_recovering = c->cc.in_recovery;
+	bool was_recovering = tcp_cc_recovering(&c->cc, c->snd_una);
 
 	if (c->undo.rto)
 		c->stats.spurious_rtos++;
@@ -369,10 +369,11 @@ void tcp_rec_undo(struct tcp_conn *c)
 		tcp_sb_unmark_lost(&c->sb);
 		c->sb_kick = false;
 		if (was_recovering)
-			tcp_rack_recovery_done(&c->rack);
+			tcp_rack_recovery_done(&c->rack); /* RFC 8985 6.2 step 4 */
 	}
 	if (seq_lt(c->snd_nxt, c->snd_max))
 		c->snd_nxt = c->snd_max;
+	return c->sb_on && was_recovering;
 }
 
 void tcp_rec_mss_lowered(struct tcp_conn *c)

@@ -1302,6 +1302,59 @@ static void test_spurious_rto_undone_by_timestamp(void **state)
 }
 
 /*
+ * RFC 8985 6.2 step 4: the end of an RTO recovery counts toward the end of
+ * a D-SACK's wider reordering window, as a fast recovery's does. After an
+ * RTO cc.in_recovery stays false; the recovery is SND.UNA below the RTO's
+ * "recover" (tcp_cc_recovering()).
+ */
+static void test_rto_recovery_end_counts_for_reo_wnd(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd, ssthresh;
+
+	(void)state;
+	ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	s.c.rack.reo_wnd_mult = 3; /* as after two D-SACK rounds */
+	s.c.rack.reo_wnd_persist = 2;
+	advance(&s, 100 * US);
+	sack(&s, S(1), 0, NULL); /* the resent first segment: still recovering */
+	assert_int_equal(s.c.stats.spurious_rtos, 0);
+	assert_int_equal(s.c.rack.reo_wnd_persist, 2);
+	drain_tx(&s);
+	advance(&s, 100 * US);
+	sack(&s, S(10), 0, NULL); /* everything: the recovery is over */
+	assert_int_equal(s.c.rack.reo_wnd_persist, 1);
+	assert_int_equal(s.c.rack.reo_wnd_mult, 3);
+	drain_tx(&s);
+	script_end(&s);
+}
+
+/*
+ * An RTO found spurious by the ACK that also ends its recovery counts once:
+ * the undo does not see the recovery (SND.UNA is past "recover" already),
+ * the ACK's own check does.
+ */
+static void test_rto_undone_at_recovery_end_counts_once(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	uint32_t cwnd, ssthresh, ts_sent;
+
+	(void)state;
+	ts_sent = ten_out_then_rto(&s, &cfg, &cwnd, &ssthresh);
+	s.c.rack.reo_wnd_mult = 3;
+	s.c.rack.reo_wnd_persist = 2;
+	advance(&s, 100 * US);
+	sack_ecr(&s, S(10), 0, NULL, ts_sent); /* all the originals, ACKed late */
+	assert_int_equal(s.c.stats.spurious_rtos, 1);
+	assert_int_equal(s.c.rack.reo_wnd_persist, 1);
+	assert_int_equal(s.c.rack.reo_wnd_mult, 3);
+	expect_nothing(&s);
+	script_end(&s);
+}
+
+/*
  * The probe went before the RTO: an echo of the probe's TSval is no
  * proof, as the probe may have repaired the loss it was sent for (the
  * episode's first retransmission is the probe's, not the RTO's).
@@ -1969,6 +2022,8 @@ int main(void)
 	    cmocka_unit_test(test_timeout_recovery_no_reordering_window),
 	    cmocka_unit_test(test_prr_paces_recovery),
 	    cmocka_unit_test(test_spurious_rto_undone_by_timestamp),
+	    cmocka_unit_test(test_rto_recovery_end_counts_for_reo_wnd),
+	    cmocka_unit_test(test_rto_undone_at_recovery_end_counts_once),
 	    cmocka_unit_test(test_spurious_rto_undone_by_dsack),
 	    cmocka_unit_test(test_needed_rto_not_undone),
 	    cmocka_unit_test(test_frto_sack_spurious),

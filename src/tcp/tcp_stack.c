@@ -2559,10 +2559,10 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 	const uint8_t *src = data;
 	enum lunar_cost_cat prev;
 	size_t done = 0;
-	int state = tcp_send_state(&s->conn);
+	int err = tcp_send_state(&s->conn);
 
-	if (state) /* first: with no room the loop would not ask, and 0 would say "later" */
-		return state;
+	if (err) /* first: with no room the loop would not ask, and 0 would say "later" */
+		return err;
 
 	while (done < len) {
 		uint32_t room = tcp_sock_send_space(s);
@@ -2577,26 +2577,31 @@ int tcp_sock_send(struct tcp_sock *s, const void *data, size_t len)
 		prev = lunar_cost_enter(LUNAR_COST_BUFFERS);
 		buf = zbuf_alloc(chunk);
 		lunar_cost_leave(prev);
-		if (!buf)
-			return done ? (int)done : -ENOBUFS;
+		if (!buf) {
+			err = -ENOBUFS;
+			break;
+		}
 		prev = lunar_cost_enter(LUNAR_COST_COPY);
 		memcpy(buf, src + done, chunk);
 		lunar_cost_leave(prev);
 		s->st->stats.copy_tx_bytes += chunk;
 		rc = tcp_send(&s->conn, buf, chunk);
 		zbuf_unref(buf); /* the connection holds its own reference */
-		if (rc <= 0)
-			return done ? (int)done : rc;
+		if (rc <= 0) {
+			err = rc;
+			break;
+		}
 		done += (size_t)rc;
 		charge(s); /* mem_room() for the next chunk */
 	}
 	if (done < len)
 		send_cut(s);
+	/* What earlier chunks queued goes now, even when a later one failed. */
 	if (done) {
 		tcp_output(&s->conn, s->st->now, &s->st->out);
 		after(s);
 	}
-	return (int)done;
+	return done ? (int)done : err;
 }
 
 unsigned tcp_sock_read_zc(struct tcp_sock *s, struct tcp_slice *out, unsigned max)

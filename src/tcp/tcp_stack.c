@@ -1510,17 +1510,21 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 	    (reopen_l = local_listener(st, ir, tr))) {
 		/*
 		 * No room for the new connection (the accept queue, the
-		 * half-open limit): the TIME-WAIT stays and the SYN is dropped
-		 * for the peer to send again. Cut first, the SYN would get a
-		 * cookie (an ISN not above the old one's) or nothing, and the
-		 * old connection's guard would be gone.
+		 * half-open limit, or a table limit lowered below what it
+		 * holds, so that this entry's place would not do): the
+		 * TIME-WAIT stays and the SYN is dropped for the peer to send
+		 * again. Cut first, the SYN would get a cookie (an ISN not
+		 * above the old one's) or nothing, and the old connection's
+		 * guard would be gone.
 		 */
-		if (passive_full(st, reopen_l)) {
+		if (passive_full(st, reopen_l) || st->in_table > st->lim.max_conns) {
 			st->stats.tw_reopen_deferred++;
 			netif_drop(st->nif, m,
 				   reopen_l->pending >= reopen_l->backlog
 				       ? LUNAR_DROP_TCP_BACKLOG_FULL
-				       : LUNAR_DROP_TCP_HALF_OPEN_LIMIT);
+				   : st->half_open >= st->lim.max_half_open
+				       ? LUNAR_DROP_TCP_HALF_OPEN_LIMIT
+				       : LUNAR_DROP_TCP_CONN_LIMIT);
 			return;
 		}
 		reopen_iss = tw_successor_iss(s);

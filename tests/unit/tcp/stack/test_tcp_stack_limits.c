@@ -416,6 +416,65 @@ static void test_time_wait_kept_when_it_cannot_make_room(void **state)
 }
 
 /*
+ * RFC 6191's reopen of a TIME-WAIT by a new SYN, with the table limit
+ * lowered below what the table holds: cutting the TIME-WAIT short would
+ * not make room for the new connection, so it stays (its guard is not
+ * given up for nothing) and the SYN is dropped for the peer to send again.
+ * Once the other connections are gone the SYN reopens it as usual.
+ */
+static void test_time_wait_reopen_deferred_without_room(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev[3] = {0};
+	struct tcp_sock *c[3];
+	struct tcp_repr r = {.dport = PAIR_PORT, .flags = RTE_TCP_SYN_FLAG, .window = 65535};
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	for (unsigned i = 0; i < 3; i++)
+		c[i] = connect_a(&p, &ev[i]);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 3);
+	r.sport = tcp_sock_conn(c[0])->tuple.lport;
+	r.seq = tcp_sock_conn(c[0])->snd_max + 100000;
+	tcp_sock_close(v.s[0]); /* the server first: it keeps TIME-WAIT */
+	pair_run(&p, 1 * MS);
+	tcp_sock_close(c[0]);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.b.tcp).time_wait, 1);
+	assert_int_equal(usage(p.b.tcp).conns, 3);
+	set_limits(p.b.tcp, 1, 1, 1, 0);
+
+	p.hold_b = true;
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->tw_reopen_deferred, 1);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->tw_reopened, 0);
+	assert_int_equal(usage(p.b.tcp).time_wait, 1);
+
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
+	tcp_sock_abort(v.s[1]);
+	tcp_sock_abort(v.s[2]);
+	tcp_sock_abort(c[1]);
+	tcp_sock_abort(c[2]);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.b.tcp).conns, 1);
+	p.hold_b = true;
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->tw_reopened, 1);
+	assert_int_equal(p.b.fp.n_tx, 1); /* the SYN-ACK */
+	assert_int_equal(usage(p.b.tcp).time_wait, 0);
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
+	pair_close(&p);
+}
+
+/*
  * max_time_wait: a connection entering TIME-WAIT beyond the cap ends the
  * oldest one's (tw_overflow); the newest keeps its 2 MSL, when delayed
  * duplicates are likeliest (RFC 1337). With the cap at 0 none stays.
@@ -966,6 +1025,7 @@ int main(void)
 	    cmocka_unit_test(test_conn_limit_connect_enobufs),
 	    cmocka_unit_test(test_time_wait_gives_way_when_full),
 	    cmocka_unit_test(test_time_wait_kept_when_it_cannot_make_room),
+	    cmocka_unit_test(test_time_wait_reopen_deferred_without_room),
 	    cmocka_unit_test(test_time_wait_cap_ends_oldest),
 	    cmocka_unit_test(test_connect_reuses_own_time_wait),
 	    cmocka_unit_test(test_timer_budget_spreads_due_timers),

@@ -119,7 +119,7 @@ struct tcp_cc_cubic {
 
 /** DCTCP's state (RFC 8257 3.3). */
 struct tcp_cc_dctcp {
-	uint32_t alpha;	       /**< the estimated fraction of marked bytes, in 1/1024 */
+	uint32_t alpha;	       /**< the estimated fraction of marked bytes, in 1/2^20 */
 	uint32_t window_end;   /**< the observation window ends when SND.UNA passes this */
 	uint64_t bytes_acked;  /**< acknowledged in this window */
 	uint64_t bytes_marked; /**< of those, by ACKs carrying ECE */

@@ -18,6 +18,7 @@
 #include <rte_mempool.h>
 
 #include "mem/zbuf.h"
+#include "wire/checksum.h"
 #include "wire/eth.h"
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
@@ -122,6 +123,7 @@ static void on_accept(struct tcp_listener *l, void *ctx)
 
 unsigned pair_max_conns = 64;
 unsigned pair_workers = 1;
+bool pair_tso = false;
 uint16_t pair_reserved_lo = 61440;
 
 static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint32_t peer_ip,
@@ -133,6 +135,10 @@ static void side_open(struct tcp_pair *p, struct pair_side *s, uint32_t ip, uint
 
 	if (attach)
 		s->fp.base.offloads = PORT_OFFLOAD_TX_MULTISEG;
+	s->tso = pair_tso;
+	if (pair_tso) /* as tap's: the checksum and TSO, chains taken (the copy needs them) */
+		s->fp.base.offloads =
+		    PORT_OFFLOAD_TX_MULTISEG | PORT_OFFLOAD_TX_L4_CKSUM | PORT_OFFLOAD_TX_TSO;
 	assert_int_equal(netif_init(&s->nif, &nc), 0);
 	s->nif.now_ns = p->now;
 	netif_neigh_update(&s->nif, peer_ip, peer_mac, true);
@@ -223,30 +229,123 @@ static void side_poll(struct tcp_pair *p, struct pair_side *s)
 	zbuf_defer_end();
 }
 
+/* @len bytes of frame at @f into a buffer of @to's pool, received at its next step. */
+static void wire_deliver(struct pair_side *to, const uint8_t *f, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
+	uint8_t *d;
+
+	assert_non_null(m);
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	assert_non_null(d);
+	memcpy(d, f, len);
+	fake_port_inject(&to->fp, m);
+}
+
+/*
+ * The TCP checksum a NIC puts in: the sum of the segment with the
+ * pseudo-header's partial sum the stack left in the field (DPDK's rule),
+ * plus the segment's length when the stack left it out (TSO).
+ */
+static void nic_tcp_csum(uint8_t *l4, uint32_t l4_len, bool add_len)
+{
+	uint16_t sum = inet_csum_partial(l4, l4_len);
+
+	if (add_len)
+		sum = inet_csum_add(sum, rte_cpu_to_be_16((uint16_t)l4_len));
+	sum = (uint16_t)~sum;
+	memcpy(l4 + 16, &sum, sizeof(sum));
+}
+
+/*
+ * What a NIC does with frame @f's transmit offloads (pair_tso): the TCP
+ * checksum (RTE_MBUF_F_TX_TCP_CKSUM), and with RTE_MBUF_F_TX_TCP_SEG the
+ * frame cut into segments of @segsz payload bytes, each with its own IP
+ * length, ID and checksum and sequence number, FIN and PSH on the last
+ * only and CWR on the first only (RFC 3168 6.1.2, as Linux's GSO does).
+ */
+static void nic_transmit(struct pair_side *to, uint8_t *f, uint32_t len, uint64_t ol,
+			 uint16_t segsz)
+{
+	static uint8_t seg[RTE_ETHER_HDR_LEN + 60 + 60 + 9000];
+	uint8_t *ip = f + RTE_ETHER_HDR_LEN, *l4;
+	uint32_t ihl = (ip[0] & 0xfu) * 4, thl, hdrs, pay, seq;
+	uint16_t id;
+
+	if (!(ol & RTE_MBUF_F_TX_TCP_CKSUM)) {
+		wire_deliver(to, f, len);
+		return;
+	}
+	l4 = ip + ihl;
+	thl = (l4[12] >> 4) * 4u;
+	hdrs = RTE_ETHER_HDR_LEN + ihl + thl;
+	assert_true(len >= hdrs);
+	if (!(ol & RTE_MBUF_F_TX_TCP_SEG)) {
+		nic_tcp_csum(l4, len - RTE_ETHER_HDR_LEN - ihl, false);
+		wire_deliver(to, f, len);
+		return;
+	}
+	assert_true(segsz > 0 && segsz <= 9000);
+	pay = len - hdrs;
+	assert_true(pay > segsz); /* a frame for the NIC to cut is more than one segment */
+	seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 | l4[7];
+	id = (uint16_t)(ip[4] << 8 | ip[5]);
+	for (uint32_t off = 0, i = 0; off < pay; off += segsz, i++) {
+		uint32_t n = pay - off < segsz ? pay - off : segsz;
+		uint8_t *sip = seg + RTE_ETHER_HDR_LEN, *sl4 = sip + ihl;
+		uint16_t tot = (uint16_t)(ihl + thl + n), csum;
+		uint32_t sseq = seq + off;
+
+		memcpy(seg, f, hdrs);
+		memcpy(seg + hdrs, f + hdrs + off, n);
+		sip[2] = (uint8_t)(tot >> 8);
+		sip[3] = (uint8_t)tot;
+		sip[4] = (uint8_t)((id + i) >> 8);
+		sip[5] = (uint8_t)(id + i);
+		sip[10] = sip[11] = 0;
+		csum = inet_csum(sip, ihl);
+		memcpy(sip + 10, &csum, sizeof(csum));
+		sl4[4] = (uint8_t)(sseq >> 24);
+		sl4[5] = (uint8_t)(sseq >> 16);
+		sl4[6] = (uint8_t)(sseq >> 8);
+		sl4[7] = (uint8_t)sseq;
+		if (off + n < pay)
+			sl4[13] &= (uint8_t) ~(RTE_TCP_FIN_FLAG | RTE_TCP_PSH_FLAG);
+		if (i)
+			sl4[13] &= (uint8_t)~RTE_TCP_CWR_FLAG;
+		nic_tcp_csum(sl4, thl + n, true);
+		wire_deliver(to, seg, hdrs + n);
+	}
+}
+
 /*
  * The wire: each frame @from sent is copied into a buffer of @to's pool
- * (a chain, attached payload included, arrives as one frame) and the
- * original freed, as a port does once it has put a frame on the wire.
+ * (a chain, attached payload included, arrives as one frame; with
+ * pair_tso the NIC's offloads done first) and the original freed, as a
+ * port does once it has put a frame on the wire.
  */
 /* The first @n frames @from sent (all if fewer) carried; the rest wait. */
 static void carry_n(struct pair_side *from, struct pair_side *to, unsigned n)
 {
+	static uint8_t frame[RTE_ETHER_HDR_LEN + 65535];
+
 	if (n > from->fp.n_tx)
 		n = from->fp.n_tx;
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *f = from->fp.tx[i];
-		struct rte_mbuf *m = rte_pktmbuf_alloc(to->fp.base.pool);
 		const void *src;
-		uint8_t *d;
 
-		assert_non_null(m);
-		d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)f->pkt_len);
-		assert_non_null(d);
-		src = rte_pktmbuf_read(f, 0, f->pkt_len, d);
-		if (src != d)
-			memcpy(d, src, f->pkt_len);
+		assert_true(f->pkt_len <= sizeof(frame));
+		src = rte_pktmbuf_read(f, 0, f->pkt_len, frame);
+		if (src != frame)
+			memcpy(frame, src, f->pkt_len);
+		if (from->tso) {
+			from->nic_segs_in += !!(f->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+			nic_transmit(to, frame, f->pkt_len, f->ol_flags, f->tso_segsz);
+		} else {
+			wire_deliver(to, frame, f->pkt_len);
+		}
 		rte_pktmbuf_free(f);
-		fake_port_inject(&to->fp, m);
 	}
 	from->fp.n_tx -= n;
 	if (from->fp.n_tx) /* (tx is NULL until the port's first frame) */

@@ -38,6 +38,8 @@ struct pair_side {
 	struct fake_port fp;
 	struct netif nif;
 	struct tcp_stack *tcp;
+	bool tso;	      /* made with pair_tso: the wire does the NIC's offloads */
+	unsigned nic_segs_in; /* then: frames the port was given to cut (TSO) */
 };
 
 struct tcp_pair {
@@ -62,6 +64,12 @@ extern unsigned pair_max_conns;
 extern unsigned pair_workers;
 /* The flow plan's reserved range is pair_reserved_lo..65535 (61440 by default). */
 extern uint16_t pair_reserved_lo;
+/*
+ * Ports of stacks made from now on offload the TCP checksum and TSO (as
+ * tap's), and the wire does what a NIC would with them (segments cut,
+ * checksums filled) before the other side receives. Off by default.
+ */
+extern bool pair_tso;
 
 /* cmocka group fixtures: EAL, Zbuf (DPDK backend, no hugepages), the pools. */
 int pair_group_setup(void **state);

@@ -468,59 +468,81 @@ static void test_header_pool_dry_mid_segment(void **state)
 }
 
 /*
- * TSO: the client sends 300,000 bytes in sends of odd sizes, the server
- * echoes it back (its copying send framing too), for 50 ms of virtual
- * time. Frames of several MSSs go to the port to cut (each asking for the
- * TCP checksum, its pseudo-header sum without the length), copied frames
- * chained over many buffers; the wire cuts and checksums them as a NIC
- * would, and both ends receive every byte in order with no checksum
- * failure and nothing resent.
+ * The client sends 300,000 bytes in sends of odd sizes, the server echoes
+ * it back (its copying send framing too), for up to 50 ms of virtual time;
+ * both ends receive every byte in order, with no checksum failure and
+ * nothing resent. Odd sizes put a frame's slices at odd offsets, which the
+ * software checksum of an attached chain must byte-swap (RFC 1071 2(B)).
+ * With @tso the port cuts segments of several MSSs (see below).
  */
-static void test_tso_frames_arrive_whole(void **state)
+static void echo_odd_sends(struct tcp_pair *p, bool attach, bool tso)
 {
-	bool attach = *(bool *)*state;
 	const size_t total = 300000, sizes[] = {1, 4095, 65537, 3, 17000, 100001};
 	static uint8_t back[300000];
 	struct tcp_config cfg;
-	struct tcp_pair p;
 	uint8_t *buf = malloc(total);
 	size_t sent = 0, got = 0;
 	unsigned k = 0;
 
 	assert_non_null(buf);
 	pair_fill(buf, total, 0);
-	pair_tso = true;
+	pair_tso = tso;
 	pair_config(&cfg);
-	open_with(&p, attach, &cfg);
+	open_with(p, attach, &cfg);
 	pair_tso = false;
-	p.srv_echo = true;
+	p->srv_echo = true;
 	for (int step = 0; step < 5000 && (sent < total || got < total); step++) {
 		size_t want = sizes[k % 6] < total - sent ? sizes[k % 6] : total - sent;
 		size_t n;
 		int rc;
 
 		if (want) {
-			rc = tcp_sock_send(p.cli, buf + sent, want);
+			rc = tcp_sock_send(p->cli, buf + sent, want);
 			if (rc > 0) {
 				sent += (size_t)rc;
 				k++;
 			}
 		}
-		pair_step(&p);
-		while ((n = tcp_sock_read(p.cli, back + got, sizeof(back) - got)) > 0)
+		pair_step(p);
+		while ((n = tcp_sock_read(p->cli, back + got, sizeof(back) - got)) > 0)
 			got += n;
 	}
 	assert_int_equal(sent, total);
 	assert_int_equal(got, total);
 	assert_memory_equal(back, buf, total);
-	pair_rcvd_ok(&p, total);
+	pair_rcvd_ok(p, total);
+	assert_int_equal(p->a.nif.ctr.drops[LUNAR_DROP_TCP_BAD_CHECKSUM], 0);
+	assert_int_equal(p->b.nif.ctr.drops[LUNAR_DROP_TCP_BAD_CHECKSUM], 0);
+	assert_int_equal(tcp_sock_conn(p->cli)->stats.retransmits, 0);
+	assert_int_equal(tcp_sock_conn(p->srv)->stats.retransmits, 0);
+	free(buf);
+}
+
+/* Software segmentation and checksums, the sends' slices at odd offsets. */
+static void test_odd_sends_arrive_whole(void **state)
+{
+	struct tcp_pair p;
+
+	echo_odd_sends(&p, *(bool *)*state, false);
+	assert_true(tcp_stack_stats(p.a.tcp)->gso_segs > 0);
+	assert_int_equal(p.a.nic_segs_in, 0);
+	pair_close(&p);
+}
+
+/*
+ * TSO: frames of several MSSs go to the port to cut (each asking for the
+ * TCP checksum, its pseudo-header sum without the length), copied frames
+ * chained over many buffers; the wire cuts and checksums them as a NIC
+ * would.
+ */
+static void test_tso_frames_arrive_whole(void **state)
+{
+	struct tcp_pair p;
+
+	echo_odd_sends(&p, *(bool *)*state, true);
 	assert_true(p.a.nic_segs_in > 0);
 	assert_true(p.b.nic_segs_in > 0);
-	assert_int_equal(p.a.nif.ctr.drops[LUNAR_DROP_TCP_BAD_CHECKSUM], 0);
-	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_BAD_CHECKSUM], 0);
-	assert_int_equal(tcp_sock_conn(p.cli)->stats.retransmits, 0);
-	assert_int_equal(tcp_sock_conn(p.srv)->stats.retransmits, 0);
-	free(buf);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->gso_segs, 0);
 	pair_close(&p);
 }
 
@@ -535,6 +557,7 @@ int main(void)
 	    PAIR_BOTH_FRAMINGS(test_full_batch_of_64_frames),
 	    PAIR_BOTH_FRAMINGS(test_checksum_offload_frames),
 	    cmocka_unit_test(test_header_pool_dry_mid_segment),
+	    PAIR_BOTH_FRAMINGS(test_odd_sends_arrive_whole),
 	    PAIR_BOTH_FRAMINGS(test_tso_frames_arrive_whole),
 	};
 

@@ -490,6 +490,38 @@ static void test_next_deadline(void **state)
 	assert_true(tw_next_deadline(&tw) == UINT64_MAX);
 }
 
+/*
+ * A deadline beyond the reach waits in the farthest slot (timer_wheel.h):
+ * alone on the wheel, the bound to sleep until is that slot's start, about
+ * the reach ahead, so an idle worker wakes once a reach, not at whichever
+ * nearer slot the deadline's own bits would name. It still fires on time.
+ */
+static void test_far_deadline_bound(void **state)
+{
+	static struct timer_wheel tw;
+	static struct log lg;
+	struct item it;
+	const uint64_t reach = 1ull << (TW_LEVELS * TW_LEVEL_BITS + TW_TICK_SHIFT);
+	const uint64_t span = reach >> TW_LEVEL_BITS; /* of a slot of the last level */
+	const uint64_t t0 = 1000 * SEC + 17;
+	const uint64_t ahead[] = {reach + span, reach + 3 * span + 5, 30 * HOUR, 100 * HOUR + 1};
+
+	(void)state;
+	for (unsigned i = 0; i < ARRAY_SIZE(ahead); i++) {
+		uint64_t nd;
+
+		tw_init(&tw, t0);
+		lg = (struct log){.tw = &tw};
+		item_init(&it, i);
+		tw_schedule(&tw, &it.e, t0 + ahead[i]);
+		nd = tw_next_deadline(&tw);
+		assert_true(nd >= t0 + reach - span && nd <= t0 + reach);
+		assert_int_equal(expire(&lg, nd), 0);
+		assert_int_equal(expire(&lg, t0 + ahead[i] - 1), 0);
+		assert_int_equal(expire(&lg, t0 + ahead[i]), 1);
+	}
+}
+
 /* A budget stops the call; what is left stays due for the next one. */
 static void test_budget(void **state)
 {
@@ -722,6 +754,7 @@ int main(void)
 	    cmocka_unit_test(test_far_future),
 	    cmocka_unit_test(test_past),
 	    cmocka_unit_test(test_next_deadline),
+	    cmocka_unit_test(test_far_deadline_bound),
 	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_random_against_reference),
 	};

@@ -73,6 +73,52 @@ static void test_rise_is_believed_after_a_window(void **state)
 	assert_int_equal(win_min_update(&m, WIN, 10000, 500), 500);
 }
 
+/*
+ * The best and the next best can age out in the same update (a gap in the
+ * samples): the third choice is then the minimum, never a sample older
+ * than the window (Linux's win_minmax promotes twice the same way).
+ */
+static void test_two_age_out_at_once(void **state)
+{
+	struct win_min m;
+
+	(void)state;
+	win_min_init(&m);
+	win_min_update(&m, WIN, 0, 10);
+	win_min_update(&m, WIN, 30, 20); /* past a quarter: the second choice */
+	win_min_update(&m, WIN, 60, 40); /* past a half: the third choice */
+	/* 10 is 135 old, 20 is 105 old: both out, 40 (75 old) is the best left. */
+	assert_int_equal(win_min_update(&m, WIN, 135, 50), 40);
+	assert_int_equal(win_min_get(&m), 40);
+}
+
+/*
+ * The third choice waits for half the window (Nichols' filter, Linux's
+ * win_minmax): a sample only a quarter in (40) is not taken for it, so
+ * the one past the half (31) is, and it is offered as the minimum as
+ * long as it is in the window. A third choice taken at the quarter would
+ * age out first and leave only the newest samples.
+ */
+static void test_third_choice_from_the_half(void **state)
+{
+	struct win_min m;
+	uint64_t t;
+
+	(void)state;
+	win_min_init(&m);
+	win_min_update(&m, WIN, 0, 10);
+	win_min_update(&m, WIN, 30, 20); /* past a quarter: the second choice */
+	win_min_update(&m, WIN, 40, 30); /* not yet half: not the third choice */
+	win_min_update(&m, WIN, 60, 31); /* past a half: the third choice */
+	for (t = 70; t <= 90; t += 10)
+		win_min_update(&m, WIN, t, 100);
+	assert_int_equal(win_min_update(&m, WIN, 101, 100), 20); /* 10 aged out */
+	win_min_update(&m, WIN, 131, 100);			 /* 20 aged out */
+	/* 30 (t = 40) aged out too; 31 (t = 60) is 81 old: the minimum. */
+	assert_int_equal(win_min_update(&m, WIN, 141, 100), 31);
+	assert_int_equal(win_min_update(&m, WIN, 161, 100), 100); /* 31 aged out */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -80,6 +126,8 @@ int main(void)
 	    cmocka_unit_test(test_lower_wins_higher_waits),
 	    cmocka_unit_test(test_expiry_offers_the_next_best),
 	    cmocka_unit_test(test_rise_is_believed_after_a_window),
+	    cmocka_unit_test(test_two_age_out_at_once),
+	    cmocka_unit_test(test_third_choice_from_the_half),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,36 @@ static void test_frag_needed_lowers_mss(void **state)
 }
 
 /*
+ * Karn's rule (RFC 6298 3): what the lowered MSS sends again is
+ * retransmitted, so the ACK that covers it gives no RTT sample, though
+ * the segment timed before the error is acknowledged by it: SRTT and
+ * RTTVAR stay as they were (without a scoreboard, where no record marks
+ * the resent data).
+ */
+static void test_frag_needed_resend_not_timed(void **state)
+{
+	struct script s;
+	uint64_t srtt, rttvar;
+
+	(void)state;
+	established_with(&s, NULL, 4);
+	assert_false(s.c.sb_on);
+	srtt = s.c.rtt.srtt_ns;
+	rttvar = s.c.rtt.rttvar_ns;
+	advance(&s, 2 * MS);
+	assert_int_equal(frag_needed(&s, 1200, ISS + 1), TCP_ICMP_MSS_LOWERED);
+	expect_resent(&s, ISS + 1, 4 * MSS0, 1200 - OVERHEAD);
+	expect_nothing(&s);
+	advance(&s, 1 * MS);
+	seg(&s, ACK, IRS + 1, ISS + 1 + 4 * MSS0, 65535, 0);
+	expect_nothing(&s);
+	assert_int_equal(s.c.snd_una, ISS + 1 + 4 * MSS0);
+	assert_int_equal(s.c.rtt.srtt_ns, srtt);
+	assert_int_equal(s.c.rtt.rttvar_ns, rttvar);
+	script_end(&s);
+}
+
+/*
  * The same with SACK recovery's scoreboard (RFC 6675, RFC 8985): each
  * record larger than the new MSS is cut to it and marked lost, so the
  * records stay one per segment on the wire (as SACK blocks will name them)
@@ -820,11 +850,15 @@ static uint32_t ack_all(struct script *s)
 	return largest;
 }
 
-/* A SACK connection (the scoreboard a probe needs), established, the window primed. */
-static void probe_fixture(struct script *s, struct tcp_config *cfg)
+/*
+ * A SACK connection (the scoreboard a probe needs) to a peer whose MSS
+ * option says @peer_mss, established, the window primed.
+ */
+static void probe_fixture_mss(struct script *s, struct tcp_config *cfg, uint16_t peer_mss)
 {
 	struct fixture_opts o = fixture_opts_with(cfg);
 
+	o.peer_mss = peer_mss;
 	script_config(cfg);
 	cfg->rack = true;
 	cfg->blackhole_min_ns = 0;
@@ -832,6 +866,12 @@ static void probe_fixture(struct script *s, struct tcp_config *cfg)
 	prime_window(s);
 	assert_true(s->c.sb_on);
 	assert_int_equal(s->c.cfg.probe_interval_ns, 600000 * MS);
+}
+
+/* The same to a peer whose MSS (1460) is as large as the interface's. */
+static void probe_fixture(struct script *s, struct tcp_config *cfg)
+{
+	probe_fixture_mss(s, cfg, 1460);
 }
 
 /*
@@ -1007,6 +1047,86 @@ static void test_probe_out_when_lowered(void **state)
 }
 
 /*
+ * One probe at a time (as Linux's tcp_mtu_probe()): while one is out, an
+ * ACK of the data before it opens cwnd, and what goes then is data in the
+ * current size, not a second probe that would take the first one's place
+ * (whose ACK or loss is what the search waits for). The probe's ACK ends
+ * the search as usual.
+ */
+static void test_probe_one_at_a_time(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t mss = 1280 - OVERHEAD, p0 = ISS + 1;
+	unsigned sent = 0;
+
+	(void)state;
+	probe_fixture(&s, &cfg);
+	assert_true(tcp_path_mtu(&s.c, 1280, s.now, &s.out));
+	advance(&s, 600000 * MS);
+	assert_int_equal(app_send(&s, mss), (int)mss); /* less than a probe: an ordinary segment */
+	assert_int_equal(take_tx(&s)->len, mss);
+	assert_int_equal(app_send(&s, 20 * MSS0), (int)(20 * MSS0));
+	expect_tx(&s, ACK, p0 + mss, IRS + 1, MSS0); /* the probe */
+	assert_int_equal(s.c.probe_mtu, 1500);
+	drain_tx(&s);
+	/* The first segment is acknowledged: more goes, none of it a probe. */
+	advance(&s, 100 * US);
+	ack_sack(&s, p0 + mss, 0, 0);
+	while (pending_tx(&s)) {
+		assert_true(take_tx(&s)->len <= mss);
+		sent++;
+	}
+	assert_true(sent >= 2);
+	assert_int_equal(s.c.stats.pmtu_probes, 1);
+	assert_int_equal(s.c.probe_seq, p0 + mss);
+	assert_int_equal(s.c.probe_end, p0 + mss + MSS0);
+	ack_all(&s);
+	assert_int_equal(s.c.stats.pmtu_probes_ok, 1);
+	assert_int_equal(s.c.path_mtu, 0);
+	script_end(&s);
+}
+
+/*
+ * RFC 9293 3.7.1 (MUST-16): no segment is larger than the peer's MSS
+ * allows, a probe included. To a peer whose MSS is 1400 (1388 bytes of
+ * data with timestamps) on a path MTU of 1280, the probe carries 1388
+ * bytes (a 1440-byte datagram), not what the interface's 1500 would
+ * leave. Its ACK takes the path MTU to 1440, where segments are already
+ * as large as the peer takes: at the next search there is nothing larger
+ * to try, so no probe goes (none counted) and the search waits
+ * cfg.probe_interval_ns again.
+ */
+static void test_probe_within_peer_mss(void **state)
+{
+	struct tcp_config cfg;
+	struct script s;
+	const uint32_t clamp = 1400 - 12, p0 = ISS + 1;
+
+	(void)state;
+	probe_fixture_mss(&s, &cfg, 1400);
+	assert_int_equal(s.c.mss_clamp, clamp);
+	assert_int_equal(s.c.snd_mss, clamp);
+	assert_true(tcp_path_mtu(&s.c, 1280, s.now, &s.out));
+	advance(&s, 600000 * MS);
+	assert_int_equal(app_send(&s, 12 * clamp), (int)(12 * clamp));
+	expect_tx(&s, ACK, p0, IRS + 1, clamp); /* the probe */
+	assert_int_equal(s.c.probe_mtu, clamp + OVERHEAD);
+	assert_int_equal(ack_all(&s), clamp);
+	assert_int_equal(s.c.stats.pmtu_probes_ok, 1);
+	assert_int_equal(s.c.path_mtu, clamp + OVERHEAD);
+	assert_int_equal(s.c.snd_mss, clamp);
+
+	advance(&s, 600000 * MS);
+	assert_int_equal(app_send(&s, 12 * clamp), (int)(12 * clamp));
+	assert_int_equal(s.c.stats.pmtu_probes, 1);
+	assert_int_equal(s.c.probe_mtu, 0);
+	assert_int_equal(s.c.probe_at, s.now + 600000 * MS);
+	assert_int_equal(ack_all(&s), clamp);
+	script_end(&s);
+}
+
+/*
  * A timeout with a probe out fails it too (the probe may be what was
  * lost), and an ICMP error about the probe says what the path takes: the
  * search tries that next rather than the next plateau. With
@@ -1057,6 +1177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frag_needed_lowers_mss),
+	    cmocka_unit_test(test_frag_needed_resend_not_timed),
 	    cmocka_unit_test(test_frag_needed_resegments_scoreboard),
 	    cmocka_unit_test(test_out_of_window_ignored),
 	    cmocka_unit_test(test_frag_needed_absurd_and_floor),
@@ -1076,6 +1197,8 @@ int main(void)
 	    cmocka_unit_test(test_probe_lost_with_another),
 	    cmocka_unit_test(test_probe_out_when_lowered),
 	    cmocka_unit_test(test_probe_timeout_and_icmp_hint),
+	    cmocka_unit_test(test_probe_one_at_a_time),
+	    cmocka_unit_test(test_probe_within_peer_mss),
 	    cmocka_unit_test(test_unreachable_reverts_rto_backoff),
 	    cmocka_unit_test(test_unreachable_reverts_at_ceiling),
 	    cmocka_unit_test(test_unreachable_no_revert),

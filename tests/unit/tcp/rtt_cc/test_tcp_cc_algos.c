@@ -600,6 +600,27 @@ static void test_hystart_needs_samples(void **state)
 }
 
 /*
+ * RFC 9406 4.2: only a rise of the round's minimum RTT by RttThresh
+ * counts. A round whose minimum fell (20 ms, then 10 ms: a queue that
+ * drained) is no rise, however the difference is taken: slow start goes
+ * on doubling, CSS is not entered.
+ */
+static void test_hystart_fall_is_no_rise(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	hystart_sender(&s, TCP_CC_NEWRENO);
+	ss_round(&s, 20 * MS);
+	ss_round(&s, 20 * MS);
+	ss_round(&s, 10 * MS);
+	assert_int_equal(s.cc.hs.phase, TCP_HYSTART_SS);
+	assert_int_equal(s.cc.hs.css_entries, 0);
+	assert_int_equal(s.cc.cwnd, 80 * SMSS); /* three doublings */
+	assert_int_equal(s.cc.ssthresh, UINT32_MAX);
+}
+
+/*
  * RFC 9406 4.2, 4.3: a loss in CSS, or a timeout in slow start, ends
  * HyStart++ for good: the next slow start is the standard one. Off
  * (a zero threshold): the rise changes nothing.
@@ -703,6 +724,7 @@ int main(void)
 	    cmocka_unit_test(test_hystart_css_spurious),
 	    cmocka_unit_test(test_hystart_threshold),
 	    cmocka_unit_test(test_hystart_needs_samples),
+	    cmocka_unit_test(test_hystart_fall_is_no_rise),
 	    cmocka_unit_test(test_hystart_ended_by_loss_or_off),
 	    cmocka_unit_test(test_hystart_after_undo_and_idle),
 	    cmocka_unit_test(test_names),

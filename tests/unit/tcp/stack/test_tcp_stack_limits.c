@@ -1018,6 +1018,35 @@ static void test_limits_checked(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A table of no connections is refused (tcp_limits.h: conns 1..2^24), by
+ * the check and by the stack, which keeps what it had. A spec that gives
+ * conns is resolved from it, not from the program's number: the defaults
+ * (half-open, TIME-WAIT) follow the given conns.
+ */
+static void test_limits_conns_zero_and_given(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_limits l;
+	struct tcp_limits_spec sp = {.v = {.max_conns = 100}, .given = TCP_LIMIT_CONNS};
+	char err[256] = "";
+
+	(void)state;
+	tcp_limits_default(&l, 0);
+	assert_int_equal(tcp_limits_check(&l, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "conns=0"));
+	assert_int_equal(tcp_limits_resolve(&sp, 1000, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.max_conns, 100);
+	assert_int_equal(l.max_half_open, 100);
+	assert_int_equal(l.max_time_wait, 50);
+
+	pair_stacks(&p, true);
+	tcp_limits_default(&l, 0);
+	assert_int_equal(tcp_stack_set_limits(p.b.tcp, &l), -EINVAL);
+	assert_int_equal(tcp_stack_limits(p.b.tcp)->max_conns, 64);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1038,6 +1067,7 @@ int main(void)
 	    cmocka_unit_test(test_mem_pressure_ends_below_half),
 	    cmocka_unit_test(test_tiny_segments_do_not_drain_pool),
 	    cmocka_unit_test(test_limits_checked),
+	    cmocka_unit_test(test_limits_conns_zero_and_given),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

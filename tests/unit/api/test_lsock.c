@@ -16,6 +16,7 @@
 
 #include "api/lsock.h"
 #include "mem/zbuf.h"
+#include "wire/tcp.h"
 #include "api_pair.h"
 
 #define PORT 80
@@ -467,6 +468,302 @@ static void test_zero_copy_iovec(void **state)
 	close_pair(p, &cp);
 }
 
+/* Drain @ep: wait until a whole wait reports nothing. */
+static void drain(struct lpoll *ep)
+{
+	struct lpoll_event ev[4];
+
+	for (unsigned i = 0; i < 8 && lpoll_wait(ep, ev, 4) > 0; i++)
+		;
+	assert_int_equal(lpoll_wait(ep, ev, 4), 0);
+}
+
+/*
+ * Zero-length calls, as send(2)/recv(2) with len 0 on a connected socket:
+ * a send of nothing returns 0 (not -EAGAIN: the buffer has room), and a
+ * read of nothing with data queued returns 0 (not -EAGAIN, which would
+ * say nothing is there) and takes nothing.
+ */
+static void test_zero_length_send_recv(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	char buf[8];
+
+	open_pair(p, &cp);
+	assert_true(lsock_send_space(cp.c) > 0);
+	assert_int_equal(lsock_send(cp.c, buf, 0), 0);
+	assert_int_equal(lsock_send(cp.c, "abc", 3), 3);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	assert_int_equal(lsock_readable(cp.s), 3);
+	assert_int_equal(lsock_recv(cp.s, buf, 0), 0);
+	assert_int_equal(lsock_readable(cp.s), 3); /* nothing taken */
+	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 3);
+	assert_memory_equal(buf, "abc", 3);
+	close_pair(p, &cp);
+}
+
+/*
+ * The edge-triggered writer's loop (epoll(7): with EPOLLET, write until
+ * EAGAIN, then wait): a send the full buffer cannot take returns -EAGAIN
+ * (never 0), no report while it stays full, and once ACKs free room a new
+ * LPOLL_OUT edge is reported, as Linux wakes an EPOLLET|EPOLLOUT waiter
+ * when send space frees.
+ */
+static void test_edge_triggered_writer(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	static char data[64 * 1024];
+	size_t sent = 0;
+	ssize_t n;
+	int got = 0;
+
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.ea, LPOLL_CTL_ADD, cp.c, LPOLL_OUT | LPOLL_ET, 4), 0);
+	assert_int_equal(lpoll_wait(cp.ea, ev, 4), 1); /* writable when added */
+	assert_int_equal(ev[0].events, LPOLL_OUT);
+	assert_int_equal(lpoll_wait(cp.ea, ev, 4), 0); /* reported: no new edge */
+	while ((n = lsock_send(cp.c, data, sizeof(data))) > 0)
+		sent += (size_t)n;
+	assert_int_equal(n, -EAGAIN); /* full */
+	assert_true(sent > 0);
+	assert_int_equal(lsock_send_space(cp.c), 0);
+	assert_int_equal(lpoll_wait(cp.ea, ev, 4), 0);
+	/* b reads as it comes: its ACKs free a's buffer. */
+	for (unsigned i = 0; i < 20000 && !got; i++) {
+		char buf[4096];
+
+		while (lsock_recv(cp.s, buf, sizeof(buf)) > 0)
+			;
+		pair_step(p);
+		got = lpoll_wait(cp.ea, ev, 4);
+	}
+	assert_int_equal(got, 1); /* room again: a new edge */
+	assert_int_equal(ev[0].events, LPOLL_OUT);
+	assert_int_equal(ev[0].data, 4);
+	assert_true(lsock_send_space(cp.c) > 0);
+	close_pair(p, &cp);
+}
+
+/*
+ * A reset is always reported, whatever was asked for: epoll reports
+ * EPOLLERR and EPOLLHUP without being asked, edge-triggered too (the
+ * RST is a new event). A writer registered LPOLL_OUT | LPOLL_ET, its
+ * writable edge already taken, learns of the peer's RST with ERR | HUP.
+ */
+static void test_edge_triggered_reset_reported(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.ea, LPOLL_CTL_ADD, cp.c, LPOLL_OUT | LPOLL_ET, 4), 0);
+	assert_int_equal(lsock_send(cp.c, "data", 4), 4);
+	pair_run(p, 100000 * PAIR_STEP_NS); /* delivered, and acknowledged */
+	assert_int_equal(lsock_readable(cp.s), 4);
+	drain(cp.ea);	   /* every writable edge taken */
+	lsock_close(cp.s); /* unread data: a RST (RFC 1122 4.2.2.13) */
+	cp.s = NULL;
+	assert_int_equal(wait_events(p, cp.ea, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_ERR | LPOLL_HUP); /* IN and OUT were not asked for */
+	assert_int_equal(ev[0].data, 4);
+	assert_int_equal(lsock_error(cp.c), -ECONNRESET);
+	close_pair(p, &cp);
+}
+
+/*
+ * A reader registered for LPOLL_IN on a connection the peer resets gets
+ * IN with ERR and HUP, as Linux's tcp_poll() gives EPOLLIN | EPOLLERR |
+ * EPOLLHUP for a reset socket: the reader wakes and its recv() says why.
+ */
+static void test_reset_reader_sees_in(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	char buf[8];
+
+	open_pair(p, &cp);
+	assert_int_equal(lpoll_ctl(cp.ea, LPOLL_CTL_ADD, cp.c, LPOLL_IN, 6), 0);
+	assert_int_equal(lsock_send(cp.c, "data", 4), 4);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	assert_int_equal(lsock_readable(cp.s), 4);
+	assert_int_equal(lpoll_wait(cp.ea, ev, 4), 0);
+	lsock_close(cp.s); /* unread data: a RST */
+	cp.s = NULL;
+	assert_int_equal(wait_events(p, cp.ea, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN | LPOLL_ERR | LPOLL_HUP);
+	assert_int_equal(lsock_recv(cp.c, buf, sizeof(buf)), -ECONNRESET);
+	close_pair(p, &cp);
+}
+
+/*
+ * Edge-triggered, the peer's FIN alone (no data with it) is a new edge:
+ * Linux wakes an EPOLLET reader with EPOLLIN | EPOLLRDHUP when the FIN
+ * arrives, so that its read sees the end of the stream.
+ */
+static void test_edge_triggered_eof(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	char buf[8];
+
+	open_pair(p, &cp);
+	assert_int_equal(
+	    lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN | LPOLL_RDHUP | LPOLL_ET, 3), 0);
+	assert_int_equal(lsock_send(cp.c, "x", 1), 1);
+	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 1);
+	pair_run(p, 100000 * PAIR_STEP_NS); /* the delayed ACK too: nothing else is coming */
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0);
+	assert_int_equal(lsock_shutdown(cp.c), 0); /* a FIN with no data */
+	assert_int_equal(wait_events(p, cp.eb, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN | LPOLL_RDHUP);
+	assert_int_equal(ev[0].data, 3);
+	assert_int_equal(lsock_recv(cp.s, buf, sizeof(buf)), 0);
+	close_pair(p, &cp);
+}
+
+/*
+ * An edge-triggered listener is woken by every new connection (each one
+ * that joins the accept queue is an edge, as for an EPOLLET listening
+ * socket on Linux), not only by the first after it was added.
+ */
+static void test_edge_triggered_listener(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lpoll *ep = lpoll_create();
+	struct lpoll_event ev[4];
+	struct lsock *l, *c1, *c2, *s1, *s2;
+	int err;
+
+	l = lsock_listen(p->b.tcp, PORT, 16, &err);
+	assert_non_null(l);
+	assert_int_equal(lpoll_ctl(ep, LPOLL_CTL_ADD, l, LPOLL_IN | LPOLL_ET, 1), 0);
+	c1 = lsock_connect(p->a.tcp, PAIR_IP_B, PORT, &err);
+	assert_non_null(c1);
+	assert_int_equal(wait_events(p, ep, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	s1 = lsock_accept(l, &err);
+	assert_non_null(s1);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	assert_int_equal(lpoll_wait(ep, ev, 4), 0);
+	c2 = lsock_connect(p->a.tcp, PAIR_IP_B, PORT, &err);
+	assert_non_null(c2);
+	assert_int_equal(wait_events(p, ep, ev, 4), 1); /* the second connection: a new edge */
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	s2 = lsock_accept(l, &err);
+	assert_non_null(s2);
+	lsock_close(c1);
+	lsock_close(c2);
+	lsock_close(s1);
+	lsock_close(s2);
+	lsock_close(l);
+	lpoll_free(ep);
+	pair_run(p, 200 * PAIR_STEP_NS);
+}
+
+/*
+ * ADD or MOD reports what is already true at the next wait, edge-triggered
+ * too: data that arrived before the socket joined the set, and data still
+ * unread when the registration is changed, are reported once (epoll_ctl
+ * ADD and MOD check readiness and queue a ready file, EPOLLET or not).
+ */
+static void test_edge_triggered_ready_when_added(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+
+	open_pair(p, &cp);
+	assert_int_equal(lsock_send(cp.c, "early", 5), 5);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	assert_int_equal(lsock_readable(cp.s), 5); /* arrived before the ADD */
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN | LPOLL_ET, 8), 0);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1);
+	assert_int_equal(ev[0].events, LPOLL_IN);
+	assert_int_equal(ev[0].data, 8);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0); /* once */
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_MOD, cp.s, LPOLL_IN | LPOLL_ET, 9), 0);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 1); /* still unread: reported after MOD */
+	assert_int_equal(ev[0].data, 9);
+	assert_int_equal(lpoll_wait(cp.eb, ev, 4), 0);
+	close_pair(p, &cp);
+}
+
+/*
+ * Removing one member of a set leaves the others members: here the member
+ * added first (not the newest) leaves, and the set freed after lets go of
+ * the one left, which may then join another set and be reported there.
+ */
+static void test_del_keeps_other_members(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct conn_pair cp;
+	struct lpoll_event ev[4];
+	struct lpoll *ep2 = lpoll_create();
+
+	open_pair(p, &cp);
+	assert_non_null(ep2);
+	/* eb holds the listener (added first); the connection joins after it. */
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_ADD, cp.s, LPOLL_IN, 7), 0);
+	assert_int_equal(lpoll_ctl(cp.eb, LPOLL_CTL_DEL, cp.l, 0, 0), 0);
+	lpoll_free(cp.eb);
+	cp.eb = lpoll_create();
+	assert_int_equal(lpoll_ctl(ep2, LPOLL_CTL_ADD, cp.s, LPOLL_IN, 8), 0);
+	assert_int_equal(lsock_send(cp.c, "hi", 2), 2);
+	assert_int_equal(wait_events(p, ep2, ev, 4), 1);
+	assert_int_equal(ev[0].data, 8);
+	assert_int_equal(lpoll_ctl(ep2, LPOLL_CTL_DEL, cp.s, 0, 0), 0);
+	lpoll_free(ep2);
+	close_pair(p, &cp);
+}
+
+/*
+ * A simultaneous open (RFC 9293 3.5, figure 8) leaves the connecting side
+ * in SYN-RECEIVED: still connecting, so a send is -EAGAIN (RFC 9293
+ * 3.10.2: SEND in SYN-RECEIVED queues the data until ESTABLISHED), not
+ * -EPIPE as for a connection that is gone, and no LPOLL_OUT yet.
+ */
+static void test_send_while_syn_received(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lpoll *ep = lpoll_create();
+	struct lpoll_event ev[4];
+	struct tcp_repr syn = {0};
+	struct lsock *c;
+	int err;
+
+	p->cut_a = true; /* a's SYN and SYN-ACK are lost */
+	c = lsock_connect(p->a.tcp, PAIR_IP_B, 81, &err);
+	assert_non_null(c);
+	assert_int_equal(lpoll_ctl(ep, LPOLL_CTL_ADD, c, LPOLL_OUT, 1), 0);
+	pair_step(p);
+	/* The peer's own SYN crosses a's: a goes from SYN-SENT to SYN-RECEIVED. */
+	syn.sport = 81;
+	syn.dport = lsock_tuple(c)->lport;
+	syn.seq = 4242;
+	syn.flags = RTE_TCP_SYN_FLAG;
+	syn.window = 65535;
+	syn.opts.has_mss = true;
+	syn.opts.mss = 1460;
+	pair_inject(p, &p->a, &syn);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	assert_int_equal(lsock_error(c), 0);
+	assert_int_equal(lsock_send(c, "x", 1), -EAGAIN);
+	assert_int_equal(lsock_send_space(c), 0);
+	assert_int_equal(lpoll_wait(ep, ev, 4), 0);
+	lsock_close(c);
+	lpoll_free(ep);
+	p->cut_a = false;
+	pair_run(p, 10 * PAIR_STEP_NS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +781,17 @@ int main(void)
 					    api_teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unread_after_shutdown_resets, api_setup,
 					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_zero_length_send_recv, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_edge_triggered_writer, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_edge_triggered_reset_reported, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_reset_reader_sees_in, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_edge_triggered_eof, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_edge_triggered_listener, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_edge_triggered_ready_when_added, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_del_keeps_other_members, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_send_while_syn_received, api_setup, api_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -13,7 +13,10 @@
  *  - memory: sends stop at mem_max and resume on TCP_EV_WRITABLE; the
  *    receiver drops payload it has not acknowledged, never what it has,
  *    never takes back the window it offered (RFC 7323 2.4), and still
- *    serves a connection that holds nothing.
+ *    serves a connection that holds nothing; what is charged (held,
+ *    out-of-order, nothing once a connection is gone) and the levels'
+ *    exact thresholds;
+ *  - timers: the per-poll budget, and none spent on idle connections.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -375,6 +378,38 @@ static void test_timer_budget_spreads_due_timers(void **state)
 }
 
 /*
+ * The timer budget spent on nothing: a connection left with no deadline
+ * (all it sent acknowledged, nothing to time) is taken off the timer
+ * wheel, so no timer of it fires later for nothing, taking a poll's
+ * budget from connections whose timers are due. With a budget of one
+ * timer a poll, timer_budget_hit counts each poll that fired one: once
+ * the ACK is in, none does.
+ */
+static void test_idle_conn_fires_no_timer(void **state)
+{
+	static const uint8_t b[100];
+	const struct tcp_stack_stats *sa;
+	const struct tcp_conn *cc;
+	struct tcp_pair p;
+	uint64_t hit;
+
+	(void)state;
+	pair_open(&p, true);
+	sa = tcp_stack_stats(p.a.tcp);
+	cc = tcp_sock_conn(p.cli);
+	tcp_stack_set_timer_budget(p.a.tcp, 1);
+	assert_int_equal(tcp_sock_send(p.cli, b, sizeof(b)), sizeof(b));
+	for (unsigned i = 0; i < 1000 && cc->snd_una != cc->snd_max; i++)
+		pair_step(&p);
+	assert_int_equal(cc->snd_una, cc->snd_max);
+	assert_true(tcp_next_deadline(cc) == UINT64_MAX);
+	hit = sa->timer_budget_hit;
+	pair_run(&p, 20 * MS); /* well past the RTO the data had */
+	assert_int_equal(sa->timer_budget_hit, hit);
+	pair_close(&p);
+}
+
+/*
  * A limit lowered below what is held: the table is fuller than full, and
  * ending one TIME-WAIT would not make room, so none is ended (its 2 MSL is
  * not cut short for nothing) and connect() gets -ENOBUFS. Once the open
@@ -513,6 +548,79 @@ static void test_time_wait_cap_ends_oldest(void **state)
 	pair_close(&p);
 }
 
+/* Half-close @s from the client: with the server closing at EOF it ends in TIME-WAIT, still the
+ * application's. */
+static void active_shutdown(struct tcp_pair *p, struct tcp_sock *s)
+{
+	tcp_sock_shutdown(s);
+	pair_run(p, 1 * MS);
+	assert_int_equal(tcp_sock_conn(s)->state, TCP_TIME_WAIT);
+}
+
+/*
+ * TIME-WAIT connections end oldest first, whichever limit ends them: the
+ * cap (max_time_wait) when one more enters, then a full table when a new
+ * connection needs an entry. The newer ones keep their 2 MSL, when stray
+ * duplicates are likeliest (RFC 1337). The client only half-closes, so its
+ * sockets stay its own and each one's state can be read.
+ */
+static void test_time_wait_ends_oldest_first(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev[5] = {0};
+	struct tcp_sock *c[5];
+	const struct tcp_stack_stats *sa;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.close_on_eof = true;
+	set_limits(p.a.tcp, 8, 8, 2, 0);
+	sa = tcp_stack_stats(p.a.tcp);
+	for (unsigned i = 0; i < 4; i++)
+		c[i] = connect_a(&p, &ev[i]);
+	pair_run(&p, 1 * MS);
+	active_shutdown(&p, c[0]);
+	active_shutdown(&p, c[1]);
+	assert_int_equal(usage(p.a.tcp).time_wait, 2);
+	assert_int_equal(sa->tw_overflow, 0);
+
+	/* One more than the cap: the oldest ends, neither the one after it nor the newest. */
+	tcp_sock_shutdown(c[2]);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(sa->tw_overflow, 1);
+	assert_int_equal(tcp_sock_conn(c[0])->state, TCP_CLOSED);
+	assert_int_equal(tcp_sock_conn(c[1])->state, TCP_TIME_WAIT);
+	assert_int_equal(tcp_sock_conn(c[2])->state, TCP_TIME_WAIT);
+	/* Again: the oldest is now the second. */
+	tcp_sock_shutdown(c[3]);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(sa->tw_overflow, 2);
+	assert_int_equal(tcp_sock_conn(c[1])->state, TCP_CLOSED);
+	assert_int_equal(tcp_sock_conn(c[2])->state, TCP_TIME_WAIT);
+	assert_int_equal(tcp_sock_conn(c[3])->state, TCP_TIME_WAIT);
+	assert_int_equal(usage(p.a.tcp).time_wait, 2);
+	assert_int_equal(usage(p.a.tcp).conns, 2);
+
+	/* A full table: a new connection takes the entry of the oldest left, the third. */
+	set_limits(p.a.tcp, 2, 2, 2, 0);
+	c[4] = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev[4], &rc);
+	assert_non_null(c[4]);
+	assert_int_equal(sa->tw_recycled, 1);
+	assert_int_equal(tcp_sock_conn(c[2])->state, TCP_CLOSED);
+	assert_int_equal(tcp_sock_conn(c[3])->state, TCP_TIME_WAIT);
+	assert_int_equal(usage(p.a.tcp).time_wait, 1);
+	assert_int_equal(usage(p.a.tcp).conns, 2);
+	pair_run(&p, 1 * MS);
+	assert_true(ev[4] & TCP_EV_CONNECTED);
+	for (unsigned i = 0; i < 5; i++)
+		tcp_sock_close(c[i]);
+	pair_run(&p, 1 * MS);
+	pair_close(&p);
+}
+
 /*
  * max_half_open, SYN cookies on (RFC 4987 3.6): SYN-RECEIVED connections
  * from SYNs that are never completed fill the cap, across listeners; the
@@ -594,6 +702,34 @@ static void test_half_open_cap_drops_and_times_out(void **state)
 	pair_run(&p, 1 * MS);
 	assert_true(ev & TCP_EV_CONNECTED);
 	assert_int_equal(v.accepted, 1);
+	pair_close(&p);
+}
+
+/*
+ * half_open_timeouts counts the half-open connections whose SYN-ACKs went
+ * unanswered until the timer gave up (RFC 4987 2.2's spoofed SYNs), not
+ * those ended otherwise: closing their listener resets them (RFC 9293
+ * 3.10.4), and they leave the half-open count without a timeout.
+ */
+static void test_half_open_closed_with_listener_not_timed_out(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	const struct tcp_stack_stats *sb;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 64);
+	sb = tcp_stack_stats(p.b.tcp);
+	pair_syn_nowhere(&p, 50001);
+	pair_syn_nowhere(&p, 50002);
+	assert_int_equal(usage(p.b.tcp).half_open, 2);
+	tcp_listener_close(v.lst);
+	p.lst = NULL;
+	assert_int_equal(usage(p.b.tcp).half_open, 0);
+	assert_int_equal(sb->conns_active, 0);
+	assert_int_equal(sb->half_open_timeouts, 0);
+	pair_run(&p, 1 * MS);
 	pair_close(&p);
 }
 
@@ -700,6 +836,78 @@ static void test_mem_max_stops_sends_then_wakes(void **state)
 	assert_int_equal(v.k[1].got, 1000);
 	pair_run(&p, 1 * MS);
 	assert_int_equal(usage(p.a.tcp).mem_bytes, 0);
+	pair_close(&p);
+}
+
+/*
+ * A send cut where mem_max leaves exactly the room the connection's own
+ * buffer does: its own buffer is what cut it (snd_buf_full), not mem_max
+ * (snd_mem_limited counts only sends mem_max cut shorter).
+ */
+static void test_snd_cut_at_own_buffer_and_mem_max_alike(void **state)
+{
+	struct tcp_pair p;
+	const struct tcp_stack_stats *sa;
+
+	(void)state;
+	pair_open(&p, true);
+	set_limits(p.a.tcp, 64, 32, 32, 262144); /* the send buffer's size */
+	sa = tcp_stack_stats(p.a.tcp);
+	p.hold_b = true;
+	assert_int_equal(send_stream(p.cli, 0, 300000), 262144);
+	assert_int_equal(usage(p.a.tcp).mem_bytes, 262144);
+	assert_int_equal(tcp_sock_send_space(p.cli), 0);
+	assert_int_equal(sa->snd_buf_full, 1);
+	assert_int_equal(sa->snd_mem_limited, 0);
+	p.hold_b = false;
+	pair_close(&p);
+}
+
+/*
+ * mem_max's wake-up (docs/LIMITS.md, "Memory"): a sender refused at the
+ * cap gets TCP_EV_WRITABLE once the stack is under 3/4 of it, not at 3/4,
+ * and in that same poll, though with memory still above half of mem_max
+ * the stack stays under pressure (no walk of every connection that would
+ * bring the event along).
+ */
+static void test_mem_max_wakes_under_three_quarters(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev[4] = {0};
+	struct tcp_sock *c[4];
+	const struct tcp_stack_stats *sa;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	set_limits(p.a.tcp, 64, 32, 32, 64 << 10);
+	sa = tcp_stack_stats(p.a.tcp);
+	for (unsigned i = 0; i < 4; i++)
+		c[i] = connect_a(&p, &ev[i]);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 4);
+
+	p.hold_b = true; /* nothing is acknowledged: what is sent stays charged */
+	assert_int_equal(send_stream(c[0], 0, 40 << 10), 40 << 10);
+	assert_int_equal(send_stream(c[1], 0, 8 << 10), 8 << 10);
+	assert_int_equal(send_stream(c[2], 0, 16 << 10), 16 << 10);
+	assert_int_equal(usage(p.a.tcp).mem_bytes, 64 << 10);
+	assert_int_equal(send_stream(c[3], 0, 1000), 0);
+	assert_int_equal(sa->snd_mem_limited, 1);
+
+	ev[3] = 0;
+	tcp_sock_abort(c[2]);
+	assert_int_equal(usage(p.a.tcp).mem_bytes, 48 << 10); /* 3/4 exactly */
+	pair_run(&p, 1 * MS);
+	assert_false(ev[3] & TCP_EV_WRITABLE);
+
+	tcp_sock_abort(c[1]); /* 40K: under 3/4, above half */
+	pair_step(&p);
+	assert_true(ev[3] & TCP_EV_WRITABLE);
+	assert_true(tcp_sock_send_space(c[3]) > 0);
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
 	pair_close(&p);
 }
 
@@ -933,6 +1141,231 @@ static void test_mem_pressure_ends_below_half(void **state)
 }
 
 /*
+ * What mem_max counts (docs/LIMITS.md): received bytes the application
+ * holds zero-copy count until given back, as queued ones do, and so do
+ * out-of-order ones held beyond a hole.
+ */
+static void test_mem_counts_held_and_out_of_order(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	struct tcp_slice sl[16];
+	uint32_t held = 0;
+	unsigned n;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	c = connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 1);
+	assert_int_equal(send_stream(c, 0, 1000), 1000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(send_stream(c, 1000, 2000), 2000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 3000);
+
+	/* Held zero-copy: still charged, until each slice is given back. */
+	n = tcp_sock_read_zc(v.s[0], sl, 16);
+	assert_true(n >= 2);
+	for (unsigned i = 0; i < n; i++)
+		held += sl[i].len;
+	assert_int_equal(held, 3000);
+	tcp_sock_zc_done(v.s[0], sl[0].data, sl[0].len);
+	assert_int_equal(tcp_sock_held(v.s[0]), 3000 - sl[0].len);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 3000 - sl[0].len);
+	tcp_sock_zc_done_v(v.s[0], &sl[1], n - 1);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+
+	/* Out of order: the first segment lost on the way, the second kept beyond the hole. */
+	p.mtu_a = 1000;
+	assert_int_equal(send_stream(c, 3000, 1200), 1200);
+	assert_int_equal(send_stream(c, 4200, 100), 100);
+	pair_step(&p);
+	pair_step(&p);
+	p.mtu_a = 0;
+	assert_int_equal(tcp_sock_readable(v.s[0]), 0);
+	assert_int_equal(tcp_sock_conn(v.s[0])->reass.n, 1);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 100);
+	pair_run(&p, 20 * MS); /* the retransmission fills the hole */
+	assert_int_equal(tcp_sock_readable(v.s[0]), 1300);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 1300);
+	pair_close(&p);
+}
+
+/*
+ * What a connection holds when it ends leaves mem_max's count with it:
+ * data never read, and what the application still holds zero-copy after
+ * closing (docs/LIMITS.md: not charged), given back later without the
+ * socket.
+ */
+static void test_mem_uncharged_when_conn_ends(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	struct tcp_slice sl[1];
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	c = connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(send_stream(c, 0, 1000), 1000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(send_stream(c, 1000, 2000), 2000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(tcp_sock_read_zc(v.s[0], sl, 1), 1);
+	assert_true(tcp_sock_readable(v.s[0]) > 0); /* the rest unread */
+	tcp_sock_close(v.s[0]);			    /* unread data: a RST (RFC 1122 4.2.2.13) */
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	tcp_sock_zc_done(NULL, sl[0].data, sl[0].len);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	pair_close(&p);
+}
+
+/*
+ * lazy_receiver_capped(), then exactly mem_max of the stream, all of it
+ * taken (each segment came under the cap): the server's stack holds
+ * mem_max to the byte.
+ */
+static struct tcp_sock *receiver_at_cap(struct tcp_pair *p, struct srv *v, uint32_t *ev)
+{
+	struct tcp_sock *c = lazy_receiver_capped(p, v, ev);
+
+	assert_int_equal(send_stream(c, 0, 64 << 10), 64 << 10);
+	pair_run(p, 5 * MS);
+	assert_int_equal(tcp_sock_readable(v->s[0]), 64 << 10);
+	assert_int_equal(usage(p->b.tcp).mem_bytes, 64 << 10);
+	assert_int_equal(tcp_stack_stats(p->b.tcp)->rcv_mem_limited, 0);
+	return c;
+}
+
+/*
+ * At mem_max exactly the pressure is critical ("at it", docs/LIMITS.md):
+ * the next segment's payload is not kept (rcv_mem_limited), in order and
+ * in the window though it is.
+ */
+static void test_mem_max_reached_is_critical(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	const struct tcp_stack_stats *sb;
+
+	(void)state;
+	c = receiver_at_cap(&p, &v, &ev);
+	sb = tcp_stack_stats(p.b.tcp);
+	assert_int_equal(send_stream(c, 64 << 10, 100), 100);
+	pair_run(&p, 2 * MS);
+	assert_true(sb->rcv_mem_limited >= 1);
+	assert_int_equal(tcp_sock_readable(v.s[0]), 64 << 10);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 64 << 10);
+	pair_close(&p);
+}
+
+/*
+ * At mem_max a connection holding less than one MSS is spared the
+ * critical level, not the low one: its in-order data is taken, but an
+ * out-of-order segment is not kept (ooo_refused, counted in
+ * rcv_mem_limited) and has to come again.
+ */
+static void test_mem_max_spared_conn_keeps_no_ooo(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	struct tcp_sock *c2;
+	const struct tcp_stack_stats *sb;
+	const struct tcp_conn *sc;
+	uint64_t limited;
+
+	(void)state;
+	receiver_at_cap(&p, &v, &ev1);
+	sb = tcp_stack_stats(p.b.tcp);
+	c2 = connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 2);
+	sc = tcp_sock_conn(v.s[1]);
+	limited = sb->rcv_mem_limited;
+
+	p.mtu_a = 1000; /* the first segment is lost on the way */
+	assert_int_equal(send_stream(c2, 0, 1200), 1200);
+	assert_int_equal(send_stream(c2, 1200, 100), 100);
+	pair_step(&p);
+	pair_step(&p);
+	p.mtu_a = 0;
+	assert_int_equal(sc->stats.ooo_refused, 1);
+	assert_int_equal(sc->reass.n, 0);
+	assert_int_equal(sb->rcv_mem_limited, limited + 1);
+	pair_run(&p, 20 * MS);
+	assert_int_equal(tcp_sock_readable(v.s[1]), 1300);
+	pair_close(&p);
+}
+
+/*
+ * Pressure that comes and goes between two samples of the stack (10 us)
+ * still counts (mem_pressure_ns), and its end is announced as any other's
+ * (docs/LIMITS.md, "Memory"): a connection whose window a read under it
+ * left shut gets it opened in the next poll, without waiting for the
+ * peer's probe.
+ */
+static void test_mem_pressure_between_samples(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_config cfg;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	struct tcp_sock *c;
+	const struct tcp_stack_stats *sb;
+	const struct tcp_conn *sc;
+	uint32_t edge;
+
+	(void)state;
+	pair_config(&cfg);
+	cfg.rcv_buf = 16 << 10; /* a window the client can fill */
+	pair_stacks_cfg(&p, true, &cfg);
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
+	c = connect_a(&p, &ev1);
+	connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 2);
+	sb = tcp_stack_stats(p.b.tcp);
+	sc = tcp_sock_conn(v.s[0]);
+	assert_int_equal(send_stream(c, 0, 16 << 10), 16 << 10);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(tcp_sock_readable(v.s[0]), 16 << 10);
+	edge = sc->rcv_adv;
+	assert_int_equal(edge, sc->rcv_nxt); /* shut */
+	assert_int_equal(sb->mem_pressure_ns, 0);
+
+	/*
+	 * Between two polls the server's other connection fills mem_max (3/4 of it is still
+	 * taken once the first has read all it holds)...
+	 */
+	assert_int_equal(send_stream(v.s[1], 0, 48 << 10), 48 << 10);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 64 << 10);
+	read_some(v.s[0], 16 << 10); /* ...reads under it open no window... */
+	assert_int_equal(sc->rcv_adv, edge);
+	tcp_sock_abort(v.s[1]); /* ...and the memory is free again. */
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	pair_step(&p);
+	assert_int_equal(sb->mem_pressure_ns, PAIR_STEP_NS);
+	assert_true(seq_gt(sc->rcv_adv, edge));
+	pair_close(&p);
+}
+
+/*
  * Receive queue compaction (docs/MEMORY.md): a peer sending one-byte
  * segments to an application that does not read. Without it each segment
  * would pin a packet buffer of the server's pool (1000 of them here) and
@@ -1056,15 +1489,25 @@ int main(void)
 	    cmocka_unit_test(test_time_wait_kept_when_it_cannot_make_room),
 	    cmocka_unit_test(test_time_wait_reopen_deferred_without_room),
 	    cmocka_unit_test(test_time_wait_cap_ends_oldest),
+	    cmocka_unit_test(test_time_wait_ends_oldest_first),
 	    cmocka_unit_test(test_connect_reuses_own_time_wait),
 	    cmocka_unit_test(test_timer_budget_spreads_due_timers),
+	    cmocka_unit_test(test_idle_conn_fires_no_timer),
 	    cmocka_unit_test(test_half_open_cap_answers_with_cookies),
 	    cmocka_unit_test(test_half_open_cap_drops_and_times_out),
+	    cmocka_unit_test(test_half_open_closed_with_listener_not_timed_out),
 	    cmocka_unit_test(test_snd_buf_full_short_send),
+	    cmocka_unit_test(test_snd_cut_at_own_buffer_and_mem_max_alike),
 	    cmocka_unit_test(test_mem_max_stops_sends_then_wakes),
+	    cmocka_unit_test(test_mem_max_wakes_under_three_quarters),
 	    cmocka_unit_test(test_killed_while_queued_not_freed),
 	    cmocka_unit_test(test_mem_max_receive_keeps_acked_data),
 	    cmocka_unit_test(test_mem_pressure_ends_below_half),
+	    cmocka_unit_test(test_mem_counts_held_and_out_of_order),
+	    cmocka_unit_test(test_mem_uncharged_when_conn_ends),
+	    cmocka_unit_test(test_mem_max_reached_is_critical),
+	    cmocka_unit_test(test_mem_max_spared_conn_keeps_no_ooo),
+	    cmocka_unit_test(test_mem_pressure_between_samples),
 	    cmocka_unit_test(test_tiny_segments_do_not_drain_pool),
 	    cmocka_unit_test(test_limits_checked),
 	    cmocka_unit_test(test_limits_conns_zero_and_given),

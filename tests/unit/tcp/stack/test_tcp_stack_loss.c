@@ -10,6 +10,8 @@
  * The sender writes 16 KiB a step (so the ACKs come spread out,
  * not one per window) into a send buffer larger than the receiver's
  * window, so there is new data for F-RTO's step 2b.
+ *
+ * Also: a lost segment's retransmission reaches the stack's totals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -170,12 +172,49 @@ static void test_spike_frto_no_sack(void **state)
 	spike_frto(false);
 }
 
+/*
+ * A connection's counters reach the stack's totals (tcp_stack_stats_sum(),
+ * docs/LIMITS.md): a lost segment's retransmission counts in the sum while
+ * the connection lives, and in the stack's own counters once it is gone.
+ */
+static void test_retransmits_in_stack_totals(void **state)
+{
+	static uint8_t buf[1000];
+	struct tcp_stack_stats sum;
+	struct tcp_pair p;
+	uint64_t mine;
+
+	(void)state;
+	pair_open(&p, true);
+	p.cut_a = true; /* the segment is lost */
+	pair_fill(buf, sizeof(buf), 0);
+	assert_int_equal(tcp_sock_send(p.cli, buf, sizeof(buf)), sizeof(buf));
+	pair_step(&p);
+	p.cut_a = false;
+	for (unsigned i = 0; i < MAX_STEP && p.rcvd_len < sizeof(buf); i++)
+		pair_step(&p);
+	pair_rcvd_ok(&p, sizeof(buf));
+	mine = tcp_sock_conn(p.cli)->stats.retransmits;
+	assert_true(mine >= 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->retransmits, 0);
+	tcp_stack_stats_sum(p.a.tcp, &sum);
+	assert_int_equal(sum.retransmits, mine);
+
+	tcp_sock_abort(p.cli);
+	pair_run(&p, 1000000);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->retransmits, mine);
+	tcp_stack_stats_sum(p.a.tcp, &sum);
+	assert_int_equal(sum.retransmits, mine);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_spike_eifel),
 	    cmocka_unit_test(test_spike_frto_sack),
 	    cmocka_unit_test(test_spike_frto_no_sack),
+	    cmocka_unit_test(test_retransmits_in_stack_totals),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

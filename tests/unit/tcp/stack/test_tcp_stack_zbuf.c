@@ -200,6 +200,97 @@ static void test_after_tx_skipped_conn_ends(void **state)
 	assert_int_equal(zbuf_in_use(), 0);
 }
 
+/* An echo server's: send back what arrives. */
+static void on_echo(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	uint8_t buf[2048];
+	size_t n;
+
+	(void)ctx;
+	if (!(events & TCP_EV_READABLE))
+		return;
+	while ((n = tcp_sock_read(s, buf, sizeof(buf))) > 0)
+		assert_int_equal(tcp_sock_send(s, buf, n), (int)n);
+}
+
+struct echo_srv {
+	struct tcp_sock *s[3];
+	unsigned n;
+};
+
+static void on_echo_accept(struct tcp_listener *l, void *ctx)
+{
+	struct echo_srv *e = ctx;
+	struct tcp_sock *s;
+
+	while (e->n < 3 && (s = tcp_accept(l, on_echo, NULL)))
+		e->s[e->n++] = s;
+}
+
+/* A client's: count what comes back. */
+static void on_echo_cli(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	size_t *got = ctx, n;
+	uint8_t buf[2048];
+
+	if (!(events & TCP_EV_READABLE))
+		return;
+	while ((n = tcp_sock_read(s, buf, sizeof(buf))) > 0)
+		*got += n;
+}
+
+/*
+ * The connections a poll's burst touched have their timers filed after the
+ * transmit (tcp_stack_after_tx()). One of them killed in between (the
+ * application aborts it before the loop gets there) leaves that list, and
+ * the others stay on it, wherever the killed one was: each still gets its
+ * retransmission timer, so its reply, lost on the way, is sent again.
+ * Three connections, the middle one on the list killed.
+ */
+static void test_after_tx_kill_keeps_others_timers(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	struct tcp_pair p;
+	struct echo_srv e = {.n = 0};
+	struct tcp_sock *c[3], *victim = NULL;
+	size_t got[3] = {0};
+	uint8_t buf[100];
+	int rc;
+
+	pair_stacks(&p, attach);
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, on_echo_accept, &e, &rc);
+	assert_non_null(p.lst);
+	for (unsigned i = 0; i < 3; i++) {
+		c[i] = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_echo_cli, &got[i], &rc);
+		assert_non_null(c[i]);
+	}
+	pair_run(&p, MS);
+	assert_int_equal(e.n, 3);
+	for (unsigned i = 0; i < 3; i++)
+		if (tcp_sock_conn(e.s[i])->tuple.rport == tcp_sock_conn(c[1])->tuple.lport)
+			victim = e.s[i];
+	assert_non_null(victim);
+
+	pair_fill(buf, sizeof(buf), 0);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(tcp_sock_send(c[i], buf, sizeof(buf)), sizeof(buf));
+	p.hold_b = true;
+	pair_step(&p);		   /* the three requests to the server's port */
+	pair_poll_to_tx(&p, &p.b); /* one burst: read and echoed, timers left for after_tx */
+	tcp_sock_abort(victim);	   /* the second request's: the middle of the list */
+	tcp_stack_after_tx(p.b.tcp);
+	zbuf_defer_end();
+	pair_discard_tx(&p.b); /* the replies are lost */
+	p.hold_b = false;
+	pair_run(&p, 50 * MS);
+	assert_int_equal(got[0], sizeof(buf));
+	assert_int_equal(got[2], sizeof(buf));
+	assert_int_equal(got[1], 0);
+	assert_int_equal(tcp_sock_conn(c[1])->state, TCP_CLOSED); /* reset when it asked again */
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
 static unsigned noted;
 static char noted_msg[160];
 
@@ -766,6 +857,7 @@ int main(void)
 	    PAIR_BOTH_FRAMINGS(test_io_vectors),
 	    PAIR_BOTH_FRAMINGS(test_after_tx_work),
 	    PAIR_BOTH_FRAMINGS(test_after_tx_skipped_conn_ends),
+	    PAIR_BOTH_FRAMINGS(test_after_tx_kill_keeps_others_timers),
 	    PAIR_BOTH_FRAMINGS(test_send_of_widely_referenced_buffer),
 	    PAIR_BOTH_FRAMINGS(test_udp_handoff),
 	};

@@ -5,7 +5,10 @@
  * thread plays the stack core of both sides. Then the requests that must
  * fail (stale handles, unknown ops, refused connects) and the application
  * that falls behind (a full ring, held buffers): nothing lost, every
- * buffer back, in_use at its baseline (api_teardown).
+ * buffer back, in_use at its baseline (api_teardown). Then the edges of a
+ * connection's life: slots used again, closes that wait for the sends,
+ * events kept in order behind a full ring, sends taken in pieces or
+ * refused (a send buffer that cannot grow), resets and timeouts.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +27,21 @@
 #include "api/dispatch_tcp.h"
 #include "mem/zbuf.h"
 #include "api_pair.h"
+
+/*
+ * The program is linked with -Wl,--wrap=malloc (meson.build): a test can
+ * make the stack's allocations fail for one step (a send buffer that
+ * cannot grow), as tests/unit/tcp/core/test_tcp_alloc.c does.
+ */
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+
+static bool malloc_fails;
+
+void *__wrap_malloc(size_t size)
+{
+	return malloc_fails ? NULL : __real_malloc(size);
+}
 
 #define PORT	 90
 #define CONNS	 4
@@ -555,16 +573,23 @@ static void test_done_twice(void **state)
 	pair_run(p, 100 * PAIR_STEP_NS);
 }
 
-/* A service on side a for @nch threads, their rings of @ring messages (0: the default). */
-static struct dtcp *service_new(struct tcp_pair *p, unsigned nch, unsigned ring,
-				struct lunar_dispatch **d)
+/* service_new() with the service configured by @cfg (NULL: the defaults). */
+static struct dtcp *service_new_cfg(struct tcp_pair *p, unsigned nch, unsigned ring,
+				    const struct dtcp_config *cfg, struct lunar_dispatch **d)
 {
 	struct lunar_chan_config cc = {.size = ring};
 	struct dtcp *t;
 
 	assert_int_equal(lunar_dispatch_create(nch, &cc, d), 0);
-	assert_int_equal(dtcp_create(p->a.tcp, *d, NULL, &t), 0);
+	assert_int_equal(dtcp_create(p->a.tcp, *d, cfg, &t), 0);
 	return t;
+}
+
+/* A service on side a for @nch threads, their rings of @ring messages (0: the default). */
+static struct dtcp *service_new(struct tcp_pair *p, unsigned nch, unsigned ring,
+				struct lunar_dispatch **d)
+{
+	return service_new_cfg(p, nch, ring, NULL, d);
 }
 
 /* The application closes @h, the peer @c closes its end. */
@@ -882,6 +907,797 @@ static void test_done_from_another_thread(void **state)
 	service_free(p, t, d);
 }
 
+/* The DTCP_EV_SENTs of the sends that went in whole at once (none waited then). */
+static void skip_sent(struct lunar_chan *ch)
+{
+	struct lunar_msg m;
+
+	while (lunar_chan_app_recv(ch, &m, 1) == 1)
+		assert_int_equal(m.op, DTCP_EV_SENT);
+}
+
+/*
+ * @sends sends of 64 KiB of @z on @h to a peer that reads nothing: more
+ * than its window and the send buffer hold, so some wait.
+ */
+static void sends_wait(struct tcp_pair *p, struct dtcp *t, struct lunar_chan *ch, uint64_t h,
+		       uint8_t *z, unsigned sends)
+{
+	send_refs(p, t, ch, h, z, 65536, sends);
+	pair_run(p, 20 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_true(dtcp_stats(t)->tx_bytes < (uint64_t)sends * 65536);
+	skip_sent(ch);
+}
+
+/*
+ * A connection's slot taken again by the next connection: the old handle
+ * names nothing (its generation is stale: -EBADF, not the new
+ * connection), and the new connection starts clean, though the old one
+ * ended with its EOF given and a send partly in (closed while the sends
+ * waited, then reset): the new one gets its own EOF, and its first send
+ * goes whole.
+ */
+static void test_slot_used_again_starts_clean(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K), *small = zbuf_alloc(100), got[200];
+	uint64_t h1, h2;
+
+	assert_non_null(z);
+	assert_non_null(small);
+	for (unsigned i = 0; i < 100; i++)
+		small[i] = (uint8_t)(i + 1);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h1 = accept_one(p, t, ch, 100, &c);
+	/* Sends of 65000 bytes to a peer that reads nothing: one is partly in. */
+	send_refs(p, t, ch, h1, z, 65000, 12);
+	pair_run(p, 20 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_true(dtcp_stats(t)->tx_bytes % 65000 != 0);
+	skip_sent(ch);
+	tcp_sock_shutdown(c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_EOF);
+	assert_int_equal(dtcp_app_close(ch, h1), 0);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 1); /* closing: the sends wait */
+	tcp_sock_abort(c);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 0);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+
+	h2 = accept_one(p, t, ch, 101, &c);
+	assert_int_equal((uint32_t)h2, (uint32_t)h1); /* the same slot */
+	assert_true(h2 != h1);
+	zbuf_ref(small);
+	assert_int_equal(dtcp_app_send(ch, h1, small, 100), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(dtcp_err(&m), -EBADF);
+	assert_ptr_equal(m.buf, small);
+	zbuf_unref(m.buf);
+	send_refs(p, t, ch, h2, small, 100, 1);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_SENT);
+	assert_int_equal(m.conn, h2);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	assert_int_equal(tcp_sock_read(c, got, sizeof(got)), 100);
+	assert_memory_equal(got, small, 100);
+	tcp_sock_shutdown(c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_EOF);
+	assert_int_equal(m.conn, h2);
+	close_both(p, t, ch, h2, c);
+	zbuf_unref(small);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * DTCP_CLOSE while sends wait for send-buffer room: the connection is
+ * gone for the application at once (a send or a second close on its
+ * handle is refused, -EBADF), yet every waiting send still goes out and
+ * then the FIN (a graceful close), and no event follows the close.
+ */
+static void test_close_waits_for_the_sends(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	enum { SENDS = 12 };
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K), *buf = malloc(65536);
+	uint32_t got = 0;
+	bool bad = false;
+	uint64_t h;
+
+	assert_non_null(z);
+	assert_non_null(buf);
+	for (uint32_t j = 0; j < 65536; j++)
+		z[j] = (uint8_t)(j % 251);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 102, &c);
+	sends_wait(p, t, ch, h, z, SENDS);
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 1); /* closing: the sends wait */
+	zbuf_ref(z);
+	assert_int_equal(dtcp_app_send(ch, h, z, 100), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_SEND);
+	assert_int_equal(dtcp_err(&m), -EBADF);
+	assert_ptr_equal(m.buf, z);
+	zbuf_unref(m.buf);
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_CLOSE);
+	assert_int_equal(dtcp_err(&m), -EBADF);
+	/* The peer reads: every byte of the waiting sends, then the FIN. */
+	for (unsigned i = 0; i < 100000 && !(tcp_sock_conn(c)->fin_rcvd && !tcp_sock_readable(c));
+	     i++) {
+		size_t n = tcp_sock_read(c, buf, 65536);
+
+		for (size_t j = 0; j < n; j++)
+			bad |= buf[j] != z[(got + j) % 65536];
+		got += (uint32_t)n;
+		pair_step(p);
+		dtcp_poll(t);
+		assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	}
+	assert_int_equal(got, SENDS * 65536);
+	assert_false(bad);
+	assert_true(tcp_sock_conn(c)->fin_rcvd);
+	assert_int_equal(dtcp_conns(t), 0);
+	tcp_sock_close(c);
+	zbuf_unref(z);
+	free(buf);
+	service_free(p, t, d);
+}
+
+/*
+ * Bytes that arrive after DTCP_CLOSE, while the close waits for the
+ * sends: no data event (no event follows a close), though the ring has
+ * room; the peer's reset then ends the connection, silently too.
+ */
+static void test_no_data_for_bytes_after_close(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	static const char msg[] = "late bytes";
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K);
+	uint64_t h;
+
+	assert_non_null(z);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 103, &c);
+	sends_wait(p, t, ch, h, z, 12);
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 1); /* closing: the sends wait */
+	assert_int_equal(tcp_sock_send(c, msg, sizeof(msg)), sizeof(msg));
+	for (unsigned i = 0; i < 100; i++) {
+		pair_step(p);
+		dtcp_poll(t);
+		assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	}
+	assert_int_equal(tcp_sock_conn(c)->snd_una, tcp_sock_conn(c)->snd_nxt); /* they came */
+	tcp_sock_abort(c);
+	pair_run(p, 5 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 0);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * Control events a full ring could not take wait in the channel's queue,
+ * and what comes after them waits behind them, though the ring has room
+ * again: an accept (a control event) and received bytes (a data event)
+ * that come meanwhile reach the application after the queued events.
+ */
+static void test_deferred_events_keep_their_order(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	static const char msg[] = "after the queued events";
+	uint64_t h;
+	int err;
+
+	t = service_new(p, 1, 8, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	/* Ten answers for a ring of 8: two wait in the channel's queue. */
+	for (unsigned i = 0; i < 10; i++)
+		while (dtcp_app_listen(ch, 104) == -ENOBUFS)
+			dtcp_poll(t);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_stats(t)->deferred, 2);
+	/* Room for two: the application takes two answers; no poll runs from here. */
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 1);
+		assert_int_equal(m.op, DTCP_EV_LISTENING);
+	}
+	c = tcp_connect_to(p->b.tcp, PAIR_IP_A, 104, NULL, NULL, &err);
+	assert_non_null(c);
+	pair_run(p, 10 * PAIR_STEP_NS); /* accepted, on the stack's callback */
+	assert_int_equal(dtcp_stats(t)->conns_accepted, 1);
+	assert_int_equal(tcp_sock_send(c, msg, sizeof(msg)), sizeof(msg));
+	pair_run(p, 10 * PAIR_STEP_NS); /* received, on the stack's callback */
+	for (unsigned i = 0; i < 8; i++) {
+		m = next_event(p, t, ch);
+		assert_int_equal(m.op, DTCP_EV_LISTENING);
+		assert_int_equal(m.arg, 104);
+	}
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
+	h = m.conn;
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_DATA);
+	assert_int_equal(m.conn, h);
+	assert_int_equal(m.len, sizeof(msg));
+	assert_memory_equal(m.buf, msg, sizeof(msg));
+	assert_int_equal(dtcp_app_done(ch, h, m.buf, m.len), 0);
+	close_both(p, t, ch, h, c);
+	service_free(p, t, d);
+}
+
+/*
+ * max_conns connections at once, the last slot included: with one, a
+ * connect gets the slot (and the peer's answer: refused), and a second
+ * one while it is open gets -ENFILE.
+ */
+static void test_connection_limit(void **state)
+{
+	struct tcp_pair *p = *state;
+	const struct dtcp_config cfg = {.max_conns = 1};
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+
+	t = service_new_cfg(p, 1, 0, &cfg, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	assert_int_equal(dtcp_app_connect(ch, PAIR_IP_B, 99, 1), 0);
+	assert_int_equal(dtcp_app_connect(ch, PAIR_IP_B, 99, 2), 0);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 1);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_CONNECT);
+	assert_int_equal(m.conn, 2);
+	assert_int_equal(dtcp_err(&m), -ENFILE);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_CONNECT);
+	assert_int_equal(m.conn, 1);
+	assert_int_equal(dtcp_err(&m), -ECONNREFUSED);
+	assert_int_equal(dtcp_conns(t), 0);
+	service_free(p, t, d);
+}
+
+/*
+ * DTCP_EV_EOF comes once: the peer's FIN and then its reset give EOF,
+ * then DTCP_EV_CLOSED, with no second EOF in front of it.
+ */
+static void test_eof_once(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint64_t h;
+
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 105, &c);
+	tcp_sock_shutdown(c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_EOF);
+	assert_int_equal(m.conn, h);
+	tcp_sock_abort(c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_CLOSED);
+	assert_int_equal(m.conn, h);
+	assert_int_equal(dtcp_err(&m), -ECONNRESET);
+	assert_int_equal(dtcp_conns(t), 0);
+	dtcp_poll(t);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	service_free(p, t, d);
+}
+
+/*
+ * The peer's bytes and FIN come while the application's ring is full
+ * (delivery waits): DTCP_EV_EOF comes after the last byte, not queued
+ * ahead of the bytes still waiting.
+ */
+static void test_eof_after_all_data(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	enum { BYTES = 40000 }; /* ~28 segments for a ring of 8 */
+	uint8_t *data = malloc(BYTES);
+	uint32_t got = 0;
+	uint64_t h;
+
+	assert_non_null(data);
+	for (uint32_t i = 0; i < BYTES; i++)
+		data[i] = pattern_byte(2, i);
+	t = service_new(p, 1, 8, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 106, &c);
+	assert_int_equal(tcp_sock_send(c, data, BYTES), BYTES);
+	tcp_sock_shutdown(c);
+	for (unsigned i = 0; i < 50; i++) {
+		pair_step(p);
+		dtcp_poll(t);
+	}
+	assert_true(tcp_sock_conn(c)->fin_sent);
+	assert_true(dtcp_stats(t)->rx_waits > 0);
+	for (;;) {
+		m = next_event(p, t, ch);
+		if (m.op != DTCP_EV_DATA)
+			break;
+		assert_true(got + m.len <= BYTES);
+		assert_memory_equal(m.buf, data + got, m.len);
+		got += m.len;
+		assert_int_equal(dtcp_app_done(ch, h, m.buf, m.len), 0);
+	}
+	assert_int_equal(m.op, DTCP_EV_EOF);
+	assert_int_equal(got, BYTES);
+	close_both(p, t, ch, h, c);
+	free(data);
+	service_free(p, t, d);
+}
+
+/*
+ * DTCP_EV_SENT says every waiting send is in the send buffer: it comes
+ * from the poll that put them in, once; the acknowledgements that follow
+ * (send-buffer room: TCP_EV_WRITABLE) bring no other.
+ */
+static void test_sent_once_when_all_in(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc(100), got[200];
+	uint64_t h;
+
+	assert_non_null(z);
+	memset(z, 's', 100);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 107, &c);
+	send_refs(p, t, ch, h, z, 100, 1);
+	dtcp_poll(t); /* no step: nothing acknowledged yet */
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 1);
+	assert_int_equal(m.op, DTCP_EV_SENT);
+	assert_int_equal(m.conn, h);
+	for (unsigned i = 0; i < 200; i++) { /* past the peer's delayed ACK */
+		pair_step(p);
+		dtcp_poll(t);
+		assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	}
+	assert_int_equal(tcp_sock_read(c, got, sizeof(got)), 100);
+	close_both(p, t, ch, h, c);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * A send the send buffer cannot take for want of memory (its ring of
+ * chunks, full at 16, cannot grow: malloc fails) comes back with
+ * -ENOMEM and no DTCP_EV_SENT, and it ends sending on the connection as
+ * any refused send does: the next one, memory back, is -ECANCELED, and
+ * the peer gets the bytes of the sends before it only (no hole).
+ */
+static void test_send_buffer_cannot_grow(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc(100), got[2000];
+	uint64_t h;
+
+	assert_non_null(z);
+	memset(z, 'g', 100);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 108, &c);
+	send_refs(p, t, ch, h, z, 100, 16); /* 16 chunks, none acknowledged (no step) */
+	dtcp_poll(t);
+	for (unsigned i = 0; i < 16; i++) {
+		assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 1);
+		assert_int_equal(m.op, DTCP_EV_SENT);
+	}
+	send_refs(p, t, ch, h, z, 100, 1);
+	malloc_fails = true;
+	dtcp_poll(t);
+	malloc_fails = false;
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 1);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_SEND);
+	assert_int_equal(dtcp_err(&m), -ENOMEM);
+	assert_ptr_equal(m.buf, z);
+	zbuf_unref(m.buf);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0); /* no SENT */
+	send_refs(p, t, ch, h, z, 100, 1);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(dtcp_err(&m), -ECANCELED);
+	assert_ptr_equal(m.buf, z);
+	zbuf_unref(m.buf);
+	assert_int_equal(dtcp_stats(t)->send_refused, 2);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	assert_int_equal(tcp_sock_read(c, got, sizeof(got)), 16 * 100);
+	close_both(p, t, ch, h, c);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * The same refusal after DTCP_CLOSE, on the stack's callback (the
+ * acknowledgement that made room in the full send buffer): the waiting
+ * send is released, not given back (no event follows a close), and the
+ * connection closes.
+ */
+static void test_close_and_send_buffer_cannot_grow(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K);
+	uint64_t h;
+
+	assert_non_null(z);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 109, &c);
+	p->hold_b = true; /* the peer's ACKs wait until the test lets one go */
+	/* 16 chunks fill the 256 KiB send buffer; one more send waits; then the close. */
+	send_refs(p, t, ch, h, z, 16384, 16);
+	send_refs(p, t, ch, h, z, 100, 1);
+	assert_int_equal(dtcp_app_close(ch, h), 0);
+	dtcp_poll(t);
+	for (unsigned i = 0; i < 16; i++) {
+		assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 1);
+		assert_int_equal(m.op, DTCP_EV_SENT);
+	}
+	assert_int_equal(dtcp_conns(t), 1); /* closing: one send waits */
+	pair_run(p, 5 * PAIR_STEP_NS);	    /* the first flight reaches the peer */
+	/* One ACK (less than the first chunk): room, on side a's callback, and no memory. */
+	malloc_fails = true;
+	pair_release_b(p, 1);
+	pair_poll_to_tx(p, &p->a);
+	tcp_stack_after_tx(p->a.tcp);
+	zbuf_defer_end();
+	malloc_fails = false;
+	assert_int_equal(dtcp_stats(t)->send_refused, 1);
+	assert_int_equal(dtcp_conns(t), 0);
+	dtcp_poll(t);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	p->hold_b = false;
+	pair_run(p, 5 * PAIR_STEP_NS);
+	tcp_sock_abort(c);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * A send partly in the send buffer when the connection fails comes back
+ * (DTCP_EV_ERROR, the reset's error) from its first byte not taken; the
+ * sends after it come back whole (-ECANCELED).
+ */
+static void test_partly_sent_comes_back_from_first_byte_not_taken(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	enum { SENDS = 12, LEN = 65000 };
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K);
+	unsigned errors = 0;
+	uint64_t h, in, off;
+
+	assert_non_null(z);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 110, &c);
+	send_refs(p, t, ch, h, z, LEN, SENDS); /* to a peer that reads nothing */
+	pair_run(p, 20 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	in = dtcp_stats(t)->tx_bytes / LEN;  /* sends all in */
+	off = dtcp_stats(t)->tx_bytes % LEN; /* of the next one */
+	assert_true(off != 0);
+	skip_sent(ch);
+	tcp_sock_abort(c);
+	for (m = next_event(p, t, ch); m.op == DTCP_EV_ERROR; m = next_event(p, t, ch)) {
+		assert_int_equal(m.len, DTCP_SEND);
+		assert_int_equal(dtcp_err(&m), errors ? -ECANCELED : -ECONNRESET);
+		assert_ptr_equal(m.buf, errors ? z : z + off);
+		zbuf_unref(m.buf);
+		errors++;
+	}
+	assert_int_equal(m.op, DTCP_EV_CLOSED);
+	assert_int_equal(m.conn, h);
+	assert_int_equal(errors, SENDS - in);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * A send the send buffer takes in pieces, as acknowledgements make room
+ * (each TCP_EV_WRITABLE takes a few segments' worth): each piece goes on
+ * from where the last ended, so the peer gets every byte once, in order.
+ */
+static void test_send_taken_in_pieces(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	enum { SENDS = 12 };
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K), buf[4096];
+	uint64_t cut0 = tcp_stack_stats(p->a.tcp)->snd_buf_full;
+	uint32_t got = 0;
+	bool bad = false;
+	uint64_t h;
+
+	assert_non_null(z);
+	for (uint32_t j = 0; j < 65536; j++)
+		z[j] = (uint8_t)(j % 251);
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 111, &c);
+	send_refs(p, t, ch, h, z, 65536, SENDS);
+	for (unsigned i = 0; i < 200000 && got < SENDS * 65536; i++) {
+		size_t n;
+
+		pair_step(p);
+		dtcp_poll(t);
+		n = tcp_sock_read(c, buf, sizeof(buf));
+		for (size_t j = 0; j < n; j++)
+			bad |= buf[j] != z[(got + j) % 65536];
+		got += (uint32_t)n;
+		while (lunar_chan_app_recv(ch, &m, 1) == 1)
+			assert_int_equal(m.op, DTCP_EV_SENT);
+	}
+	assert_int_equal(got, SENDS * 65536);
+	assert_false(bad);
+	/* Sends cut short: many more than one per send. */
+	assert_true(tcp_stack_stats(p->a.tcp)->snd_buf_full - cut0 > 2 * SENDS);
+	close_both(p, t, ch, h, c);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * A connect no answer ever comes to (every SYN lost on the way): when
+ * the SYN retransmissions give up (TCP_EV_TIMEOUT), DTCP_EV_ERROR names
+ * the cookie with -ETIMEDOUT, and the slot is free again.
+ */
+static void test_connect_times_out(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	unsigned n = 0;
+
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	p->cut_a = true;
+	assert_int_equal(dtcp_app_connect(ch, PAIR_IP_B, 112, 7), 0);
+	for (unsigned i = 0; i < 1000000 && !n; i++) { /* 10 s: the SYNs' 4.5 s and more */
+		pair_step(p);
+		dtcp_poll(t);
+		n = lunar_chan_app_recv(ch, &m, 1);
+	}
+	p->cut_a = false;
+	assert_int_equal(n, 1);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_CONNECT);
+	assert_int_equal(m.conn, 7);
+	assert_int_equal(dtcp_err(&m), -ETIMEDOUT);
+	assert_int_equal(dtcp_conns(t), 0);
+	service_free(p, t, d);
+}
+
+/*
+ * An active connection reset after DTCP_EV_CONNECTED fails as an open
+ * connection does (DTCP_EV_CLOSED on its handle, -ECONNRESET), not as a
+ * connect that failed (an error naming the cookie).
+ */
+static void test_reset_after_connected(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_listener *l;
+	struct tcp_sock *s;
+	uint64_t h;
+	int err;
+
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	l = tcp_listen_on(p->b.tcp, 113, 8, NULL, NULL, &err);
+	assert_non_null(l);
+	assert_int_equal(dtcp_app_connect(ch, PAIR_IP_B, 113, 5), 0);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_CONNECTED);
+	assert_int_equal(m.arg, 5);
+	h = m.conn;
+	pair_run(p, 5 * PAIR_STEP_NS);
+	s = tcp_accept(l, NULL, NULL);
+	assert_non_null(s);
+	tcp_sock_abort(s);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_CLOSED);
+	assert_int_equal(m.conn, h);
+	assert_int_equal(dtcp_err(&m), -ECONNRESET);
+	assert_int_equal(dtcp_conns(t), 0);
+	tcp_listener_close(l);
+	service_free(p, t, d);
+}
+
+/* DTCP_EV_ACCEPTED names the peer: its address and its port (the connecting end's own). */
+static void test_accepted_names_the_peer(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	int err;
+
+	t = service_new(p, 1, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	assert_int_equal(dtcp_app_listen(ch, 114), 0);
+	assert_int_equal(next_event(p, t, ch).op, DTCP_EV_LISTENING);
+	c = tcp_connect_to(p->b.tcp, PAIR_IP_A, 114, NULL, NULL, &err);
+	assert_non_null(c);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_ACCEPTED);
+	assert_int_equal(dtcp_addr_ip(m.arg), PAIR_IP_B);
+	assert_int_equal(dtcp_addr_port(m.arg), tcp_sock_conn(c)->tuple.lport);
+	assert_int_not_equal(dtcp_addr_port(m.arg), 114);
+	close_both(p, t, ch, m.conn, c);
+	service_free(p, t, d);
+}
+
+/*
+ * send_queue sends may wait, not one fewer: with a queue of one, a send
+ * goes in (DTCP_EV_SENT); with one waiting for room, the next is refused
+ * (-ENOBUFS), and the ones after it are canceled.
+ */
+static void test_send_queue_of_one(void **state)
+{
+	struct tcp_pair *p = *state;
+	const struct dtcp_config cfg = {.send_queue = 1};
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc_class(ZBUF_CLASS_64K);
+	unsigned sent = 0;
+	uint64_t h;
+
+	assert_non_null(z);
+	t = service_new_cfg(p, 1, 0, &cfg, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	h = accept_one(p, t, ch, 115, &c);
+	send_refs(p, t, ch, h, z, 100, 1);
+	m = next_event(p, t, ch);
+	assert_int_equal(m.op, DTCP_EV_SENT);
+	pair_run(p, 100 * PAIR_STEP_NS); /* acknowledged */
+	/* 6 * 64 KiB in one poll, no step: 4 fill the 256 KiB send buffer, one waits. */
+	send_refs(p, t, ch, h, z, 65536, 6);
+	dtcp_poll(t);
+	while (lunar_chan_app_recv(ch, &m, 1) == 1 && m.op == DTCP_EV_SENT)
+		sent++;
+	assert_int_equal(sent, 4);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(dtcp_err(&m), -ENOBUFS);
+	zbuf_unref(m.buf);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	tcp_sock_abort(c); /* the waiting send comes back, then the connection is gone */
+	for (m = next_event(p, t, ch); m.op == DTCP_EV_ERROR; m = next_event(p, t, ch))
+		zbuf_unref(m.buf);
+	assert_int_equal(m.op, DTCP_EV_CLOSED);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
+/*
+ * A connection is its own thread's: a send or a close of it from another
+ * of the dispatcher's threads is refused there (-EBADF, the buffer back,
+ * counted) and touches nothing.
+ */
+static void test_another_threads_connection(void **state)
+{
+	struct tcp_pair *p = *state;
+	struct lunar_dispatch *d;
+	struct dtcp *t;
+	struct lunar_chan *ch, *other;
+	struct lunar_msg m;
+	struct tcp_sock *c;
+	uint8_t *z = zbuf_alloc(100);
+	uint64_t h;
+
+	assert_non_null(z);
+	t = service_new(p, 2, 0, &d);
+	ch = lunar_dispatch_chan(d, 0);
+	other = lunar_dispatch_chan(d, 1);
+	h = accept_one(p, t, ch, 116, &c);
+	assert_int_equal(dtcp_app_send(other, h, z, 100), 0);
+	m = next_event(p, t, other);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_SEND);
+	assert_int_equal(dtcp_err(&m), -EBADF);
+	assert_ptr_equal(m.buf, z);
+	assert_int_equal(dtcp_app_close(other, h), 0);
+	m = next_event(p, t, other);
+	assert_int_equal(m.op, DTCP_EV_ERROR);
+	assert_int_equal(m.len, DTCP_CLOSE);
+	assert_int_equal(dtcp_err(&m), -EBADF);
+	assert_int_equal(dtcp_stats(t)->bad_handle, 2);
+	pair_run(p, 10 * PAIR_STEP_NS);
+	dtcp_poll(t);
+	assert_int_equal(dtcp_conns(t), 1);
+	assert_int_equal(tcp_sock_readable(c), 0);
+	assert_int_equal(lunar_chan_app_recv(ch, &m, 1), 0);
+	close_both(p, t, ch, h, c);
+	zbuf_unref(z);
+	service_free(p, t, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -897,6 +1713,30 @@ int main(void)
 					    api_teardown),
 	    cmocka_unit_test_setup_teardown(test_no_data_after_close, api_setup, api_teardown),
 	    cmocka_unit_test_setup_teardown(test_done_from_another_thread, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_slot_used_again_starts_clean, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_close_waits_for_the_sends, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_no_data_for_bytes_after_close, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_deferred_events_keep_their_order, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_connection_limit, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_eof_once, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_eof_after_all_data, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_sent_once_when_all_in, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_send_buffer_cannot_grow, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_close_and_send_buffer_cannot_grow, api_setup,
+					    api_teardown),
+	    cmocka_unit_test_setup_teardown(test_partly_sent_comes_back_from_first_byte_not_taken,
+					    api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_send_taken_in_pieces, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_connect_times_out, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_reset_after_connected, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_accepted_names_the_peer, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_send_queue_of_one, api_setup, api_teardown),
+	    cmocka_unit_test_setup_teardown(test_another_threads_connection, api_setup,
+					    api_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -239,6 +239,178 @@ static void test_listen_in_reserved_range_refused_with_workers(void **state)
 	pair_close(&p);
 }
 
+/*
+ * The server closed first and holds the client's 4-tuple in TIME-WAIT,
+ * with timestamps. @return its connection (alive until TIME-WAIT ends),
+ * *@port the client's port.
+ */
+static const struct tcp_conn *server_time_wait(struct tcp_pair *p, uint16_t *port)
+{
+	const struct tcp_conn *c;
+	struct tcp_limits_usage u;
+
+	pair_open(p, true);
+	exchange(p, 300);
+	*port = tcp_sock_conn(p->cli)->tuple.lport;
+	c = tcp_sock_conn(p->srv);
+	tcp_sock_close(p->srv);
+	p->srv = NULL;
+	pair_run(p, 100 * US);
+	tcp_sock_close(p->cli);
+	p->cli = NULL;
+	pair_run(p, 100 * US);
+	tcp_stack_usage(p->b.tcp, &u);
+	assert_int_equal(u.time_wait, 1);
+	assert_int_equal(c->state, TCP_TIME_WAIT);
+	assert_true(c->ts_ok);
+	return c;
+}
+
+/*
+ * A SYN-like segment with @flags, @seq and (@has_ts) TSval @ts_val from the
+ * client's old port to the server in TIME-WAIT: @return whether it opened
+ * the 4-tuple again (RFC 6191). The server's answer is thrown away.
+ */
+static bool tw_try(struct tcp_pair *p, uint16_t port, uint8_t flags, uint32_t seq, bool has_ts,
+		   uint32_t ts_val)
+{
+	uint64_t before = tcp_stack_stats(p->b.tcp)->tw_reopened;
+	struct tcp_repr r = {0};
+
+	r.sport = port;
+	r.dport = PAIR_PORT;
+	r.seq = seq;
+	r.ack = flags & RTE_TCP_ACK_FLAG ? 12345 : 0;
+	r.flags = flags;
+	r.window = 65535;
+	r.opts.has_mss = true;
+	r.opts.mss = 1460;
+	r.opts.has_ts = has_ts;
+	r.opts.ts_val = ts_val;
+	p->hold_b = true;
+	pair_inject(p, &p->b, &r);
+	pair_step(p);
+	pair_discard_tx(&p->b);
+	p->hold_b = false;
+	return tcp_stack_stats(p->b.tcp)->tw_reopened != before;
+}
+
+/*
+ * RFC 6191 (as Linux): a segment on a TIME-WAIT opens it again only if it
+ * is a SYN alone and provably of a new incarnation: PAWS passes (its TSval
+ * is not older than TS.Recent) and its sequence number is beyond RCV.NXT
+ * or its TSval beyond TS.Recent. A SYN at RCV.NXT without timestamps, or
+ * with a TSval equal to TS.Recent, proves nothing; a SYN-ACK is no
+ * opening; an older TSval fails PAWS whatever its sequence number. A TSval
+ * equal to TS.Recent passes PAWS, and with a sequence number beyond
+ * RCV.NXT the SYN opens the connection again.
+ */
+static void test_tw_reopen_conditions(void **state)
+{
+	struct tcp_pair p;
+	const struct tcp_conn *c;
+	struct tcp_limits_usage u;
+	uint16_t port;
+	uint32_t nxt, recent;
+
+	(void)state;
+	c = server_time_wait(&p, &port);
+	nxt = c->rcv_nxt;
+	recent = c->ts_recent;
+	assert_false(tw_try(&p, port, RTE_TCP_SYN_FLAG, nxt, false, 0));
+	assert_false(tw_try(&p, port, RTE_TCP_SYN_FLAG, nxt, true, recent));
+	assert_false(tw_try(&p, port, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, nxt + 100000, false, 0));
+	assert_false(tw_try(&p, port, RTE_TCP_SYN_FLAG, nxt + 100000, true, recent - 1));
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.time_wait, 1);
+	assert_int_equal(c->state, TCP_TIME_WAIT);
+	assert_int_equal(c->rcv_nxt, nxt);
+	assert_int_equal(c->ts_recent, recent);
+	assert_true(tw_try(&p, port, RTE_TCP_SYN_FLAG, nxt + 100000, true, recent));
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.time_wait, 0);
+	assert_int_equal(u.half_open, 1);
+	pair_close(&p);
+}
+
+/* A SYN from the client's old port and a newer TSval, at RCV.NXT: opened again (RFC 6191). */
+static void test_tw_reopen_by_newer_ts(void **state)
+{
+	struct tcp_pair p;
+	const struct tcp_conn *c;
+	uint16_t port;
+
+	(void)state;
+	c = server_time_wait(&p, &port);
+	assert_true(tw_try(&p, port, RTE_TCP_SYN_FLAG, c->rcv_nxt, true, c->ts_recent + 1));
+	pair_close(&p);
+}
+
+/*
+ * LUNA 7.4: with two workers, the flow plan gives a segment to a listener's
+ * port to the worker its source port's low bits name; the steering sent it
+ * here by mistake: dropped and counted (never half-handled: no SYN-ACK
+ * from the wrong worker). Worker 0's own SYN is answered.
+ */
+static void test_foreign_segment_dropped(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_repr r = {0};
+	int rc;
+
+	(void)state;
+	pair_workers = 2;
+	pair_stacks(&p, false);
+	pair_workers = 1;
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, on_accept_none, &p, &rc);
+	assert_non_null(p.lst);
+	r.sport = 1001; /* odd: worker 1's */
+	r.dport = PAIR_PORT;
+	r.seq = 5000;
+	r.flags = RTE_TCP_SYN_FLAG;
+	r.window = 65535;
+	p.hold_b = true;
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->foreign, 1);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_FOREIGN_QUEUE], 1);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 0);
+	r.sport = 1000; /* even: this worker's */
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 1);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->foreign, 1);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 1);
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
+	pair_close(&p);
+}
+
+/*
+ * RFC 1122 4.2.2.13: data for an application that has closed (its FIN
+ * sent and acknowledged) cannot be delivered: the connection is reset,
+ * and the peer learns it.
+ */
+static void test_data_after_close_resets(void **state)
+{
+	struct tcp_pair p;
+
+	(void)state;
+	pair_open(&p, true);
+	exchange(&p, 300);
+	tcp_sock_close(p.srv); /* nothing unread: a FIN */
+	p.srv = NULL;
+	pair_run(&p, 100 * US);
+	assert_int_equal(tcp_sock_conn(p.cli)->state, TCP_CLOSE_WAIT);
+	exchange(&p, 100);
+	assert_true(p.cli_events & TCP_EV_RESET);
+	assert_int_equal(tcp_sock_conn(p.cli)->state, TCP_CLOSED);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 0);
+	pair_rcvd_ok(&p, 300);
+	pair_close(&p);
+}
+
 struct two_srv {
 	struct tcp_sock *srv[2];
 	unsigned calls[2];
@@ -333,6 +505,10 @@ int main(void)
 	    cmocka_unit_test(test_listener_closed_mid_handshake),
 	    cmocka_unit_test(test_listen_in_reserved_range_refused_with_workers),
 	    cmocka_unit_test(test_inline_run_ends_before_next_lookup),
+	    cmocka_unit_test(test_tw_reopen_conditions),
+	    cmocka_unit_test(test_tw_reopen_by_newer_ts),
+	    cmocka_unit_test(test_foreign_segment_dropped),
+	    cmocka_unit_test(test_data_after_close_resets),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_demux", tests, pair_group_setup,

@@ -246,12 +246,100 @@ static void test_train_ends(void **state)
 	pair_close(&p);
 }
 
+/*
+ * Segments that acknowledge different data are not one train: a train is
+ * taken with its first segment's header, and a later segment's ACK of the
+ * server's data (RFC 9293 3.10.7.4: SND.UNA advances) must not be lost.
+ */
+static void test_other_ack_ends_train(void **state)
+{
+	bool attach = *(bool *)*state;
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	const struct tcp_stack_stats *st;
+	uint8_t data[500];
+	uint32_t iss, ack;
+
+	pair_config(&cfg);
+	cfg.timestamps = false;
+	pair_open_cfgs(&p, attach, &cfg, &cfg);
+	pair_run(&p, MS);
+	st = tcp_stack_stats(p.b.tcp);
+	iss = tcp_sock_conn(p.cli)->snd_nxt;
+	ack = tcp_sock_conn(p.cli)->rcv_nxt;
+	p.hold_b = true; /* the server's data never reaches the client */
+	pair_fill(data, sizeof(data), 0);
+	assert_int_equal(tcp_sock_send(p.srv, data, sizeof(data)), (int)sizeof(data));
+	pair_step(&p);
+	assert_int_equal(tcp_sock_conn(p.srv)->snd_max, ack + 500);
+	inject_data(&p, iss, ack, 0, 1000, RTE_TCP_ACK_FLAG, 1000);
+	inject_data(&p, iss, ack + 500, 1000, 1000, RTE_TCP_ACK_FLAG, 1000);
+	pair_step(&p);
+	pair_rcvd_ok(&p, 2000);
+	assert_int_equal(st->gro_trains, 0);
+	assert_int_equal(tcp_sock_conn(p.srv)->snd_una, ack + 500);
+	pair_discard_tx(&p.b);
+	pair_close(&p);
+}
+
+/*
+ * Near mem_max (from 3/4 of it, tcp_limits.mem_max) one segment changes
+ * the memory pressure the next meets: a train that would take the stack
+ * there goes one segment at a time. Below, a train is taken whole. The
+ * server's unacknowledged data holds most of the memory.
+ */
+static void test_no_train_near_mem_max(void **state)
+{
+	bool attach = *(bool *)*state;
+	static uint8_t data[44000];
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct tcp_limits lim;
+	struct tcp_limits_usage u;
+	const struct tcp_stack_stats *st;
+	uint32_t iss, ack;
+
+	pair_config(&cfg);
+	cfg.timestamps = false;
+	pair_open_cfgs(&p, attach, &cfg, &cfg);
+	pair_run(&p, MS);
+	st = tcp_stack_stats(p.b.tcp);
+	lim = *tcp_stack_limits(p.b.tcp);
+	lim.mem_max = 65536; /* low pressure from 49152 bytes */
+	assert_int_equal(tcp_stack_set_limits(p.b.tcp, &lim), 0);
+	iss = tcp_sock_conn(p.cli)->snd_nxt;
+	ack = tcp_sock_conn(p.cli)->rcv_nxt;
+	p.hold_b = true; /* the server's data is never acknowledged */
+	pair_fill(data, sizeof(data), 0);
+	assert_int_equal(tcp_sock_send(p.srv, data, sizeof(data)), (int)sizeof(data));
+	pair_step(&p);
+	pair_discard_tx(&p.b);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.mem_bytes, sizeof(data));
+	for (uint32_t i = 0; i < 4; i++) /* 48000 bytes with the train */
+		inject_data(&p, iss, ack, i * 1000, 1000, RTE_TCP_ACK_FLAG, 1000);
+	pair_step(&p);
+	pair_rcvd_ok(&p, 4000);
+	assert_int_equal(st->gro_trains, 1);
+	assert_int_equal(st->gro_segs, 4);
+	for (uint32_t i = 4; i < 10; i++) /* 50000 bytes with the train */
+		inject_data(&p, iss, ack, i * 1000, 1000, RTE_TCP_ACK_FLAG, 1000);
+	pair_step(&p);
+	pair_rcvd_ok(&p, 10000);
+	assert_int_equal(st->gro_trains, 1);
+	assert_int_equal(st->gro_segs, 4);
+	pair_discard_tx(&p.b);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_as_one_by_one),
 	    cmocka_unit_test(test_same_without_delayed_acks),
 	    PAIR_BOTH_FRAMINGS(test_train_ends),
+	    PAIR_BOTH_FRAMINGS(test_other_ack_ends_train),
+	    PAIR_BOTH_FRAMINGS(test_no_train_near_mem_max),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_gro", tests, pair_group_setup,

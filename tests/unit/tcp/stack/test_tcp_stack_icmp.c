@@ -535,6 +535,152 @@ static void test_probe_finds_wider_path(void **state)
 	pair_close(&p);
 }
 
+/*
+ * LUNA 7.4: with two workers, an error quoting a client port of the other
+ * worker's share is that worker's: dropped and counted as foreign, not
+ * looked up here (where it would find no connection).
+ */
+static void test_foreign_error_dropped(void **state)
+{
+	struct tcp_pair p;
+	uint8_t ip[28] = {0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, IPPROTO_TCP};
+
+	(void)state;
+	pair_workers = 2;
+	pair_stacks(&p, false);
+	pair_workers = 1;
+	ip[12] = 10, ip[15] = 1;		    /* from 10.0.0.1, the client */
+	ip[16] = 10, ip[19] = 2;		    /* to 10.0.0.2 */
+	ip[20] = 65000 >> 8, ip[21] = 65000 & 0xff; /* 61440..65535's upper half: worker 1's */
+	ip[22] = PAIR_PORT >> 8, ip[23] = PAIR_PORT & 0xff;
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->foreign, 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_no_conn, 0);
+	assert_int_equal(drops(&p.a, LUNAR_DROP_TCP_FOREIGN_QUEUE), 1);
+	pair_close(&p);
+}
+
+/*
+ * RFC 1191 6.3: an error arriving after the cached MTU's lifetime, before
+ * any poll forgot it, finds it forgotten (the stack expires the cache
+ * before it takes the error): the connection is back at the interface's
+ * MTU, and the same MTU reported lowers it anew and is learned again,
+ * rather than found "not lower" and the stale entry kept alive.
+ */
+static void test_error_after_lifetime_finds_entry_gone(void **state)
+{
+	const size_t len = 8 * 1448;
+	const struct tcp_stack_stats *st;
+	const struct pmtu_cache *pc;
+	struct tcp_pair p;
+	uint8_t ip[QUOTE_MAX];
+
+	(void)state;
+	pair_open(&p, false);
+	st = tcp_stack_stats(p.a.tcp);
+	pc = tcp_stack_pmtu(p.a.tcp);
+	client_sends(&p, len);
+	client_datagram(&p, 0, ip);
+	pair_discard_tx(&p.a);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	pair_step(&p);
+	assert_int_equal(st->icmp_mss_lowered, 1);
+	pair_run(&p, 2000 * US);
+	pair_rcvd_ok(&p, len);
+
+	p.now += PMTU_LIFETIME_NS - 3000 * US; /* just before the end of the lifetime */
+	pair_step(&p);
+	assert_int_equal(pmtu_get(pc, PAIR_IP_B, p.now), 1280);
+	client_sends_from(&p, len, len); /* at 1280, the MTU still believed */
+	client_datagram(&p, p.a.fp.n_tx - 1, ip);
+	pair_discard_tx(&p.a);
+	p.now += 2000 * US; /* past it, and no poll has run since */
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	pair_step(&p);
+	assert_int_equal(pc->stats.expired, 1);
+	assert_int_equal(st->pmtu_conns_raised, 1);
+	assert_int_equal(st->icmp_mtu_not_lower, 0);
+	assert_int_equal(st->icmp_mss_lowered, 2);
+	assert_int_equal(pc->stats.refreshed, 0);
+	assert_int_equal(pc->stats.learned, 2);
+	assert_int_equal(pmtu_get(pc, PAIR_IP_B, p.now), 1280);
+	assert_int_equal(tcp_sock_conn(p.cli)->snd_mss, 1280 - 52);
+	pair_run(&p, 1000 * 1000 * US);
+	pair_rcvd_ok(&p, 2 * len);
+	pair_close(&p);
+}
+
+/*
+ * RFC 1191 / tcp_icmp.h: an MTU reported below TCP_PMTU_MIN is taken as
+ * TCP_PMTU_MIN. The same report again finds the path MTU known (at the
+ * floor): it still holds, and the cache entry's lifetime starts over.
+ */
+static void test_floored_mtu_reported_again_refreshes(void **state)
+{
+	const struct pmtu_cache *pc;
+	struct tcp_pair p;
+	uint8_t ip[QUOTE_MAX];
+
+	(void)state;
+	pair_open(&p, false);
+	pc = tcp_stack_pmtu(p.a.tcp);
+	client_sends(&p, 4 * 1448);
+	client_datagram(&p, 0, ip);
+	pair_discard_tx(&p.a);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 500, ip, 28);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 500, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_mss_floored, 1);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->icmp_mtu_not_lower, 1);
+	assert_int_equal(tcp_sock_conn(p.cli)->path_mtu, TCP_PMTU_MIN);
+	assert_int_equal(pmtu_get(pc, PAIR_IP_B, p.now), TCP_PMTU_MIN);
+	assert_int_equal(pc->stats.learned, 1);
+	assert_int_equal(pc->stats.refreshed, 1);
+	pair_run(&p, 2000 * US);
+	pair_rcvd_ok(&p, 4 * 1448);
+	pair_close(&p);
+}
+
+/*
+ * RFC 1191 5: a lower path MTU learned from one connection's error lowers
+ * the peer's other connection at once, and what that one has in flight
+ * goes again at the new size then, not at its retransmission timeout:
+ * both streams, lost at 1500, arrive within 2 ms.
+ */
+static void test_pmtu_lowered_conn_resends_at_once(void **state)
+{
+	const size_t len = 4 * 1448;
+	struct second v = {0};
+	uint32_t ev2 = 0;
+	struct tcp_sock *c2;
+	struct tcp_pair p;
+	uint8_t *buf = malloc(len);
+	uint8_t ip[QUOTE_MAX];
+
+	(void)state;
+	assert_non_null(buf);
+	pair_open(&p, false);
+	c2 = connect_second(&p, &v, &ev2);
+	pair_fill(buf, len, 0);
+	assert_int_equal(tcp_sock_send(c2, buf, len), (int)len);
+	client_sends(&p, len);
+	assert_int_equal(p.a.fp.n_tx, 8);
+	client_datagram(&p, 4, ip); /* the first connection's */
+	pair_discard_tx(&p.a);	    /* all lost on the way */
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_FRAG_NEEDED, 1280, ip, 28);
+	pair_step(&p);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->pmtu_conns_lowered, 1);
+	assert_int_equal(tcp_sock_conn(c2)->snd_mss, 1280 - 52);
+	pair_run(&p, 2000 * US);
+	pair_rcvd_ok(&p, len);
+	assert_int_equal(v.rcvd, len);
+	assert_int_equal(tcp_sock_conn(c2)->stats.retransmits > 0, true);
+	free(buf);
+	tcp_listener_close(v.lst);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +691,10 @@ int main(void)
 	    cmocka_unit_test(test_pmtu_recorded_below_peer_mss),
 	    cmocka_unit_test(test_blackhole_guess_shared),
 	    cmocka_unit_test(test_probe_finds_wider_path),
+	    cmocka_unit_test(test_foreign_error_dropped),
+	    cmocka_unit_test(test_error_after_lifetime_finds_entry_gone),
+	    cmocka_unit_test(test_floored_mtu_reported_again_refreshes),
+	    cmocka_unit_test(test_pmtu_lowered_conn_resends_at_once),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_icmp", tests, pair_group_setup,

@@ -1480,6 +1480,67 @@ static void test_limits_conns_zero_and_given(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A connection that dies with the listener before it was accepted
+ * (RFC 9293 3.10.4: reset) takes what it held out of mem_max's count:
+ * the data it received, never read.
+ */
+static void test_mem_uncharged_when_listener_closes(void **state)
+{
+	struct tcp_pair p;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	struct tcp_listener *l;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	l = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, NULL, NULL, &rc);
+	assert_non_null(l);
+	c = connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED); /* waiting in the accept queue */
+	assert_int_equal(send_stream(c, 0, 1000), 1000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 1000);
+	tcp_listener_close(l);
+	assert_int_equal(usage(p.b.tcp).conns, 0);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_RESET);
+	tcp_sock_close(c);
+	pair_close(&p);
+}
+
+/*
+ * rcv_mem_limited counts each segment mem_max refused once: at the cap,
+ * two segments whose payload is not kept, with the connection's own drops
+ * from before, add exactly the connection's new drops.
+ */
+static void test_mem_limited_counts_each_drop_once(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	const struct tcp_stack_stats *sb;
+	const struct tcp_conn *sc;
+
+	(void)state;
+	c = receiver_at_cap(&p, &v, &ev);
+	sb = tcp_stack_stats(p.b.tcp);
+	sc = tcp_sock_conn(v.s[0]);
+	assert_int_equal(send_stream(c, 64 << 10, 100), 100);
+	pair_run(&p, 2 * MS);
+	assert_true(sc->stats.rcv_mem_dropped >= 1);
+	assert_int_equal(sb->rcv_mem_limited, sc->stats.rcv_mem_dropped + sc->stats.ooo_refused);
+	assert_int_equal(send_stream(c, (64 << 10) + 100, 100), 100);
+	pair_run(&p, 2 * MS);
+	assert_true(sc->stats.rcv_mem_dropped >= 2);
+	assert_int_equal(sb->rcv_mem_limited, sc->stats.rcv_mem_dropped + sc->stats.ooo_refused);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1507,6 +1568,8 @@ int main(void)
 	    cmocka_unit_test(test_mem_uncharged_when_conn_ends),
 	    cmocka_unit_test(test_mem_max_reached_is_critical),
 	    cmocka_unit_test(test_mem_max_spared_conn_keeps_no_ooo),
+	    cmocka_unit_test(test_mem_uncharged_when_listener_closes),
+	    cmocka_unit_test(test_mem_limited_counts_each_drop_once),
 	    cmocka_unit_test(test_mem_pressure_between_samples),
 	    cmocka_unit_test(test_tiny_segments_do_not_drain_pool),
 	    cmocka_unit_test(test_limits_checked),

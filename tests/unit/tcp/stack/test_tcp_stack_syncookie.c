@@ -431,6 +431,172 @@ static void test_cookie_hook(void **state)
 	pair_close(&p);
 }
 
+/* A RST for the half-open connection pair_syn_nowhere(@sport) left: it dies. */
+static void rst_nowhere(struct tcp_pair *p, uint16_t sport)
+{
+	struct tcp_repr r;
+
+	memset(&r, 0, sizeof(r));
+	r.sport = sport;
+	r.dport = PAIR_PORT;
+	r.seq = 1000u * sport + 1;
+	r.flags = RTE_TCP_RST_FLAG;
+	p->hold_b = true;
+	pair_inject(p, &p->b, &r);
+	pair_step(p);
+	pair_discard_tx(&p->b);
+	p->hold_b = false;
+}
+
+/*
+ * The backlog counts half-open connections: one that dies (its peer's
+ * RST, RFC 9293 3.10.7.3) gives its place back, and the next SYN is taken
+ * as a half-open connection, not answered with a cookie.
+ */
+static void test_half_open_death_frees_backlog(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	struct tcp_limits_usage u;
+	const struct tcp_stack_stats *st;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 1, false);
+	st = tcp_stack_stats(p.b.tcp);
+	pair_syn_nowhere(&p, 50001);
+	rst_nowhere(&p, 50001);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 0);
+	assert_int_equal(st->conns_active, 0);
+	pair_syn_nowhere(&p, 50002);
+	assert_int_equal(st->syncookies_sent, 0);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 1);
+	pair_close(&p);
+}
+
+/*
+ * A connection made from a cookie waits in the accept queue and counts
+ * against the backlog as one made from a kept SYN: with the backlog's
+ * half-open connection gone, it alone fills a backlog of 1, and the next
+ * SYN gets a cookie.
+ */
+static void test_cookie_conn_counts_in_backlog(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_limits_usage u;
+	const struct tcp_stack_stats *st;
+	struct tcp_sock *cli;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 1, false);
+	st = tcp_stack_stats(p.b.tcp);
+	pair_syn_nowhere(&p, 50001); /* the backlog is full */
+	cli = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev, &rc);
+	assert_non_null(cli);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED);
+	assert_int_equal(st->syncookies_ok, 1);
+	rst_nowhere(&p, 50001);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 0);
+	pair_syn_nowhere(&p, 50003);
+	assert_int_equal(st->syncookies_sent, 2);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 0);
+	accept_one(&v);
+	assert_int_equal(v.accepted, 1);
+	pair_close(&p);
+}
+
+/*
+ * RFC 3168 6.1.1 through a cookie: the cookie remembers whether the SYN
+ * was ECN-setup, and the connection its ACK makes has ECN only if it was.
+ */
+static void cookie_ecn(bool client_ecn)
+{
+	struct tcp_config cfg_a, cfg_b;
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *cli;
+	int rc;
+
+	pair_config(&cfg_a);
+	pair_config(&cfg_b);
+	cfg_a.ecn = client_ecn ? TCP_ECN_ON : TCP_ECN_OFF;
+	cfg_b.ecn = TCP_ECN_ON;
+	pair_stacks_cfgs(&p, true, &cfg_a, &cfg_b);
+	listen_b(&p, &v, 1, true);
+	pair_syn_nowhere(&p, 50001);
+	cli = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev, &rc);
+	assert_non_null(cli);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->syncookies_ok, 1);
+	assert_int_equal(v.accepted, 1);
+	assert_int_equal(tcp_sock_conn(cli)->ecn_ok, client_ecn);
+	assert_int_equal(tcp_sock_conn(v.s)->ecn_ok, client_ecn);
+	pair_close(&p);
+}
+
+static void test_cookie_keeps_ecn_setup(void **state)
+{
+	(void)state;
+	cookie_ecn(true);
+	cookie_ecn(false);
+}
+
+/*
+ * A cookie lives for the slot it was made in and the next (17-34 s): its
+ * ACK coming more than one slot's length after the cookie was sent, but
+ * within the next slot, still makes the connection.
+ */
+static void test_cookie_ack_late_in_next_slot(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	struct tcp_repr sa, ack;
+	const struct tcp_stack_stats *st;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 1, true);
+	st = tcp_stack_stats(p.b.tcp);
+	pair_syn_nowhere(&p, 50001);
+	syn_all_options(&p, 50002);
+	assert_int_equal(st->syncookies_sent, 1);
+	held_segment(&p, &sa);
+	/* One slot and 100 ms later, still within the next slot (the clock began at 1 s). */
+	assert_true(p.now < (1ull << TCP_SYNCOOKIE_SLOT_SHIFT) - 200 * MS);
+	p.now += (1ull << TCP_SYNCOOKIE_SLOT_SHIFT) + 100 * MS;
+	memset(&ack, 0, sizeof(ack));
+	ack.sport = 50002;
+	ack.dport = PAIR_PORT;
+	ack.seq = 77u * 50002 + 1;
+	ack.ack = sa.seq + 1;
+	ack.flags = RTE_TCP_ACK_FLAG;
+	ack.window = 1000;
+	ack.opts.has_ts = true;
+	ack.opts.ts_val = 12346;
+	ack.opts.ts_ecr = sa.opts.ts_val;
+	p.hold_b = true;
+	pair_inject(&p, &p.b, &ack);
+	pair_step(&p);
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
+	assert_int_equal(st->syncookies_ok, 1);
+	assert_int_equal(st->syncookies_bad, 0);
+	assert_int_equal(v.accepted, 1);
+	assert_int_equal(tcp_sock_conn(v.s)->state, TCP_ESTABLISHED);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +606,10 @@ int main(void)
 	    cmocka_unit_test(test_cookie_template),
 	    cmocka_unit_test(test_cookie_ack_adopted_over_half_open),
 	    cmocka_unit_test(test_cookie_hook),
+	    cmocka_unit_test(test_half_open_death_frees_backlog),
+	    cmocka_unit_test(test_cookie_conn_counts_in_backlog),
+	    cmocka_unit_test(test_cookie_keeps_ecn_setup),
+	    cmocka_unit_test(test_cookie_ack_late_in_next_slot),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -206,6 +206,46 @@ static void test_listener_closed_mid_handshake(void **state)
 	pair_close(&p);
 }
 
+static void on_accept_later(struct tcp_listener *l, void *ctx)
+{
+	(void)l;
+	(*(unsigned *)ctx)++; /* the application accepts later: the connection waits */
+}
+
+/*
+ * A listener closed with a connection established but never accepted:
+ * nobody can take it now, so it is reset (RFC 9293 3.10.4, ABORT), and
+ * the client learns at once, not only once it sends something that
+ * meets no connection.
+ */
+static void test_listener_closed_with_unaccepted_resets(void **state)
+{
+	struct tcp_pair p;
+	uint32_t cli_events = 0;
+	unsigned ready = 0;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, false);
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, on_accept_later, &ready, &rc);
+	assert_non_null(p.lst);
+	p.cli = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_event, &cli_events, &rc);
+	assert_non_null(p.cli);
+	pair_run(&p, 1000 * US);
+	assert_int_equal(ready, 1);
+	assert_true(tcp_listener_ready(p.lst));
+	assert_true(cli_events & TCP_EV_CONNECTED);
+	tcp_listener_close(p.lst);
+	p.lst = NULL;
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 0);
+	pair_run(&p, 1000 * US);
+	assert_true(cli_events & TCP_EV_RESET);
+	assert_int_equal(tcp_sock_conn(p.cli)->state, TCP_CLOSED);
+	tcp_sock_close(p.cli);
+	p.cli = NULL;
+	pair_close(&p);
+}
+
 /*
  * With two workers the reserved range is their client ports, each
  * sub-range steered to its owner: a listener there would have every
@@ -503,6 +543,7 @@ int main(void)
 	    cmocka_unit_test(test_reset_connection_frees_its_tuple),
 	    cmocka_unit_test(test_syn_reopens_time_wait),
 	    cmocka_unit_test(test_listener_closed_mid_handshake),
+	    cmocka_unit_test(test_listener_closed_with_unaccepted_resets),
 	    cmocka_unit_test(test_listen_in_reserved_range_refused_with_workers),
 	    cmocka_unit_test(test_inline_run_ends_before_next_lookup),
 	    cmocka_unit_test(test_tw_reopen_conditions),

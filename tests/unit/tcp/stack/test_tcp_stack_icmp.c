@@ -681,6 +681,62 @@ static void test_pmtu_lowered_conn_resends_at_once(void **state)
 	pair_close(&p);
 }
 
+static void on_inline_cli(struct tcp_sock *s, uint32_t events, void *ctx)
+{
+	(void)s;
+	*(uint32_t *)ctx |= events;
+}
+
+/*
+ * An ICMP error for a socket in inline mode is delivered in place
+ * (tcp_stack.c, inline-r2c): a hard error aborting its connect (RFC 5461
+ * 4.1, SYN-SENT) runs its callback at once, counted in inline_calls; a
+ * socket not in inline mode gets the same event from the poll's dispatch,
+ * not inline.
+ */
+static void test_error_delivered_inline(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_sock *c[2];
+	uint32_t ev[2] = {0};
+	uint8_t ip[2][28];
+	const struct tcp_stack_stats *sa;
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, false);
+	sa = tcp_stack_stats(p.a.tcp);
+	for (unsigned i = 0; i < 2; i++) {
+		c[i] = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_inline_cli, &ev[i], &rc);
+		assert_non_null(c[i]);
+	}
+	tcp_sock_set_inline(c[0], true);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		const struct rte_mbuf *f = p.a.fp.tx[i];
+
+		assert_true(rte_pktmbuf_data_len(f) >= RTE_ETHER_HDR_LEN + 28);
+		memcpy(ip[i], rte_pktmbuf_mtod(f, const uint8_t *) + RTE_ETHER_HDR_LEN, 28);
+		/* frame i is connection i's SYN: the connections were made in that order */
+		assert_int_equal(ip[i][20] << 8 | ip[i][21], tcp_sock_conn(c[i])->tuple.lport);
+	}
+	pair_discard_tx(&p.a);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_PORT_UNREACH, 0, ip[0], 28);
+	pair_step(&p);
+	assert_true(ev[0] & TCP_EV_RESET);
+	assert_int_equal(sa->icmp_aborts, 1);
+	assert_int_equal(sa->inline_calls, 1);
+	error_to_client(&p, ICMP_TYPE_DEST_UNREACH, ICMP_CODE_PORT_UNREACH, 0, ip[1], 28);
+	pair_step(&p);
+	assert_true(ev[1] & TCP_EV_RESET);
+	assert_int_equal(sa->icmp_aborts, 2);
+	assert_int_equal(sa->inline_calls, 1);
+	tcp_sock_close(c[0]);
+	tcp_sock_close(c[1]);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +751,7 @@ int main(void)
 	    cmocka_unit_test(test_error_after_lifetime_finds_entry_gone),
 	    cmocka_unit_test(test_floored_mtu_reported_again_refreshes),
 	    cmocka_unit_test(test_pmtu_lowered_conn_resends_at_once),
+	    cmocka_unit_test(test_error_delivered_inline),
 	};
 
 	return cmocka_run_group_tests_name("tcp/stack_icmp", tests, pair_group_setup,

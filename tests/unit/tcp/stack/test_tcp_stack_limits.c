@@ -16,7 +16,12 @@
  *    serves a connection that holds nothing; what is charged (held,
  *    out-of-order, nothing once a connection is gone) and the levels'
  *    exact thresholds;
- *  - timers: the per-poll budget, and none spent on idle connections.
+ *  - timers: the per-poll budget, and none spent on idle connections;
+ *  - the packet pool's pressure levels (1/4, 1/8, leaving at 3/8);
+ *  - the socket calls at those limits: zero-copy sends cut, slices given
+ *    back under pressure, want_space, FIN-WAIT-2 orphans; listeners
+ *    (port taken and given back, backlog, accepted connections outliving
+ *    them); our own TIME-WAIT reused only with timestamps; a stack freed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +31,7 @@
 #include <cmocka.h>
 #include <rte_mempool.h>
 
+#include "mem/zbuf.h"
 #include "tcp/tcp_seq.h"
 #include "tcp_pair.h"
 
@@ -1541,6 +1547,507 @@ static void test_mem_limited_counts_each_drop_once(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A zero-copy send on a full send buffer says "later" (0), counted
+ * (snd_buf_full) and whatever vectors follow: once one vector was cut
+ * the rest are not tried, so one the send could not take anyway (not
+ * Zbuf memory, which would be -EFAULT) is not looked at.
+ */
+static void test_send_zcv_full_buffer_says_later(void **state)
+{
+	static uint8_t plain[100]; /* not Zbuf memory */
+	struct tcp_pair p;
+	const struct tcp_stack_stats *sa;
+	struct tcp_iov v[2];
+	uint8_t *zb;
+
+	(void)state;
+	pair_open(&p, true);
+	sa = tcp_stack_stats(p.a.tcp);
+	p.hold_b = true;
+	assert_int_equal(send_stream(p.cli, 0, 300000), 262144);
+	assert_int_equal(sa->snd_buf_full, 1);
+	zb = zbuf_alloc(100);
+	assert_non_null(zb);
+	v[0] = (struct tcp_iov){zb, 100};
+	v[1] = (struct tcp_iov){plain, sizeof(plain)};
+	assert_int_equal(tcp_sock_send_zcv(p.cli, v, 2), 0);
+	assert_int_equal(sa->snd_buf_full, 2);
+	assert_int_equal(sa->snd_mem_limited, 0);
+	zbuf_unref(zb);
+	p.hold_b = false;
+	pair_close(&p);
+}
+
+/*
+ * mem_max bounds a zero-copy send's vectors together: two of 40K under a
+ * 64K cap take 40K and 24K, and the send is counted as cut by mem_max.
+ */
+static void test_send_zcv_vectors_share_mem_max(void **state)
+{
+	struct tcp_pair p;
+	const struct tcp_stack_stats *sa;
+	struct tcp_iov v[2];
+	uint8_t *zb[2];
+
+	(void)state;
+	pair_open(&p, true);
+	set_limits(p.a.tcp, 64, 32, 32, 64 << 10);
+	sa = tcp_stack_stats(p.a.tcp);
+	p.hold_b = true;
+	for (unsigned i = 0; i < 2; i++) {
+		zb[i] = zbuf_alloc(40 << 10);
+		assert_non_null(zb[i]);
+		pair_fill(zb[i], 40 << 10, i * (40 << 10));
+		v[i] = (struct tcp_iov){zb[i], 40 << 10};
+	}
+	assert_int_equal(tcp_sock_send_zcv(p.cli, v, 2), 64 << 10);
+	assert_int_equal(usage(p.a.tcp).mem_bytes, 64 << 10);
+	assert_int_equal(sa->snd_mem_limited, 1);
+	zbuf_unref(zb[0]);
+	zbuf_unref(zb[1]);
+	p.hold_b = false;
+	pair_run(&p, 5 * MS);
+	pair_rcvd_ok(&p, 64 << 10);
+	pair_close(&p);
+}
+
+/*
+ * tcp_sock_zc_done_v() with a slice whose reference the application
+ * already dropped (data NULL, tcp_stack.h): its bytes still go back to
+ * the window and leave mem_max's count.
+ */
+static void test_zc_done_v_null_slice_gives_back(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	struct tcp_sock *c;
+	struct tcp_slice sl[1];
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	c = connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(send_stream(c, 0, 1000), 1000);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(tcp_sock_read_zc(v.s[0], sl, 1), 1);
+	assert_int_equal(sl[0].len, 1000);
+	assert_int_equal(tcp_sock_held(v.s[0]), 1000);
+	zbuf_unref(sl[0].data);
+	sl[0].data = NULL;
+	tcp_sock_zc_done_v(v.s[0], sl, 1);
+	assert_int_equal(tcp_sock_held(v.s[0]), 0);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	pair_close(&p);
+}
+
+/*
+ * Slices given back zero-copy under memory pressure open no window, as
+ * reads under it do not (docs/LIMITS.md, "Memory"): the pressure is
+ * taken when they are given back, not what the connection saw last. Once
+ * the memory is free the next poll opens it.
+ */
+static void test_zc_give_back_under_pressure_opens_no_window(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_config cfg;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0;
+	struct tcp_sock *c;
+	struct tcp_slice sl[64];
+	const struct tcp_conn *sc;
+	uint32_t edge, held = 0;
+	unsigned n;
+
+	(void)state;
+	pair_config(&cfg);
+	cfg.rcv_buf = 16 << 10; /* a window the client can fill */
+	pair_stacks_cfg(&p, true, &cfg);
+	listen_b(&p, &v, 16);
+	v.lazy = true;
+	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
+	c = connect_a(&p, &ev1);
+	connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 2);
+	sc = tcp_sock_conn(v.s[0]);
+	assert_int_equal(send_stream(c, 0, 16 << 10), 16 << 10);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(tcp_sock_readable(v.s[0]), 16 << 10);
+	n = tcp_sock_read_zc(v.s[0], sl, 64);
+	for (unsigned i = 0; i < n; i++)
+		held += sl[i].len;
+	assert_int_equal(held, 16 << 10);
+	edge = sc->rcv_adv;
+	assert_int_equal(edge, sc->rcv_nxt); /* shut */
+
+	assert_int_equal(send_stream(v.s[1], 0, 48 << 10), 48 << 10); /* mem_max reached */
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 64 << 10);
+	tcp_sock_zc_done_v(v.s[0], sl, n);
+	assert_int_equal(tcp_sock_held(v.s[0]), 0);
+	assert_int_equal(sc->rcv_adv, edge);
+	tcp_sock_abort(v.s[1]);
+	pair_step(&p);
+	assert_true(seq_gt(sc->rcv_adv, edge));
+	pair_close(&p);
+}
+
+/*
+ * tcp_sock_want_space() on a connection that can send nothing any more
+ * (shut down: a send would be -EPIPE) does not wait for memory: no
+ * TCP_EV_WRITABLE comes when mem_max frees room, while one that can send
+ * and asked gets it.
+ */
+static void test_want_space_after_shutdown_not_woken(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev1 = 0, ev2 = 0, ev3 = 0;
+	struct tcp_sock *c1, *c2, *c3;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	set_limits(p.a.tcp, 64, 32, 32, 64 << 10);
+	c1 = connect_a(&p, &ev1);
+	c2 = connect_a(&p, &ev2);
+	c3 = connect_a(&p, &ev3);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 3);
+	tcp_sock_shutdown(c2);
+	pair_run(&p, 1 * MS); /* its FIN acknowledged */
+	assert_int_equal(tcp_sock_conn(c2)->state, TCP_FIN_WAIT_2);
+
+	p.hold_b = true;
+	assert_int_equal(send_stream(c1, 0, 100000), 64 << 10);
+	ev2 = ev3 = 0;
+	tcp_sock_want_space(c2);
+	tcp_sock_want_space(c3);
+	p.hold_b = false;
+	pair_run(&p, 5 * MS);
+	assert_int_equal(usage(p.a.tcp).mem_bytes, 0);
+	assert_true(ev3 & TCP_EV_WRITABLE);
+	assert_false(ev2 & TCP_EV_WRITABLE);
+	pair_close(&p);
+}
+
+/*
+ * A connection the application closed, in FIN-WAIT-2 with a peer that
+ * never sends its FIN: nobody can read or close it any more, so it ends
+ * after fin_wait2_ns (Linux's tcp_fin_timeout), whether the close came
+ * before the peer acknowledged our FIN or after (a shutdown first; until
+ * the close it waits, as the application may still read).
+ */
+static void test_closed_fin_wait_2_times_out(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_config cfg;
+
+	(void)state;
+	pair_config(&cfg);
+	cfg.fin_wait2_ns = 50 * MS;
+	/* Closed while established: FIN-WAIT-1, then FIN-WAIT-2 as an orphan. */
+	pair_open_cfgs(&p, true, &cfg, &cfg);
+	tcp_sock_close(p.cli);
+	p.cli = NULL;
+	pair_run(&p, 1 * MS);
+	assert_int_equal(usage(p.a.tcp).conns, 1);
+	assert_true(p.srv_events & TCP_EV_EOF);
+	pair_run(&p, 60 * MS);
+	assert_int_equal(usage(p.a.tcp).conns, 0);
+	assert_int_equal(tcp_stack_sockets(p.a.tcp), 0);
+	pair_close(&p);
+
+	/* Shut down first: FIN-WAIT-2 is reached with the application still there. */
+	pair_open_cfgs(&p, true, &cfg, &cfg);
+	tcp_sock_shutdown(p.cli);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(tcp_sock_conn(p.cli)->state, TCP_FIN_WAIT_2);
+	pair_run(&p, 100 * MS);
+	assert_int_equal(tcp_sock_conn(p.cli)->state, TCP_FIN_WAIT_2);
+	tcp_sock_close(p.cli);
+	p.cli = NULL;
+	pair_run(&p, 40 * MS);
+	assert_int_equal(usage(p.a.tcp).conns, 1);
+	pair_run(&p, 20 * MS);
+	assert_int_equal(usage(p.a.tcp).conns, 0);
+	pair_close(&p);
+}
+
+/* A second listener on a port taken is refused (-EADDRINUSE); the first goes on. */
+static void test_listen_twice_refused(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev = 0;
+	int rc = 0;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	assert_null(tcp_listen_on(p.b.tcp, PAIR_PORT, 16, on_accept, &v, &rc));
+	assert_int_equal(rc, -EADDRINUSE);
+	connect_a(&p, &ev);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED);
+	assert_int_equal(v.accepted, 1);
+	pair_close(&p);
+}
+
+/*
+ * A closed listener gives its port back: a SYN to it is refused with a
+ * RST (RFC 9293 3.10.7.1), and the port can be listened on again.
+ * Connections it accepted are the application's and live on; only those
+ * never accepted go with it.
+ */
+static void test_listener_close_frees_port_keeps_accepted(void **state)
+{
+	struct tcp_pair p;
+	struct srv v, v2;
+	uint32_t ev1 = 0, ev2 = 0, ev3 = 0;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 16);
+	connect_a(&p, &ev1);
+	pair_run(&p, 1 * MS);
+	assert_int_equal(v.accepted, 1);
+	tcp_listener_close(v.lst);
+	p.lst = NULL;
+	assert_int_equal(tcp_sock_conn(v.s[0])->state, TCP_ESTABLISHED);
+	assert_int_equal(usage(p.b.tcp).conns, 1);
+
+	connect_a(&p, &ev2);
+	pair_run(&p, 1 * MS);
+	assert_true(ev2 & TCP_EV_RESET);
+	assert_int_equal(p.b.nif.ctr.drops[LUNAR_DROP_TCP_NO_LISTENER], 1);
+
+	listen_b(&p, &v2, 16);
+	connect_a(&p, &ev3);
+	pair_run(&p, 1 * MS);
+	assert_true(ev3 & TCP_EV_CONNECTED);
+	assert_int_equal(v2.accepted, 1);
+	assert_false(ev1 & (TCP_EV_RESET | TCP_EV_EOF)); /* the first lives on */
+	assert_int_equal(tcp_sock_conn(v.s[0])->state, TCP_ESTABLISHED);
+	pair_close(&p);
+}
+
+/*
+ * The backlog bounds connections waiting to be accepted, not those ever
+ * accepted: with a backlog of 2, connections accepted one after another
+ * are taken without end, none refused or answered with a cookie.
+ */
+static void test_backlog_counts_only_unaccepted(void **state)
+{
+	struct tcp_pair p;
+	struct srv v;
+	uint32_t ev[5] = {0};
+	const struct tcp_stack_stats *sb;
+
+	(void)state;
+	pair_stacks(&p, true);
+	listen_b(&p, &v, 2);
+	sb = tcp_stack_stats(p.b.tcp);
+	for (unsigned i = 0; i < 5; i++) {
+		connect_a(&p, &ev[i]);
+		pair_run(&p, 1 * MS);
+		assert_true(ev[i] & TCP_EV_CONNECTED);
+		assert_int_equal(v.accepted, i + 1);
+	}
+	assert_int_equal(sb->syncookies_sent, 0);
+	assert_int_equal(sb->syn_dropped_backlog, 0);
+	pair_close(&p);
+}
+
+/*
+ * Our own TIME-WAITs are taken over only when their connection had
+ * timestamps (Linux's tcp_tw_reuse): without them the peer's PAWS could
+ * not tell the old connection's segments from the new one's, so with
+ * every client port held by one, connect() fails with -EADDRNOTAVAIL.
+ */
+static void test_connect_reuses_no_time_wait_without_timestamps(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_config cfg;
+	struct tcp_sock *c;
+	uint32_t ev = 0;
+	int rc;
+
+	(void)state;
+	pair_config(&cfg);
+	cfg.timestamps = false;
+	pair_reserved_lo = 65535 - 15;
+	pair_stacks_cfg(&p, true, &cfg);
+	pair_reserved_lo = 61440;
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 16, on_accept_closing, NULL, &rc);
+	assert_non_null(p.lst);
+	for (unsigned i = 0; i < 16; i++) {
+		ev = 0;
+		c = connect_a(&p, &ev);
+		pair_run(&p, 1 * MS);
+		assert_true(ev & TCP_EV_CONNECTED);
+		assert_false(tcp_sock_conn(c)->ts_ok);
+		active_close(&p, c);
+	}
+	assert_int_equal(usage(p.a.tcp).time_wait, 16);
+	c = tcp_connect_to(p.a.tcp, PAIR_IP_B, PAIR_PORT, on_cli, &ev, &rc);
+	assert_null(c);
+	assert_int_equal(rc, -EADDRNOTAVAIL);
+	assert_int_equal(tcp_stack_stats(p.a.tcp)->tw_reused, 0);
+	assert_int_equal(usage(p.a.tcp).time_wait, 16);
+	pair_close(&p);
+}
+
+/*
+ * A stack replaced on its interface by another, then freed: what it had
+ * open is reset (an exiting process must not leave its peers waiting),
+ * and it leaves the interface to the new stack rather than unhooking it.
+ * The new stack's MSS, with none configured, is what fits the interface's
+ * MTU (RFC 9293 3.7.1): 1400 - 40.
+ */
+static void test_stack_freed_resets_and_leaves_new_one(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_config cfg;
+	struct tcp_stack *st2;
+	struct tcp_sock *c;
+	uint32_t ev = 0;
+	int rc;
+
+	(void)state;
+	pair_open(&p, true);
+	pair_config(&cfg);
+	assert_int_equal(cfg.mss, 0);
+	p.a.nif.mtu = 1400;
+	st2 = tcp_stack_create(&p.a.nif, &cfg, 64, &p.plan, 0);
+	assert_non_null(st2);
+	assert_ptr_equal(p.a.nif.tcp_ctx, st2);
+	tcp_stack_free(p.a.tcp);
+	p.cli = NULL;
+	assert_ptr_equal(p.a.nif.tcp_ctx, st2);
+	assert_non_null(p.a.nif.tcp_fn);
+	assert_non_null(p.a.nif.tcp_burst_fn);
+	p.a.tcp = st2;
+	tcp_stack_set_hdr_pool(st2, pair_hdr_pool());
+	tcp_stack_defer_to_tx(st2, true);
+	tcp_stack_poll(st2, p.now);
+
+	pair_run(&p, 1 * MS); /* the RST the old stack sent */
+	assert_true(p.srv_events & TCP_EV_RESET);
+	assert_int_equal(tcp_sock_conn(p.srv)->state, TCP_CLOSED);
+	tcp_sock_close(p.srv);
+	p.srv = NULL;
+
+	c = tcp_connect_to(st2, PAIR_IP_B, PAIR_PORT, on_cli, &ev, &rc);
+	assert_non_null(c);
+	assert_int_equal(tcp_sock_conn(c)->cfg.mss, 1360);
+	pair_run(&p, 1 * MS);
+	assert_true(ev & TCP_EV_CONNECTED);
+	assert_non_null(p.srv);
+	pair_close(&p);
+}
+
+/* Packet buffers a test takes from a pool to set how many it has free. */
+struct pool_take {
+	struct rte_mempool *mp;
+	struct rte_mbuf *m[2048];
+	unsigned n;
+};
+
+/* Take or give back buffers until @t's pool has @avail free. */
+static void pool_free_to(struct pool_take *t, unsigned avail)
+{
+	while (rte_mempool_avail_count(t->mp) > avail) {
+		assert_true(t->n < 2048);
+		t->m[t->n] = rte_pktmbuf_alloc(t->mp);
+		assert_non_null(t->m[t->n]);
+		t->n++;
+	}
+	while (rte_mempool_avail_count(t->mp) < avail && t->n)
+		rte_pktmbuf_free(t->m[--t->n]);
+	assert_int_equal(rte_mempool_avail_count(t->mp), avail);
+}
+
+/*
+ * The packet pool's pressure levels (tcp_stack.c, "memory pressure", as
+ * Linux's tcp_mem): free under 1/4 of the pool is low, under 1/8
+ * critical (every out-of-order queue emptied, RFC 2018 8, at most once a
+ * millisecond, and what it held uncharged); under 1/2 nothing. Pressure
+ * ends only with 3/8 of the pool free again (with no mem_max to hold it
+ * too). Measured by the time spent
+ * under pressure, the prunes, and an out-of-order segment's fate.
+ */
+static void test_pool_pressure_levels(void **state)
+{
+	struct tcp_pair p;
+	struct pool_take *t = calloc(1, sizeof(*t));
+	const struct tcp_stack_stats *sb;
+	const struct tcp_conn *sc;
+	unsigned size;
+	uint64_t ns;
+	size_t sent;
+
+	(void)state;
+	assert_non_null(t);
+	pair_open(&p, true);
+	set_limits(p.b.tcp, 64, 32, 32, 0); /* no mem_max: the pool alone */
+	sb = tcp_stack_stats(p.b.tcp);
+	sc = tcp_sock_conn(p.srv);
+	t->mp = p.b.fp.base.pool;
+	size = t->mp->size;
+
+	pool_free_to(t, size / 2 - 2); /* under half: no pressure yet */
+	pair_run(&p, 1 * MS);
+	assert_int_equal(sb->mem_pressure_ns, 0);
+
+	pool_free_to(t, size / 4 - 2); /* under 1/4: low */
+	pair_run(&p, 1 * MS);
+	ns = sb->mem_pressure_ns;
+	assert_true(ns >= 9 * MS / 10);
+	assert_int_equal(sb->mem_prunes, 0);
+
+	pool_free_to(t, size * 3 / 8 - 2); /* over 1/4, under 3/8: still under pressure */
+	pair_run(&p, 1 * MS);
+	assert_true(sb->mem_pressure_ns >= ns + 9 * MS / 10);
+
+	pool_free_to(t, size * 3 / 8 + 2); /* over 3/8: over */
+	pair_run(&p, 1 * MS);
+	ns = sb->mem_pressure_ns;
+	pair_run(&p, 1 * MS);
+	assert_int_equal(sb->mem_pressure_ns, ns);
+
+	/* An out-of-order segment held beyond a hole... */
+	p.mtu_a = 1000; /* the first segment is lost on the way */
+	sent = send_stream(p.cli, 0, 1200);
+	sent += send_stream(p.cli, sent, 100);
+	pair_step(&p);
+	pair_step(&p);
+	p.mtu_a = 0;
+	p.hold_a = true; /* and its retransmission held back */
+	assert_int_equal(sc->reass.n, 1);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 100);
+	/* ...is dropped under 1/8 (critical), and uncharged; once a millisecond. */
+	pool_free_to(t, size / 8 - 4);
+	pair_step(&p);
+	assert_int_equal(sb->mem_prunes, 1);
+	assert_int_equal(sc->reass.n, 0);
+	assert_int_equal(usage(p.b.tcp).mem_bytes, 0);
+	pair_run(&p, 1 * MS);
+	assert_true(sb->mem_prunes <= 2);
+
+	pool_free_to(t, size / 2);
+	while (t->n)
+		rte_pktmbuf_free(t->m[--t->n]);
+	p.hold_a = false;
+	pair_run(&p, 50 * MS);
+	pair_rcvd_ok(&p, sent);
+	free(t);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1574,6 +2081,18 @@ int main(void)
 	    cmocka_unit_test(test_tiny_segments_do_not_drain_pool),
 	    cmocka_unit_test(test_limits_checked),
 	    cmocka_unit_test(test_limits_conns_zero_and_given),
+	    cmocka_unit_test(test_send_zcv_full_buffer_says_later),
+	    cmocka_unit_test(test_send_zcv_vectors_share_mem_max),
+	    cmocka_unit_test(test_zc_done_v_null_slice_gives_back),
+	    cmocka_unit_test(test_zc_give_back_under_pressure_opens_no_window),
+	    cmocka_unit_test(test_want_space_after_shutdown_not_woken),
+	    cmocka_unit_test(test_closed_fin_wait_2_times_out),
+	    cmocka_unit_test(test_listen_twice_refused),
+	    cmocka_unit_test(test_listener_close_frees_port_keeps_accepted),
+	    cmocka_unit_test(test_backlog_counts_only_unaccepted),
+	    cmocka_unit_test(test_connect_reuses_no_time_wait_without_timestamps),
+	    cmocka_unit_test(test_stack_freed_resets_and_leaves_new_one),
+	    cmocka_unit_test(test_pool_pressure_levels),
 	};
 
 	return cmocka_run_group_tests(tests, pair_group_setup, pair_group_teardown);

@@ -166,6 +166,44 @@ static void test_after_tx_work(void **state)
 }
 
 /*
+ * tcp_stack_defer_to_tx(false) with a poll's bookkeeping still waiting
+ * for its transmit does it at once (the caller will not call
+ * tcp_stack_after_tx() any more): the frame that brought the ACK goes
+ * back to its pool then, not at the next poll.
+ */
+static void test_defer_off_does_waiting_work(void **state)
+{
+	const bool attach = *(const bool *)*state;
+	struct tcp_pair p;
+	struct rte_mempool *pool;
+	uint8_t buf[1000];
+	unsigned idle;
+
+	pair_open(&p, attach);
+	pool = p.a.fp.base.pool;
+	pair_run(&p, MS);
+	idle = rte_mempool_in_use_count(pool);
+	p.hold_b = true;
+	pair_fill(buf, sizeof(buf), 0);
+	assert_int_equal(tcp_sock_send(p.cli, buf, sizeof(buf)), sizeof(buf));
+	for (unsigned i = 0; i < 10000 && !p.b.fp.n_tx; i++)
+		pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 1); /* the server's ACK, held */
+	pair_release_b(&p, 1);
+	pair_poll_to_tx(&p, &p.a);
+	assert_int_equal(tcp_sock_conn(p.cli)->snd_una, tcp_sock_conn(p.cli)->snd_max);
+	tcp_stack_defer_to_tx(p.a.tcp, false);
+	zbuf_defer_end();
+	assert_int_equal(rte_mempool_in_use_count(pool), idle);
+	tcp_stack_defer_to_tx(p.a.tcp, true);
+	p.hold_b = false;
+	pair_run(&p, MS);
+	pair_rcvd_ok(&p, sizeof(buf));
+	pair_close(&p);
+	assert_int_equal(zbuf_in_use(), 0);
+}
+
+/*
  * The poll after a skipped tcp_stack_after_tx() receives the segment that
  * ends a connection (the ACK of the server's FIN in LAST-ACK): the socket
  * dies in netif_input(), before tcp_stack_poll() catches up on the skipped
@@ -856,6 +894,7 @@ int main(void)
 	    PAIR_BOTH_FRAMINGS(test_segment_of_many_sends),
 	    PAIR_BOTH_FRAMINGS(test_io_vectors),
 	    PAIR_BOTH_FRAMINGS(test_after_tx_work),
+	    PAIR_BOTH_FRAMINGS(test_defer_off_does_waiting_work),
 	    PAIR_BOTH_FRAMINGS(test_after_tx_skipped_conn_ends),
 	    PAIR_BOTH_FRAMINGS(test_after_tx_kill_keeps_others_timers),
 	    PAIR_BOTH_FRAMINGS(test_send_of_widely_referenced_buffer),

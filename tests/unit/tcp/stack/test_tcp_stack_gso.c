@@ -286,6 +286,48 @@ static void test_cwr_on_first_frame_only(void **state)
 }
 
 /*
+ * RFC 3168 6.1.4, 6.1.5: with ECN set up, a segment of new data that goes
+ * as one frame (not cut: the framing's single-frame path) is ECT(0), and
+ * the pure ACK answering it is not ECN-capable.
+ */
+static void test_single_frame_data_ect(void **state)
+{
+	bool attach = *(bool *)*state;
+	struct tcp_config cfg;
+	struct tcp_pair p;
+	struct frame f;
+
+	pair_config(&cfg);
+	cfg.ecn = TCP_ECN_ON;
+	open_with(&p, attach, &cfg);
+	assert_true(tcp_sock_conn(p.cli)->ecn_ok);
+	p.hold_a = true;
+	client_sends(&p, 100);
+	netif_flush(&p.a.nif);
+	assert_int_equal(p.a.fp.n_tx, 1);
+	parse_frame(&p, 0, &f);
+	assert_int_equal(f.tcp.payload_len, 100);
+	assert_int_equal(f.ip.tos & 3, 2); /* ECT(0) */
+	p.hold_a = false;
+	p.hold_b = true;
+	pair_step(&p);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 1); /* the ACK */
+	{
+		struct rte_mbuf *m = p.b.fp.tx[0];
+		const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, RTE_ETHER_HDR_LEN);
+
+		assert_int_equal(m->pkt_len, RTE_ETHER_HDR_LEN + IPV4_HDR_LEN +
+						 (ip[IPV4_HDR_LEN + 12] >> 4) * 4);
+		assert_int_equal(ip[1] & 3, 0); /* not ECN-capable */
+	}
+	p.hold_b = false;
+	pair_run(&p, 1000000);
+	pair_rcvd_ok(&p, 100);
+	pair_close(&p);
+}
+
+/*
  * A window wider than 64 MSS: one output call sends 64 frames
  * (TCP_OUT_MAX, cut from one segment in software), a full batch for the
  * IPv4 layer (TX_BATCH) and a full port burst (NETIF_TX_BURST). Each goes
@@ -554,6 +596,7 @@ int main(void)
 	    PAIR_BOTH_FRAMINGS(test_fin_on_last_frame),
 	    PAIR_BOTH_FRAMINGS(test_lost_frame_resends_one_mss),
 	    PAIR_BOTH_FRAMINGS(test_cwr_on_first_frame_only),
+	    PAIR_BOTH_FRAMINGS(test_single_frame_data_ect),
 	    PAIR_BOTH_FRAMINGS(test_full_batch_of_64_frames),
 	    PAIR_BOTH_FRAMINGS(test_checksum_offload_frames),
 	    cmocka_unit_test(test_header_pool_dry_mid_segment),

@@ -3,7 +3,7 @@
 
 A mutant is one small change to one source line, written as
 
-    ID ~ path ~ line ~ original ~ replacement [~ equivalent: why]
+    ID ~ path ~ line ~ original ~ replacement [~ equivalent: why | ~ open: why]
 
 - path: relative to the repository root.
 - line: the whole source line the mutant changes, stripped of leading and trailing
@@ -15,6 +15,8 @@ A mutant is one small change to one source line, written as
 - original: a substring of that line; its first occurrence becomes replacement.
 - equivalent: a mutant judged to change nothing observable, with the reason; its
   survival is expected and reported apart.
+- open: a known gap no test covers yet (docs/TESTING.md lists them); its survival
+  is reported apart too, so that a rerun flags only what is new.
 
 A list names the tests to run in a header line, for every mutant below it:
 
@@ -27,7 +29,7 @@ Usage: tests/mutation/mutate.py [--build DIR] [--timeout S] LIST... [--only ID..
 The build directory (default build-mut: debug, no LTO, set up if missing) must
 not be one anything else is building in. Every mutated file is restored with
 `git checkout` whatever happens; the tree must be clean for the files mutated.
-Exit status: 0 when every survivor is marked equivalent, 1 otherwise.
+Exit status: 0 when every survivor is marked equivalent or open, 1 otherwise.
 """
 import argparse
 import json
@@ -55,11 +57,12 @@ def load(path):
             sys.exit("%s:%d: want 'ID ~ path ~ line ~ original ~ replacement [~ equivalent: why]'"
                      " after a '# tests:' header" % (path, n))
         m = dict(id=parts[0].strip(), file=parts[1].strip(), line=parts[2].strip(),
-                 orig=parts[3], repl=parts[4], equiv=None, tests=tests)
+                 orig=parts[3], repl=parts[4], mark=None, why=None, tests=tests)
         if len(parts) == 6:
-            if not parts[5].startswith("equivalent:"):
-                sys.exit("%s:%d: the sixth field must begin 'equivalent:'" % (path, n))
-            m["equiv"] = parts[5][len("equivalent:"):].strip()
+            mark = parts[5].split(":", 1)
+            if len(mark) != 2 or mark[0] not in ("equivalent", "open"):
+                sys.exit("%s:%d: the sixth field must begin 'equivalent:' or 'open:'" % (path, n))
+            m["mark"], m["why"] = mark[0], mark[1].strip()
         muts.append(m)
     return muts
 
@@ -141,10 +144,10 @@ def main():
         if not tests:
             sys.exit("%s: no test matches %s" % (m["id"], " ".join(m["tests"])))
         verdict, info, ln = run_one(m, a.build, tests, a.timeout)
-        if verdict == "survived" and m["equiv"] is not None:
-            verdict, info = "equivalent", m["equiv"]
-        elif verdict == "killed" and m["equiv"] is not None:
-            info += " (marked equivalent: unmark it)"
+        if verdict == "survived" and m["mark"]:
+            verdict, info = m["mark"], m["why"]
+        elif verdict == "killed" and m["mark"]:
+            info += " (marked %s: unmark it)" % m["mark"]
         count[verdict] = count.get(verdict, 0) + 1
         if verdict in ("survived", "stale", "no-build"):
             unexpected.append(m["id"])

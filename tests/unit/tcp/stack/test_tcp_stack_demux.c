@@ -206,6 +206,45 @@ static void test_listener_closed_mid_handshake(void **state)
 	pair_close(&p);
 }
 
+/*
+ * RFC 9293 3.10.7.2 (LISTEN): an incoming RST is ignored, whatever else
+ * it carries. A segment with SYN and RST opens nothing and is not
+ * answered (no SYN-ACK, and never a RST for a RST); a plain SYN from the
+ * same port then opens as usual.
+ */
+static void test_syn_rst_to_listener_ignored(void **state)
+{
+	struct tcp_pair p;
+	struct tcp_limits_usage u;
+	struct tcp_repr r = {.sport = 40000,
+			     .dport = PAIR_PORT,
+			     .seq = 12345,
+			     .flags = RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG,
+			     .window = 65535};
+	int rc;
+
+	(void)state;
+	pair_stacks(&p, false);
+	p.lst = tcp_listen_on(p.b.tcp, PAIR_PORT, 4, on_accept_none, &p, &rc);
+	assert_non_null(p.lst);
+	p.hold_b = true;
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 0);
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 0);
+	assert_int_equal(tcp_stack_stats(p.b.tcp)->conns_active, 0);
+	r.flags = RTE_TCP_SYN_FLAG;
+	pair_inject(&p, &p.b, &r);
+	pair_step(&p);
+	assert_int_equal(p.b.fp.n_tx, 1); /* the SYN-ACK */
+	tcp_stack_usage(p.b.tcp, &u);
+	assert_int_equal(u.half_open, 1);
+	pair_discard_tx(&p.b);
+	p.hold_b = false;
+	pair_close(&p);
+}
+
 static void on_accept_later(struct tcp_listener *l, void *ctx)
 {
 	(void)l;
@@ -543,6 +582,7 @@ int main(void)
 	    cmocka_unit_test(test_reset_connection_frees_its_tuple),
 	    cmocka_unit_test(test_syn_reopens_time_wait),
 	    cmocka_unit_test(test_listener_closed_mid_handshake),
+	    cmocka_unit_test(test_syn_rst_to_listener_ignored),
 	    cmocka_unit_test(test_listener_closed_with_unaccepted_resets),
 	    cmocka_unit_test(test_listen_in_reserved_range_refused_with_workers),
 	    cmocka_unit_test(test_inline_run_ends_before_next_lookup),

@@ -922,16 +922,24 @@ static void limits_after(struct tcp_sock *s)
 }
 
 /*
+ * A limit lowered below what the table holds leaves it fuller than full:
+ * ending one entry (a TIME-WAIT) would not make room for another.
+ */
+static bool table_overfull(const struct tcp_stack *st)
+{
+	return st->in_table > st->lim.max_conns;
+}
+
+/*
  * Room in the table for one more connection, ending the oldest TIME-WAIT
- * if need be: only if that makes room (a limit lowered below what is held
- * leaves the table fuller than full, and a TIME-WAIT ended then would be
- * cut short for nothing).
+ * if need be: only if that makes room (table_overfull(): a TIME-WAIT
+ * ended then would be cut short for nothing).
  */
 static bool conn_room(struct tcp_stack *st)
 {
 	if (st->in_table < st->lim.max_conns)
 		return true;
-	if (st->in_table > st->lim.max_conns || !tw_end_oldest(st))
+	if (table_overfull(st) || !tw_end_oldest(st))
 		return false;
 	st->stats.tw_recycled++;
 	return true;
@@ -1313,30 +1321,38 @@ static enum cookie_verdict cookie_conn(struct tcp_stack *st, struct tcp_listener
  * consumed then, and the reason counted. @iss: the ISS to take (a SYN
  * over a TIME-WAIT), or NULL for a fresh one.
  */
-/* Whether @l's accept queue or the stack's half-open limit leaves no room for a SYN's socket. */
-static bool passive_full(const struct tcp_stack *st, const struct tcp_listener *l)
+/*
+ * What leaves no room for a SYN's socket on @l: its accept queue
+ * (TCP_BACKLOG_FULL) or the stack's half-open limit (TCP_HALF_OPEN_LIMIT);
+ * LUNAR_DROP_NONE when there is room.
+ */
+static enum lunar_drop passive_full(const struct tcp_stack *st, const struct tcp_listener *l)
 {
-	return l->pending >= l->backlog || st->half_open >= st->lim.max_half_open;
+	if (l->pending >= l->backlog)
+		return LUNAR_DROP_TCP_BACKLOG_FULL;
+	if (st->half_open >= st->lim.max_half_open)
+		return LUNAR_DROP_TCP_HALF_OPEN_LIMIT;
+	return LUNAR_DROP_NONE;
 }
 
 static struct tcp_sock *passive_open(struct tcp_stack *st, struct tcp_listener *l,
 				     const struct tcp_4tuple *t, const struct tcp_repr *syn,
 				     struct rte_mbuf *m, const uint32_t *iss)
 {
-	bool backlog_full = l->pending >= l->backlog;
+	enum lunar_drop full = passive_full(st, l);
 	struct tcp_sock *s;
 
-	if (passive_full(st, l)) {
+	if (full) {
 		if (st->cfg.syncookies) { /* RFC 4987 3.6: no state until the ACK */
-			st->stats.syncookies_half_open += !backlog_full;
+			st->stats.syncookies_half_open += full == LUNAR_DROP_TCP_HALF_OPEN_LIMIT;
 			send_cookie(st, t, syn);
 			rte_pktmbuf_free(m);
-		} else if (backlog_full) { /* drop the SYN, the peer retries (as Linux does) */
-			st->stats.syn_dropped_backlog++;
-			netif_drop(st->nif, m, LUNAR_DROP_TCP_BACKLOG_FULL);
-		} else {
-			st->stats.syn_dropped_half_open++;
-			netif_drop(st->nif, m, LUNAR_DROP_TCP_HALF_OPEN_LIMIT);
+		} else { /* drop the SYN, the peer retries (as Linux does) */
+			if (full == LUNAR_DROP_TCP_BACKLOG_FULL)
+				st->stats.syn_dropped_backlog++;
+			else
+				st->stats.syn_dropped_half_open++;
+			netif_drop(st->nif, m, full);
 		}
 		return NULL;
 	}
@@ -1517,14 +1533,13 @@ static void segment_input(struct tcp_stack *st, const struct ipv4_repr *ir,
 		 * above the old one's) or nothing, and the old connection's
 		 * guard would be gone.
 		 */
-		if (passive_full(st, reopen_l) || st->in_table > st->lim.max_conns) {
+		enum lunar_drop full = passive_full(st, reopen_l);
+
+		if (!full && table_overfull(st))
+			full = LUNAR_DROP_TCP_CONN_LIMIT;
+		if (full) {
 			st->stats.tw_reopen_deferred++;
-			netif_drop(st->nif, m,
-				   reopen_l->pending >= reopen_l->backlog
-				       ? LUNAR_DROP_TCP_BACKLOG_FULL
-				   : st->half_open >= st->lim.max_half_open
-				       ? LUNAR_DROP_TCP_HALF_OPEN_LIMIT
-				       : LUNAR_DROP_TCP_CONN_LIMIT);
+			netif_drop(st->nif, m, full);
 			return;
 		}
 		reopen_iss = tw_successor_iss(s);

@@ -1018,21 +1018,29 @@ static void test_killed_while_queued_not_freed(void **state)
 }
 
 /*
- * A pair whose server (b) does not read and whose stack has mem_max 64K;
- * one connection from a, accepted. @return the client's socket.
+ * A pair whose server (b) does not read, its stack's mem_max @mem_max
+ * (0: none); one connection from a, accepted. @return the client's socket.
  */
-static struct tcp_sock *lazy_receiver_capped(struct tcp_pair *p, struct srv *v, uint32_t *ev)
+static struct tcp_sock *lazy_receiver(struct tcp_pair *p, struct srv *v, uint32_t *ev,
+				      uint64_t mem_max)
 {
 	struct tcp_sock *c;
 
 	pair_stacks(p, true);
 	listen_b(p, v, 16);
 	v->lazy = true;
-	set_limits(p->b.tcp, 64, 32, 32, 64 << 10);
+	if (mem_max)
+		set_limits(p->b.tcp, 64, 32, 32, mem_max);
 	c = connect_a(p, ev);
 	pair_run(p, 1 * MS);
 	assert_int_equal(v->accepted, 1);
 	return c;
+}
+
+/* lazy_receiver() with mem_max 64K. */
+static struct tcp_sock *lazy_receiver_capped(struct tcp_pair *p, struct srv *v, uint32_t *ev)
+{
+	return lazy_receiver(p, v, ev, 64 << 10);
 }
 
 /*
@@ -1162,12 +1170,7 @@ static void test_mem_counts_held_and_out_of_order(void **state)
 	unsigned n;
 
 	(void)state;
-	pair_stacks(&p, true);
-	listen_b(&p, &v, 16);
-	v.lazy = true;
-	c = connect_a(&p, &ev);
-	pair_run(&p, 1 * MS);
-	assert_int_equal(v.accepted, 1);
+	c = lazy_receiver(&p, &v, &ev, 0);
 	assert_int_equal(send_stream(c, 0, 1000), 1000);
 	pair_run(&p, 1 * MS);
 	assert_int_equal(send_stream(c, 1000, 2000), 2000);
@@ -1217,11 +1220,7 @@ static void test_mem_uncharged_when_conn_ends(void **state)
 	struct tcp_slice sl[1];
 
 	(void)state;
-	pair_stacks(&p, true);
-	listen_b(&p, &v, 16);
-	v.lazy = true;
-	c = connect_a(&p, &ev);
-	pair_run(&p, 1 * MS);
+	c = lazy_receiver(&p, &v, &ev, 0);
 	assert_int_equal(send_stream(c, 0, 1000), 1000);
 	pair_run(&p, 1 * MS);
 	assert_int_equal(send_stream(c, 1000, 2000), 2000);
@@ -1318,6 +1317,31 @@ static void test_mem_max_spared_conn_keeps_no_ooo(void **state)
 }
 
 /*
+ * Two connections to a server (b) that does not read, its stack's mem_max
+ * 64K, each with a 16K receive window; the first one's window filled and
+ * shut (16K queued, unread). @ev1, @ev2: the clients' event bits.
+ */
+static void first_window_shut(struct tcp_pair *p, struct srv *v, uint32_t *ev1, uint32_t *ev2)
+{
+	struct tcp_config cfg;
+	struct tcp_sock *c;
+
+	pair_config(&cfg);
+	cfg.rcv_buf = 16 << 10; /* a window the client can fill */
+	pair_stacks_cfg(p, true, &cfg);
+	listen_b(p, v, 16);
+	v->lazy = true;
+	set_limits(p->b.tcp, 64, 32, 32, 64 << 10);
+	c = connect_a(p, ev1);
+	connect_a(p, ev2);
+	pair_run(p, 1 * MS);
+	assert_int_equal(v->accepted, 2);
+	assert_int_equal(send_stream(c, 0, 16 << 10), 16 << 10);
+	pair_run(p, 1 * MS);
+	assert_int_equal(tcp_sock_readable(v->s[0]), 16 << 10);
+}
+
+/*
  * Pressure that comes and goes between two samples of the stack (10 us)
  * still counts (mem_pressure_ns), and its end is announced as any other's
  * (docs/LIMITS.md, "Memory"): a connection whose window a read under it
@@ -1327,30 +1351,16 @@ static void test_mem_max_spared_conn_keeps_no_ooo(void **state)
 static void test_mem_pressure_between_samples(void **state)
 {
 	struct tcp_pair p;
-	struct tcp_config cfg;
 	struct srv v;
 	uint32_t ev1 = 0, ev2 = 0;
-	struct tcp_sock *c;
 	const struct tcp_stack_stats *sb;
 	const struct tcp_conn *sc;
 	uint32_t edge;
 
 	(void)state;
-	pair_config(&cfg);
-	cfg.rcv_buf = 16 << 10; /* a window the client can fill */
-	pair_stacks_cfg(&p, true, &cfg);
-	listen_b(&p, &v, 16);
-	v.lazy = true;
-	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
-	c = connect_a(&p, &ev1);
-	connect_a(&p, &ev2);
-	pair_run(&p, 1 * MS);
-	assert_int_equal(v.accepted, 2);
+	first_window_shut(&p, &v, &ev1, &ev2);
 	sb = tcp_stack_stats(p.b.tcp);
 	sc = tcp_sock_conn(v.s[0]);
-	assert_int_equal(send_stream(c, 0, 16 << 10), 16 << 10);
-	pair_run(&p, 1 * MS);
-	assert_int_equal(tcp_sock_readable(v.s[0]), 16 << 10);
 	edge = sc->rcv_adv;
 	assert_int_equal(edge, sc->rcv_nxt); /* shut */
 	assert_int_equal(sb->mem_pressure_ns, 0);
@@ -1626,11 +1636,7 @@ static void test_zc_done_v_null_slice_gives_back(void **state)
 	struct tcp_slice sl[1];
 
 	(void)state;
-	pair_stacks(&p, true);
-	listen_b(&p, &v, 16);
-	v.lazy = true;
-	c = connect_a(&p, &ev);
-	pair_run(&p, 1 * MS);
+	c = lazy_receiver(&p, &v, &ev, 0);
 	assert_int_equal(send_stream(c, 0, 1000), 1000);
 	pair_run(&p, 1 * MS);
 	assert_int_equal(tcp_sock_read_zc(v.s[0], sl, 1), 1);
@@ -1653,30 +1659,16 @@ static void test_zc_done_v_null_slice_gives_back(void **state)
 static void test_zc_give_back_under_pressure_opens_no_window(void **state)
 {
 	struct tcp_pair p;
-	struct tcp_config cfg;
 	struct srv v;
 	uint32_t ev1 = 0, ev2 = 0;
-	struct tcp_sock *c;
 	struct tcp_slice sl[64];
 	const struct tcp_conn *sc;
 	uint32_t edge, held = 0;
 	unsigned n;
 
 	(void)state;
-	pair_config(&cfg);
-	cfg.rcv_buf = 16 << 10; /* a window the client can fill */
-	pair_stacks_cfg(&p, true, &cfg);
-	listen_b(&p, &v, 16);
-	v.lazy = true;
-	set_limits(p.b.tcp, 64, 32, 32, 64 << 10);
-	c = connect_a(&p, &ev1);
-	connect_a(&p, &ev2);
-	pair_run(&p, 1 * MS);
-	assert_int_equal(v.accepted, 2);
+	first_window_shut(&p, &v, &ev1, &ev2);
 	sc = tcp_sock_conn(v.s[0]);
-	assert_int_equal(send_stream(c, 0, 16 << 10), 16 << 10);
-	pair_run(&p, 1 * MS);
-	assert_int_equal(tcp_sock_readable(v.s[0]), 16 << 10);
 	n = tcp_sock_read_zc(v.s[0], sl, 64);
 	for (unsigned i = 0; i < n; i++)
 		held += sl[i].len;

@@ -78,8 +78,9 @@ int flow_plan_check_kernel_ports(uint16_t lo, uint16_t hi, unsigned klo, unsigne
  * on the wildcard address, would never see its connections: the steering
  * program gives them to lunar. @table is /proc/net/tcp (@v6 false) or
  * /proc/net/tcp6 (@v6 true, where :: and ::ffff:@ip count, as a
- * dual-stack socket takes IPv4), read line by line from where it stands. @ip 0 (the program steers
- * every address) counts any address but loopback. Lines that do not parse are skipped.
+ * dual-stack socket takes IPv4), read line by line from where it stands.
+ * @ip 0 (the program steers every address) counts any address but
+ * loopback. Lines that do not parse are skipped.
  * @return the first such port, or 0.
  */
 unsigned flow_plan_kernel_listener(FILE *table, bool v6, uint16_t lo, uint16_t hi, uint32_t ip);

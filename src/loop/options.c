@@ -114,6 +114,7 @@ static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_
 	char buf[64];
 	char *slash;
 	unsigned long plen;
+	uint32_t ip;
 
 	if (strlen(arg) >= sizeof(buf))
 		goto bad; /* judge the whole argument, never a truncated copy */
@@ -122,8 +123,9 @@ static int parse_cidr(struct lunar_options *o, const char *arg, char *err, size_
 	/* No silent /32: it would put every neighbour, the memif peer too, off the link. */
 	if (!slash || (*slash = '\0', parse_uint(slash + 1, 32, &plen)) || plen == 0)
 		goto bad;
-	if (parse_ipv4(buf, &o->ip) || o->ip == 0)
+	if (parse_ipv4(buf, &ip) || ip == 0)
 		goto bad;
+	o->ip = ip; /* only now: a refused value leaves the last one */
 	o->prefix_len = (uint8_t)plen;
 	return 1;
 bad:
@@ -357,26 +359,30 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 
 	switch (code) {
 	case LUNAR_OPT_PORT: {
-		uint16_t mtu = o->port.mtu;
-		bool trusted = o->port.trusted;
+		struct port_spec p;
 
-		rc = port_spec_parse(arg, &o->port, err, errlen);
-		o->port.mtu = mtu;
-		o->port.trusted = trusted;
+		rc = port_spec_parse(arg, &p, err, errlen);
 		if (rc)
-			return rc;
+			return rc;   /* the port given before stays */
+		p.mtu = o->port.mtu; /* --mtu and --trust-link are options of their own */
+		p.trusted = o->port.trusted;
+		o->port = p;
 		o->has_port = true;
 		return 1;
 	}
 	case LUNAR_OPT_IP:
 		return parse_cidr(o, arg, err, errlen);
-	case LUNAR_OPT_GW:
-		if (parse_ipv4(arg, &o->gw) || o->gw == 0) {
+	case LUNAR_OPT_GW: {
+		uint32_t gw;
+
+		if (parse_ipv4(arg, &gw) || gw == 0) {
 			lunar_set_err(err, errlen,
 				      "--gw %s: expected an IPv4 address, e.g. --gw 10.0.0.1", arg);
 			return -EINVAL;
 		}
+		o->gw = gw;
 		return 1;
+	}
 	case LUNAR_OPT_MTU:
 		if (parse_uint(arg, 9000, &v) || v < 576) {
 			lunar_set_err(err, errlen, "--mtu %s: expected 576..9000", arg);
@@ -389,9 +395,10 @@ int lunar_options_apply(struct lunar_options *o, int code, const char *arg, char
 		return rc ? rc : 1;
 	case LUNAR_OPT_PCAP:
 		if (!*arg || strlen(arg) >= sizeof(o->pcap)) {
+			/* The reason first: a path too long would push it out of the message. */
 			lunar_set_err(err, errlen,
-				      "--pcap '%s': expected a file path of 1..%zu bytes", arg,
-				      sizeof(o->pcap) - 1);
+				      "--pcap: expected a file path of 1..%zu bytes, got %zu: '%s'",
+				      sizeof(o->pcap) - 1, strlen(arg), arg);
 			return -EINVAL;
 		}
 		strcpy(o->pcap, arg);

@@ -451,10 +451,77 @@ static void test_idle_yield(void **state)
 	}
 }
 
+/*
+ * Every range's own ends are taken and the values just outside refused: the
+ * limits, the sizes, the seconds and the counts the messages promise.
+ */
+static void test_bounds_are_inclusive(void **state)
+{
+	static const struct {
+		int code;
+		const char *arg;
+		int rc;
+	} cases[] = {
+	    {LUNAR_OPT_TCP_LIMITS, "conns=16777216", 1},
+	    {LUNAR_OPT_TCP_LIMITS, "conns=16777217", -EINVAL},
+	    {LUNAR_OPT_TCP_LIMITS, "conns=1", 1},
+	    {LUNAR_OPT_TCP_LIMITS, "conns=0", -EINVAL},
+	    {LUNAR_OPT_TCP_LIMITS, "half-open=0,time-wait=0", 1},
+	    {LUNAR_OPT_TCP_LIMITS, "mem=64K", 1},
+	    {LUNAR_OPT_TCP_LIMITS, "mem=65535", -EINVAL},
+	    {LUNAR_OPT_SOCK_BUF, "4K", 1},
+	    {LUNAR_OPT_SOCK_BUF, "4095", -EINVAL},
+	    {LUNAR_OPT_SOCK_BUF, "1G", 1},
+	    {LUNAR_OPT_SOCK_BUF, "1073741825", -EINVAL},
+	    {LUNAR_OPT_HYSTART, "1,1", 1},
+	    {LUNAR_OPT_HYSTART, "0,1", -EINVAL},
+	    {LUNAR_OPT_HYSTART, "1000000,1000000", 1},
+	    {LUNAR_OPT_HYSTART, "1,1000001", -EINVAL},
+	    {LUNAR_OPT_PMTU_BLACKHOLE, "16", 1},
+	    {LUNAR_OPT_PMTU_BLACKHOLE, "17", -EINVAL},
+	    {LUNAR_OPT_PMTU_BLACKHOLE, "1,1", 1},
+	    {LUNAR_OPT_PMTU_BLACKHOLE, "1,0.9", -EINVAL},
+	    {LUNAR_OPT_PMTU_BLACKHOLE, "1,600", 1},
+	    {LUNAR_OPT_PMTU_BLACKHOLE, "1,600.5", -EINVAL},
+	    {LUNAR_OPT_KEEPALIVE, "0.001,0.001,1", 1},
+	    {LUNAR_OPT_KEEPALIVE, "0.001,0,1", -EINVAL},
+	    {LUNAR_OPT_KEEPALIVE, "0,1,1", -EINVAL},
+	    {LUNAR_OPT_KEEPALIVE, "86400,86400,1000", 1},
+	    {LUNAR_OPT_KEEPALIVE, "nan,1,1", -EINVAL}, /* strtod() takes "nan" */
+	    {LUNAR_OPT_KEEPALIVE, "1,nan,1", -EINVAL},
+	    /* --reserved judges the whole argument: 31 characters, then 32 */
+	    {LUNAR_OPT_RESERVED, "00000000000000000000000001-2000", 1},
+	    {LUNAR_OPT_RESERVED, "000000000000000000000000001-2000", -EINVAL},
+	};
+	struct lunar_options o;
+	char err[256];
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		lunar_options_init(&o);
+		if (lunar_options_apply(&o, cases[i].code, cases[i].arg, err, sizeof(err)) !=
+		    cases[i].rc)
+			fail_msg("'%s': want %d (%s)", cases[i].arg, cases[i].rc, err);
+	}
+	lunar_options_init(&o);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_TCP_LIMITS, "half-open=0,time-wait=0",
+					     err, sizeof(err)),
+			 1);
+	assert_int_equal(o.tcp_limits.given, TCP_LIMIT_HALF_OPEN | TCP_LIMIT_TIME_WAIT);
+	assert_int_equal(o.tcp_limits.v.max_half_open, 0);
+	assert_int_equal(o.tcp_limits.v.max_time_wait, 0);
+	/* --hystart off after bounds were given: neither bound is left behind. */
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_HYSTART, "20,200", err, sizeof(err)), 1);
+	assert_int_equal(lunar_options_apply(&o, LUNAR_OPT_HYSTART, "off", err, sizeof(err)), 1);
+	assert_int_equal(o.hystart_min_ns, 0);
+	assert_int_equal(o.hystart_max_ns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tcp_limits_taken),
+	    cmocka_unit_test(test_bounds_are_inclusive),
 	    cmocka_unit_test(test_tcp_limits_refused_with_reason),
 	    cmocka_unit_test(test_tcp_limits_checked_together),
 	    cmocka_unit_test(test_keepalive_taken),

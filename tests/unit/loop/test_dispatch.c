@@ -24,7 +24,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,6 +95,10 @@ static void test_create(void **state)
 	assert_int_equal(lunar_chan_create(NULL, &ch), 0);
 	assert_int_equal(lunar_chan_size(ch), LUNAR_CHAN_DEFAULT_SIZE);
 	assert_true(lunar_chan_app_fd(ch) >= 0);
+	/* the default config spins before it sleeps (the stack's CPU is not known yet) */
+	struct lunar_msg out;
+	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 1), 0);
+	assert_int_equal(stats(ch).spins, 1);
 	assert_int_equal(lunar_chan_free(ch, NULL, NULL), 0);
 	ch = mk(5, 0); /* any size, not only powers of two */
 	assert_int_equal(lunar_chan_size(ch), 5);
@@ -125,9 +132,13 @@ static void test_both_ways(void **state)
 	assert_int_equal(lunar_chan_app_send(ch, &m), 0);
 	assert_int_equal(lunar_chan_stack_recv(ch, out, 4), 1);
 	assert_memory_equal(&out[0], &m, sizeof(m));
+	/* more one way than the other: each counter counts its own direction */
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 2);
 	s = stats(ch);
-	assert_int_equal(s.to_app, 1);
-	assert_int_equal(s.from_stack, 1);
+	assert_int_equal(s.to_app, 3);
+	assert_int_equal(s.from_stack, 3);
 	assert_int_equal(s.to_stack, 1);
 	assert_int_equal(s.from_app, 1);
 	assert_int_equal(s.wakeups, 0); /* nobody slept */
@@ -458,6 +469,14 @@ static void test_no_spin_on_stack_cpu(void **state)
 	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 1), 0); /* nothing more: waits */
 	assert_int_equal(stats(ch).spins, 1);
 	assert_int_equal(stats(ch).spins_skipped, 1);
+	/* a channel that never spins has no spin to skip */
+	struct lunar_chan *nospin = mk(16, 0);
+	assert_int_equal(lunar_chan_stack_send(nospin, &m), 0);
+	assert_int_equal(lunar_chan_app_wait(nospin, &out, 1, 1), 1);
+	assert_int_equal(lunar_chan_app_wait(nospin, &out, 1, 1), 0);
+	assert_int_equal(stats(nospin).spins_skipped, 0);
+	assert_int_equal(stats(nospin).spins, 0);
+	lunar_chan_free(nospin, NULL, NULL);
 	if (n < 2) {
 		print_message("only one CPU to run on: the other-CPU half is not run\n");
 		return;
@@ -572,6 +591,103 @@ static void test_wake_deferred_on_stack_cpu(void **state)
 	assert_int_equal(lunar_dispatch_free(d, NULL, NULL), 1);
 }
 
+/*
+ * The stack wakes the application only for a sleep it announced and has
+ * not ended: not for an empty burst, not after the sleep ended on its own
+ * (a timeout), not after a sleep_begin that found messages and so did not
+ * sleep. A shut-down channel has no room and is never slept on, even with
+ * its ring empty.
+ */
+static void test_sleep_flag(void **state)
+{
+	struct lunar_chan *ch = mk(16, 0);
+	struct lunar_msg m = {.op = OP_DATA}, out[4];
+
+	(void)state;
+	/* an empty burst sends nothing, so it wakes nobody */
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 0);
+	assert_int_equal(lunar_chan_stack_send_burst(ch, &m, 0), 0);
+	assert_false(woken(ch));
+	assert_int_equal(stats(ch).wakeups, 0);
+	lunar_chan_app_sleep_end(ch); /* timed out */
+	/* the sleep is over: the next send finds nobody asleep */
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_false(woken(ch));
+	assert_int_equal(stats(ch).wakeups, 0);
+	/* a sleep_begin that finds the message does not sleep, and leaves no flag up */
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 1);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 1);
+	assert_int_equal(lunar_chan_stack_send(ch, &m), 0);
+	assert_false(woken(ch));
+	assert_int_equal(stats(ch).wakeups, 0);
+	assert_int_equal(stats(ch).sleeps, 1);
+	assert_int_equal(lunar_chan_app_recv(ch, out, 4), 1);
+	/* shut down, ring empty: no room, and no sleep */
+	assert_int_equal(lunar_chan_stack_room(ch), 16);
+	lunar_chan_shutdown(ch);
+	assert_int_equal(lunar_chan_stack_room(ch), 0);
+	assert_int_equal(lunar_chan_app_sleep_begin(ch), 1);
+	assert_int_equal(lunar_chan_free(ch, NULL, NULL), 0);
+}
+
+/*
+ * A wait that times out, without a spin (spin_ns 0), sleeps once for all
+ * of its time: the poll() timeout is rounded up, so it never wakes short
+ * and sleeps again; the sleep is not counted spurious, and no spin is
+ * counted. The wait is placed across a second boundary of the clock, where
+ * the nanoseconds carry into the seconds.
+ */
+static void test_timed_wait_sleeps_once(void **state)
+{
+	struct lunar_chan *ch = mk(16, 0);
+	struct lunar_msg out;
+	struct lunar_chan_stats s;
+	struct timespec now, at;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	at = (struct timespec){now.tv_sec, 997000000};
+	if (now.tv_nsec >= at.tv_nsec)
+		at.tv_sec++;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+		;
+	assert_int_equal(lunar_chan_app_wait(ch, &out, 1, 6), 0);
+	s = stats(ch);
+	assert_int_equal(s.sleeps, 1);
+	assert_int_equal(s.spurious, 0);
+	assert_int_equal(s.spins, 0);
+	assert_int_equal(s.spins_skipped, 0);
+	lunar_chan_free(ch, NULL, NULL);
+}
+
+/*
+ * A message that comes while the application spins is taken without a
+ * sleep, in a wait without a timeout too. The spin is 4 s long and ends
+ * with the message, sent once the waiter has been spinning a little.
+ */
+static void test_spin_catches_message(void **state)
+{
+	struct idle_arg a = {.ch = mk(16, UINT_MAX)};
+	struct lunar_msg m = {.op = OP_DATA, .arg = 3};
+	uint64_t end = mono_ms() + 10000;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, idle_app, &a), 0);
+	while (stats(a.ch).spins < 1) {
+		assert_true(mono_ms() < end);
+		sched_yield();
+	}
+	sleep_ms(5);
+	assert_int_equal(lunar_chan_stack_send(a.ch, &m), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(a.rc, 1);
+	assert_int_equal(a.m.arg, 3);
+	assert_int_equal(stats(a.ch).sleeps, 0);
+	assert_int_equal(stats(a.ch).wakeups, 0);
+	lunar_chan_free(a.ch, NULL, NULL);
+}
+
 struct shut_arg {
 	struct lunar_chan *ch;
 	int rc[3];
@@ -600,7 +716,8 @@ static void test_shutdown(void **state)
 	lunar_chan_shutdown(a.ch);
 	pthread_join(t, NULL);
 	assert_int_equal(a.rc[0], -EPIPE);
-	assert_int_equal(stats(a.ch).wakeups, 0); /* the shutdown's kick is not a message wakeup */
+	assert_int_equal(stats(a.ch).wakeups, 0);  /* the shutdown's kick is not a message wakeup */
+	assert_int_equal(stats(a.ch).spurious, 0); /* nor a spurious one: it had news */
 	lunar_chan_free(a.ch, NULL, NULL);
 
 	a.ch = mk(16, 0);
@@ -782,6 +899,100 @@ static void test_dispatch_poll(void **state)
 	assert_int_equal(lunar_chan_app_wait(lunar_dispatch_chan(s.d, 0), &m, 0, -1), -EINVAL);
 	assert_int_equal(lunar_chan_app_wait(lunar_dispatch_chan(s.d, 0), &m, 1, -1), -EPIPE);
 	assert_int_equal(lunar_dispatch_free(s.d, NULL, NULL), 0);
+
+	/* a share larger than one burst (32) is served in full in one poll */
+	struct lunar_dispatch *one;
+	struct lunar_msg z = {.op = OP_DATA};
+	unsigned seen = 0;
+	assert_int_equal(lunar_dispatch_create(1, &cfg, &one), 0);
+	for (unsigned i = 0; i < 70; i++)
+		assert_int_equal(lunar_chan_app_send(lunar_dispatch_chan(one, 0), &z), 0);
+	assert_int_equal(lunar_dispatch_poll(one, on_any, &seen, 100), 70);
+	assert_int_equal(seen, 70);
+	assert_int_equal(lunar_dispatch_free(one, NULL, NULL), 0);
+}
+
+/* Open descriptors of this process (@highest: the largest number), the listing's own aside. */
+static unsigned open_fds(int *highest)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+	int hi = -1;
+
+	assert_non_null(dir);
+	while ((e = readdir(dir))) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] == '.' || fd == dirfd(dir))
+			continue;
+		n++;
+		if (fd > hi)
+			hi = fd;
+	}
+	closedir(dir);
+	if (highest)
+		*highest = hi;
+	return n;
+}
+
+/*
+ * The largest sizes are accepted and one more refused: a channel of
+ * LUNAR_CHAN_MAX_SIZE messages, a dispatcher of 1024 channels.
+ */
+static void test_limits(void **state)
+{
+	struct lunar_chan_config max = {.size = LUNAR_CHAN_MAX_SIZE}, small = {.size = 1};
+	struct lunar_chan *ch = NULL;
+	struct lunar_dispatch *d = NULL;
+	struct rlimit rl;
+
+	(void)state;
+	assert_int_equal(lunar_chan_create(&max, &ch), 0);
+	assert_int_equal(lunar_chan_size(ch), LUNAR_CHAN_MAX_SIZE);
+	assert_int_equal(lunar_chan_stack_room(ch), LUNAR_CHAN_MAX_SIZE);
+	lunar_chan_free(ch, NULL, NULL);
+	assert_int_equal(lunar_dispatch_create(1025, &small, &d), -EINVAL);
+	assert_null(d);
+	/* 1024 eventfds */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < 1100 && rl.rlim_max >= 1100) {
+		rl.rlim_cur = 1100;
+		assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
+	if (rl.rlim_cur < 1100) {
+		print_message("fewer than 1100 descriptors allowed: 1024 channels not tried\n");
+		return;
+	}
+	assert_int_equal(lunar_dispatch_create(1024, &small, &d), 0);
+	assert_int_equal(lunar_dispatch_count(d), 1024);
+	assert_non_null(lunar_dispatch_chan(d, 1023));
+	assert_int_equal(lunar_dispatch_free(d, NULL, NULL), 0);
+}
+
+/*
+ * A dispatcher that runs out of descriptors partway returns -EMFILE and
+ * frees the channels it had made: no eventfd is left open.
+ */
+static void test_create_out_of_fds(void **state)
+{
+	struct lunar_chan_config cfg = {.size = 1};
+	struct lunar_dispatch *d = NULL;
+	struct rlimit old, low;
+	unsigned before;
+	int hi, rc;
+
+	(void)state;
+	before = open_fds(&hi);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)hi + 4; /* room for a few channels, not 1024 */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	rc = lunar_dispatch_create(1024, &cfg, &d);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(rc, -EMFILE);
+	assert_null(d);
+	assert_int_equal(open_fds(NULL), before);
 }
 
 int main(void)
@@ -802,6 +1013,11 @@ int main(void)
 	    cmocka_unit_test(test_last_message_before_shutdown),
 	    cmocka_unit_test(test_teardown_drain),
 	    cmocka_unit_test(test_dispatch_poll),
+	    cmocka_unit_test(test_sleep_flag),
+	    cmocka_unit_test(test_timed_wait_sleeps_once),
+	    cmocka_unit_test(test_spin_catches_message),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_create_out_of_fds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

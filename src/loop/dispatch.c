@@ -422,7 +422,7 @@ static int recv_or_shut(struct lunar_chan *ch, struct lunar_msg *out, unsigned m
 int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned max, int timeout_ms)
 {
 	uint64_t start = 0, deadline = UINT64_MAX;
-	int rc;
+	int rc, err;
 
 	if (max == 0)
 		return -EINVAL; /* it could never return the message that wakes it */
@@ -471,10 +471,10 @@ int lunar_chan_app_wait(struct lunar_chan *ch, struct lunar_msg *out, unsigned m
 		if (lunar_chan_app_sleep_begin(ch))
 			continue; /* a message (or the shutdown) came in meanwhile */
 		rc = poll(&pfd, 1, wait_ms);
+		err = errno; /* before sleep_end(), whose read() may fail with EAGAIN */
 		lunar_chan_app_sleep_end(ch);
 		if (rc < 0) {
 			/* EINTR, or ENOMEM: poll() fails only so on a live eventfd. */
-			int err = errno;
 			unsigned n = lunar_chan_app_recv(ch, out, max);
 
 			return n ? (int)n : -err;

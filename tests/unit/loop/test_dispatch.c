@@ -19,6 +19,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -688,6 +690,99 @@ static void test_spin_catches_message(void **state)
 	lunar_chan_free(a.ch, NULL, NULL);
 }
 
+/* --- a signal interrupts the sleep --- */
+
+static struct lunar_chan *_Atomic sig_chan; /* the handler sends on it, if set */
+
+static void on_usr1(int sig)
+{
+	struct lunar_chan *ch = atomic_load(&sig_chan);
+	struct lunar_msg m = {.op = OP_DATA, .arg = 77};
+
+	(void)sig;
+	if (ch)
+		(void)lunar_chan_stack_send(ch, &m);
+}
+
+struct intr_arg {
+	struct lunar_chan *ch;
+	_Atomic int tid;
+	int rc;
+	struct lunar_msg m;
+};
+
+static void *intr_app(void *arg)
+{
+	struct intr_arg *a = arg;
+
+	atomic_store(&a->tid, (int)gettid());
+	a->rc = lunar_chan_app_wait(a->ch, &a->m, 1, -1);
+	return NULL;
+}
+
+/* Is thread @tid of this process blocked in the kernel (state S)? */
+static bool blocked(int tid)
+{
+	char path[64], buf[512];
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/*
+ * An application thread asleep in lunar_chan_app_wait() gets SIGUSR1
+ * (installed without SA_RESTART); the handler sends a message first if
+ * @send. @return what the wait returned (the message in @out).
+ */
+static int interrupted_wait(bool send, struct lunar_msg *out)
+{
+	struct intr_arg a = {.ch = mk(16, 0), .tid = 0};
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
+	uint64_t end = mono_ms() + 10000;
+	pthread_t t;
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	atomic_store(&sig_chan, send ? a.ch : NULL);
+	assert_int_equal(pthread_create(&t, NULL, intr_app, &a), 0);
+	await_sleeps(a.ch, 1);
+	while (!blocked(atomic_load(&a.tid))) { /* past sleep_begin, in poll() */
+		assert_true(mono_ms() < end);
+		sleep_ms(1);
+	}
+	assert_int_equal(pthread_kill(t, SIGUSR1), 0);
+	pthread_join(t, NULL);
+	atomic_store(&sig_chan, NULL);
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+	assert_int_equal(stats(a.ch).sleeps, 1);
+	*out = a.m;
+	lunar_chan_free(a.ch, NULL, NULL);
+	return a.rc;
+}
+
+/*
+ * A signal ends the sleep with -EINTR, unless a message came meanwhile:
+ * then the message is returned, not the error.
+ */
+static void test_wait_interrupted(void **state)
+{
+	struct lunar_msg m = {0};
+
+	(void)state;
+	assert_int_equal(interrupted_wait(false, &m), -EINTR);
+	assert_int_equal(interrupted_wait(true, &m), 1);
+	assert_int_equal(m.arg, 77);
+}
+
 struct shut_arg {
 	struct lunar_chan *ch;
 	int rc[3];
@@ -1016,6 +1111,7 @@ int main(void)
 	    cmocka_unit_test(test_sleep_flag),
 	    cmocka_unit_test(test_timed_wait_sleeps_once),
 	    cmocka_unit_test(test_spin_catches_message),
+	    cmocka_unit_test(test_wait_interrupted),
 	    cmocka_unit_test(test_limits),
 	    cmocka_unit_test(test_create_out_of_fds),
 	};

@@ -7,16 +7,21 @@
  * name what is wrong; the interval skips system calls but never after a
  * full batch; a TCP listener on 127.0.0.1 accepts and echoes in the loop.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -173,7 +178,9 @@ static void test_bounded_batch(void **state)
 	assert_int_equal(lunar_kpoll_stats(kp)->events, 7 * BATCH);
 	/* a smaller bound per call, and the batch as the ceiling */
 	assert_int_equal(lunar_kpoll_run(kp, 4), 4);
+	assert_int_equal(lunar_kpoll_stats(kp)->full, 8); /* 4 of 4 asked: the kernel had more */
 	assert_int_equal(lunar_kpoll_run(kp, 1000), BATCH);
+	assert_int_equal(lunar_kpoll_stats(kp)->full, 9);
 	for (int i = 0; i < NFDS; i++) {
 		assert_int_equal(lunar_kpoll_del(kp, fds[i]), 0);
 		close(fds[i]);
@@ -292,6 +299,8 @@ static void test_reentry_and_free_in_callback(void **state)
 	assert_int_equal(lunar_kpoll_add(r.kp, a, EPOLLIN, run_inside, &r), 0);
 	assert_int_equal(lunar_kpoll_run(r.kp, 0), 1);
 	assert_int_equal(r.rc, -EBUSY);
+	assert_int_equal(lunar_kpoll_stats(r.kp)->runs, 1); /* the refused run is not one */
+	assert_int_equal(lunar_kpoll_stats(r.kp)->polls, 1);
 	assert_int_equal(lunar_kpoll_wait(r.kp, 0, 0), 1);
 	assert_int_equal(r.rc, -EBUSY);
 	/* two ready fds, the first callback frees: one callback, no use after free */
@@ -300,6 +309,254 @@ static void test_reentry_and_free_in_callback(void **state)
 	assert_int_equal(lunar_kpoll_run(r.kp, 0), 1);
 	close(a);
 	close(b);
+}
+
+/* Open descriptors of this process, the listing's own aside. */
+static unsigned open_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+
+	assert_non_null(dir);
+	while ((e = readdir(dir)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(dir))
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/* Freeing closes the epoll descriptor, also a free asked for inside a callback. */
+static void test_free_closes_epoll_fd(void **state)
+{
+	unsigned before = open_fds();
+	struct reenter r = {.kp = mk(8), .free_it = true};
+	int fd = efd_ready();
+
+	(void)state;
+	assert_int_equal(open_fds(), before + 2);
+	lunar_kpoll_free(r.kp);
+	assert_int_equal(open_fds(), before + 1);
+	r.kp = mk(8);
+	assert_int_equal(lunar_kpoll_add(r.kp, fd, EPOLLIN, run_inside, &r), 0);
+	assert_int_equal(lunar_kpoll_run(r.kp, 0), 1); /* freed by the callback */
+	assert_int_equal(open_fds(), before + 1);
+	close(fd);
+}
+
+/* Leave freed heap memory full of 0xff: what an allocation does not initialise is not 0. */
+static void dirty_heap(void)
+{
+	size_t n = 64 * 1024;
+	unsigned char *p = malloc(n);
+
+	assert_non_null(p);
+	memset(p, 0xff, n);
+	free(p);
+}
+
+/*
+ * The table of registrations, indexed by fd: the number just past its end
+ * (64, the size of the first table) is not registered, nor are the numbers
+ * the table gains when it grows for a high fd (dup2 to 200), which works
+ * like any other. The heap is dirtied first, so reading past the table or
+ * an uninitialised slot would not find zeros.
+ */
+static void test_fd_table(void **state)
+{
+	struct lunar_kpoll *kp;
+	struct hit lo = {0}, hi = {0};
+	int fd = efd_ready(), high = 200;
+	const int unused[] = {64, 65, 100, 199, 201, 255};
+
+	(void)state;
+	assert_true(fd < 64);
+	dirty_heap();
+	kp = mk(8);
+	assert_int_equal(lunar_kpoll_add(kp, fd, EPOLLIN, on_hit, &lo), 0);
+	assert_int_equal(lunar_kpoll_del(kp, 64), -ENOENT);
+	assert_int_equal(lunar_kpoll_mod(kp, 64, EPOLLIN), -ENOENT);
+	dirty_heap();
+	assert_int_equal(fcntl(high, F_GETFD), -1); /* not open */
+	assert_int_equal(dup2(fd, high), high);
+	assert_int_equal(lunar_kpoll_add(kp, high, EPOLLIN, on_hit, &hi), 0);
+	for (unsigned i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+		assert_int_equal(lunar_kpoll_mod(kp, unused[i], EPOLLIN), -ENOENT);
+		assert_int_equal(lunar_kpoll_del(kp, unused[i]), -ENOENT);
+	}
+	assert_int_equal(lunar_kpoll_count(kp), 2);
+	assert_int_equal(lunar_kpoll_run(kp, 0), 2);
+	assert_int_equal(lo.fd, fd);
+	assert_int_equal(hi.fd, high);
+	assert_int_equal(lunar_kpoll_stats(kp)->stale, 0);
+	assert_int_equal(lunar_kpoll_del(kp, high), 0);
+	assert_int_equal(lunar_kpoll_del(kp, fd), 0);
+	close(high);
+	close(fd);
+	lunar_kpoll_free(kp);
+}
+
+/*
+ * An add whose table cannot grow (the address space is capped just above
+ * what the process uses) fails with -ENOMEM and leaves the fd unregistered
+ * in the kernel too: once memory is back, the same fd can be added. Not
+ * under a sanitizer, whose allocator needs address space of its own.
+ */
+static void test_add_out_of_memory(void **state)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	(void)state;
+	print_message("sanitizer build: the address-space cap is not tried\n");
+#else
+	struct lunar_kpoll *kp = mk(8);
+	struct rlimit nofile, as, cap;
+	struct hit h = {0};
+	unsigned long pages = 0;
+	int fd = efd_ready(), high, rc;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &nofile), 0);
+	if (nofile.rlim_max < 4096) {
+		print_message("fewer than 4096 descriptors allowed: not tried\n");
+		goto out;
+	}
+	high = nofile.rlim_max > (1u << 20) ? (1 << 20) - 1 : (int)nofile.rlim_max - 1;
+	cap = nofile;
+	cap.rlim_cur = (rlim_t)high + 1;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &cap), 0);
+	assert_int_equal(dup2(fd, high), high);
+	f = fopen("/proc/self/statm", "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lu", &pages), 1);
+	fclose(f);
+	assert_int_equal(getrlimit(RLIMIT_AS, &as), 0);
+	cap = as;
+	cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+	assert_int_equal(setrlimit(RLIMIT_AS, &cap), 0);
+	rc = lunar_kpoll_add(kp, high, EPOLLIN, on_hit, &h);
+	assert_int_equal(setrlimit(RLIMIT_AS, &as), 0);
+	if (rc == 0) {
+		print_message("the table grew within the cap: not tried\n");
+		assert_int_equal(lunar_kpoll_del(kp, high), 0);
+	} else {
+		assert_int_equal(rc, -ENOMEM);
+		assert_int_equal(lunar_kpoll_count(kp), 0);
+		assert_int_equal(lunar_kpoll_add(kp, high, EPOLLIN, on_hit, &h), 0);
+		assert_int_equal(lunar_kpoll_run(kp, 0), 1);
+		assert_int_equal(h.fd, high);
+		assert_int_equal(lunar_kpoll_del(kp, high), 0);
+	}
+	close(high);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &nofile), 0);
+out:
+	close(fd);
+	lunar_kpoll_free(kp);
+#endif
+}
+
+/* An epoll_wait() that fails (the fd is no epoll instance any more) returns and counts it. */
+static void test_poll_error_counted(void **state)
+{
+	struct lunar_kpoll *kp = mk(8);
+	int e = eventfd(0, EFD_CLOEXEC), epfd = lunar_kpoll_fd(kp);
+
+	(void)state;
+	assert_int_equal(dup2(e, epfd), epfd);
+	close(e);
+	assert_int_equal(lunar_kpoll_run(kp, 0), -EINVAL);
+	assert_int_equal(lunar_kpoll_wait(kp, 0, 0), -EINVAL);
+	assert_int_equal(lunar_kpoll_stats(kp)->errors, 2);
+	assert_int_equal(lunar_kpoll_stats(kp)->polls, 2);
+	lunar_kpoll_free(kp); /* closes the eventfd now at that number */
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct killer {
+	pthread_t target;
+	int tid;
+};
+
+/* Is thread @tid of this process blocked in the kernel (state S)? */
+static bool blocked(int tid)
+{
+	char path[64], buf[512];
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/* Signal the target once it blocks (or after 10 s whatever it does). */
+static void *kill_when_blocked(void *arg)
+{
+	struct killer *k = arg;
+	struct timespec ms = {0, 1000 * 1000};
+
+	for (int i = 0; i < 10000 && !blocked(k->tid); i++)
+		nanosleep(&ms, NULL);
+	pthread_kill(k->target, SIGUSR1);
+	return NULL;
+}
+
+/* A signal that interrupts a blocking wait counts as no event, not as an error. */
+static void test_wait_interrupted(void **state)
+{
+	struct lunar_kpoll *kp = mk(8);
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
+	struct killer k = {.target = pthread_self(), .tid = (int)gettid()};
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	struct hit h = {0};
+	pthread_t t;
+
+	(void)state;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	assert_int_equal(lunar_kpoll_add(kp, fd, EPOLLIN, on_hit, &h), 0);
+	assert_int_equal(pthread_create(&t, NULL, kill_when_blocked, &k), 0);
+	assert_int_equal(lunar_kpoll_wait(kp, 0, 10000), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+	assert_int_equal(lunar_kpoll_stats(kp)->errors, 0);
+	assert_int_equal(lunar_kpoll_stats(kp)->polls, 1);
+	assert_int_equal(h.calls, 0);
+	assert_int_equal(lunar_kpoll_del(kp, fd), 0);
+	close(fd);
+	lunar_kpoll_free(kp);
+}
+
+/* A new interval starts afresh: the run right after set_interval() polls. */
+static void test_interval_restarts(void **state)
+{
+	struct lunar_kpoll *kp = mk(8);
+	struct hit h = {0};
+	int fd = efd_ready();
+
+	(void)state;
+	assert_int_equal(lunar_kpoll_add(kp, fd, EPOLLIN, on_hit, &h), 0);
+	lunar_kpoll_set_interval(kp, 4);
+	assert_int_equal(lunar_kpoll_run(kp, 0), 1);
+	assert_int_equal(lunar_kpoll_run(kp, 0), 0); /* skipped */
+	lunar_kpoll_set_interval(kp, 4);
+	assert_int_equal(lunar_kpoll_run(kp, 0), 1);
+	assert_int_equal(lunar_kpoll_stats(kp)->polls, 2);
+	assert_int_equal(lunar_kpoll_stats(kp)->skipped, 1);
+	assert_int_equal(lunar_kpoll_del(kp, fd), 0);
+	close(fd);
+	lunar_kpoll_free(kp);
 }
 
 /* A peer's close comes as EPOLLRDHUP (with EPOLLIN: the EOF is readable). */
@@ -556,6 +813,12 @@ int main(void)
 	    cmocka_unit_test(test_interval),
 	    cmocka_unit_test(test_blocking),
 	    cmocka_unit_test(test_tcp_listener),
+	    cmocka_unit_test(test_free_closes_epoll_fd),
+	    cmocka_unit_test(test_fd_table),
+	    cmocka_unit_test(test_add_out_of_memory),
+	    cmocka_unit_test(test_poll_error_counted),
+	    cmocka_unit_test(test_wait_interrupted),
+	    cmocka_unit_test(test_interval_restarts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

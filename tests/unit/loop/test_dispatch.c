@@ -690,6 +690,70 @@ static void test_spin_catches_message(void **state)
 	lunar_chan_free(a.ch, NULL, NULL);
 }
 
+#define RACE_N 200000u
+
+struct race_arg {
+	struct lunar_chan *ch;
+	uint64_t got, bad, over;
+};
+
+/*
+ * An application thread that goes to sleep as often as it can, through
+ * the protocol's two halves, while the stack sends without pause. Each
+ * time the flag is down again it checks that no wakeup came without its
+ * sleep: a stack that took the flag while the application, seeing
+ * messages, was taking it back ended a sleep that must be counted.
+ */
+static void *race_app(void *arg)
+{
+	struct race_arg *a = arg;
+	struct lunar_msg in[32];
+	struct pollfd pfd = {.fd = lunar_chan_app_fd(a->ch), .events = POLLIN};
+
+	while (a->got < RACE_N) {
+		unsigned n = lunar_chan_app_recv(a->ch, in, 32);
+		struct lunar_chan_stats s = stats(a->ch);
+
+		for (unsigned i = 0; i < n; i++, a->got++)
+			if (in[i].arg != a->got)
+				a->bad++;
+		if (s.wakeups > s.sleeps)
+			a->over++;
+		if (a->got < RACE_N && lunar_chan_app_sleep_begin(a->ch) == 0) {
+			if (poll(&pfd, 1, -1) != 1)
+				a->bad++;
+			lunar_chan_app_sleep_end(a->ch);
+		}
+	}
+	return NULL;
+}
+
+/* Every wakeup has its sleep, also when the stack's send meets the application's sleep_begin. */
+static void test_wakeups_have_sleeps(void **state)
+{
+	struct race_arg a = {.ch = mk(64, 0)};
+	struct lunar_chan_stats s;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, race_app, &a), 0);
+	for (uint64_t i = 0; i < RACE_N; i++) {
+		struct lunar_msg m = {.op = OP_DATA, .arg = i};
+
+		while (lunar_chan_stack_send(a.ch, &m) == -ENOBUFS)
+			sched_yield();
+	}
+	pthread_join(t, NULL);
+	s = stats(a.ch);
+	print_message("race: %llu sleeps, %llu wakeups, %llu spurious\n",
+		      (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
+		      (unsigned long long)s.spurious);
+	assert_int_equal(a.bad, 0);
+	assert_int_equal(a.over, 0);
+	assert_true(s.wakeups <= s.sleeps);
+	lunar_chan_free(a.ch, NULL, NULL);
+}
+
 /* --- a signal interrupts the sleep --- */
 
 static struct lunar_chan *_Atomic sig_chan; /* the handler sends on it, if set */
@@ -1112,6 +1176,7 @@ int main(void)
 	    cmocka_unit_test(test_timed_wait_sleeps_once),
 	    cmocka_unit_test(test_spin_catches_message),
 	    cmocka_unit_test(test_wait_interrupted),
+	    cmocka_unit_test(test_wakeups_have_sleeps),
 	    cmocka_unit_test(test_limits),
 	    cmocka_unit_test(test_create_out_of_fds),
 	};

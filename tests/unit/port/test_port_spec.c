@@ -164,6 +164,36 @@ static void test_longest_names(void **state)
 	assert_non_null(strstr(err, "memif socket path"));
 }
 
+/* A kind is matched whole: a name that only starts with a valid kind is unknown. */
+static void test_kind_prefix_only(void **state)
+{
+	static const char *const bad[] = {"af_xdpx:veth0", "af_xdp0:veth0", "tapx:t0",
+					  "memif2:/run/x.sock"};
+	struct port_spec ps;
+	char err[ERRLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(bad[i], &ps, err), -EINVAL);
+		assert_non_null(strstr(err, "unknown port kind"));
+		assert_int_equal(ps.kind, PORT_KIND_NONE);
+	}
+}
+
+/* Interface names hold no white space: a space, tab or newline is refused. */
+static void test_ifname_whitespace(void **state)
+{
+	static const char *const bad[] = {"af_xdp:eth 0", "af_xdp:eth0\n", "tap:t\t0", "tap: t0"};
+	struct port_spec ps;
+	char err[ERRLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(bad[i], &ps, err), -EINVAL);
+		assert_non_null(strstr(err, "not a valid interface name"));
+	}
+}
+
 static void test_unknown_kind(void **state)
 {
 	struct port_spec ps;
@@ -439,6 +469,54 @@ static void test_fault_delay_overflow(void **state)
 	assert_int_equal(fs.tx.delay_us, 0);
 }
 
+/* A valid delay parses whatever errno a caller's earlier library call left behind. */
+static void test_fault_delay_stale_errno(void **state)
+{
+	struct fault_spec fs;
+	char err[ERRLEN];
+
+	(void)state;
+	memset(&fs, 0, sizeof(fs));
+	errno = ERANGE;
+	assert_int_equal(fparse("delay=2ms", &fs, err), 0);
+	assert_int_equal(fs.rx.delay_us, 2000);
+	assert_int_equal(fs.tx.delay_us, 2000);
+	errno = ERANGE;
+	assert_int_equal(fparse("tx:delay=700us", &fs, err), 0);
+	assert_int_equal(fs.tx.delay_us, 700);
+}
+
+/* A fault setting (after its rx:/tx: prefix) is at most 255 characters; 256 are refused. */
+static void test_fault_length_limit(void **state)
+{
+	struct fault_spec fs;
+	char err[ERRLEN], text[300];
+
+	(void)state;
+	memset(text, 0, sizeof(text));
+	strcpy(text, "drop=0.");
+	memset(text + 7, '0', 255 - 7);
+	assert_int_equal(strlen(text), 255);
+	memset(&fs, 0, sizeof(fs));
+	assert_int_equal(fparse(text, &fs, err), 0);
+	assert_true(fs.enabled);
+
+	text[255] = '0'; /* 256 characters */
+	memset(&fs, 0, sizeof(fs));
+	assert_int_equal(fparse(text, &fs, err), -EINVAL);
+	assert_true(strncmp(err, "--fault 'drop=0.", 16) == 0); /* the rest is truncated */
+	assert_false(fs.enabled);
+
+	/* The prefix does not count: "rx:" and 255 characters fit, and 256 do not. */
+	memset(text, 0, sizeof(text));
+	strcpy(text, "rx:drop=0.");
+	memset(text + 10, '0', 258 - 10);
+	assert_int_equal(fparse(text, &fs, err), 0);
+	text[258] = '0';
+	memset(&fs, 0, sizeof(fs));
+	assert_int_equal(fparse(text, &fs, err), -EINVAL);
+}
+
 static void test_fault_bad_syntax(void **state)
 {
 	struct fault_spec fs;
@@ -475,6 +553,8 @@ int main(void)
 	    cmocka_unit_test(test_memif_roles),
 	    cmocka_unit_test(test_memif_path_with_colons),
 	    cmocka_unit_test(test_longest_names),
+	    cmocka_unit_test(test_kind_prefix_only),
+	    cmocka_unit_test(test_ifname_whitespace),
 	    cmocka_unit_test(test_unknown_kind),
 	    cmocka_unit_test(test_no_colon),
 	    cmocka_unit_test(test_empty_name),
@@ -489,6 +569,8 @@ int main(void)
 	    cmocka_unit_test(test_fault_nan_rejected),
 	    cmocka_unit_test(test_fault_bad_delay),
 	    cmocka_unit_test(test_fault_delay_overflow),
+	    cmocka_unit_test(test_fault_delay_stale_errno),
+	    cmocka_unit_test(test_fault_length_limit),
 	    cmocka_unit_test(test_fault_bad_syntax),
 	};
 

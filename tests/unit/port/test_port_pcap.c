@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -99,6 +100,7 @@ static struct port *wrap(unsigned snaplen)
 }
 
 struct rec {
+	struct timeval ts;
 	uint32_t caplen, len;
 	uint8_t data[2048];
 };
@@ -117,6 +119,7 @@ static unsigned read_back(struct rec *out, unsigned cap)
 	while (pcap_next_ex(pc, &h, &d) == 1) {
 		assert_true(n < cap);
 		assert_true(h->ts.tv_sec > 0);
+		out[n].ts = h->ts;
 		out[n].caplen = h->caplen;
 		out[n].len = h->len;
 		memcpy(out[n].data, d,
@@ -408,6 +411,121 @@ static void test_dump(void **state)
 	port_close(p);
 }
 
+/* The wrapper presents the inner port's identity: MAC, MTU, offloads, pool, queue. */
+static void test_wrapper_copies_inner_fields(void **state)
+{
+	struct port *p;
+
+	(void)state;
+	fake.base.mtu = 9000;
+	fake.base.offloads = PORT_OFFLOAD_RX_L4_CKSUM | PORT_OFFLOAD_TX_MULTISEG;
+	fake.base.queue = 3;
+	fake.base.n_queues = 4;
+	p = wrap(0);
+	assert_memory_equal(&p->mac, &fake_mac, sizeof(fake_mac));
+	assert_int_equal(p->mtu, 9000);
+	assert_int_equal(p->offloads, PORT_OFFLOAD_RX_L4_CKSUM | PORT_OFFLOAD_TX_MULTISEG);
+	assert_ptr_equal(p->pool, pool);
+	assert_int_equal(p->queue, 3);
+	assert_int_equal(p->n_queues, 4);
+	assert_ptr_equal(p->inner, &fake.base);
+	port_close(p);
+}
+
+/* Each record carries the wall-clock time it was captured at (not a fixed stamp). */
+static void test_timestamps(void **state)
+{
+	static struct rec recs[4];
+	struct timeval before, after;
+	struct rte_mbuf *b[2];
+	struct port *p = wrap(0);
+
+	(void)state;
+	b[0] = frame(0);
+	b[1] = frame(1);
+	gettimeofday(&before, NULL);
+	assert_int_equal(port_tx_burst(p, b, 2), 2);
+	gettimeofday(&after, NULL);
+	fake_port_clear_tx(&fake);
+	port_close(p);
+	assert_int_equal(read_back(recs, 4), 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(recs[i].ts.tv_sec >= before.tv_sec);
+		assert_true(recs[i].ts.tv_sec <= after.tv_sec);
+	}
+}
+
+/*
+ * rx_burst asked for more frames than the device had: only the frames
+ * received are captured, not whatever the caller's array held past them.
+ */
+static void test_short_receive(void **state)
+{
+	static struct rec recs[8];
+	struct rte_mbuf *b[8], *mine[8];
+	struct port *p = wrap(0);
+
+	(void)state;
+	for (unsigned i = 0; i < 8; i++)
+		b[i] = frame(i); /* the caller's own frames, left in its array */
+	memcpy(mine, b, sizeof(mine));
+	fake_port_inject(&fake, frame(9));
+	assert_int_equal(port_rx_burst(p, b, 8), 1);
+	rte_pktmbuf_free(b[0]);
+	rte_pktmbuf_free(mine[0]);
+	for (unsigned i = 1; i < 8; i++) {
+		assert_ptr_equal(b[i], mine[i]);
+		rte_pktmbuf_free(b[i]);
+	}
+	port_close(p);
+	assert_int_equal(read_back(recs, 8), 1);
+	assert_rec_is_frame(&recs[0], 9);
+}
+
+/* The byte count is of bytes written to the file: truncated at the snaplen. */
+static void test_dump_counts_captured_bytes(void **state)
+{
+	struct rte_mbuf *b[2];
+	struct port *p = wrap(64);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	b[0] = frame(10); /* 190 bytes, 64 captured */
+	b[1] = frame(0);  /* 60 bytes */
+	assert_int_equal(port_tx_burst(p, b, 2), 2);
+	f = open_memstream(&buf, &len);
+	port_dump(p, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "pcap: 2 frames, 124 bytes"));
+	free(buf);
+	fake_port_clear_tx(&fake);
+	port_close(p);
+}
+
+/* port_dump flushes the capture: the file is readable to there while the port runs. */
+static void test_dump_flushes_file(void **state)
+{
+	static struct rec recs[4];
+	struct rte_mbuf *b[3];
+	struct port *p = wrap(0);
+	FILE *f = fopen("/dev/null", "w");
+
+	(void)state;
+	assert_non_null(f);
+	for (unsigned i = 0; i < 3; i++)
+		b[i] = frame(i);
+	assert_int_equal(port_tx_burst(p, b, 3), 3);
+	port_dump(p, f);
+	fclose(f);
+	assert_int_equal(read_back(recs, 4), 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_rec_is_frame(&recs[i], i);
+	fake_port_clear_tx(&fake);
+	port_close(p);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -421,6 +539,11 @@ int main(void)
 	    T(test_snaplen0_big_frame),
 	    T(test_bad_path),
 	    T(test_dump),
+	    T(test_wrapper_copies_inner_fields),
+	    T(test_timestamps),
+	    T(test_short_receive),
+	    T(test_dump_counts_captured_bytes),
+	    T(test_dump_flushes_file),
 	};
 #undef T
 

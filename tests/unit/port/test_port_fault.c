@@ -691,6 +691,460 @@ static void test_copy_in_port_pool(void **state)
 	rte_mempool_free(small);
 }
 
+/* Bits in which @len bytes at @d differ from frame @seq; the last differing byte/bit out. */
+static unsigned diff_bits(const uint8_t *d, uint32_t seq, size_t len, unsigned *byte, unsigned *bit)
+{
+	uint8_t orig[FRAME_LEN];
+	unsigned bits = 0;
+
+	memcpy(orig, &seq, sizeof(seq));
+	for (unsigned k = 4; k < FRAME_LEN; k++)
+		orig[k] = (uint8_t)(seq * 7 + k);
+	for (size_t k = 0; k < len; k++) {
+		uint8_t x = d[k] ^ orig[k];
+
+		if (x) {
+			bits += (unsigned)__builtin_popcount(x);
+			*byte = (unsigned)k;
+			*bit = (unsigned)__builtin_ctz(x);
+		}
+	}
+	return bits;
+}
+
+/*
+ * The flipped bit is anywhere: across many frames every byte of the frame
+ * and every bit of a byte gets hit, and frames of 1 to 3 bytes get exactly
+ * one flipped bit inside them.
+ */
+static void test_corrupt_any_byte_any_bit(void **state)
+{
+	struct port *p = wrap("corrupt=1.0,seed=11");
+	unsigned byte_hits[FRAME_LEN] = {0}, bit_hits[8] = {0};
+
+	(void)state;
+	for (uint32_t first = 0; first < 4096; first += 256) {
+		send_seq(p, first, 256);
+		assert_int_equal(fake.n_tx, 256);
+		for (unsigned i = 0; i < 256; i++) {
+			unsigned byte = 0, bit = 0;
+
+			assert_int_equal(diff_bits(rte_pktmbuf_mtod(fake.tx[i], const uint8_t *),
+						   first + i, FRAME_LEN, &byte, &bit),
+					 1);
+			byte_hits[byte]++;
+			bit_hits[bit]++;
+		}
+		fake_port_clear_tx(&fake);
+	}
+	for (unsigned k = 0; k < FRAME_LEN; k++)
+		assert_true(byte_hits[k] > 0);
+	for (unsigned b = 0; b < 8; b++)
+		assert_true(bit_hits[b] > 0);
+
+	for (size_t len = 1; len <= 3; len++) {
+		for (uint32_t i = 0; i < 64; i++) {
+			struct rte_mbuf *m = seq_mbuf(i);
+			unsigned byte = 0, bit = 0;
+
+			rte_pktmbuf_trim(m, (uint16_t)(FRAME_LEN - len));
+			assert_int_equal(port_tx_burst(p, &m, 1), 1);
+			assert_int_equal(fake.n_tx, 1);
+			assert_int_equal(fake.tx[0]->pkt_len, len);
+			assert_int_equal(diff_bits(rte_pktmbuf_mtod(fake.tx[0], const uint8_t *), i,
+						   len, &byte, &bit),
+					 1);
+			fake_port_clear_tx(&fake);
+		}
+	}
+	port_close(p);
+}
+
+/* A frame with no bytes has no bit to flip: it passes as it is and is not counted. */
+static void test_corrupt_empty_frame(void **state)
+{
+	struct port *p = wrap("corrupt=1.0");
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_mbuf *got[4];
+	struct fault_counters c;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(port_tx_burst(p, &m, 1), 1);
+	assert_int_equal(fake.n_tx, 1);
+	assert_int_equal(fake.tx[0]->pkt_len, 0);
+	port_fault_counters(p, 1, &c);
+	assert_int_equal(c.corrupted, 0);
+	fake_port_clear_tx(&fake);
+
+	m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	fake_port_inject(&fake, m);
+	assert_int_equal(port_rx_burst(p, got, 4), 1);
+	assert_int_equal(got[0]->pkt_len, 0);
+	rte_pktmbuf_free(got[0]);
+	port_fault_counters(p, 0, &c);
+	assert_int_equal(c.corrupted, 0);
+	port_close(p);
+}
+
+/*
+ * A corrupted received frame no longer carries the device's "checksum
+ * good" verdicts, for IP or for L4: the stack must check it itself. An
+ * intact one keeps them.
+ */
+static void test_corrupt_rx_clears_cksum_flags(void **state)
+{
+	const uint64_t good = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	const uint64_t masks = RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	const char *specs[] = {"rx:corrupt=1.0", "rx:corrupt=0"};
+	struct rte_mbuf *got[32];
+
+	(void)state;
+	for (unsigned s = 0; s < 2; s++) {
+		struct port *p = wrap(specs[s]);
+		uint16_t n;
+
+		for (uint32_t i = 0; i < 16; i++) {
+			struct rte_mbuf *m = seq_mbuf(i);
+
+			m->ol_flags |= good;
+			fake_port_inject(&fake, m);
+		}
+		n = port_rx_burst(p, got, 32);
+		assert_int_equal(n, 16);
+		for (uint16_t i = 0; i < n; i++) {
+			if (s == 0)
+				assert_int_equal(got[i]->ol_flags & masks, 0);
+			else
+				assert_int_equal(got[i]->ol_flags & masks, good);
+			rte_pktmbuf_free(got[i]);
+		}
+		port_close(p);
+		fake_port_init(&fake, pool, "fake0", &fake_mac);
+	}
+}
+
+static unsigned ext_frees;
+
+static void ext_free_cb(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+	ext_frees++;
+}
+
+/*
+ * A zero-copy frame (external buffer: the application's memory), even
+ * with a single reference, is corrupted in a copy: the application's
+ * bytes stay intact and the copy sent carries the one flipped bit.
+ */
+static void test_corrupt_extbuf_copies(void **state)
+{
+	static uint8_t ext[256];
+	struct rte_mbuf_ext_shared_info shinfo = {.free_cb = ext_free_cb};
+	struct port *p = wrap("corrupt=1.0");
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	uint8_t before[FRAME_LEN];
+	unsigned byte = 0, bit = 0;
+	struct rte_mbuf *tmp = seq_mbuf(3);
+	uint8_t *d;
+
+	(void)state;
+	assert_non_null(m);
+	ext_frees = 0;
+	rte_mbuf_ext_refcnt_set(&shinfo, 1);
+	rte_pktmbuf_attach_extbuf(m, ext, (rte_iova_t)(uintptr_t)ext, sizeof(ext), &shinfo);
+	d = (uint8_t *)rte_pktmbuf_append(m, FRAME_LEN);
+	assert_non_null(d);
+	memcpy(d, rte_pktmbuf_mtod(tmp, void *), FRAME_LEN);
+	rte_pktmbuf_free(tmp);
+	memcpy(before, d, FRAME_LEN);
+	assert_int_equal(rte_mbuf_refcnt_read(m), 1);
+
+	assert_int_equal(port_tx_burst(p, &m, 1), 1);
+	assert_int_equal(fake.n_tx, 1);
+	assert_ptr_not_equal(fake.tx[0], m);
+	assert_false(RTE_MBUF_HAS_EXTBUF(fake.tx[0]));
+	assert_memory_equal(d, before, FRAME_LEN); /* the application's bytes */
+	assert_int_equal(
+	    diff_bits(rte_pktmbuf_mtod(fake.tx[0], const uint8_t *), 3, FRAME_LEN, &byte, &bit), 1);
+	assert_int_equal(ext_frees, 1); /* the wrapper let go of the original */
+	fake_port_clear_tx(&fake);
+	port_close(p);
+}
+
+/*
+ * Corruption must hit the wire after the checksums are computed, so the
+ * wrapper offers no transmit checksum offload (IPv4 or L4) nor TSO; the
+ * device's receive offloads stay.
+ */
+static void test_masks_tx_offloads(void **state)
+{
+	const uint32_t rx = PORT_OFFLOAD_RX_IPV4_CKSUM | PORT_OFFLOAD_RX_L4_CKSUM;
+	struct port *p;
+
+	(void)state;
+	fake.base.offloads = rx | PORT_OFFLOAD_TX_IPV4_CKSUM | PORT_OFFLOAD_TX_L4_CKSUM |
+			     PORT_OFFLOAD_TX_TSO | PORT_OFFLOAD_TX_MULTISEG;
+	p = wrap("corrupt=0.01");
+	assert_int_equal(p->offloads & PORT_OFFLOAD_TX_IPV4_CKSUM, 0);
+	assert_int_equal(p->offloads & PORT_OFFLOAD_TX_L4_CKSUM, 0);
+	assert_int_equal(p->offloads & PORT_OFFLOAD_TX_TSO, 0);
+	assert_int_equal(p->offloads & rx, rx);
+	port_close(p);
+}
+
+/*
+ * Fractional rates land near the rate asked for. 4000 frames at 0.25
+ * (seeded, so the counts are fixed): corrupted and duplicated frames fall
+ * in 1000 +- 150, which twice the rate (2000) cannot reach.
+ */
+static void test_fractional_corrupt_dup(void **state)
+{
+	const char *specs[] = {"corrupt=0.25,seed=5", "dup=0.25,seed=5"};
+
+	(void)state;
+	for (unsigned s = 0; s < 2; s++) {
+		struct port *p = wrap(specs[s]);
+		unsigned hits = 0;
+		struct fault_counters c;
+
+		for (uint32_t first = 0; first < 4000; first += 500) {
+			send_seq(p, first, 500);
+			if (s == 0) {
+				assert_int_equal(fake.n_tx, 500);
+				for (unsigned i = 0; i < 500; i++) {
+					unsigned byte, bit;
+
+					hits +=
+					    diff_bits(rte_pktmbuf_mtod(fake.tx[i], const uint8_t *),
+						      first + i, FRAME_LEN, &byte, &bit) != 0;
+				}
+			} else {
+				hits += fake.n_tx - 500;
+			}
+			fake_port_clear_tx(&fake);
+		}
+		port_fault_counters(p, 1, &c);
+		assert_int_equal(s == 0 ? c.corrupted : c.duplicated, hits);
+		assert_true(hits > 850 && hits < 1150);
+		port_close(p);
+	}
+}
+
+/*
+ * reorder=0.25: a frame is held with that chance when none is held
+ * already, and the next frame overtakes it, so each reordering shows as
+ * one descent in the delivered sequence. Descents per frame that could be
+ * held (those not overtaking) come to 0.25 +- 0.05; twice the rate gives 0.5.
+ */
+static void test_fractional_reorder(void **state)
+{
+	static uint32_t seqs[4000];
+	struct port *p = wrap("reorder=0.25,seed=5");
+	unsigned n = 0, descents = 0;
+	double rate;
+
+	(void)state;
+	for (uint32_t first = 0; first < 4000; first += 500) {
+		send_seq(p, first, 500);
+		n += collect_tx(seqs + n, 4000 - n);
+	}
+	assert_true(n >= 3999); /* the last one may still be held */
+	for (unsigned i = 1; i < n; i++)
+		descents += seqs[i] < seqs[i - 1];
+	rate = (double)descents / (double)(4000 - descents);
+	assert_true(rate > 0.2 && rate < 0.3);
+	port_close(p);
+}
+
+/* Survivors of 256 frames at drop=0.5, seed 99, in one direction of a wrapper on queue @q. */
+static void drop_pattern(uint16_t q, int tx, bool *out)
+{
+	struct rte_mbuf *got[32];
+	struct port *p;
+
+	fake_port_init(&fake, pool, "fake0", &fake_mac);
+	fake.base.queue = q;
+	fake.base.n_queues = 2;
+	p = wrap("drop=0.5,seed=99");
+	memset(out, 0, 256 * sizeof(*out));
+	if (tx) {
+		static uint32_t seqs[256];
+		unsigned n;
+
+		send_seq(p, 0, 256);
+		n = collect_tx(seqs, 256);
+		for (unsigned i = 0; i < n; i++)
+			out[seqs[i]] = true;
+	} else {
+		uint16_t k;
+
+		for (uint32_t i = 0; i < 256; i++)
+			fake_port_inject(&fake, seq_mbuf(i));
+		for (int tries = 0; tries < 64; tries++) {
+			k = port_rx_burst(p, got, 32);
+			for (uint16_t i = 0; i < k; i++) {
+				out[seq_of(got[i])] = true;
+				rte_pktmbuf_free(got[i]);
+			}
+		}
+	}
+	port_close(p);
+}
+
+/*
+ * One seed, different sequences: the rx and tx directions of a queue, and
+ * the same direction on two queues of a device, decide independently.
+ */
+static void test_seed_per_direction_and_queue(void **state)
+{
+	static bool rx0[256], tx0[256], rx1[256], tx1[256], again[256];
+
+	(void)state;
+	drop_pattern(0, 0, rx0);
+	drop_pattern(0, 1, tx0);
+	drop_pattern(1, 0, rx1);
+	drop_pattern(1, 1, tx1);
+	drop_pattern(1, 1, again);
+	assert_memory_equal(tx1, again, sizeof(tx1)); /* still reproducible */
+	assert_memory_not_equal(rx0, tx0, sizeof(rx0));
+	assert_memory_not_equal(rx1, tx1, sizeof(rx1));
+	assert_memory_not_equal(rx0, rx1, sizeof(rx0));
+	assert_memory_not_equal(tx0, tx1, sizeof(tx0));
+	fake_port_init(&fake, pool, "fake0", &fake_mac);
+}
+
+/* A lone frame held for reordering on rx comes out of a later rx poll. */
+static void test_reorder_rx_lone_released(void **state)
+{
+	struct port *p = wrap("rx:reorder=1.0");
+	struct rte_mbuf *got[4];
+	uint16_t n = 0;
+
+	(void)state;
+	fake_port_inject(&fake, seq_mbuf(42));
+	assert_int_equal(port_rx_burst(p, got, 4), 0); /* held */
+	/* Poll until released; the bound is only there to end a broken run. */
+	for (int i = 0; i < 200000 && n == 0; i++) {
+		test_spin_us(10);
+		n = port_rx_burst(p, got, 4);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(seq_of(got[0]), 42);
+	rte_pktmbuf_free(got[0]);
+	port_close(p);
+}
+
+/* More than the queue's 4096 entries pass through rx, all of them, in order. */
+static void test_rx_queue_wraps(void **state)
+{
+	enum { N = 6000 };
+	struct port *p = wrap("drop=0");
+	struct rte_mbuf *got[32];
+	uint32_t k = 0;
+
+	(void)state;
+	for (uint32_t i = 0; i < N; i++)
+		fake_port_inject(&fake, seq_mbuf(i));
+	for (int tries = 0; tries < 10000 && k < N; tries++) {
+		uint16_t g = port_rx_burst(p, got, 32);
+
+		for (uint16_t i = 0; i < g; i++) {
+			assert_int_equal(seq_of(got[i]), k++);
+			rte_pktmbuf_free(got[i]);
+		}
+	}
+	assert_int_equal(k, N);
+	port_close(p);
+}
+
+/*
+ * Frames queued at different times have different due times: one that is
+ * due never takes a later one with it before that one's delay is over.
+ * (Only a lower bound: it cannot fail on a slow machine.)
+ */
+static void test_delay_per_frame_due(void **state)
+{
+	const uint64_t delay_us = 2000;
+	uint64_t hz_us = rte_get_tsc_hz() / 1000000;
+	struct port *p = wrap("tx:delay=2ms");
+	uint64_t t_b, start;
+
+	(void)state;
+	send_seq(p, 0, 1);
+	test_spin_us(delay_us / 2);
+	t_b = rte_get_tsc_cycles();
+	send_seq(p, 1, 1);
+	start = rte_get_tsc_cycles();
+	while (fake.n_tx < 2 && rte_get_tsc_cycles() - start < 10 * 1000 * 1000 * hz_us) {
+		uint64_t t_after;
+
+		port_tx_burst(p, NULL, 0);
+		t_after = rte_get_tsc_cycles();
+		if (fake.n_tx == 2)
+			assert_true(t_after >= t_b + delay_us * hz_us);
+	}
+	assert_int_equal(fake.n_tx, 2);
+	assert_int_equal(seq_of(fake.tx[0]), 0);
+	assert_int_equal(seq_of(fake.tx[1]), 1);
+	fake_port_clear_tx(&fake);
+	port_close(p);
+}
+
+/*
+ * The wrapper's tx queue fills up with duplicates on (the inner ring
+ * stuck): tx_burst stops taking frames while a frame and its duplicate
+ * still fit, so nothing it took is lost. Many rounds of fill, partial
+ * drain, refill end at every possible amount of room.
+ */
+static void test_queue_full_with_dup(void **state)
+{
+	static uint32_t seqs[16384];
+	struct port *p = wrap("dup=0.5,seed=8");
+	struct fault_counters c;
+	uint32_t taken = 0;
+	unsigned n, at = 0;
+
+	(void)state;
+	for (int round = 0; round < 64; round++) {
+		struct rte_mbuf *b[8];
+		uint16_t k;
+
+		fake.accept = 0;
+		do {
+			for (int i = 0; i < 8; i++)
+				b[i] = seq_mbuf(taken + (uint32_t)i);
+			k = port_tx_burst(p, b, 8);
+			taken += k;
+			for (int i = k; i < 8; i++)
+				rte_pktmbuf_free(b[i]);
+		} while (k == 8);
+		fake.accept = 1 + round % 5;
+		port_tx_burst(p, NULL, 0);
+	}
+	fake.accept = -1;
+	for (int i = 0; i < 4; i++)
+		port_tx_burst(p, NULL, 0);
+	port_fault_counters(p, 1, &c);
+	assert_int_equal(c.dropped, 0);
+	n = collect_tx(seqs, 16384);
+	assert_int_equal(n, taken + c.duplicated);
+	/* Every frame taken arrives, once or twice, in order. */
+	for (uint32_t s = 0; s < taken; s++) {
+		unsigned copies = 0;
+
+		while (at < n && seqs[at] == s) {
+			copies++;
+			at++;
+		}
+		assert_true(copies == 1 || copies == 2);
+	}
+	assert_int_equal(at, n);
+	port_close(p);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -714,6 +1168,18 @@ int main(void)
 	    T(test_wrapper_queue_full),
 	    T(test_close_frees_everything),
 	    T(test_dump),
+	    T(test_corrupt_any_byte_any_bit),
+	    T(test_corrupt_empty_frame),
+	    T(test_corrupt_rx_clears_cksum_flags),
+	    T(test_corrupt_extbuf_copies),
+	    T(test_masks_tx_offloads),
+	    T(test_fractional_corrupt_dup),
+	    T(test_fractional_reorder),
+	    T(test_seed_per_direction_and_queue),
+	    T(test_reorder_rx_lone_released),
+	    T(test_rx_queue_wraps),
+	    T(test_delay_per_frame_due),
+	    T(test_queue_full_with_dup),
 	};
 #undef T
 

@@ -88,11 +88,11 @@ static bool q_push(struct fault_dir_state *d, struct rte_mbuf *m, uint64_t due)
 	return true;
 }
 
-/* A private copy of frame @m, or NULL: it holds none of the application's references. */
 /*
- * A private copy of @m, in the port's own pool: not @m's, which for a
- * zero-copy frame is the header pool (small buffers: a chain of a dozen,
- * taken from the headers of sends to come).
+ * A private copy of frame @m, or NULL: it holds none of the application's
+ * references. Made in the port's own pool, not @m's, which for a zero-copy
+ * frame is the header pool (small buffers: a chain of a dozen, taken from
+ * the headers of sends to come).
  */
 static struct rte_mbuf *copy_frame(struct fault_port *f, struct rte_mbuf *m)
 {

@@ -104,6 +104,15 @@ static struct rte_mbuf *copy_frame(struct fault_port *f, struct rte_mbuf *m)
 	return c;
 }
 
+/* Whether any segment of @m is not the port's alone to write: shared, external or attached. */
+static bool frame_shared(const struct rte_mbuf *m)
+{
+	for (; m; m = m->next)
+		if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m) || RTE_MBUF_CLONED(m))
+			return true;
+	return false;
+}
+
 /* Apply faults to one packet; emits 0..3 packets into the direction's queue. */
 static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rte_mbuf *m,
 		      uint64_t now)
@@ -118,15 +127,16 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (chance(d, d->cfg.corrupt) && rte_pktmbuf_data_len(m) > 0) {
+	if (chance(d, d->cfg.corrupt) && rte_pktmbuf_pkt_len(m) > 0) {
 		uint64_t r = rng_next(d->rng);
 
 		/*
-		 * Corrupt a private copy if the buffer is shared: its other owner
-		 * (a retransmission queue) must keep the good bytes. No copy, no
-		 * corruption: the wire never touches a buffer it does not own.
+		 * Corrupt a private copy if any of the frame is shared: its other
+		 * owner (a retransmission queue, or the application for a zero-copy
+		 * payload) must keep the good bytes. No copy, no corruption: the
+		 * wire never touches a buffer it does not own.
 		 */
-		if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m)) {
+		if (frame_shared(m)) {
 			struct rte_mbuf *c = copy_frame(f, m);
 
 			if (c) {
@@ -134,10 +144,15 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 				m = c;
 			}
 		}
-		if (rte_mbuf_refcnt_read(m) == 1 && !RTE_MBUF_HAS_EXTBUF(m)) {
-			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		if (!frame_shared(m)) {
+			uint32_t off = (uint32_t)((r >> 8) % rte_pktmbuf_pkt_len(m));
+			struct rte_mbuf *s = m;
 
-			p[(r >> 8) % rte_pktmbuf_data_len(m)] ^= (uint8_t)(1u << (r & 7));
+			while (off >= s->data_len) { /* any byte of the frame, in any segment */
+				off -= s->data_len;
+				s = s->next;
+			}
+			rte_pktmbuf_mtod(s, uint8_t *)[off] ^= (uint8_t)(1u << (r & 7));
 			/* The port's "checksum good" no longer holds: make the stack check. */
 			m->ol_flags &= ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 			d->ctr.corrupted++;

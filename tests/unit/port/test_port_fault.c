@@ -875,6 +875,80 @@ static void test_corrupt_extbuf_copies(void **state)
 }
 
 /*
+ * A zero-copy frame is a header mbuf with the payload chained after it in
+ * the application's memory (an external buffer). Corruption hits any byte
+ * of the whole frame, payload included, and only ever in a copy: the
+ * application's bytes stay as it wrote them.
+ */
+static void test_corrupt_zero_copy_chain(void **state)
+{
+	enum { HDR = 14, FRAMES = 2048 };
+	static uint8_t ext[FRAME_LEN - HDR];
+	struct rte_mbuf_ext_shared_info shinfo = {.free_cb = ext_free_cb};
+	struct port *p = wrap("corrupt=1.0,seed=13");
+	unsigned hdr_hits = 0, payload_hits = 0;
+
+	(void)state;
+	ext_frees = 0;
+	for (uint32_t i = 0; i < FRAMES; i++) {
+		struct rte_mbuf *m = seq_mbuf(i), *a = rte_pktmbuf_alloc(pool);
+		uint8_t want[FRAME_LEN], buf[FRAME_LEN];
+		const uint8_t *got;
+		unsigned byte = 0, bit = 0;
+
+		assert_non_null(a);
+		memcpy(want, rte_pktmbuf_mtod(m, void *), FRAME_LEN);
+		memcpy(ext, want + HDR, sizeof(ext));
+		rte_pktmbuf_trim(m, FRAME_LEN - HDR);
+		rte_mbuf_ext_refcnt_set(&shinfo, 1);
+		rte_pktmbuf_attach_extbuf(a, ext, (rte_iova_t)(uintptr_t)ext, sizeof(ext), &shinfo);
+		a->data_off = 0;
+		a->data_len = sizeof(ext);
+		a->pkt_len = sizeof(ext);
+		assert_int_equal(rte_pktmbuf_chain(m, a), 0);
+
+		assert_int_equal(port_tx_burst(p, &m, 1), 1);
+		assert_int_equal(fake.n_tx, 1);
+		assert_int_equal(fake.tx[0]->pkt_len, FRAME_LEN);
+		got = rte_pktmbuf_read(fake.tx[0], 0, FRAME_LEN, buf);
+		assert_non_null(got);
+		assert_int_equal(diff_bits(got, i, FRAME_LEN, &byte, &bit), 1);
+		if (byte < HDR)
+			hdr_hits++;
+		else
+			payload_hits++;
+		fake_port_clear_tx(&fake);
+		assert_memory_equal(ext, want + HDR, sizeof(ext));
+		assert_int_equal(ext_frees, i + 1); /* nothing holds the payload any more */
+	}
+	assert_true(hdr_hits > 0);
+	assert_true(payload_hits > 0);
+	port_close(p);
+}
+
+/* A clone (an mbuf attached to another's buffer) is corrupted in a copy: the original keeps its
+ * bytes. */
+static void test_corrupt_clone_copies(void **state)
+{
+	struct port *p = wrap("corrupt=1.0");
+	struct rte_mbuf *m = seq_mbuf(9), *c = rte_pktmbuf_clone(m, pool);
+	unsigned byte = 0, bit = 0;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(rte_mbuf_refcnt_read(c), 1);
+	assert_int_equal(port_tx_burst(p, &c, 1), 1);
+	assert_int_equal(fake.n_tx, 1);
+	assert_int_equal(diff_bits(rte_pktmbuf_mtod(m, const uint8_t *), 9, FRAME_LEN, &byte, &bit),
+			 0);
+	assert_int_equal(
+	    diff_bits(rte_pktmbuf_mtod(fake.tx[0], const uint8_t *), 9, FRAME_LEN, &byte, &bit), 1);
+	fake_port_clear_tx(&fake);
+	rte_pktmbuf_free(m);
+	port_close(p);
+}
+
+/*
  * Corruption must hit the wire after the checksums are computed, so the
  * wrapper offers no transmit checksum offload (IPv4 or L4) nor TSO; the
  * device's receive offloads stay.
@@ -1172,6 +1246,8 @@ int main(void)
 	    T(test_corrupt_empty_frame),
 	    T(test_corrupt_rx_clears_cksum_flags),
 	    T(test_corrupt_extbuf_copies),
+	    T(test_corrupt_zero_copy_chain),
+	    T(test_corrupt_clone_copies),
 	    T(test_masks_tx_offloads),
 	    T(test_fractional_corrupt_dup),
 	    T(test_fractional_reorder),

@@ -948,6 +948,39 @@ static void test_corrupt_clone_copies(void **state)
 	port_close(p);
 }
 
+/* A private chained frame (all its segments the port's) is corrupted in place, in any segment. */
+static void test_corrupt_private_chain(void **state)
+{
+	static const uint16_t seg[3] = {20, 20, 24};
+	struct port *p = wrap("corrupt=1.0,seed=17");
+	unsigned seg_hits[3] = {0};
+
+	(void)state;
+	for (uint32_t i = 0; i < 512; i++) {
+		struct rte_mbuf *m = seq_mbuf(i), *tail[2];
+		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint8_t buf[FRAME_LEN];
+		unsigned byte = 0, bit = 0;
+
+		tail[0] = test_mbuf(pool, d + seg[0], seg[1]);
+		tail[1] = test_mbuf(pool, d + seg[0] + seg[1], seg[2]);
+		rte_pktmbuf_trim(m, FRAME_LEN - seg[0]);
+		assert_int_equal(rte_pktmbuf_chain(m, tail[0]), 0);
+		assert_int_equal(rte_pktmbuf_chain(m, tail[1]), 0);
+		assert_int_equal(port_tx_burst(p, &m, 1), 1);
+		assert_int_equal(fake.n_tx, 1);
+		assert_int_equal(fake.tx[0]->pkt_len, FRAME_LEN);
+		assert_int_equal(diff_bits(rte_pktmbuf_read(fake.tx[0], 0, FRAME_LEN, buf), i,
+					   FRAME_LEN, &byte, &bit),
+				 1);
+		seg_hits[byte < seg[0] ? 0 : byte < seg[0] + seg[1] ? 1 : 2]++;
+		fake_port_clear_tx(&fake);
+	}
+	for (unsigned s = 0; s < 3; s++)
+		assert_true(seg_hits[s] > 0);
+	port_close(p);
+}
+
 /*
  * Corruption must hit the wire after the checksums are computed, so the
  * wrapper offers no transmit checksum offload (IPv4 or L4) nor TSO; the
@@ -1248,6 +1281,7 @@ int main(void)
 	    T(test_corrupt_extbuf_copies),
 	    T(test_corrupt_zero_copy_chain),
 	    T(test_corrupt_clone_copies),
+	    T(test_corrupt_private_chain),
 	    T(test_masks_tx_offloads),
 	    T(test_fractional_corrupt_dup),
 	    T(test_fractional_reorder),

@@ -424,8 +424,6 @@ static void test_corrupt_shared_copies(void **state)
 /*
  * Same, with the pool empty so the copy cannot be made: the shared buffer
  * must still not be modified (send it unchanged, or drop it).
- * (Known to fail: fault_one() falls back to flipping the bit in the shared
- * buffer when rte_pktmbuf_copy() returns NULL.)
  */
 static void test_corrupt_shared_no_copy(void **state)
 {
@@ -531,8 +529,7 @@ static void test_delay_rx(void **state)
 /*
  * The delay is "added to every packet in this direction" (port_spec.h),
  * including a packet held for reordering with no later packet to overtake
- * it. (Known to fail: reorder_expire() releases a lone held packet after
- * REORDER_MAX_HOLD_US = 200 us with due = now, ignoring delay_us.)
+ * it.
  */
 static void test_delay_applies_to_reordered(void **state)
 {

@@ -278,9 +278,7 @@ static void test_chained_frame(void **state)
  * wrapper's own free returns them a second time. The fake detects the
  * uneven reference (head shared, a later segment not) and then frees only
  * the head reference, so the test fails cleanly instead of corrupting the
- * pool. (Known to fail: pcap_tx() calls rte_mbuf_refcnt_update() on the
- * head segment only; with a real free this is a use-after-free plus a
- * double free, which crashed this test before the fake guarded it.)
+ * pool.
  */
 static void test_chained_frame_inner_frees(void **state)
 {
@@ -327,8 +325,6 @@ static void test_snaplen(void **state)
 
 /*
  * snaplen 0 means whole frames (port_pcap.h), e.g. a 20000-byte TSO frame.
- * (Known to fail: capture() linearises into a 16384-byte stack buffer and
- * truncates caplen to it.)
  */
 static void test_snaplen0_big_frame(void **state)
 {

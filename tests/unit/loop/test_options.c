@@ -26,7 +26,7 @@ static int apply(struct lunar_options *o, int code, const char *arg)
 	int rc = lunar_options_apply(o, code, arg, err, sizeof(err));
 
 	if (rc != 1 && rc != -EINVAL)
-		fail_msg("%s: lunar_options_apply() returned %d", arg, rc);
+		fail_msg("%s: lunar_options_apply() returned %d", arg ? arg : "(none)", rc);
 	return rc;
 }
 

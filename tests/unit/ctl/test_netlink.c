@@ -7,6 +7,9 @@
  * address. The test process itself moves into A (setns), changes the
  * tables with `ip`, and polls the watcher in a bounded loop (no timing
  * assertions: a deadline only turns a hang into a failure).
+ *
+ * The t_detached_* tests need no kernel: they feed crafted messages to a
+ * watcher without sockets (nl_watch_open_detached).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,10 +26,13 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <libmnl/libmnl.h>
+#include <linux/capability.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 
@@ -233,13 +239,18 @@ static int group_teardown(void **state)
 static void restore_a(void)
 {
 	ns_sh("A=%s; ip -n $A addr replace 10.99.0.1/24 dev va; "
-	      "ip -n $A route del default 2>/dev/null; "
+	      "ip -n $A link set va up; ip -n $A addr del 10.98.0.1/16 dev va 2>/dev/null; "
+	      "ip -n $A -4 addr flush dev vn0; "
+	      "while ip -n $A route del default 2>/dev/null; do :; done; "
+	      "ip -n $A route del 10.123.0.0/16 2>/dev/null; "
+	      "ip -n $A route flush root 10.201.0.0/16 2>/dev/null; "
 	      "for n in 10.50.0.0/16 10.55.0.0/16 10.57.0.0/16 10.58.0.0/16; do "
 	      "ip -n $A route del $n 2>/dev/null; done; "
 	      "while ip -n $A route del 10.56.0.0/16 2>/dev/null; do :; done; "
 	      "ip -n $A neigh flush dev va 2>/dev/null; "
 	      "ip -n $A neigh del 10.99.0.77 dev va 2>/dev/null; "
-	      "ip -n $A neigh del 10.99.0.50 dev va 2>/dev/null; true",
+	      "ip -n $A neigh del 10.99.0.50 dev va 2>/dev/null; "
+	      "ip -n $A neigh flush dev vn0 2>/dev/null; true",
 	      ns_a);
 }
 
@@ -1521,6 +1532,226 @@ static void t_detached_malformed(void **state)
 	assert_ev(r, n + 1, route_ev(IP(10, 73, 0, 0), 16, G1, false));
 }
 
+/* ---- more kernel behaviour ---------------------------------------------------- */
+
+/*
+ * nl_query_if's choices where the kernel offers several: the first primary
+ * address (the kernel lists an interface's primaries in the order they were
+ * added, its secondaries after them), our own end of a point-to-point
+ * address (IFA_LOCAL; IFA_ADDRESS is the peer there), and as gateway the
+ * lowest-metric default through the interface that has a gateway (an
+ * on-link default, `dev X` alone, names none; a default through another
+ * interface is not ours).
+ */
+static void t_query_if_choices(void **state)
+{
+	struct nl_ifinfo info;
+	char err[256] = "";
+
+	(void)state;
+	restore_a();
+	assert_int_equal(ns_sh("ip -n %s addr add 10.98.0.1/16 dev va", ns_a), 0);
+	assert_int_equal(nl_query_if("va", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.addr, IP_A);
+	assert_int_equal(info.prefix_len, 24);
+
+	assert_int_equal(ns_sh("A=%s; ip -n $A route add default via 10.99.0.3 metric 20 && "
+			       "ip -n $A route add default via 10.99.0.2 metric 10 && "
+			       "ip -n $A route add default via 10.99.0.4 metric 30",
+			       ns_a),
+			 0);
+	assert_int_equal(nl_query_if("va", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.gateway, IP_B);
+	assert_int_equal(ns_sh("A=%s; ip -n $A route add default dev va metric 5 && "
+			       "ip -n $A route add default via 10.98.0.2 dev vn0 onlink metric 1",
+			       ns_a),
+			 0);
+	assert_int_equal(nl_query_if("va", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.gateway, IP_B);
+
+	assert_int_equal(ns_sh("ip -n %s addr add 10.96.0.1 peer 10.96.0.2/32 dev vn0", ns_a), 0);
+	assert_int_equal(nl_query_if("vn0", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.addr, IP(10, 96, 0, 1));
+	assert_int_equal(info.prefix_len, 32);
+	restore_a();
+}
+
+/*
+ * Link down: IPv4 drops every route through the link without sending
+ * RTM_DELROUTE (fib_sync_down_dev(); only RTM_NEWLINK tells), so the
+ * watcher re-reads the table and reports them gone. Back up, the connected
+ * route returns.
+ */
+static void t_watch_link_down(void **state)
+{
+	struct rec *r = *state;
+	uint32_t n58 = IP(10, 58, 0, 0);
+	struct ev e;
+	int k;
+
+	assert_int_equal(ns_sh("ip -n %s route add 10.58.0.0/16 via 10.99.0.2", ns_a), 0);
+	e = route_ev(n58, 16, IP_B, true);
+	k = EXPECT_EV(r, 0, &e, true);
+	assert_int_equal(ns_sh("ip -n %s link set va down", ns_a), 0);
+	e = route_ev(n58, 16, IP_B, false);
+	EXPECT_EV(r, k + 1, &e, true);
+	e = route_ev(NET, 24, 0, false);
+	k = EXPECT_EV(r, k + 1, &e, true);
+	assert_int_equal(ns_sh("ip -n %s link set va up", ns_a), 0);
+	e = route_ev(NET, 24, 0, true);
+	EXPECT_EV(r, k + 1, &e, true);
+}
+
+/*
+ * Notifications lost to a socket overrun (recv fails with ENOBUFS,
+ * netlink(7)): the watcher re-reads both tables, so a route deleted while
+ * its notification was dropped is still reported gone. The test shrinks
+ * the watcher's receive buffer so that a burst of new routes overruns it.
+ */
+static void t_watch_overrun(void **state)
+{
+	struct rec *r = *state;
+	int fd = nl_watch_fd(r->w), small = 1, big = 4 << 20;
+	uint32_t n58 = IP(10, 58, 0, 0);
+	struct ev e;
+	int k;
+
+	assert_int_equal(ns_sh("ip -n %s route add 10.58.0.0/16 via 10.99.0.2", ns_a), 0);
+	e = route_ev(n58, 16, IP_B, true);
+	k = EXPECT_EV(r, 0, &e, true);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	assert_int_equal(ns_sh("for i in $(seq 1 64); do echo route add 10.201.0.$i/32 via "
+			       "10.99.0.2; done | ip -n %s -batch - && "
+			       "ip -n %s route del 10.58.0.0/16",
+			       ns_a, ns_a),
+			 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)), 0);
+	e = route_ev(n58, 16, IP_B, false);
+	EXPECT_EV(r, k + 1, &e, true);
+	e = route_ev(IP(10, 201, 0, 64), 32, IP_B, true);
+	EXPECT_EV(r, k + 1, &e, true);
+}
+
+/*
+ * A datagram larger than the watcher's 64 KiB buffer cannot be read whole
+ * (recv with MSG_TRUNC says so): the watcher treats it as lost messages and
+ * re-reads both tables. A root process may unicast to any netlink port
+ * (netlink(7)); here it forges a route the kernel does not have, then sends
+ * 100 KB: the re-read finds the route gone.
+ */
+static void t_watch_oversize(void **state)
+{
+	struct rec *r = *state;
+	struct sockaddr_nl to;
+	socklen_t tl = sizeof(to);
+	int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), big = 1 << 20;
+	size_t blen = 100000;
+	char *blob = calloc(1, blen);
+	struct dgram d = {0};
+	uint32_t n77 = IP(10, 77, 0, 0);
+	struct ev e;
+	int k;
+
+	assert_true(s >= 0 && blob);
+	assert_int_equal(getsockname(nl_watch_fd(r->w), (struct sockaddr *)&to, &tl), 0);
+	to.nl_groups = 0;
+	assert_int_equal(setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)), 0);
+	put_route(&d, &(struct rspec){
+			  .dst = n77, .plen = 16, .oif = (int)if_nametoindex("va"), .gw = IP_B});
+	assert_int_equal(sendto(s, d.buf, d.len, 0, (struct sockaddr *)&to, sizeof(to)),
+			 (ssize_t)d.len);
+	e = route_ev(n77, 16, IP_B, true);
+	k = EXPECT_EV(r, 0, &e, true);
+	assert_int_equal(sendto(s, blob, blen, 0, (struct sockaddr *)&to, sizeof(to)),
+			 (ssize_t)blen);
+	e = route_ev(n77, 16, IP_B, false);
+	EXPECT_EV(r, k + 1, &e, true);
+	close(s);
+	free(blob);
+}
+
+/* Drop CAP_NET_ADMIN from the calling thread (effective and permitted). */
+static int drop_net_admin(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct c[2];
+
+	if (syscall(SYS_capget, &h, c))
+		return -1;
+	c[CAP_NET_ADMIN / 32].effective &= ~(1u << (CAP_NET_ADMIN % 32));
+	c[CAP_NET_ADMIN / 32].permitted &= ~(1u << (CAP_NET_ADMIN % 32));
+	return (int)syscall(SYS_capset, &h, c);
+}
+
+/*
+ * Without CAP_NET_ADMIN the kernel refuses RTM_NEWNEIGH (EPERM): the
+ * resolution falls back to a datagram, and the kernel resolves the
+ * neighbour all the same. In a child process that drops the capability.
+ */
+static void t_resolve_unprivileged(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	restore_a();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rec *c = calloc(1, sizeof(*c));
+		struct ev e = neigh_ev(IP_B, mac_vb, true);
+
+		if (!c || !(c->w = nl_watch_open((int)if_nametoindex("va"), &ops, c)))
+			_exit(2);
+		if (drop_net_admin() || nl_watch_resolve(c->w, IP_B) != 0)
+			_exit(3);
+		for (int i = 0; i < 200; i++) {
+			struct pollfd pfd = {.fd = nl_watch_fd(c->w), .events = POLLIN};
+
+			if (find_ev(c, 0, &e, true) >= 0)
+				_exit(0);
+			poll(&pfd, 1, 50);
+			if (nl_watch_poll(c->w) < 0)
+				_exit(4);
+		}
+		_exit(5);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	restore_a();
+}
+
+/*
+ * nl_resolve_udp pins the interface (SO_BINDTOIFINDEX): the kernel ARPs on
+ * the interface named even where its routes would send the datagram out
+ * of another (the kernel then takes the destination as on-link).
+ */
+static void t_resolve_udp_pinned(void **state)
+{
+	(void)state;
+	restore_a();
+	assert_int_equal(ns_sh("ip -n %s route add 10.123.0.0/16 dev vn0", ns_a), 0);
+	assert_int_equal(nl_resolve_udp((int)if_nametoindex("va"), IP(10, 123, 0, 5)), 0);
+	assert_int_equal(ns_sh("ip -n %s neigh show 10.123.0.5 dev va | grep -q 10.123.0.5", ns_a),
+			 0);
+	assert_int_not_equal(
+	    ns_sh("ip -n %s neigh show 10.123.0.5 dev vn0 | grep -q 10.123.0.5", ns_a), 0);
+	restore_a();
+}
+
+/* A neighbour the kernel gave up on (FAILED) is asked again on request. */
+static void t_watch_resolve_failed(void **state)
+{
+	struct rec *r = *state;
+	struct ev e;
+
+	assert_int_equal(ns_sh("ip -n %s neigh replace 10.99.0.2 dev va nud failed", ns_a), 0);
+	assert_int_equal(nl_watch_resolve(r->w, IP_B), 0);
+	e = neigh_ev(IP_B, mac_vb, true);
+	EXPECT_EV(r, 0, &e, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1533,6 +1764,13 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_resolve_udp, watch_setup, watch_teardown),
 	    cmocka_unit_test_setup_teardown(t_watch_route, watch_setup, watch_teardown),
 	    cmocka_unit_test_setup_teardown(t_watch_addr_removed, watch_setup, watch_teardown),
+	    cmocka_unit_test(t_query_if_choices),
+	    cmocka_unit_test_setup_teardown(t_watch_link_down, watch_setup, watch_teardown),
+	    cmocka_unit_test_setup_teardown(t_watch_overrun, watch_setup, watch_teardown),
+	    cmocka_unit_test_setup_teardown(t_watch_oversize, watch_setup, watch_teardown),
+	    cmocka_unit_test(t_resolve_unprivileged),
+	    cmocka_unit_test(t_resolve_udp_pinned),
+	    cmocka_unit_test_setup_teardown(t_watch_resolve_failed, watch_setup, watch_teardown),
 	    cmocka_unit_test(t_detached_api),
 	    cmocka_unit_test_setup_teardown(t_detached_neigh_states, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_neigh_filters, det_setup, det_teardown),

@@ -198,6 +198,9 @@ static int group_setup(void **state)
 	(void)state;
 	ns_name(ns_a, sizeof(ns_a), "lunar-tnlA");
 	ns_name(ns_b, sizeof(ns_b), "lunar-tnlB");
+	/* Namespaces of runs that were killed (a timeout) and whose process is gone. */
+	ns_sh("for n in $(ip netns list | grep -o '^lunar-tnl[AB]-[0-9]*'); do "
+	      "kill -0 ${n##*-} 2>/dev/null || ip netns del $n; done");
 	ns_delete(ns_a);
 	ns_delete(ns_b);
 	if (ns_sh("set -e; A=%s; B=%s; ip netns add $A; ip netns add $B; "

@@ -437,6 +437,12 @@ struct kneigh {
 struct kroute {
 	struct route r;
 	uint32_t gen;
+	/*
+	 * The kernel holds another route under this key (`ip route append`:
+	 * same prefix and metric). It uses the first, which is r; when r goes,
+	 * the next takes over, and only a dump says which it is.
+	 */
+	bool aliased;
 };
 
 struct nl_watch {
@@ -593,18 +599,47 @@ static struct kroute *best_route(struct nl_watch *w, uint32_t dst, uint8_t plen)
 	return best;
 }
 
-static void route_add(struct nl_watch *w, const struct route *r)
+static void resync(struct nl_watch *w, enum table t)
 {
-	struct kroute *k = NULL;
+	w->gen[t]++;
+	w->want[t] = true;
+}
 
-	for (size_t i = 0; i < w->nroute && !k; i++)
+static struct kroute *route_find(struct nl_watch *w, const struct route *r)
+{
+	for (size_t i = 0; i < w->nroute; i++)
 		if (same_key(&w->route[i].r, r))
-			k = &w->route[i];
+			return &w->route[i];
+	return NULL;
+}
+
+/*
+ * Route @r of ours, from a dump (@dumped) or a notification carrying
+ * @nlflags. A route appended under a key already known (NLM_F_APPEND) is
+ * one the kernel does not use while the first stands; in a dump, the
+ * kernel lists a key's routes in the order it tries them, so the first of
+ * this dump's generation is the one in use and the others wait behind it.
+ */
+static void route_add(struct nl_watch *w, const struct route *r, bool dumped, uint16_t nlflags)
+{
+	struct kroute *k = route_find(w, r);
+
 	if (k) {
+		bool seen = k->gen == w->gen[T_ROUTE];
+
+		if (k->r.gw != r->gw &&
+		    ((dumped && seen) || (!dumped && (nlflags & NLM_F_APPEND)))) {
+			k->aliased = true; /* behind ours: not used */
+			return;
+		}
+		if (dumped && !seen)
+			k->aliased = false; /* the dump shows what else there is */
 		k->gen = w->gen[T_ROUTE];
 		if (k->r.gw == r->gw)
 			return;
-		k->r.gw = r->gw; /* `ip route replace` with a new gateway */
+		if (!dumped && !(nlflags & NLM_F_REPLACE))
+			k->aliased = true; /* `ip route prepend`: the old one waits behind */
+		k->r.gw = r->gw;	   /* `ip route replace` or `prepend` with a new gateway */
 	} else {
 		if (w->nroute == w->route_cap) {
 			struct kroute *n = grow(w->route, &w->route_cap, sizeof(*n));
@@ -619,6 +654,7 @@ static void route_add(struct nl_watch *w, const struct route *r)
 		k = &w->route[w->nroute++];
 		k->r = *r;
 		k->gen = w->gen[T_ROUTE];
+		k->aliased = false;
 	}
 	/* A worse-metric duplicate is remembered but not announced. */
 	if (best_route(w, r->dst, r->plen) == k)
@@ -642,13 +678,15 @@ static void route_forget(struct nl_watch *w, struct kroute *k)
 		emit_route(w, &gone, false);
 }
 
-static void route_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
+static void route_msg(struct nl_watch *w, const struct nlmsghdr *nlh, bool dumped)
 {
 	struct route r;
 	enum route_kind kind = parse_route(nlh, w->ifindex, &r);
+	struct kroute *k;
 
 	if (kind == ROUTE_OTHER)
 		return;
+	k = route_find(w, &r);
 	/*
 	 * A route of ours gone, or replaced by one elsewhere (`ip route
 	 * replace` onto another interface, or by a blackhole: IPv4 sends no
@@ -656,20 +694,27 @@ static void route_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 	 */
 	if (nlh->nlmsg_type == RTM_NEWROUTE) {
 		if (kind == ROUTE_OURS) {
-			route_add(w, &r);
+			route_add(w, &r, dumped, nlh->nlmsg_flags);
 			return;
 		}
+		if (k && (nlh->nlmsg_flags & NLM_F_APPEND))
+			k->aliased = true; /* appended elsewhere: behind ours */
 		if (!(nlh->nlmsg_flags & NLM_F_REPLACE))
 			return;
 	} else if (kind != ROUTE_OURS) {
 		return;
+	} else if (k && k->r.gw != r.gw) {
+		return; /* one appended behind ours went, not ours */
+	} else if (k && k->aliased) {
+		/*
+		 * Ours went, and a route appended behind it now stands in its
+		 * place: a dump says which, and whether it is ours.
+		 */
+		resync(w, T_ROUTE);
+		return;
 	}
-	for (size_t i = 0; i < w->nroute; i++) {
-		if (same_key(&w->route[i].r, &r)) {
-			route_forget(w, &w->route[i]);
-			return;
-		}
-	}
+	if (k)
+		route_forget(w, k);
 }
 
 /* Entries the finished dump did not confirm are gone: report them. */
@@ -697,12 +742,6 @@ static void sweep(struct nl_watch *w, enum table t)
 			route_forget(w, &w->route[i]);
 		}
 	}
-}
-
-static void resync(struct nl_watch *w, enum table t)
-{
-	w->gen[t]++;
-	w->want[t] = true;
 }
 
 static int start_next_dump(struct nl_watch *w)
@@ -807,7 +846,7 @@ static void handle_msg(struct nl_watch *w, const struct nlmsghdr *nlh)
 		break;
 	case RTM_NEWROUTE:
 	case RTM_DELROUTE:
-		route_msg(w, nlh);
+		route_msg(w, nlh, dump_reply);
 		break;
 	case RTM_NEWLINK:
 	case RTM_DELLINK: {

@@ -516,8 +516,36 @@ static void t_watch_route(void **state)
 	k = EXPECT_EV(r, k + 1, &e, true);
 	assert_int_equal(ns_sh("ip -n %s route replace blackhole 10.59.0.0/16", ns_a), 0);
 	e = route_ev(IP(10, 59, 0, 0), 16, IP_B, false);
-	EXPECT_EV(r, k + 1, &e, true);
+	k = EXPECT_EV(r, k + 1, &e, true);
 	assert_int_equal(ns_sh("ip -n %s route del blackhole 10.59.0.0/16", ns_a), 0);
+
+	/*
+	 * Appended behind ours (same prefix and metric): the kernel keeps
+	 * using ours, so its coming and going is not announced; when ours
+	 * goes, the kernel uses it, and so is it announced.
+	 */
+	assert_int_equal(ns_sh("A=%s; ip -n $A route add 10.60.0.0/16 via 10.99.0.2 && "
+			       "ip -n $A route append 10.60.0.0/16 via 10.99.0.3 && "
+			       "ip -n $A route del 10.60.0.0/16 via 10.99.0.3 && "
+			       "ip -n $A route append 10.60.0.0/16 via 10.99.0.3 && "
+			       "ip -n $A route add 10.61.0.0/16 via 10.99.0.2",
+			       ns_a),
+			 0);
+	e = route_ev(IP(10, 61, 0, 0), 16, IP_B, true); /* marker */
+	marker = EXPECT_EV(r, k + 1, &e, true);
+	e = route_ev(IP(10, 60, 0, 0), 16, gw3, true);
+	assert_int_equal(find_ev(r, k + 1, &e, true), -1);
+	e = route_ev(IP(10, 60, 0, 0), 16, IP_B, false);
+	assert_int_equal(find_ev(r, k + 1, &e, true), -1);
+	assert_int_equal(ns_sh("ip -n %s route del 10.60.0.0/16 via 10.99.0.2", ns_a), 0);
+	e = route_ev(IP(10, 60, 0, 0), 16, gw3, true);
+	EXPECT_EV(r, marker + 1, &e, true);
+	e = route_ev(IP(10, 60, 0, 0), 16, IP_B, false);
+	assert_int_equal(find_ev(r, marker + 1, &e, true), -1);
+	assert_int_equal(ns_sh("A=%s; ip -n $A route del 10.60.0.0/16 && "
+			       "ip -n $A route del 10.61.0.0/16",
+			       ns_a),
+			 0);
 }
 
 /*
@@ -1240,6 +1268,87 @@ static void t_detached_route_replace(void **state)
 }
 
 /*
+ * `ip route append` under a key we know (same prefix and metric, another
+ * gateway through our interface): the kernel keeps using the first route;
+ * the appended one waits behind it (fib_table_insert() with NLM_F_APPEND).
+ * Its deletion changes nothing; the first's hands the key to it, which a
+ * route dump confirms before anything is announced; in a dump the first
+ * of a key's routes is the one in use. `ip route prepend` puts the new
+ * route first, and the old one behind it.
+ */
+static void t_detached_route_append(void **state)
+{
+	struct rec *r = *state;
+	struct dgram d = {0};
+	uint32_t k = IP(10, 55, 0, 0);
+	const uint16_t append = NLM_F_CREATE | NLM_F_APPEND;
+
+	assert_int_equal(feed_route(r, &(struct rspec){.dst = k, .plen = 16, .gw = G1}), 1);
+	assert_ev(r, 0, route_ev(k, 16, G1, true));
+	/* Appended and deleted again: ours stands throughout. */
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.nlflags = append, .dst = k, .plen = 16, .gw = G2}), 0);
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .gw = G2}),
+	    0);
+	/* Appended again, then ours deleted: a route dump (3) says what stands. */
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.nlflags = append, .dst = k, .plen = 16, .gw = G2}), 0);
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .gw = G1}),
+	    0);
+	assert_int_equal(r->n, 1);
+	put_route(
+	    &d, &(struct rspec){.nlflags = NLM_F_MULTI, .seq = 3, .dst = k, .plen = 16, .gw = G2});
+	assert_int_equal(feed(r, &d), 1);
+	assert_ev(r, 1, route_ev(k, 16, G2, true));
+	assert_int_equal(feed_done(r, 3), 0);
+
+	/* A dump listing two routes under the key: the first is in use (4, 5). */
+	feed_lost(r);
+	assert_int_equal(feed_done(r, 4), 0);
+	put_route(
+	    &d, &(struct rspec){.nlflags = NLM_F_MULTI, .seq = 5, .dst = k, .plen = 16, .gw = G2});
+	put_route(
+	    &d, &(struct rspec){.nlflags = NLM_F_MULTI, .seq = 5, .dst = k, .plen = 16, .gw = G1});
+	assert_int_equal(feed(r, &d), 0);
+	assert_int_equal(feed_done(r, 5), 0);
+	assert_int_equal(r->n, 2);
+	/* The second goes: nothing changes. The first goes: the second is in use (6). */
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .gw = G1}),
+	    0);
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .gw = G2}),
+	    0);
+	put_route(
+	    &d, &(struct rspec){.nlflags = NLM_F_MULTI, .seq = 6, .dst = k, .plen = 16, .gw = G1});
+	assert_int_equal(feed(r, &d), 1);
+	assert_ev(r, 2, route_ev(k, 16, G1, true));
+	assert_int_equal(feed_done(r, 6), 0);
+
+	/* Prepended via G2: in use at once; when it goes, G1 again, by a dump (7). */
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.nlflags = NLM_F_CREATE, .dst = k, .plen = 16, .gw = G2}),
+	    1);
+	assert_ev(r, 3, route_ev(k, 16, G2, true));
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .gw = G2}),
+	    0);
+	put_route(
+	    &d, &(struct rspec){.nlflags = NLM_F_MULTI, .seq = 7, .dst = k, .plen = 16, .gw = G1});
+	assert_int_equal(feed(r, &d), 1);
+	assert_ev(r, 4, route_ev(k, 16, G1, true));
+	assert_int_equal(feed_done(r, 7), 0);
+	/* That dump showed nothing behind it: its deletion is announced at once. */
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .gw = G1}),
+	    1);
+	assert_ev(r, 5, route_ev(k, 16, G1, false));
+	assert_int_equal(r->n, 6);
+}
+
+/*
  * Restart and overrun recovery: a complete dump confirms what it lists and
  * everything the watcher knew that it does not list is gone (IPv4 removes
  * routes and neighbours without notifications when links or addresses go;
@@ -1783,6 +1892,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_detached_multipath, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_route_best, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_route_replace, det_setup, det_teardown),
+	    cmocka_unit_test_setup_teardown(t_detached_route_append, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_resync_sweeps, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_dump_end, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_link_resync, det_setup, det_teardown),

@@ -95,7 +95,10 @@ def run_one(m, build, tests, timeout):
         return "stale", "line %s in %s" % ("not found" if not hits else "found %d times" % len(hits),
                                            m["file"]), 0
     i = hits[nth - 1 if nth else 0]
-    targets = sorted({os.path.relpath(t["cmd"][0], build) for t in tests})
+    # The test programs, and what they take from the build as arguments (the BPF objects).
+    targets = sorted({os.path.relpath(t["cmd"][0], build) for t in tests} |
+                     {a for t in tests for a in t["cmd"][1:]
+                      if not os.path.isabs(a) and os.path.isfile(os.path.join(build, a))})
     try:
         src[i] = src[i].replace(m["orig"], m["repl"], 1)
         open(path, "w").write("\n".join(src))

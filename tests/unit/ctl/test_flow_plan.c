@@ -100,6 +100,20 @@ static void test_bad_plans_are_refused(void **state)
 	assert_int_equal(flow_plan_init(&p, 2, 100, 50, err, sizeof(err)), -EINVAL);
 }
 
+/* The most queues a plan allows is accepted, given all 65536 ports (16 * 64 * 64). */
+static void test_most_queues(void **state)
+{
+	struct flow_plan p;
+	char err[200] = "";
+
+	(void)state;
+	assert_int_equal(flow_plan_init(&p, FLOW_PLAN_MAX_QUEUES, 0, 65535, err, sizeof(err)), 0);
+	assert_int_equal(p.n_queues, FLOW_PLAN_MAX_QUEUES);
+	assert_int_equal(flow_plan_queue_of(&p, 0, 65535), FLOW_PLAN_MAX_QUEUES - 1);
+	assert_int_equal(flow_plan_init(&p, FLOW_PLAN_MAX_QUEUES + 1, 0, 65535, err, sizeof(err)),
+			 -EINVAL);
+}
+
 /*
  * On af_xdp the reserved range must stay out of the kernel's ephemeral
  * ports, unless ip_local_reserved_ports keeps the kernel off the overlap.
@@ -132,6 +146,39 @@ static void test_kernel_port_overlap(void **state)
 	assert_int_equal(
 	    flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, "x-y", err, sizeof(err)),
 	    -EINVAL);
+}
+
+/*
+ * A reserved-ports list that is readable only in part holds nothing back
+ * either, not even the ranges before the bad entry: a reversed range
+ * ("b-a", which the kernel never prints) or any other bad entry after a
+ * good one. No list at all (NULL) is the same as an empty one.
+ */
+static void test_kernel_reserved_list_unreadable(void **state)
+{
+	char err[400];
+
+	(void)state;
+	assert_int_equal(flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, "61440-65535", err,
+						      sizeof(err)),
+			 0);
+	assert_int_equal(flow_plan_check_kernel_ports(61440, 65535, 1024, 65535,
+						      "61440-65535,100-50", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "4096 ports from 61440"));
+	assert_int_equal(flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, "65535-61440", err,
+						      sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, "61440-65535,x",
+						      err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "4096 ports from 61440"));
+	assert_int_equal(
+	    flow_plan_check_kernel_ports(61440, 65535, 1024, 65535, NULL, err, sizeof(err)),
+	    -EINVAL);
+	assert_non_null(strstr(err, "4096 ports from 61440"));
+	assert_int_equal(
+	    flow_plan_check_kernel_ports(61440, 65535, 32768, 60999, NULL, err, sizeof(err)), 0);
 }
 
 #define V4_HEAD                                                                                    \
@@ -190,6 +237,56 @@ static void test_kernel_listener_v4(void **state)
 	assert_int_equal(listener_in("", false, 61440, 65535, ip), 0);
 }
 
+/* Hex digits in lower case read as in upper case: 0200000a:f00a is 10.0.0.2:61450. */
+static void test_kernel_listener_lower_case(void **state)
+{
+	(void)state;
+	assert_int_equal(listener_in(V4_HEAD "   0: 0200000a:f00a 00000000:0000 0a "
+					     "00000000:00000000 00:00000000\n",
+				     false, 61440, 65535, 0x0a000002),
+			 61450);
+	assert_int_equal(listener_in(V6_HEAD "   0: 0000000000000000ffff00000200000a:fabc "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, 0x0a000002),
+			 0xfabc);
+}
+
+/* A port field of more than four digits is not a port: the line is skipped. */
+static void test_kernel_listener_long_port(void **state)
+{
+	(void)state;
+	assert_int_equal(listener_in(V4_HEAD "   0: 0200000A:F0001 00000000:0000 0A "
+					     "00000000:00000000 00:00000000\n",
+				     false, 61440, 65535, 0x0a000002),
+			 0);
+	assert_int_equal(listener_in(V4_HEAD "   0: 0200000A:F000x 00000000:0000 0A "
+					     "00000000:00000000 00:00000000\n",
+				     false, 61440, 65535, 0x0a000002),
+			 0);
+}
+
+/* With no address given, all of 127.0.0.0/8 is loopback, not only 127.0.0.1. */
+static void test_kernel_listener_loopback_net(void **state)
+{
+	(void)state;
+	assert_int_equal(listener_in(V4_HEAD "   0: 0200007F:F000 00000000:0000 0A "
+					     "00000000:00000000 00:00000000\n",
+				     false, 61440, 65535, 0),
+			 0); /* 127.0.0.2 */
+	assert_int_equal(listener_in(V4_HEAD "   0: 0101017F:F000 00000000:0000 0A "
+					     "00000000:00000000 00:00000000\n",
+				     false, 61440, 65535, 0),
+			 0); /* 127.1.1.1 */
+	assert_int_equal(listener_in(V4_HEAD "   0: 0100007E:F000 00000000:0000 0A "
+					     "00000000:00000000 00:00000000\n",
+				     false, 61440, 65535, 0),
+			 61440); /* 126.0.0.1 */
+	assert_int_equal(listener_in(V6_HEAD "   0: 0000000000000000FFFF00000200007F:F000 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, 0),
+			 0); /* ::ffff:127.0.0.2 */
+}
+
 /* /proc/net/tcp6: "::" and "::ffff:10.0.0.2" take IPv4 too; a real IPv6 address does not. */
 static void test_kernel_listener_v6(void **state)
 {
@@ -212,6 +309,23 @@ static void test_kernel_listener_v6(void **state)
 					     "00000000000000000000000000000000:0000 0A 0\n",
 				     true, 61440, 65535, ip),
 			 61445);
+	/*
+	 * Only ::ffff:0:0/96 is IPv4: an address whose third word reads like the
+	 * mapped prefix but whose first or second word is not zero is IPv6
+	 * (2001:db8::ffff:10.0.0.2 and ::1:0:ffff:10.0.0.2).
+	 */
+	assert_int_equal(listener_in(V6_HEAD "   0: B80D012000000000FFFF00000200000A:F004 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, ip),
+			 0);
+	assert_int_equal(listener_in(V6_HEAD "   0: 0000000000000100FFFF00000200000A:F004 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, ip),
+			 0);
+	assert_int_equal(listener_in(V6_HEAD "   0: B80D012000000000FFFF00000200000A:F004 "
+					     "00000000000000000000000000000000:0000 0A 0\n",
+				     true, 61440, 65535, 0),
+			 0);
 	/* A v4 table read as v6 parses nothing. */
 	assert_int_equal(listener_in(V4_HEAD "   0: 00000000:FFFF 00000000:0000 0A "
 					     "00000000:00000000 00:00000000\n",
@@ -256,8 +370,13 @@ int main(void)
 	    cmocka_unit_test(test_client_ports_return_to_their_queue),
 	    cmocka_unit_test(test_listening_side_spreads_by_low_bits),
 	    cmocka_unit_test(test_bad_plans_are_refused),
+	    cmocka_unit_test(test_most_queues),
 	    cmocka_unit_test(test_kernel_port_overlap),
+	    cmocka_unit_test(test_kernel_reserved_list_unreadable),
 	    cmocka_unit_test(test_kernel_listener_v4),
+	    cmocka_unit_test(test_kernel_listener_lower_case),
+	    cmocka_unit_test(test_kernel_listener_long_port),
+	    cmocka_unit_test(test_kernel_listener_loopback_net),
 	    cmocka_unit_test(test_kernel_listener_v6),
 	    cmocka_unit_test(test_kernel_listener_live),
 	};

@@ -213,6 +213,18 @@ static void to_rte(const struct flow_rule *r, struct rte_rule *x)
 	x->actions[1] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_END};
 }
 
+void flow_rule_rte(const struct flow_rule *r,
+		   void (*see)(const struct rte_flow_attr *attr,
+			       const struct rte_flow_item *pattern,
+			       const struct rte_flow_action *actions, void *arg),
+		   void *arg)
+{
+	struct rte_rule x;
+
+	to_rte(r, &x);
+	see(&x.attr, x.pattern, x.actions, arg);
+}
+
 /* "port 0 (net_memif0, driver net_memif)" */
 static void describe_port(uint16_t port_id, char *buf, size_t len)
 {

@@ -104,6 +104,21 @@ int flow_rules_build(const struct flow_plan *plan, const uint16_t *listen, size_
 int flow_rule_format(const struct flow_rule *r, char *buf, size_t len);
 
 struct rte_flow;
+struct rte_flow_attr;
+struct rte_flow_item;
+struct rte_flow_action;
+
+/**
+ * flow_rule_rte() - for unit tests only: call @see with the attribute,
+ * pattern and actions flow_rules_apply() gives the PMD for @r (valid only
+ * during the call). No device a unit test can reach takes rte_flow rules,
+ * so this is how a test reads what a NIC would be given.
+ */
+void flow_rule_rte(const struct flow_rule *r,
+		   void (*see)(const struct rte_flow_attr *attr,
+			       const struct rte_flow_item *pattern,
+			       const struct rte_flow_action *actions, void *arg),
+		   void *arg);
 
 /**
  * flow_rules_apply() - put a port in isolated mode and install @rules.

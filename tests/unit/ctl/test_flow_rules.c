@@ -15,6 +15,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <rte_byteorder.h>
+#include <rte_flow.h>
+
 #include "ctl/flow_plan.h"
 #include "ctl/flow_rules.h"
 
@@ -232,6 +235,10 @@ static void test_refusals(void **state)
 	assert_int_equal(flow_rules_build(&p, NULL, 0, (enum flow_listen_mode)5, FLOW_RANGE_PREFIX,
 					  r, 8, err, sizeof(err)),
 			 -EINVAL);
+	assert_int_equal(flow_rules_build(&p, NULL, 0, FLOW_LISTEN_RSS, (enum flow_range_form)5, r,
+					  8, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "range form 5"));
 	assert_int_equal(flow_rules_build(NULL, NULL, 0, FLOW_LISTEN_RSS, FLOW_RANGE_PREFIX, r, 8,
 					  err, sizeof(err)),
 			 -EINVAL);
@@ -277,6 +284,182 @@ static void test_format(void **state)
 	}
 }
 
+/*
+ * Room for @cap rules is all that is written, however many the plan needs;
+ * the count is still the full one.
+ */
+static void test_cap_is_respected(void **state)
+{
+	struct flow_rule r[5];
+	struct flow_plan p;
+	char err[200];
+
+	(void)state;
+	assert_int_equal(flow_plan_init(&p, 4, 61440, 65535, err, sizeof(err)), 0);
+	for (size_t cap = 0; cap < 4; cap++) {
+		memset(r, 0, sizeof(r));
+		r[cap] = (struct flow_rule){.dst = 0xabcd, .queue = 77}; /* the canary */
+		assert_int_equal(flow_rules_build(&p, one_port, 1, FLOW_LISTEN_LOW_BITS,
+						  FLOW_RANGE_PREFIX, r, cap, err, sizeof(err)),
+				 8);
+		assert_int_equal(r[cap].dst, 0xabcd);
+		assert_int_equal(r[cap].queue, 77);
+		if (cap)
+			assert_int_equal(r[cap - 1].queue, cap - 1);
+	}
+}
+
+/*
+ * Listening ports inside the reserved range get no rules of their own (the
+ * range rules already steer them), and a port listed twice gets its rules
+ * once: counted with one rule per port (one queue).
+ */
+static void test_listen_ports_need_own_rules_once(void **state)
+{
+	static const uint16_t in_range[] = {61500, 65535};
+	static const uint16_t twice[] = {8080, 8080, 9000, 8080, 9000};
+	struct flow_rule r[16];
+	struct flow_plan p;
+	char err[400];
+
+	(void)state;
+	assert_int_equal(flow_plan_init(&p, 1, 61440, 65535, err, sizeof(err)), 0);
+	assert_int_equal(flow_rules_build(&p, NULL, 0, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, r,
+					  16, err, sizeof(err)),
+			 1);
+	assert_int_equal(flow_rules_build(&p, in_range, 2, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX,
+					  r, 16, err, sizeof(err)),
+			 1);
+	assert_int_equal(flow_rules_build(&p, twice, 5, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, r,
+					  16, err, sizeof(err)),
+			 3);
+	assert_int_equal(r[1].dst, 8080);
+	assert_int_equal(r[2].dst, 9000);
+	/* Only ports in the range: low bits with 12 workers needs no per-source rules. */
+	assert_int_equal(flow_plan_init(&p, 12, 61440, 65535, err, sizeof(err)), 0);
+	assert_int_equal(flow_rules_build(&p, in_range, 2, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX,
+					  NULL, 0, err, sizeof(err)),
+			 96);
+}
+
+/* What to_rte() hands the PMD for one rule, copied out of flow_rule_rte()'s callback. */
+struct seen_rule {
+	struct rte_flow_attr attr;
+	enum rte_flow_item_type item[4];
+	struct rte_flow_item_ipv4 ip_spec, ip_mask;
+	struct rte_flow_item_tcp tcp_spec, tcp_mask, tcp_last;
+	bool has_last;
+	enum rte_flow_action_type action[2];
+	struct rte_flow_action_queue queue;
+	unsigned rss_n;
+	uint16_t rss_queue[FLOW_PLAN_MAX_QUEUES];
+};
+
+static void see_rule(const struct rte_flow_attr *attr, const struct rte_flow_item *pattern,
+		     const struct rte_flow_action *actions, void *arg)
+{
+	struct seen_rule *s = arg;
+
+	memset(s, 0, sizeof(*s));
+	s->attr = *attr;
+	for (int i = 0; i < 4; i++)
+		s->item[i] = pattern[i].type;
+	s->ip_spec = *(const struct rte_flow_item_ipv4 *)pattern[1].spec;
+	s->ip_mask = *(const struct rte_flow_item_ipv4 *)pattern[1].mask;
+	s->tcp_spec = *(const struct rte_flow_item_tcp *)pattern[2].spec;
+	s->tcp_mask = *(const struct rte_flow_item_tcp *)pattern[2].mask;
+	s->has_last = pattern[2].last != NULL;
+	if (s->has_last)
+		s->tcp_last = *(const struct rte_flow_item_tcp *)pattern[2].last;
+	s->action[0] = actions[0].type;
+	s->action[1] = actions[1].type;
+	if (actions[0].type == RTE_FLOW_ACTION_TYPE_QUEUE) {
+		s->queue = *(const struct rte_flow_action_queue *)actions[0].conf;
+	} else if (actions[0].type == RTE_FLOW_ACTION_TYPE_RSS) {
+		const struct rte_flow_action_rss *rss = actions[0].conf;
+
+		s->rss_n = rss->queue_num;
+		memcpy(s->rss_queue, rss->queue, rss->queue_num * sizeof(uint16_t));
+	}
+}
+
+/*
+ * The rte_flow form of each kind of rule: ingress, ETH / IPV4 proto TCP /
+ * TCP, ports in network order; a range rule's last holds the destination's
+ * end and the source's spec (a source last of 0 below a non-zero spec
+ * would be an empty range); QUEUE names the rule's queue; RSS lists
+ * queues 0..n-1.
+ */
+static void test_rte_form(void **state)
+{
+	struct seen_rule s;
+	struct flow_plan p;
+	struct flow_rule r[40];
+	char err[200];
+	int n;
+
+	(void)state;
+	assert_int_equal(flow_plan_init(&p, 4, 61440, 65535, err, sizeof(err)), 0);
+	n = flow_rules_build(&p, one_port, 1, FLOW_LISTEN_LOW_BITS, FLOW_RANGE_PREFIX, r, 40, err,
+			     sizeof(err));
+	assert_int_equal(n, 8);
+	for (int i = 0; i < n; i++) {
+		flow_rule_rte(&r[i], see_rule, &s);
+		assert_int_equal(s.attr.ingress, 1);
+		assert_int_equal(s.item[0], RTE_FLOW_ITEM_TYPE_ETH);
+		assert_int_equal(s.item[1], RTE_FLOW_ITEM_TYPE_IPV4);
+		assert_int_equal(s.item[2], RTE_FLOW_ITEM_TYPE_TCP);
+		assert_int_equal(s.item[3], RTE_FLOW_ITEM_TYPE_END);
+		assert_int_equal(s.ip_spec.hdr.next_proto_id, 6);
+		assert_int_equal(s.ip_mask.hdr.next_proto_id, 0xff);
+		assert_int_equal(rte_be_to_cpu_16(s.tcp_spec.hdr.dst_port), r[i].dst);
+		assert_int_equal(rte_be_to_cpu_16(s.tcp_mask.hdr.dst_port), r[i].dst_mask);
+		assert_int_equal(rte_be_to_cpu_16(s.tcp_spec.hdr.src_port), r[i].src);
+		assert_int_equal(rte_be_to_cpu_16(s.tcp_mask.hdr.src_port), r[i].src_mask);
+		assert_false(s.has_last);
+		assert_int_equal(s.action[0], RTE_FLOW_ACTION_TYPE_QUEUE);
+		assert_int_equal(s.action[1], RTE_FLOW_ACTION_TYPE_END);
+		assert_int_equal(s.queue.index, r[i].queue);
+	}
+	assert_int_equal(r[3].queue, 3);    /* the last sub-range's queue, not 0 */
+	assert_int_equal(s.queue.index, 3); /* 8080 with source port low bits 3 */
+
+	/* Range form: one rule per queue, spec..last on the destination. */
+	n = flow_rules_build(&p, one_port, 1, FLOW_LISTEN_RSS, FLOW_RANGE_LAST, r, 40, err,
+			     sizeof(err));
+	assert_int_equal(n, 5);
+	flow_rule_rte(&r[2], see_rule, &s);
+	assert_true(s.has_last);
+	assert_int_equal(rte_be_to_cpu_16(s.tcp_spec.hdr.dst_port), 63488);
+	assert_int_equal(rte_be_to_cpu_16(s.tcp_last.hdr.dst_port), 64511);
+	assert_int_equal(rte_be_to_cpu_16(s.tcp_mask.hdr.dst_port), 0xffff);
+	assert_int_equal(s.queue.index, 2);
+	flow_rule_rte(&r[4], see_rule, &s); /* 8080 by RSS over the four queues */
+	assert_false(s.has_last);
+	assert_int_equal(s.action[0], RTE_FLOW_ACTION_TYPE_RSS);
+	assert_int_equal(s.rss_n, 4);
+	for (unsigned q = 0; q < 4; q++)
+		assert_int_equal(s.rss_queue[q], q);
+
+	/* A range rule that also matches source ports: the source's last is its spec. */
+	{
+		const struct flow_rule both = {.dst = 61440,
+					       .dst_last = 62463,
+					       .dst_mask = 0xffff,
+					       .dst_range = true,
+					       .src = 3,
+					       .src_mask = 3,
+					       .queue = 1};
+
+		flow_rule_rte(&both, see_rule, &s);
+		assert_true(s.has_last);
+		assert_int_equal(rte_be_to_cpu_16(s.tcp_spec.hdr.src_port), 3);
+		assert_int_equal(rte_be_to_cpu_16(s.tcp_last.hdr.src_port), 3);
+		assert_int_equal(rte_be_to_cpu_16(s.tcp_last.hdr.dst_port), 62463);
+		assert_int_equal(s.queue.index, 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +468,9 @@ int main(void)
 	    cmocka_unit_test(test_rule_counts),
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_cap_is_respected),
+	    cmocka_unit_test(test_listen_ports_need_own_rules_once),
+	    cmocka_unit_test(test_rte_form),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

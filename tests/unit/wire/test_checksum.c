@@ -235,6 +235,36 @@ static void test_long_sums_many_rounds(void **state)
 	free(buf);
 }
 
+/*
+ * The VNNI sum's 32-bit lanes hold a bounded number of blocks per round
+ * (two accumulators are added in 32 bits at its end): 16 MiB of all-ones
+ * and of all-zero bytes, each word at its biased extreme, would overflow
+ * them with a round eight times as long. Only on a CPU with AVX-512 VNNI.
+ */
+static void test_vnni_lanes_do_not_overflow(void **state)
+{
+	const size_t len = 16u << 20;
+	uint8_t *buf;
+
+	(void)state;
+#if defined(__x86_64__)
+	if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+	    !__builtin_cpu_supports("avx512vnni"))
+		skip();
+	buf = malloc(len);
+	assert_non_null(buf);
+	memset(buf, 0xff, len);
+	assert_int_equal(inet_csum_long_avx512vnni(buf, len), inet_csum_long_generic(buf, len));
+	memset(buf, 0, len);
+	assert_int_equal(inet_csum_long_avx512vnni(buf, len), inet_csum_long_generic(buf, len));
+	free(buf);
+#else
+	(void)len;
+	(void)buf;
+	skip();
+#endif
+}
+
 /* The version chosen at load time: AVX-512 (not its VNNI variant), else the widest. */
 static void test_long_sum_choice(void **state)
 {
@@ -298,10 +328,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_csum_rfc1071),      cmocka_unit_test(test_csum_odd),
-	    cmocka_unit_test(test_csum_matches_dpdk), cmocka_unit_test(test_csum_in_pieces),
-	    cmocka_unit_test(test_long_sums_agree),   cmocka_unit_test(test_long_sums_many_rounds),
-	    cmocka_unit_test(test_long_sum_choice),   cmocka_unit_test(test_long_sum_env),
+	    cmocka_unit_test(test_csum_rfc1071),
+	    cmocka_unit_test(test_csum_odd),
+	    cmocka_unit_test(test_csum_matches_dpdk),
+	    cmocka_unit_test(test_csum_in_pieces),
+	    cmocka_unit_test(test_long_sums_agree),
+	    cmocka_unit_test(test_long_sums_many_rounds),
+	    cmocka_unit_test(test_vnni_lanes_do_not_overflow),
+	    cmocka_unit_test(test_long_sum_choice),
+	    cmocka_unit_test(test_long_sum_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1268,6 +1268,36 @@ static void t_detached_route_replace(void **state)
 }
 
 /*
+ * Deletions under a key of ours of routes that are not ours leave ours:
+ * one through us with another gateway (appended while notifications were
+ * lost), and ones through another interface, with our gateway or, for an
+ * on-link route, with none.
+ */
+static void t_detached_route_others_deleted(void **state)
+{
+	struct rec *r = *state;
+	uint32_t k = IP(10, 55, 0, 0);
+
+	assert_int_equal(feed_route(r, &(struct rspec){.dst = k, .plen = 16, .gw = G1}), 1);
+	assert_int_equal(
+	    feed_route(r, &(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .gw = G2}),
+	    0);
+	assert_int_equal(
+	    feed_route(
+		r,
+		&(struct rspec){.type = RTM_DELROUTE, .dst = k, .plen = 16, .oif = IFY, .gw = G1}),
+	    0);
+	/* The same for an on-link route of ours (no gateway). */
+	assert_int_equal(feed_route(r, &(struct rspec){.dst = IP(10, 56, 0, 0), .plen = 16}), 1);
+	assert_int_equal(feed_route(r, &(struct rspec){.type = RTM_DELROUTE,
+						       .dst = IP(10, 56, 0, 0),
+						       .plen = 16,
+						       .oif = IFY}),
+			 0);
+	assert_int_equal(r->n, 2);
+}
+
+/*
  * `ip route append` under a key we know (same prefix and metric, another
  * gateway through our interface): the kernel keeps using the first route;
  * the appended one waits behind it (fib_table_insert() with NLM_F_APPEND).
@@ -1893,6 +1923,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_detached_route_best, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_route_replace, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_route_append, det_setup, det_teardown),
+	    cmocka_unit_test_setup_teardown(t_detached_route_others_deleted, det_setup,
+					    det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_resync_sweeps, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_dump_end, det_setup, det_teardown),
 	    cmocka_unit_test_setup_teardown(t_detached_link_resync, det_setup, det_teardown),

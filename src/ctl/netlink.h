@@ -108,7 +108,8 @@ struct nl_watch *nl_watch_open_detached(int ifindex, const struct nl_watch_ops *
  * nl_watch_feed() - handle one datagram as if nl_watch_poll() received it.
  * @w: watcher, normally from nl_watch_open_detached().
  * @buf: the datagram: netlink messages back to back, as recv() returns
- *       them; only read, and never past @len. NULL (with @len 0) stands
+ *       them, 4-byte aligned as the messages' headers need; only read,
+ *       and never past @len. NULL (with @len 0) stands
  *       for a receive error ENOBUFS (notifications lost), which makes the
  *       watcher re-dump both tables just as nl_watch_poll() does.
  * @len: bytes in @buf.

@@ -789,20 +789,24 @@ static int feed_done(struct rec *r, uint32_t seq)
 }
 
 /*
- * Feed @len bytes that end exactly where an inaccessible page begins: a
- * read past @len faults (nl_watch_feed reads "never past @len").
+ * Feed @len bytes that end where an inaccessible page begins: a read past
+ * @len faults (nl_watch_feed reads "never past @len"). A datagram starts
+ * 4-byte aligned, as recv() into an aligned buffer leaves it, so a length
+ * that is not a multiple of 4 leaves its last 1-3 bytes of slack unguarded.
  */
 static int feed_guarded(struct rec *r, const void *bytes, size_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	char *m =
 	    mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *at;
 	int n;
 
 	assert_true(m != MAP_FAILED && len <= (size_t)pg);
 	assert_int_equal(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
-	memcpy(m + pg - len, bytes, len);
-	n = nl_watch_feed(r->w, m + pg - len, len);
+	at = m + (((size_t)pg - len) & ~(size_t)3);
+	memcpy(at, bytes, len);
+	n = nl_watch_feed(r->w, at, len);
 	munmap(m, 2 * (size_t)pg);
 	return n;
 }

@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "thread_state.h"
+
 #include "loop/dispatch.h"
 #include "mem/zbuf.h"
 
@@ -784,24 +786,6 @@ static void *intr_app(void *arg)
 	return NULL;
 }
 
-/* Is thread @tid of this process blocked in the kernel (state S)? */
-static bool blocked(int tid)
-{
-	char path[64], buf[512];
-	const char *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /*
  * An application thread asleep in lunar_chan_app_wait() gets SIGUSR1
  * (installed without SA_RESTART); the handler sends a message first if
@@ -819,7 +803,7 @@ static int interrupted_wait(bool send, struct lunar_msg *out)
 	atomic_store(&sig_chan, send ? a.ch : NULL);
 	assert_int_equal(pthread_create(&t, NULL, intr_app, &a), 0);
 	await_sleeps(a.ch, 1);
-	while (!blocked(atomic_load(&a.tid))) { /* past sleep_begin, in poll() */
+	while (!thread_blocked(atomic_load(&a.tid))) { /* past sleep_begin, in poll() */
 		assert_true(mono_ms() < end);
 		sleep_ms(1);
 	}

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "thread_state.h"
+
 #include "loop/kernel_poll.h"
 
 struct hit {
@@ -481,32 +483,13 @@ struct killer {
 	int tid;
 };
 
-/* Is thread @tid of this process blocked in the kernel (state S)? */
-static bool blocked(int tid)
-{
-	char path[64], buf[512];
-	const char *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /* Signal the target once it blocks (or after 10 s whatever it does). */
 static void *kill_when_blocked(void *arg)
 {
 	struct killer *k = arg;
 	struct timespec ms = {0, 1000 * 1000};
 
-	for (int i = 0; i < 10000 && !blocked(k->tid); i++)
+	for (int i = 0; i < 10000 && !thread_blocked(k->tid); i++)
 		nanosleep(&ms, NULL);
 	pthread_kill(k->target, SIGUSR1);
 	return NULL;

@@ -13,7 +13,10 @@
  * offered and agreed to, ECE for an ECN-setup SYN when agreed, TSval = the
  * worker's milliseconds + ISS. Everything the responder must not answer
  * goes on to lunar (redirect, which with no AF_XDP socket falls back to
- * XDP_PASS and counts redirect_failed) or to the kernel.
+ * XDP_PASS and counts redirect_failed) or to the kernel. One test attaches
+ * the program to a multi-queue veth in a throw-away namespace, so that a
+ * SYN can arrive on a queue other than 0 and the counters be read through
+ * the host side (ctl/xdp.c).
  *
  * Usage: test_ctl_xdp_syncookie <lunar_steer.bpf.o> (or LUNAR_STEER_OBJ).
  */
@@ -30,6 +33,8 @@
 #include <unistd.h>
 
 #include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <net/if.h>
 #include <cmocka.h>
 
 #include <bpf/bpf.h>
@@ -37,6 +42,7 @@
 #include <rte_ip.h>
 
 #include "ctl/steer_abi.h"
+#include "ctl/xdp.h"
 #include "tcp/tcp_syncookie.h"
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
@@ -57,6 +63,10 @@ struct fx {
 	struct bpf_object *obj;
 	int prog_fd, cookie_fd, ports_fd, stats_fd;
 	struct lunar_cookie_cfg cfg;
+	/* only for the multi-queue test: namespace, veth, handle */
+	char ns[64];
+	int ifindex;
+	struct xdp_steer st;
 };
 
 struct frame {
@@ -106,7 +116,7 @@ static int setup(void **state)
 	f->cfg.mss = 1448;
 	f->cfg.window = 64240;
 	f->cfg.wscale = 9;
-	f->cfg.ttl = 64;
+	f->cfg.ttl = 47; /* not the SYN's 64: the reply's TTL must be the worker's */
 	f->cfg.flags = LUNAR_COOKIE_WS | LUNAR_COOKIE_SACK | LUNAR_COOKIE_TS | LUNAR_COOKIE_ECN;
 	return 0;
 }
@@ -119,6 +129,63 @@ static int teardown(void **state)
 		bpf_object__close(f->obj);
 	free(f);
 	return 0;
+}
+
+#define MQ_QUEUES 4
+
+/*
+ * setup(), plus a namespace with a veth sqa/sqb of MQ_QUEUES queues and the
+ * program attached to sqa and opened through the host side, so that
+ * BPF_PROG_TEST_RUN can name an rx queue other than 0.
+ */
+static int mq_setup(void **state)
+{
+	struct fx *f;
+	char err[256];
+
+	if (setup(state))
+		return -1;
+	f = *state;
+	f->st.cfg_fd = f->st.ports_fd = f->st.stats_fd = f->st.cookie_fd = -1;
+	ns_name(f->ns, sizeof(f->ns), "lunar-txsc");
+	ns_delete(f->ns);
+	if (ns_sh("ip netns add %s && "
+		  "ip -n %s link add name sqa numtxqueues %d numrxqueues %d type veth "
+		  "peer name sqb numtxqueues %d numrxqueues %d && "
+		  "ip -n %s link set dev sqa up && ip -n %s link set dev sqb up",
+		  f->ns, f->ns, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES, f->ns, f->ns) ||
+	    ns_enter(f->ns)) {
+		fprintf(stderr, "cannot create namespace %s with veth sqa/sqb\n", f->ns);
+		goto fail;
+	}
+	f->ifindex = (int)if_nametoindex("sqa");
+	if (!f->ifindex ||
+	    bpf_xdp_attach(f->ifindex, f->prog_fd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL)) {
+		fprintf(stderr, "cannot attach to sqa\n");
+		goto fail;
+	}
+	if (xdp_steer_open("sqa", &f->st, err, sizeof(err))) {
+		fprintf(stderr, "xdp_steer_open: %s\n", err);
+		goto fail;
+	}
+	return 0;
+fail:
+	ns_leave();
+	ns_delete(f->ns);
+	f->ns[0] = 0;
+	return -1;
+}
+
+static int mq_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	if (f && f->ns[0]) {
+		xdp_steer_close(&f->st);
+		ns_leave();
+		ns_delete(f->ns);
+	}
+	return teardown(state);
 }
 
 /* A SYN (or @flags) from the peer to @dport with options @o, @data bytes of payload. */
@@ -192,12 +259,16 @@ static void expect_not_answered(struct fx *f, const struct frame *in, bool to_lu
 }
 
 /*
- * Run the SYN @o (ECN-setup if @ecn) with @agree as the worker's flags and
- * check the SYN-ACK against lunar's code.
+ * Run the SYN @o with the extra header @flags (ECE, CWR) and @agree as the
+ * worker's flags, and check the SYN-ACK against lunar's code. Only a SYN
+ * with both ECE and CWR is an ECN-setup SYN (RFC 3168 6.1.1).
  */
-static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, uint8_t agree)
+static void check_answer_flags(struct fx *f, const struct tcp_options *o, uint8_t ecnflags,
+			       uint8_t agree)
 {
-	uint8_t flags = RTE_TCP_SYN_FLAG | (ecn ? RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG : 0);
+	uint8_t flags = RTE_TCP_SYN_FLAG | ecnflags;
+	bool ecn = (ecnflags & (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG)) ==
+		   (RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG);
 	struct tcp_4tuple t = {
 	    .laddr = LUNAR_IP, .raddr = PEER_IP, .lport = LISTEN_PORT, .rport = PEER_PORT};
 	struct frame in, out;
@@ -228,7 +299,7 @@ static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, ui
 	assert_int_equal(ir.src, LUNAR_IP);
 	assert_int_equal(ir.dst, PEER_IP);
 	assert_int_equal(ir.proto, IPPROTO_TCP);
-	assert_int_equal(ir.ttl, 64);
+	assert_int_equal(ir.ttl, f->cfg.ttl);
 	assert_int_equal(ir.tos, 0); /* a SYN-ACK is not ECT (RFC 3168 6.1.1) */
 	assert_true(ir.df);
 	assert_int_equal(ir.payload_len, 40);
@@ -274,6 +345,12 @@ static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, ui
 		assert_int_equal(back.wscale, o->wscale > 14 ? 14 : o->wscale);
 	assert_int_equal(back.sack_permitted, o->sack_permitted);
 	assert_int_equal(back.ecn_setup, ecn);
+}
+
+/* check_answer_flags() for a plain SYN, or an ECN-setup one if @ecn. */
+static void check_answer(struct fx *f, const struct tcp_options *o, bool ecn, uint8_t agree)
+{
+	check_answer_flags(f, o, ecn ? RTE_TCP_ECE_FLAG | RTE_TCP_CWR_FLAG : 0, agree);
 }
 
 static void t_answers_like_lunar(void **state)
@@ -411,12 +488,181 @@ static void t_not_answered(void **state)
 	}
 }
 
+/*
+ * Inputs a hostile or odd peer sends that still make a well-formed SYN:
+ * a window scale above 14 is answered as 14 (RFC 7323 2.3: "MUST use 14"),
+ * and ECE or CWR alone is not an ECN-setup SYN (RFC 3168 6.1.1: only both
+ * together ask for ECN), so the SYN-ACK carries no ECE and the cookie
+ * recalls no ECN.
+ */
+static void t_answers_hostile_syn(void **state)
+{
+	struct fx *f = *state;
+	const uint8_t all =
+	    LUNAR_COOKIE_WS | LUNAR_COOKIE_SACK | LUNAR_COOKIE_TS | LUNAR_COOKIE_ECN;
+	struct tcp_options ws15 = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 15},
+			   ws255 = {
+			       .has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 255};
+
+	check_answer(f, &ws15, false, all);
+	check_answer(f, &ws255, false, all);
+	check_answer_flags(f, &ws15, RTE_TCP_ECE_FLAG, all);
+	check_answer_flags(f, &ws15, RTE_TCP_CWR_FLAG, all);
+}
+
+/* Recompute the IPv4 header checksum of @fr after an edit. */
+static void fix_ip_csum(struct frame *fr)
+{
+	uint16_t c;
+
+	fr->b[14 + 10] = fr->b[14 + 11] = 0;
+	c = (uint16_t)~rte_raw_cksum(fr->b + 14, 20);
+	memcpy(fr->b + 14 + 10, &c, 2);
+}
+
+/*
+ * A SYN to the listener whose 12 option bytes are @opts (valid checksums),
+ * and lunar's own verdict on it, which must be a drop for a bad option.
+ */
+static void mk_syn_opts(struct frame *fr, const uint8_t opts[12])
+{
+	struct tcp_options o = {
+	    .has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 3, .sack_permitted = true};
+	struct tcp_repr r;
+	uint8_t *t = fr->b + 34;
+
+	mk_syn(fr, LISTEN_PORT, RTE_TCP_SYN_FLAG, &o, 0);
+	assert_int_equal(fr->len, 34 + 32);
+	memcpy(t + 20, opts, 12);
+	tcp_fill_csum(t, 32, PEER_IP, LUNAR_IP);
+	assert_int_not_equal(tcp_parse(t, 32, PEER_IP, LUNAR_IP, true, &r), LUNAR_DROP_NONE);
+}
+
+/*
+ * SYNs lunar would not accept as they are are not answered here but go on
+ * to lunar, which counts and drops them: options lunar's parser refuses
+ * (RFC 9293 3.1: a length counts kind and length, so below 2 is malformed;
+ * MSS is exactly 4 bytes, RFC 9293 3.2; SACK blocks 2 + 8n, RFC 2018 3),
+ * the first fragment of a SYN (MF set: lunar drops fragments), and a SYN
+ * with data even when the data's sum happens to leave the header's
+ * checksum unchanged.
+ */
+static void t_hostile_not_answered(void **state)
+{
+	static const struct {
+		uint8_t opts[12];
+		const char *what;
+	} bad[] = {
+	    {{254, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, "option length 0"},
+	    {{254, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, "option length 1"},
+	    {{2, 6, 0x05, 0xb4, 0, 0, 1, 1, 1, 1, 1, 1}, "MSS option of length 6"},
+	    {{2, 3, 0x05, 1, 1, 1, 1, 1, 1, 1, 1, 1}, "MSS option of length 3"},
+	    {{5, 12, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0}, "SACK option of length 12"},
+	};
+	struct fx *f = *state;
+	struct tcp_options o = {.has_mss = true, .mss = 1460, .sack_permitted = true};
+	struct frame fr;
+	size_t th;
+
+	arm(f, ktime() + 60ull * 1000000000ull);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mk_syn_opts(&fr, bad[i].opts);
+		expect_not_answered(f, &fr, true, bad[i].what);
+	}
+
+	mk_syn(&fr, LISTEN_PORT, RTE_TCP_SYN_FLAG, &o, 0);
+	fr.b[14 + 6] |= 0x20; /* MF, offset 0 */
+	fix_ip_csum(&fr);
+	expect_not_answered(f, &fr, true, "first fragment of a SYN");
+
+	/*
+	 * Two data bytes 0xfffd: their word plus the 2 they add to the
+	 * pseudo-header's length is ones' complement zero, so the checksum
+	 * over the header alone verifies too. Only the total length tells.
+	 */
+	th = tcp_hdr_len(&o);
+	mk_syn(&fr, LISTEN_PORT, RTE_TCP_SYN_FLAG, &o, 2);
+	fr.b[34 + th] = 0xff;
+	fr.b[34 + th + 1] = 0xfd;
+	tcp_fill_csum(fr.b + 34, th + 2, PEER_IP, LUNAR_IP);
+	expect_not_answered(f, &fr, true, "SYN with data summing to zero");
+}
+
+/* Run @in as if it arrived on rx queue @q of sqa; @out the frame after. */
+static uint32_t run_on_queue(struct fx *f, const struct frame *in, uint32_t q, struct frame *out)
+{
+	struct xdp_md ctx = {.data_end = (uint32_t)in->len,
+			     .ingress_ifindex = (uint32_t)f->ifindex,
+			     .rx_queue_index = q};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in->b, .data_size_in = (uint32_t)in->len,
+		    .data_out = out->b, .data_size_out = sizeof(out->b), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+	memset(out, 0, sizeof(*out));
+	assert_int_equal(bpf_prog_test_run_opts(f->prog_fd, &o), 0);
+	out->len = o.data_size_out;
+	return o.retval;
+}
+
+static struct xdp_steer_counters counters(struct fx *f, uint32_t q)
+{
+	struct xdp_steer_counters c;
+
+	assert_int_equal(xdp_steer_counters(&f->st, q, &c), 0);
+	return c;
+}
+
+/*
+ * Each worker arms the responder of its own queue (lunar_cookie is keyed
+ * by rx queue): armed on queue 2 through xdp_steer_set_cookie(), a SYN
+ * arriving on queue 2 is answered and counted in queue 2's .syncookies as
+ * the host side reads it; the same SYN on unarmed queue 0 goes on to lunar
+ * (to queue 0's worker, which answers it itself).
+ */
+static void t_armed_on_its_queue(void **state)
+{
+	struct fx *f = *state;
+	struct tcp_options o = {.has_mss = true, .mss = 1460};
+	struct xdp_steer_counters a2, a0, b2, b0, all0, all1;
+	struct frame in, out;
+	struct tcp_repr sa;
+
+	f->cfg.until_ktime = ktime() + 60ull * 1000000000ull;
+	assert_int_equal(xdp_steer_set_cookie(&f->st, 2, &f->cfg), 0);
+	mk_syn(&in, LISTEN_PORT, RTE_TCP_SYN_FLAG, &o, 0);
+
+	a2 = counters(f, 2);
+	a0 = counters(f, 0);
+	all0 = counters(f, XDP_STEER_ALL_QUEUES);
+	assert_int_equal(run_on_queue(f, &in, 2, &out), XDP_TX);
+	assert_int_equal(out.len, 74);
+	assert_int_equal(tcp_parse(out.b + 34, out.len - 34, LUNAR_IP, PEER_IP, true, &sa),
+			 LUNAR_DROP_NONE);
+	assert_int_equal(sa.flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+	assert_int_equal(sa.ack, PEER_ISN + 1);
+	b2 = counters(f, 2);
+	assert_int_equal(b2.syncookies, a2.syncookies + 1);
+	assert_int_equal(b2.to_lunar + b2.redirect_failed, a2.to_lunar + a2.redirect_failed);
+	all1 = counters(f, XDP_STEER_ALL_QUEUES);
+	assert_int_equal(all1.syncookies, all0.syncookies + 1);
+
+	assert_int_equal(run_on_queue(f, &in, 0, &out), XDP_PASS);
+	assert_int_equal(out.len, in.len);
+	assert_memory_equal(out.b, in.b, in.len);
+	b0 = counters(f, 0);
+	assert_int_equal(b0.syncookies, a0.syncookies);
+	assert_int_equal(b0.redirect_failed, a0.redirect_failed + 1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(t_answers_like_lunar, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_options_any_layout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_not_answered, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_answers_hostile_syn, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_hostile_not_answered, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_armed_on_its_queue, mq_setup, mq_teardown),
 	};
 
 	ns_require_root("ctl/xdp_syncookie");

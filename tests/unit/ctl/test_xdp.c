@@ -21,11 +21,13 @@
  * (lunar_peer_steer.bpf.o) is checked the same way through its per-queue
  * counter, and both together over the wire: frames sent on mb through the
  * peer program arrive at ma on their owner queues, and without it most
- * arrive on the wrong one and are dropped as misqueued.
+ * arrive on the wrong one and are dropped as misqueued. A third pair wa/wb
+ * has more rx queues than xsks_map has slots, for the shared last stats row.
  *
  * Usage: test_ctl_xdp <lunar_steer.bpf.o> <lunar_peer_steer.bpf.o>
  * (or LUNAR_STEER_OBJ and LUNAR_PEER_STEER_OBJ).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <net/if.h>
 #include <poll.h>
@@ -63,6 +65,8 @@
  * frames also arrive on queues no worker owns. (`ip link` takes "ma" for
  * an abbreviation of "master": the commands say "name ma" and "dev ma".) */
 #define MQ_QUEUES 8
+/* Queues of the pair wa/wb: two past the last one the program has a row for. */
+#define WIDE_QUEUES (LUNAR_STEER_MAX_QUEUES + 2)
 
 static char ns[64];
 static const char *obj_path, *peer_obj_path;
@@ -233,6 +237,15 @@ static int group_setup(void **state)
 		  ns, ns, ns, ns, ns, ns, ns, ns, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES, MQ_QUEUES, ns,
 		  ns, ns, ns)) {
 		fprintf(stderr, "cannot create namespace %s with veths xa/xb, ma/mb\n", ns);
+		ns_delete(ns);
+		return -1;
+	}
+	/* wa/wb: more rx queues than the map has slots (LUNAR_STEER_MAX_QUEUES). */
+	if (ns_sh("ip -n %s link add name wa numtxqueues %d numrxqueues %d type veth "
+		  "peer name wb numtxqueues %d numrxqueues %d && "
+		  "ip -n %s link set dev wa up && ip -n %s link set dev wb up",
+		  ns, WIDE_QUEUES, WIDE_QUEUES, WIDE_QUEUES, WIDE_QUEUES, ns, ns)) {
+		fprintf(stderr, "cannot create veth wa/wb with %d queues in %s\n", WIDE_QUEUES, ns);
 		ns_delete(ns);
 		return -1;
 	}
@@ -586,25 +599,59 @@ static void t_classify_defaults(void **state)
 	p = eth(&fr, mac_a, ETH_IP4);
 	tcp_hdr(ip4(&fr, p, 5, IPPROTO_TCP, 1, 20), 61440);
 	expect(f, &fr, KERNEL, "last fragment");
+	/* The offset is 13 bits of 8-byte units (RFC 791): 256 and above too. */
+	p = eth(&fr, mac_a, ETH_IP4);
+	tcp_hdr(ip4(&fr, p, 5, IPPROTO_TCP, 256, 20), 61440);
+	expect(f, &fr, KERNEL, "last fragment at offset 256");
+	p = eth(&fr, mac_a, ETH_IP4);
+	tcp_hdr(ip4(&fr, p, 5, IPPROTO_TCP, 0x2000 | 0x1f00, 20), 61440);
+	expect(f, &fr, KERNEL, "middle fragment at offset 0x1f00");
+
+	/* An IPv4 TCP segment behind another ethertype is not IPv4. */
+	p = eth(&fr, mac_a, 0x88b5);
+	tcp_hdr(ip4(&fr, p, 5, IPPROTO_TCP, 0, 20), 61440);
+	expect(f, &fr, KERNEL, "IPv4 TCP to 61440 behind ethertype 0x88b5");
+	p = eth(&fr, mac_a, ETH_IP6);
+	tcp_hdr(ip4(&fr, p, 5, IPPROTO_TCP, 0, 20), 61440);
+	expect(f, &fr, KERNEL, "IPv4 TCP to 61440 behind the IPv6 ethertype");
 }
 
 /*
- * An ICMP error of @type quoting a TCP segment @qsport -> 80 whose IPv4
- * header has @qihl words, @ql4 bytes of its TCP header quoted, the
- * quoted protocol @qproto.
+ * An ICMP error of @type in an IPv4 header of @oihl words, quoting a TCP
+ * segment @qsport -> @qdport whose IPv4 header has @qihl words, @ql4 bytes
+ * of its TCP header quoted, the quoted protocol @qproto.
  */
-static void mk_icmp_error(struct frame *f, uint8_t type, unsigned qihl, uint8_t qproto,
-			  uint16_t qsport, size_t ql4)
+static void mk_icmp_error_full(struct frame *f, unsigned oihl, uint8_t type, unsigned qihl,
+			       uint8_t qproto, uint16_t qsport, uint16_t qdport, size_t ql4)
 {
 	uint8_t *p = eth(f, mac_a, ETH_IP4);
-	uint8_t *icmp = ip4(f, p, 5, IPPROTO_ICMP, 0, 8);
+	uint8_t *icmp = ip4(f, p, oihl, IPPROTO_ICMP, 0, 8);
 	uint8_t *q;
 
 	icmp[0] = type;
 	q = ip4(f, icmp + 8, qihl, qproto, 0x4000, ql4);
 	put16(q, qsport);
-	put16(q + 2, 80);
+	put16(q + 2, qdport);
 	put16(p + 2, (uint16_t)(f->len - 14));
+}
+
+/* An ICMP error of @type quoting a TCP segment @qsport -> 80 (see above). */
+static void mk_icmp_error(struct frame *f, uint8_t type, unsigned qihl, uint8_t qproto,
+			  uint16_t qsport, size_t ql4)
+{
+	mk_icmp_error_full(f, 5, type, qihl, qproto, qsport, 80, ql4);
+}
+
+/*
+ * Remove the 4 bytes at @off of @f and make the IPv4 header at @ip (which
+ * contains @off) 4 words long: what follows then starts where an IHL of 4
+ * says it does, so only the IHL check keeps a reader from taking it.
+ */
+static void ihl4_at(struct frame *f, size_t ip, size_t off)
+{
+	memmove(f->b + off, f->b + off + 4, f->len - off - 4);
+	f->len -= 4;
+	f->b[ip] = (uint8_t)((f->b[ip] & 0xf0) | 4);
 }
 
 /*
@@ -644,6 +691,77 @@ static void t_classify_icmp_errors(void **state)
 	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
 	fr.b[14 + 20 + 8] = 0x44;
 	expect(f, &fr, KERNEL, "quoted IHL 4");
+
+	/* IPv4 options in the error's own header: the ICMP header follows them. */
+	mk_icmp_error_full(&fr, 6, 3, 5, IPPROTO_TCP, 61440, 80, 8);
+	expect(f, &fr, LUNAR, "error with IPv4 options quoting TCP from 61440");
+	mk_icmp_error_full(&fr, 15, 11, 5, IPPROTO_TCP, 61440, 80, 8);
+	expect(f, &fr, LUNAR, "error with IHL 15 quoting TCP from 61440");
+}
+
+/*
+ * ICMP errors quoting a lunar port that are still the kernel's, because
+ * the error or its quote is not what RFC 792 describes: the outer frame not
+ * IPv4 (ethertype, version, IHL below 5, RFC 791), the error itself a
+ * fragment (the kernel reassembles it), a quoted header that is not IPv4
+ * or has IHL below 5, and the quote of a non-first fragment (its first 8
+ * bytes are data, not ports). Each frame would be lunar's if the check in
+ * question were missing.
+ */
+static void t_icmp_errors_kernel(void **state)
+{
+	struct fx *f = *state;
+	struct frame fr;
+
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	expect(f, &fr, LUNAR, "the well-formed error");
+
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 12, 0x88b5); /* IEEE local experimental */
+	expect(f, &fr, KERNEL, "IPv4-looking error behind ethertype 0x88b5");
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 12, ETH_ARP);
+	expect(f, &fr, KERNEL, "IPv4-looking error behind the ARP ethertype");
+
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	fr.b[14] = 0x65;
+	expect(f, &fr, KERNEL, "error with outer version 6");
+
+	/* The ICMP header where an IHL of 4 puts it, over the destination address. */
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	ihl4_at(&fr, 14, 14 + 16);
+	put16(fr.b + 14 + 2, (uint16_t)(fr.len - 14));
+	expect(f, &fr, KERNEL, "error with outer IHL 4");
+
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 14 + 6, 0x2000);
+	expect(f, &fr, KERNEL, "first fragment of an error (MF)");
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 14 + 6, 0x2000 | 300);
+	expect(f, &fr, KERNEL, "middle fragment of an error");
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 14 + 6, 1);
+	expect(f, &fr, KERNEL, "last fragment of an error");
+
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	fr.b[14 + 28] = 0x65;
+	expect(f, &fr, KERNEL, "quoted version 6");
+
+	/* The quoted ports where a quoted IHL of 4 puts them. */
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	ihl4_at(&fr, 14 + 28, 14 + 28 + 16);
+	put16(fr.b + 14 + 2, (uint16_t)(fr.len - 14));
+	expect(f, &fr, KERNEL, "quoted IHL 4, ports after 16 bytes");
+
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 14 + 28 + 6, 185);
+	expect(f, &fr, KERNEL, "quote of a last fragment");
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 14 + 28 + 6, 0x2000 | 0x1000);
+	expect(f, &fr, KERNEL, "quote of a middle fragment, offset above 255");
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8);
+	put16(fr.b + 14 + 28 + 6, 0x2000);
+	expect(f, &fr, LUNAR, "quote of a first fragment");
 	/* A listening port marked in lunar_ports is lunar's too. */
 	assert_int_equal(xdp_steer_add_port(&f->st, 8080), 0);
 	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 8080, 8);
@@ -681,6 +799,11 @@ static void t_malformed(void **state)
 	mk_tcp(&fr, 61440);
 	fr.b[14] = 0x44;
 	expect(f, &fr, KERNEL, "IHL 4");
+	/* IHL 4 with a TCP header to 61440 right where it says (RFC 791: at least 5). */
+	mk_tcp(&fr, 61440);
+	ihl4_at(&fr, 14, 14 + 16);
+	put16(fr.b + 14 + 2, (uint16_t)(fr.len - 14));
+	expect(f, &fr, KERNEL, "IHL 4, TCP header after 16 bytes");
 
 	/* Version 6 in an IPv4 ethertype. */
 	mk_tcp(&fr, 61440);
@@ -1315,6 +1438,361 @@ static void t_cookie_entry(void **state)
 	assert_int_equal(xdp_steer_set_cookie(&closed, 0, &c), -EINVAL);
 }
 
+/* ---- more host side and plan ------------------------------------------- */
+
+static int wide_setup(void **state)
+{
+	return setup_on(state, "wa") ? 0 : -1;
+}
+
+/*
+ * Queues past the map (64 and up) share the last stats row (steer_abi.h):
+ * their frames are counted there, not in queue 0's row, and the sum over
+ * all queues includes that row. No AF_XDP socket can serve them, so a
+ * lunar segment there is a failed redirect.
+ */
+static void t_queues_past_the_map(void **state)
+{
+	struct fx *f = *state;
+	struct xdp_steer_counters a0, b0, a64, b64, aall, ball;
+	struct frame fr;
+
+	queue_counters(f, 0, &a0);
+	queue_counters(f, LUNAR_STEER_MAX_QUEUES, &a64);
+	queue_counters(f, XDP_STEER_ALL_QUEUES, &aall);
+	mk_tcp(&fr, 61440);
+	assert_int_equal(run_on_queue(f, &fr, LUNAR_STEER_MAX_QUEUES), XDP_PASS);
+	assert_int_equal(run_on_queue(f, &fr, LUNAR_STEER_MAX_QUEUES + 1), XDP_PASS);
+	mk_tcp(&fr, 22);
+	assert_int_equal(run_on_queue(f, &fr, LUNAR_STEER_MAX_QUEUES + 1), XDP_PASS);
+	queue_counters(f, 0, &b0);
+	queue_counters(f, LUNAR_STEER_MAX_QUEUES, &b64);
+	queue_counters(f, XDP_STEER_ALL_QUEUES, &ball);
+	assert_memory_equal(&a0, &b0, sizeof(a0));
+	assert_int_equal(b64.redirect_failed - a64.redirect_failed, 2);
+	assert_int_equal(b64.to_kernel - a64.to_kernel, 1);
+	assert_int_equal(ball.redirect_failed - aall.redirect_failed, 2);
+	assert_int_equal(ball.to_kernel - aall.to_kernel, 1);
+	assert_int_equal(ball.to_lunar, aall.to_lunar);
+}
+
+/* Open file descriptors of this process. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * A handle keeps only the four maps it uses: opening and closing it leaves
+ * no descriptor behind (the program's other maps, xsks_map and the
+ * object's data sections, are closed at once), so a long-lived lunar
+ * reopening it does not run out of descriptors.
+ */
+static void t_open_close_no_fd_leak(void **state)
+{
+	struct fx *f = *state;
+	struct xdp_steer st;
+	char err[256];
+	int before = count_fds();
+
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(xdp_steer_open("xa", &st, err, sizeof(err)), 0);
+		xdp_steer_close(&st);
+	}
+	assert_int_equal(count_fds(), before);
+	(void)f;
+}
+
+enum { M_CFG, M_PORTS, M_STATS, M_COOKIE, M_OTHER, M_N };
+
+/*
+ * An XDP program using maps named as lunar_steer's, with map @wrong (or
+ * none: M_N) of type @wrong_type instead; attached to xa. Returns its fd.
+ */
+static int attach_lookalike(int wrong, uint32_t wrong_type, int map_fds[M_N])
+{
+	static const struct {
+		const char *name;
+		uint32_t type, value, entries;
+	} maps[M_N] = {
+	    {LUNAR_STEER_CFG_MAP, BPF_MAP_TYPE_ARRAY, sizeof(struct lunar_steer_cfg), 1},
+	    {LUNAR_STEER_PORTS_MAP, BPF_MAP_TYPE_ARRAY, sizeof(__u32), LUNAR_STEER_NPORTS},
+	    {LUNAR_STEER_STATS_MAP, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u64),
+	     LUNAR_STEER_STAT_ROWS * LUNAR_STEER_NSTATS},
+	    {LUNAR_STEER_COOKIE_MAP, BPF_MAP_TYPE_ARRAY, sizeof(struct lunar_cookie_cfg),
+	     LUNAR_STEER_MAX_QUEUES},
+	    {"other", BPF_MAP_TYPE_ARRAY, sizeof(__u32), 1},
+	};
+	struct bpf_insn insns[2 * M_N + 2];
+	int fd;
+
+	memset(insns, 0, sizeof(insns));
+	for (int i = 0; i < M_N; i++) {
+		map_fds[i] = bpf_map_create(i == wrong ? wrong_type : maps[i].type, maps[i].name, 4,
+					    maps[i].value, maps[i].entries, NULL);
+		assert_true(map_fds[i] >= 0);
+		/* r1 = the map: the program uses it, so it is among the program's maps. */
+		insns[2 * i] = (struct bpf_insn){.code = BPF_LD | BPF_DW | BPF_IMM,
+						 .dst_reg = BPF_REG_1,
+						 .src_reg = BPF_PSEUDO_MAP_FD,
+						 .imm = map_fds[i]};
+	}
+	insns[2 * M_N] = (struct bpf_insn){
+	    .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS};
+	insns[2 * M_N + 1] = (struct bpf_insn){.code = BPF_JMP | BPF_EXIT};
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "lookalike", "GPL", insns, ARRAY_SIZE(insns), NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(
+	    bpf_xdp_attach((int)if_nametoindex("xa"), fd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL), 0);
+	return fd;
+}
+
+/*
+ * Map discovery checks each map's type, not only its name and sizes: a
+ * lunar_stats that is a plain array (no per-CPU slots: the counters would
+ * be read as one CPU's), a per-CPU lunar_cfg (the program would read
+ * another CPU's config) or a hash lunar_cookie is another program's layout,
+ * refused with -EPROTO. The same maps with the right types are accepted,
+ * and neither way leaks a descriptor.
+ */
+static void t_map_of_another_type(void **state)
+{
+	static const struct {
+		int map;
+		uint32_t type;
+	} wrong[] = {
+	    {M_N, 0},
+	    {M_STATS, BPF_MAP_TYPE_ARRAY},
+	    {M_CFG, BPF_MAP_TYPE_PERCPU_ARRAY},
+	    {M_COOKIE, BPF_MAP_TYPE_HASH},
+	};
+	int before = count_fds();
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(wrong); i++) {
+		struct xdp_steer st;
+		char err[512] = "";
+		int map_fds[M_N], prog, ret;
+
+		prog = attach_lookalike(wrong[i].map, wrong[i].type, map_fds);
+		ret = xdp_steer_open("xa", &st, err, sizeof(err));
+		if (wrong[i].map == M_N) {
+			assert_int_equal(ret, 0);
+			xdp_steer_close(&st);
+		} else {
+			if (ret != -EPROTO)
+				fail_msg("map %d of type %u: open returned %d (%s)", wrong[i].map,
+					 wrong[i].type, ret, err);
+			assert_non_null(strstr(err, "another layout"));
+		}
+		assert_int_equal(xdp_detach("xa"), 0);
+		close(prog);
+		for (int m = 0; m < M_N; m++)
+			close(map_fds[m]);
+	}
+	assert_int_equal(count_fds(), before);
+}
+
+/*
+ * xdp_detach_lunar() (lunar's cleanup on exit) removes lunar_steer only:
+ * another program on the interface is not lunar's to remove (-EPERM, still
+ * attached); no program is nothing to do.
+ */
+static void t_detach_lunar_only(void **state)
+{
+	const struct bpf_insn insns[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	int ifindex = (int)if_nametoindex("xa"), fd;
+	uint32_t id = 0, after = 0;
+	struct fx f = {0};
+
+	(void)state;
+	assert_int_equal(xdp_detach_lunar("xa"), 0);
+	assert_int_equal(xdp_detach_lunar("nosuch0"), -ENODEV);
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "foreign", "GPL", insns, 2, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_xdp_attach(ifindex, fd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL), 0);
+	assert_int_equal(bpf_xdp_query_id(ifindex, 0, &id), 0);
+	assert_int_equal(xdp_detach_lunar("xa"), -EPERM);
+	assert_int_equal(bpf_xdp_query_id(ifindex, 0, &after), 0);
+	assert_int_equal(after, id);
+	assert_int_equal(xdp_detach("xa"), 0);
+	close(fd);
+
+	assert_int_equal(load_attach(&f, XDP_FLAGS_DRV_MODE), 0);
+	assert_int_equal(xdp_detach_lunar("xa"), 0);
+	assert_int_equal(bpf_xdp_query_id(ifindex, 0, &after), 0);
+	assert_int_equal(after, 0);
+	bpf_object__close(f.obj);
+}
+
+/* A frame's verdict on queue @q of ma and which of @q's counters it moved. */
+static void expect_on_queue(struct fx *f, const struct frame *fr, uint32_t q, uint32_t want_ret,
+			    enum lunar_steer_stat want_stat, const char *what)
+{
+	struct xdp_steer_counters a, b;
+	uint64_t d[LUNAR_STEER_NSTATS];
+	uint32_t got;
+
+	queue_counters(f, q, &a);
+	got = run_on_queue(f, fr, q);
+	queue_counters(f, q, &b);
+	d[LUNAR_STEER_TO_LUNAR] = b.to_lunar - a.to_lunar;
+	d[LUNAR_STEER_TO_KERNEL] = b.to_kernel - a.to_kernel;
+	d[LUNAR_STEER_REDIRECT_FAILED] = b.redirect_failed - a.redirect_failed;
+	d[LUNAR_STEER_MISQUEUED] = b.misqueued - a.misqueued;
+	d[LUNAR_STEER_SYNCOOKIE] = b.syncookies - a.syncookies;
+	if (got != want_ret)
+		fail_msg("%s on queue %u: retval %u, want %u", what, q, got, want_ret);
+	for (int s = 0; s < LUNAR_STEER_NSTATS; s++)
+		if (d[s] != (s == (int)want_stat))
+			fail_msg("%s on queue %u: counter %d moved by %lu, want counter %d", what,
+				 q, s, (unsigned long)d[s], want_stat);
+}
+
+/*
+ * The address and the plan are two parts of one config, each kept when the
+ * other is set, and a second handle (another lunar process, lunar_ctl)
+ * reads both: with a 4-worker plan and lunar's address, a segment on
+ * another worker's queue is dropped as misqueued after the address is set,
+ * and a segment to another address stays the kernel's after the plan is
+ * replaced.
+ */
+static void t_addr_and_plan_kept(void **state)
+{
+	struct fx *f = *state;
+	struct flow_plan p4, p2;
+	struct xdp_steer st2;
+	struct frame fr;
+	char err[256];
+
+	assert_int_equal(flow_plan_init(&p4, 4, 61440, 65535, err, sizeof(err)), 0);
+	assert_int_equal(flow_plan_init(&p2, 2, 61440, 65535, err, sizeof(err)), 0);
+	mk_tcp2(&fr, 40000, 61440); /* to 10.0.0.1, first sub-range: queue 0 */
+
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p4, FLOW_LISTEN_LOW_BITS), 0);
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0x0a000001), 0);
+	assert_int_equal(f->st.n_queues, 4);
+	expect_on_queue(f, &fr, 1, XDP_DROP, LUNAR_STEER_MISQUEUED, "plan kept by the address");
+	expect_on_queue(f, &fr, 0, XDP_PASS, LUNAR_STEER_REDIRECT_FAILED, "lunar's address");
+
+	assert_int_equal(xdp_steer_open("ma", &st2, err, sizeof(err)), 0);
+	assert_int_equal(st2.ip, 0x0a000001);
+	assert_int_equal(st2.n_queues, 4);
+	/* The second handle's range keeps the address and plan it read. */
+	assert_int_equal(xdp_steer_set_range(&st2, 61440, 65535), 0);
+	xdp_steer_close(&st2);
+	expect_on_queue(f, &fr, 1, XDP_DROP, LUNAR_STEER_MISQUEUED, "after another handle");
+	expect_on_queue(f, &fr, 0, XDP_PASS, LUNAR_STEER_REDIRECT_FAILED, "after another handle");
+
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0x0a000009), 0);
+	expect_on_queue(f, &fr, 0, XDP_PASS, LUNAR_STEER_TO_KERNEL, "another address");
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p2, FLOW_LISTEN_RSS), 0);
+	assert_int_equal(f->st.ip, 0x0a000009);
+	expect_on_queue(f, &fr, 0, XDP_PASS, LUNAR_STEER_TO_KERNEL, "address kept by the plan");
+	expect_on_queue(f, &fr, 1, XDP_PASS, LUNAR_STEER_TO_KERNEL, "address kept by the plan");
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0x0a000001), 0);
+	expect_on_queue(f, &fr, 1, XDP_DROP, LUNAR_STEER_MISQUEUED, "the 2-worker plan kept");
+}
+
+/*
+ * With several workers an ICMP error about a lunar connection belongs to
+ * the worker owning the connection, found from the quoted segment as from
+ * a segment of it arriving here: the quoted source port is the local end
+ * (destination of the flow), the quoted destination port the peer's
+ * (source of the flow). On the owner's queue it goes to lunar; on any
+ * other it goes to the kernel (PASS, not a misqueued drop: no socket could
+ * take it there, and nobody answers an ICMP error, RFC 1122 3.2.2).
+ */
+static void t_plan_icmp_errors(void **state)
+{
+	struct fx *f = *state;
+	struct flow_plan p;
+	struct frame fr;
+	char err[200];
+	static const struct {
+		uint16_t qsport, qdport;
+	} quotes[] = {
+	    {LISTEN_PORT, 40001}, /* listening port: the peer's port % 4 = 1 */
+	    {LISTEN_PORT, 40002},
+	    {63488, 80}, /* reserved range: sub-range 2 */
+	    {65535, 80},
+	};
+
+	assert_int_equal(flow_plan_init(&p, 4, 61440, 65535, err, sizeof(err)), 0);
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_LOW_BITS), 0);
+	assert_int_equal(xdp_steer_add_port(&f->st, LISTEN_PORT), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(quotes); i++) {
+		unsigned owner = flow_plan_queue_of(&p, quotes[i].qdport, quotes[i].qsport);
+		char what[96];
+
+		mk_icmp_error_full(&fr, 5, 3, 5, IPPROTO_TCP, quotes[i].qsport, quotes[i].qdport,
+				   8);
+		snprintf(what, sizeof(what), "error quoting %u -> %u (owner %u)", quotes[i].qsport,
+			 quotes[i].qdport, owner);
+		for (unsigned q = 0; q < MQ_QUEUES; q++)
+			expect_on_queue(
+			    f, &fr, q, XDP_PASS,
+			    q == owner ? LUNAR_STEER_REDIRECT_FAILED : LUNAR_STEER_TO_KERNEL, what);
+	}
+	/* RSS mode: a listening port's connection is the arrival queue's. */
+	assert_int_equal(xdp_steer_set_plan(&f->st, &p, FLOW_LISTEN_RSS), 0);
+	mk_icmp_error_full(&fr, 5, 3, 5, IPPROTO_TCP, LISTEN_PORT, 40001, 8);
+	for (unsigned q = 0; q < MQ_QUEUES; q++)
+		expect_on_queue(f, &fr, q, XDP_PASS, LUNAR_STEER_REDIRECT_FAILED,
+				"error quoting the listener, RSS");
+}
+
+/*
+ * Each rx queue's lunar segments go into that queue's own AF_XDP socket
+ * (xsks_map[rx queue], as DPDK fills it): with a socket bound to ma's
+ * queue 3 only, a segment arriving on queue 3 is redirected, one on queue
+ * 0 finds no socket and falls back to the kernel.
+ */
+static void t_xsk_on_queue_3(void **state)
+{
+	struct fx *f = *state;
+	struct xsk_ring_prod fq, tx;
+	struct xsk_ring_cons cq, rx;
+	struct xsk_socket_config cfg = {
+	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	    .bind_flags = XDP_COPY,
+	};
+	uint32_t key = 3;
+	struct frame fr;
+	int map_fd, xfd, ret;
+
+	f->area_len = XSK_NFRAMES * XSK_FSIZE;
+	f->area =
+	    mmap(NULL, f->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(f->area != MAP_FAILED);
+	ret = xsk_umem__create(&f->umem, f->area, f->area_len, &fq, &cq, NULL);
+	if (ret)
+		fail_msg("xsk_umem__create: %s", strerror(-ret));
+	ret = xsk_socket__create(&f->xsk, "ma", key, f->umem, &rx, &tx, &cfg);
+	if (ret)
+		fail_msg("xsk_socket__create on ma queue 3: %s", strerror(-ret));
+	map_fd = bpf_object__find_map_fd_by_name(f->obj, LUNAR_STEER_XSKS_MAP);
+	assert_true(map_fd >= 0);
+	xfd = xsk_socket__fd(f->xsk);
+	assert_int_equal(bpf_map_update_elem(map_fd, &key, &xfd, BPF_ANY), 0);
+
+	mk_tcp(&fr, 61440);
+	expect_on_queue(f, &fr, 3, XDP_REDIRECT, LUNAR_STEER_TO_LUNAR, "lunar segment");
+	expect_on_queue(f, &fr, 0, XDP_PASS, LUNAR_STEER_REDIRECT_FAILED, "lunar segment");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1326,12 +1804,20 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(t_busy_native, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_classify_defaults, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_classify_icmp_errors, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_icmp_errors_kernel, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_other_address_to_kernel, attach_setup,
 					    attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_cookie_entry, attach_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_open_close_no_fd_leak, attach_setup, attach_teardown),
+	    cmocka_unit_test(t_map_of_another_type),
+	    cmocka_unit_test(t_detach_lunar_only),
+	    cmocka_unit_test_setup_teardown(t_queues_past_the_map, wide_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_addr_and_plan_kept, mq_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_plan_icmp_errors, mq_setup, attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_xsk_on_queue_3, mq_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_plan_single_queue, mq_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_plan_matches_flow_plan, mq_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_plan_host_side, mq_setup, attach_teardown),

@@ -65,11 +65,13 @@ static __always_inline void count(__u32 q, __u32 stat)
  * An untagged IPv4 ICMP error (types 3, 11, 12; RFC 792) that quotes a TCP
  * segment: 1 and the ports as a segment of that connection arriving here
  * would carry them (@sport the quoted destination, the peer; @dport the
- * quoted source, the local end), else 0. RFC 792 guarantees the quoted
+ * quoted source, the local end) and the error's destination @daddr (host
+ * order), else 0. RFC 792 guarantees the quoted
  * IPv4 header and 8 bytes after it, which hold the ports. A fragment of
  * an error, or a quote of a non-first fragment, is the kernel's.
  */
-static __always_inline int parse_tcp_error(void *data, void *data_end, __u16 *sport, __u16 *dport)
+static __always_inline int parse_tcp_error(void *data, void *data_end, __u16 *sport, __u16 *dport,
+					   __u32 *daddr)
 {
 	struct ethhdr *eth = data;
 	struct iphdr *ip, *qip;
@@ -100,6 +102,7 @@ static __always_inline int parse_tcp_error(void *data, void *data_end, __u16 *sp
 		return 0;
 	*dport = (__u16)(qtcp[0] << 8 | qtcp[1]);
 	*sport = (__u16)(qtcp[2] << 8 | qtcp[3]);
+	*daddr = bpf_ntohl(ip->daddr);
 	return 1;
 }
 
@@ -121,9 +124,11 @@ int lunar_steer(struct xdp_md *ctx)
 		 * AF_XDP socket takes another queue's frame (below); elsewhere the
 		 * kernel gets it, which is harmless: it has no such connection,
 		 * and nobody answers an ICMP error (RFC 1122 3.2.2). Lunar loses
-		 * only the hint.
+		 * only the hint. An error to another address is about another
+		 * host's connection (a container's), as for segments below.
 		 */
-		if (!parse_tcp_error(data, data_end, &sport, &dport) || !lunar_port(&cfg, dport) ||
+		if (!parse_tcp_error(data, data_end, &sport, &dport, &daddr) ||
+		    !lunar_port(&cfg, dport) || (cfg.ip && daddr != cfg.ip) ||
 		    lunar_plan_owner(&cfg, sport, dport, q) != q) {
 			count(q, LUNAR_STEER_TO_KERNEL);
 			return XDP_PASS;

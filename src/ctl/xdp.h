@@ -123,7 +123,8 @@ int xdp_steer_set_range(struct xdp_steer *st, uint16_t lo, uint16_t hi);
  *
  * A segment to a lunar port but another address (a container's on a
  * macvlan or bridge port of the interface, a secondary kernel address)
- * goes to the kernel. The range and plan are kept.
+ * goes to the kernel, and so does an ICMP error to another address
+ * quoting such a segment. The range and plan are kept.
  *
  * Return: 0 or a negative errno from the map update.
  */

@@ -847,6 +847,30 @@ static void t_other_address_to_kernel(void **state)
 	    xdp_steer_set_range(&f->st, LUNAR_STEER_DEFAULT_LO, LUNAR_STEER_DEFAULT_HI), 0);
 }
 
+/*
+ * The same holds for ICMP errors: one sent to another address (a
+ * container sharing the interface, with a server on a port lunar also
+ * listens on) is about that host's connection, and its kernel needs it
+ * (RFC 1191 path MTU discovery, RFC 5927); lunar must not take it.
+ */
+static void t_other_address_icmp_to_kernel(void **state)
+{
+	struct fx *f = *state;
+	struct frame fr;
+
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 61440, 8); /* to 10.0.0.1 */
+	expect(f, &fr, LUNAR, "error, address 0: any");
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0x0a000001), 0);
+	expect(f, &fr, LUNAR, "error to lunar's address");
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0x0a000009), 0);
+	expect(f, &fr, KERNEL, "error to another address");
+	assert_int_equal(xdp_steer_add_port(&f->st, 8080), 0);
+	mk_icmp_error(&fr, 3, 5, IPPROTO_TCP, 8080, 8);
+	expect(f, &fr, KERNEL, "error to another address, a port lunar listens on");
+	assert_int_equal(xdp_steer_set_addr(&f->st, 0), 0);
+	expect(f, &fr, LUNAR, "error quoting the listener, address 0: any");
+}
+
 static void t_ports_and_range(void **state)
 {
 	struct fx *f = *state;
@@ -1808,6 +1832,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(t_malformed, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_ports_and_range, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_other_address_to_kernel, attach_setup,
+					    attach_teardown),
+	    cmocka_unit_test_setup_teardown(t_other_address_icmp_to_kernel, attach_setup,
 					    attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_xsk_redirect, attach_setup, attach_teardown),
 	    cmocka_unit_test_setup_teardown(t_cookie_entry, attach_setup, attach_teardown),

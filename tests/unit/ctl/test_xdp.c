@@ -943,6 +943,44 @@ static size_t xsk_recv(struct fx *f, struct xsk_ring_cons *rx, struct xsk_ring_p
 	return 0;
 }
 
+/*
+ * An AF_XDP socket in copy mode on @ifname's rx queue @queue, its fill
+ * ring stocked with every frame of the fixture's area, and put in
+ * xsks_map at @queue, as DPDK's af_xdp PMD does; attach_teardown() frees
+ * it.
+ */
+static void xsk_bind(struct fx *f, const char *ifname, uint32_t queue, struct xsk_ring_prod *fq,
+		     struct xsk_ring_cons *cq, struct xsk_ring_cons *rx, struct xsk_ring_prod *tx)
+{
+	struct xsk_socket_config cfg = {
+	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	    .bind_flags = XDP_COPY,
+	};
+	uint32_t idx = 0;
+	int map_fd, xfd, ret;
+
+	f->area_len = XSK_NFRAMES * XSK_FSIZE;
+	f->area =
+	    mmap(NULL, f->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(f->area != MAP_FAILED);
+	ret = xsk_umem__create(&f->umem, f->area, f->area_len, fq, cq, NULL);
+	if (ret)
+		fail_msg("xsk_umem__create: %s", strerror(-ret));
+	ret = xsk_socket__create(&f->xsk, ifname, queue, f->umem, rx, tx, &cfg);
+	if (ret)
+		fail_msg("xsk_socket__create on %s queue %u: %s", ifname, queue, strerror(-ret));
+	assert_int_equal(xsk_ring_prod__reserve(fq, XSK_NFRAMES, &idx), XSK_NFRAMES);
+	for (uint32_t i = 0; i < XSK_NFRAMES; i++)
+		*xsk_ring_prod__fill_addr(fq, idx + i) = (uint64_t)i * XSK_FSIZE;
+	xsk_ring_prod__submit(fq, XSK_NFRAMES);
+	map_fd = bpf_object__find_map_fd_by_name(f->obj, LUNAR_STEER_XSKS_MAP);
+	assert_true(map_fd >= 0);
+	xfd = xsk_socket__fd(f->xsk);
+	assert_int_equal(bpf_map_update_elem(map_fd, &queue, &xfd, BPF_ANY), 0);
+}
+
 /* Send @fr from @ifname (AF_PACKET: through its egress tc hook and queue choice). */
 static void send_on(const char *ifname, const struct frame *fr)
 {
@@ -970,38 +1008,13 @@ static void t_xsk_redirect(void **state)
 	struct fx *f = *state;
 	struct xsk_ring_prod fq, tx;
 	struct xsk_ring_cons cq, rx;
-	struct xsk_socket_config cfg = {
-	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
-	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
-	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-	    .bind_flags = XDP_COPY,
-	};
 	struct xdp_md ctx = {.ingress_ifindex = (uint32_t)f->ifindex};
 	struct frame fr;
 	uint8_t got[256];
 	uint64_t a[3], b[3];
-	uint32_t idx = 0, key = 0;
-	int map_fd, xfd, ret;
 	size_t n;
 
-	f->area_len = XSK_NFRAMES * XSK_FSIZE;
-	f->area =
-	    mmap(NULL, f->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(f->area != MAP_FAILED);
-	ret = xsk_umem__create(&f->umem, f->area, f->area_len, &fq, &cq, NULL);
-	if (ret)
-		fail_msg("xsk_umem__create: %s", strerror(-ret));
-	ret = xsk_socket__create(&f->xsk, "xa", 0, f->umem, &rx, &tx, &cfg);
-	if (ret)
-		fail_msg("xsk_socket__create on xa: %s", strerror(-ret));
-	assert_int_equal(xsk_ring_prod__reserve(&fq, XSK_NFRAMES, &idx), XSK_NFRAMES);
-	for (uint32_t i = 0; i < XSK_NFRAMES; i++)
-		*xsk_ring_prod__fill_addr(&fq, idx + i) = (uint64_t)i * XSK_FSIZE;
-	xsk_ring_prod__submit(&fq, XSK_NFRAMES);
-	map_fd = bpf_object__find_map_fd_by_name(f->obj, LUNAR_STEER_XSKS_MAP);
-	assert_true(map_fd >= 0);
-	xfd = xsk_socket__fd(f->xsk);
-	assert_int_equal(bpf_map_update_elem(map_fd, &key, &xfd, BPF_ANY), 0);
+	xsk_bind(f, "xa", 0, &fq, &cq, &rx, &tx);
 
 	/* test_run with the real rx queue: the verdict is now XDP_REDIRECT. */
 	mk_tcp(&fr, 61440);
@@ -1787,30 +1800,9 @@ static void t_xsk_on_queue_3(void **state)
 	struct fx *f = *state;
 	struct xsk_ring_prod fq, tx;
 	struct xsk_ring_cons cq, rx;
-	struct xsk_socket_config cfg = {
-	    .rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
-	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
-	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-	    .bind_flags = XDP_COPY,
-	};
-	uint32_t key = 3;
 	struct frame fr;
-	int map_fd, xfd, ret;
 
-	f->area_len = XSK_NFRAMES * XSK_FSIZE;
-	f->area =
-	    mmap(NULL, f->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(f->area != MAP_FAILED);
-	ret = xsk_umem__create(&f->umem, f->area, f->area_len, &fq, &cq, NULL);
-	if (ret)
-		fail_msg("xsk_umem__create: %s", strerror(-ret));
-	ret = xsk_socket__create(&f->xsk, "ma", key, f->umem, &rx, &tx, &cfg);
-	if (ret)
-		fail_msg("xsk_socket__create on ma queue 3: %s", strerror(-ret));
-	map_fd = bpf_object__find_map_fd_by_name(f->obj, LUNAR_STEER_XSKS_MAP);
-	assert_true(map_fd >= 0);
-	xfd = xsk_socket__fd(f->xsk);
-	assert_int_equal(bpf_map_update_elem(map_fd, &key, &xfd, BPF_ANY), 0);
+	xsk_bind(f, "ma", 3, &fq, &cq, &rx, &tx);
 
 	mk_tcp(&fr, 61440);
 	expect_on_queue(f, &fr, 3, XDP_REDIRECT, LUNAR_STEER_TO_LUNAR, "lunar segment");

@@ -615,15 +615,14 @@ static struct kroute *route_find(struct nl_watch *w, const struct route *r)
 
 /*
  * Route @r of ours, from a dump (@dumped) or a notification carrying
- * @nlflags. A route appended under a key already known (NLM_F_APPEND) is
- * one the kernel does not use while the first stands; in a dump, the
- * kernel lists a key's routes in the order it tries them, so the first of
- * this dump's generation is the one in use and the others wait behind it.
+ * @nlflags; @k is the route known under its key (route_find()), or NULL. A route appended under a
+ * key already known (NLM_F_APPEND) is one the kernel does not use while the first stands; in a
+ * dump, the kernel lists a key's routes in the order it tries them, so the first of this dump's
+ * generation is the one in use and the others wait behind it.
  */
-static void route_add(struct nl_watch *w, const struct route *r, bool dumped, uint16_t nlflags)
+static void route_add(struct nl_watch *w, struct kroute *k, const struct route *r, bool dumped,
+		      uint16_t nlflags)
 {
-	struct kroute *k = route_find(w, r);
-
 	if (k) {
 		bool seen = k->gen == w->gen[T_ROUTE];
 
@@ -694,7 +693,7 @@ static void route_msg(struct nl_watch *w, const struct nlmsghdr *nlh, bool dumpe
 	 */
 	if (nlh->nlmsg_type == RTM_NEWROUTE) {
 		if (kind == ROUTE_OURS) {
-			route_add(w, &r, dumped, nlh->nlmsg_flags);
+			route_add(w, k, &r, dumped, nlh->nlmsg_flags);
 			return;
 		}
 		if (k && (nlh->nlmsg_flags & NLM_F_APPEND))

@@ -136,15 +136,18 @@ static void fault_one(struct fault_port *f, struct fault_dir_state *d, struct rt
 		 * payload) must keep the good bytes. No copy, no corruption: the
 		 * wire never touches a buffer it does not own.
 		 */
-		if (frame_shared(m)) {
+		bool own = !frame_shared(m);
+
+		if (!own) {
 			struct rte_mbuf *c = copy_frame(f, m);
 
-			if (c) {
+			if (c) { /* freshly allocated segments: the port's alone */
 				rte_pktmbuf_free(m);
 				m = c;
+				own = true;
 			}
 		}
-		if (!frame_shared(m)) {
+		if (own) {
 			uint32_t off = (uint32_t)((r >> 8) % rte_pktmbuf_pkt_len(m));
 			struct rte_mbuf *s = m;
 

@@ -62,6 +62,16 @@ static __always_inline void count(__u32 q, __u32 stat)
 }
 
 /*
+ * Is (@daddr, @dport) lunar's end of a connection: a lunar port, at lunar's
+ * address when one is set? Another address on the interface (a
+ * container's on a macvlan, a secondary one) is the kernel's.
+ */
+static __always_inline int lunar_dest(const struct lunar_steer_cfg *c, __u16 dport, __u32 daddr)
+{
+	return lunar_port(c, dport) && (!c->ip || daddr == c->ip);
+}
+
+/*
  * An untagged IPv4 ICMP error (types 3, 11, 12; RFC 792) that quotes a TCP
  * segment: 1 and the ports as a segment of that connection arriving here
  * would carry them (@sport the quoted destination, the peer; @dport the
@@ -128,15 +138,14 @@ int lunar_steer(struct xdp_md *ctx)
 		 * host's connection (a container's), as for segments below.
 		 */
 		if (!parse_tcp_error(data, data_end, &sport, &dport, &daddr) ||
-		    !lunar_port(&cfg, dport) || (cfg.ip && daddr != cfg.ip) ||
+		    !lunar_dest(&cfg, dport, daddr) ||
 		    lunar_plan_owner(&cfg, sport, dport, q) != q) {
 			count(q, LUNAR_STEER_TO_KERNEL);
 			return XDP_PASS;
 		}
 		goto redirect;
 	}
-	/* Another address's (a container's on a macvlan, a secondary one): the kernel's. */
-	if (!lunar_port(&cfg, dport) || (cfg.ip && daddr != cfg.ip)) {
+	if (!lunar_dest(&cfg, dport, daddr)) {
 		count(q, LUNAR_STEER_TO_KERNEL);
 		return XDP_PASS;
 	}
